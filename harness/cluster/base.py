@@ -1,0 +1,82 @@
+"""The cluster backend interface: what a scenario may do to a Kafka cluster.
+
+Small core (start, bootstrap, stop) with the abilities apart, as Jepsen keeps its DB protocol apart
+from killing and pausing: a backend that cannot pause simply does not implement `Pausable`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, runtime_checkable
+
+EventSink = Callable[..., None]  # sink(type_, **fields): records a harness event
+
+
+@dataclass(frozen=True)
+class BrokerSettings:
+    """Broker and group settings tuned down for quick tests; recorded in every run."""
+
+    num_partitions: int = 6
+    replication_factor: int = 3
+    min_insync_replicas: int = 2
+    group_initial_rebalance_delay_ms: int = 0
+    group_min_session_timeout_ms: int = 1000
+    consumer_session_timeout_ms: int = 6000
+    consumer_heartbeat_interval_ms: int = 500
+    extra: dict = field(default_factory=dict)
+
+    def properties(self) -> dict[str, str]:
+        props = {
+            "num.partitions": self.num_partitions,
+            "default.replication.factor": self.replication_factor,
+            "min.insync.replicas": self.min_insync_replicas,
+            "offsets.topic.replication.factor": self.replication_factor,
+            "offsets.topic.num.partitions": 6,
+            "transaction.state.log.replication.factor": self.replication_factor,
+            "transaction.state.log.min.isr": self.min_insync_replicas,
+            "group.initial.rebalance.delay.ms": self.group_initial_rebalance_delay_ms,
+            "group.min.session.timeout.ms": self.group_min_session_timeout_ms,
+            "group.consumer.session.timeout.ms": self.consumer_session_timeout_ms,
+            "group.consumer.min.session.timeout.ms": self.group_min_session_timeout_ms,
+            "group.consumer.heartbeat.interval.ms": self.consumer_heartbeat_interval_ms,
+            "group.consumer.min.heartbeat.interval.ms": 100,
+            "auto.create.topics.enable": "false",
+            "controlled.shutdown.enable": "true",
+            **self.extra,
+        }
+        return {k: str(v) for k, v in props.items()}
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A running Kafka cluster: start it, reach it, stop it (stop always cleans up)."""
+
+    def start(self) -> None: ...
+    def bootstrap(self) -> str: ...
+    def broker_ids(self) -> list[int]: ...
+    def rack_of(self, broker_id: int) -> str: ...
+    def stop(self) -> None: ...
+
+
+@runtime_checkable
+class Killable(Protocol):
+    def kill_broker(self, broker_id: int) -> None: ...
+    def terminate_broker(self, broker_id: int) -> None: ...
+    def start_broker(self, broker_id: int, *, version: str | None = None) -> None: ...
+    def restart_broker(self, broker_id: int) -> None: ...
+    def rolling_restart(self) -> None: ...
+    def rolling_upgrade(self, version: str) -> None: ...
+
+
+@runtime_checkable
+class Pausable(Protocol):
+    def pause_broker(self, broker_id: int) -> None: ...
+    def resume_broker(self, broker_id: int) -> None: ...
+
+
+@runtime_checkable
+class Partitionable(Protocol):
+    """Network faults between clients and brokers."""
+
+    def add_latency(self, *, latency_ms: int, jitter_ms: int = 0, broker_ids: list[int] | None = None) -> None: ...
+    def blackhole(self, *, broker_ids: list[int] | None = None) -> None: ...
+    def heal(self) -> None: ...

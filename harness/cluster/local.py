@@ -1,0 +1,333 @@
+"""The `local` backend: KRaft broker JVMs on loopback, client listeners behind Toxiproxy.
+
+Each node runs broker and controller roles (combined mode) with a static quorum. It listens for
+clients on a private port; Toxiproxy listens on a second port per node and forwards to it, and the
+node *advertises the proxy port*, so every client connection after bootstrap also goes through the
+proxy. Inter-broker and controller traffic stay direct.
+"""
+from __future__ import annotations
+
+import base64
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from harness import kafka_dist
+from harness.cluster.base import BrokerSettings, EventSink
+from harness.errors import SetupError
+from harness.procs import Proc
+from harness.tools import free_ports
+from harness.toxiproxy import ToxiproxyServer
+
+JVM_OPTS = ["-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:TieredStopAtLevel=1",
+            "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+            "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dlog4j2.level=warn"]
+
+
+@dataclass
+class Node:
+    node_id: int
+    rack: str
+    client_port: int
+    internal_port: int
+    controller_port: int
+    proxy_port: int
+    data_dir: Path
+    config: Path
+    log: Path
+    version: str
+    proc: Proc | None = None
+
+    @property
+    def proxy_name(self) -> str:
+        return f"broker-{self.node_id}"
+
+
+def _noop(*_a, **_k) -> None:
+    pass
+
+
+class LocalCluster:
+    """N KRaft nodes (broker+controller) on loopback behind Toxiproxy. Use as a context manager."""
+
+    def __init__(self, *, work_dir: Path, version: str = "latest", brokers: int = 3, racks: int = 3,
+                 settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=print) -> None:
+        if brokers < 1:
+            raise ValueError("brokers must be >= 1")
+        self.work_dir = Path(work_dir)
+        self.requested_version = version
+        self.n = brokers
+        self.racks = max(1, racks)
+        self.settings = settings or BrokerSettings(replication_factor=min(3, brokers),
+                                                   min_insync_replicas=min(2, brokers))
+        self.on_event = on_event
+        self.progress = progress
+        self.nodes: dict[int, Node] = {}
+        self.dists: dict[str, kafka_dist.KafkaDist] = {}
+        self.toxiproxy: ToxiproxyServer | None = None
+        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self._toxics: list[tuple[str, str]] = []
+
+    # -- lifecycle
+    def __enter__(self) -> "LocalCluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _dist(self, version: str) -> kafka_dist.KafkaDist:
+        if version not in self.dists:
+            d = kafka_dist.resolve(version, progress=self.progress)
+            self.dists[version] = self.dists[d.version] = d
+        return self.dists[version]
+
+    @property
+    def version(self) -> str:
+        return self._dist(self.requested_version).version
+
+    def start(self, *, timeout_s: float = 60.0) -> None:
+        """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered."""
+        dist = self._dist(self.requested_version)
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        ports = free_ports(4 * self.n + 1)
+        self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / "toxiproxy.log",
+                                         progress=self.progress)
+        self.toxiproxy.start()
+        for i in range(self.n):
+            nid = i + 1
+            d = self.work_dir / f"broker-{nid}"
+            d.mkdir(parents=True, exist_ok=True)
+            self.nodes[nid] = Node(nid, f"r{i % self.racks}", ports[4 * i], ports[4 * i + 1], ports[4 * i + 2],
+                                   ports[4 * i + 3], d / "data", d / "server.properties", d / "broker.log",
+                                   dist.version)
+        for node in self.nodes.values():
+            self._write_config(node)
+            self.toxiproxy.create(name=node.proxy_name, listen=f"127.0.0.1:{node.proxy_port}",
+                                  upstream=f"127.0.0.1:{node.client_port}")
+        with ThreadPoolExecutor(max_workers=self.n) as ex:
+            list(ex.map(self._format, self.nodes.values()))
+        for node in self.nodes.values():
+            self._spawn(node)
+        self.wait_for_brokers(set(self.nodes), timeout_s=timeout_s)
+
+    def stop(self) -> None:
+        """Stop every broker and Toxiproxy; safe to call more than once and after a failed start."""
+        for node in self.nodes.values():
+            if node.proc and node.proc.alive():
+                node.proc.signal(9)
+        for node in self.nodes.values():
+            if node.proc:
+                node.proc.wait(timeout_s=10)
+                node.proc = None
+        if self.toxiproxy:
+            self.toxiproxy.stop()
+            self.toxiproxy = None
+
+    # -- configuration
+    def _write_config(self, node: Node) -> None:
+        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes.values())
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": node.node_id,
+            "controller.quorum.voters": voters,
+            "listeners": f"CLIENT://127.0.0.1:{node.client_port},INTERNAL://127.0.0.1:{node.internal_port},"
+                         f"CONTROLLER://127.0.0.1:{node.controller_port}",
+            "advertised.listeners": f"CLIENT://127.0.0.1:{node.proxy_port},INTERNAL://127.0.0.1:{node.internal_port}",
+            "listener.security.protocol.map": "CLIENT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "inter.broker.listener.name": "INTERNAL",
+            "controller.listener.names": "CONTROLLER",
+            "log.dirs": node.data_dir,
+            "broker.rack": node.rack,
+            **self.settings.properties(),
+        }
+        node.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+    def _java(self, version: str, main: str, *args: str) -> list[str]:
+        java = shutil.which("java")
+        if not java:
+            raise SetupError("'java' was not found on PATH; it is needed to run the Kafka brokers")
+        return [java, *JVM_OPTS, "-cp", self._dist(version).classpath, main, *args]
+
+    def _format(self, node: Node) -> None:
+        cmd = self._java(node.version, "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
+                         "-c", str(node.config), "--ignore-formatted")
+        with open(node.log.with_name("format.log"), "w") as log:
+            r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=120)
+        if r.returncode != 0:
+            raise SetupError(f"formatting broker {node.node_id} storage failed (see {node.log.with_name('format.log')})")
+
+    def _spawn(self, node: Node) -> None:
+        node.proc = Proc.spawn(self._java(node.version, "kafka.Kafka", str(node.config)),
+                               log_path=node.log, name=f"broker-{node.node_id}")
+        self.on_event("broker_event", broker=node.node_id, what="start", version=node.version, pid=node.proc.pid)
+
+    # -- reachability
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{n.proxy_port}" for n in self.nodes.values())
+
+    def broker_ids(self) -> list[int]:
+        return sorted(self.nodes)
+
+    def rack_of(self, broker_id: int) -> str:
+        return self.nodes[broker_id].rack
+
+    def racks_in_use(self) -> list[str]:
+        return sorted({n.rack for n in self.nodes.values()})
+
+    def admin(self) -> AdminClient:
+        return AdminClient({"bootstrap.servers": self.bootstrap(), "socket.timeout.ms": 5000, "log_level": 2})
+
+    def registered_brokers(self, *, timeout_s: float = 3.0) -> set[int]:
+        try:
+            md = self.admin().list_topics(timeout=timeout_s)
+        except Exception:
+            return set()
+        return set(md.brokers)
+
+    def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 60.0) -> None:
+        """Wait until every broker in ids is registered and its client port answers."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for nid in ids:
+                p = self.nodes[nid].proc
+                if p is None or not p.alive():
+                    raise SetupError(f"broker {nid} exited during start-up (see {self.nodes[nid].log})")
+            if ids <= self.registered_brokers() and all(self._port_open(self.nodes[i].client_port) for i in ids):
+                for nid in ids:
+                    self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
+                return
+            time.sleep(0.2)
+        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {self.work_dir}/broker-*/broker.log)")
+
+    @staticmethod
+    def _port_open(port: int) -> bool:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    def wait_for_full_isr(self, *, timeout_s: float = 60.0) -> None:
+        """Wait until no partition of any topic is under-replicated (safe to take the next broker down)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                md = self.admin().list_topics(timeout=3)
+                under = [(t, p) for t, tm in md.topics.items() for p, pm in tm.partitions.items()
+                         if len(pm.isrs) < len(pm.replicas)]
+                if not under:
+                    return
+            except Exception:
+                pass
+            time.sleep(0.3)
+        raise SetupError(f"partitions stayed under-replicated for {timeout_s}s")
+
+    # -- broker actions (Killable, Pausable)
+    def kill_broker(self, broker_id: int) -> None:
+        node = self.nodes[broker_id]
+        self.on_event("broker_event", broker=broker_id, what="kill", version=node.version)
+        if node.proc:
+            node.proc.kill()
+            node.proc = None
+
+    def terminate_broker(self, broker_id: int, *, timeout_s: float = 60.0) -> None:
+        node = self.nodes[broker_id]
+        self.on_event("broker_event", broker=broker_id, what="terminate", version=node.version)
+        if node.proc:
+            node.proc.terminate_and_wait(timeout_s=timeout_s)
+            node.proc = None
+
+    def pause_broker(self, broker_id: int) -> None:
+        self.on_event("broker_event", broker=broker_id, what="pause", version=self.nodes[broker_id].version)
+        self.nodes[broker_id].proc.pause()
+
+    def resume_broker(self, broker_id: int) -> None:
+        self.nodes[broker_id].proc.resume()
+        self.on_event("broker_event", broker=broker_id, what="resume", version=self.nodes[broker_id].version)
+
+    def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 60.0) -> None:
+        node = self.nodes[broker_id]
+        if node.proc and node.proc.alive():
+            return
+        if version:
+            node.version = self._dist(version).version
+        self._spawn(node)
+        self.wait_for_brokers({broker_id}, timeout_s=timeout_s)
+
+    def restart_broker(self, broker_id: int) -> None:
+        self.terminate_broker(broker_id)
+        self.start_broker(broker_id)
+
+    def rolling_restart(self, *, version: str | None = None) -> None:
+        """Restart each broker in turn, waiting for full ISR before the next."""
+        for nid in self.broker_ids():
+            self.wait_for_full_isr()
+            self.terminate_broker(nid)
+            self.start_broker(nid, version=version)
+        self.wait_for_full_isr()
+
+    def rolling_upgrade(self, version: str) -> None:
+        """Roll every broker onto another Kafka version on the same data, then raise the metadata version."""
+        target = self._dist(version)
+        self.rolling_restart(version=target.version)
+        release = ".".join(target.version.split(".")[:2])
+        cmd = self._java(target.version, "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server",
+                         self.bootstrap(), "upgrade", "--metadata", release)
+        log = self.work_dir / "feature-upgrade.log"
+        with open(log, "w") as out:
+            r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=120)
+        if r.returncode != 0:
+            raise SetupError(f"raising the metadata version to {release} failed (see {log})")
+        self.on_event("broker_event", broker=0, what="metadata_upgrade", version=target.version)
+
+    def brokers_of_rack(self, rack: str) -> list[int]:
+        return [n.node_id for n in self.nodes.values() if n.rack == rack]
+
+    def rack_outage(self, rack: str) -> list[int]:
+        ids = self.brokers_of_rack(rack)
+        for nid in ids:
+            self.kill_broker(nid)
+        return ids
+
+    def rack_restore(self, rack: str) -> None:
+        for nid in self.brokers_of_rack(rack):
+            self.start_broker(nid)
+
+    # -- network faults (Partitionable), through Toxiproxy
+    def _proxies(self, broker_ids):
+        return [self.toxiproxy.proxy(self.nodes[i].proxy_name) for i in (broker_ids or self.broker_ids())]
+
+    def add_latency(self, *, latency_ms: int, jitter_ms: int = 0, broker_ids: list[int] | None = None) -> None:
+        for p in self._proxies(broker_ids):
+            name = f"latency-{p.name}"
+            p.add_toxic(name=name, type="latency", stream="downstream",
+                        attributes={"latency": latency_ms, "jitter": jitter_ms})
+            self._toxics.append((p.name, name))
+
+    def blackhole(self, *, broker_ids: list[int] | None = None) -> None:
+        for p in self._proxies(broker_ids):
+            for stream in ("upstream", "downstream"):
+                name = f"blackhole-{stream}-{p.name}"
+                p.add_toxic(name=name, type="timeout", stream=stream, attributes={"timeout": 0})
+                self._toxics.append((p.name, name))
+
+    def heal(self) -> None:
+        for proxy_name, toxic in self._toxics:
+            self.toxiproxy.proxy(proxy_name).destroy_toxic(toxic)
+        self._toxics.clear()
+
+    def proxy_ports(self) -> set[int]:
+        return {n.proxy_port for n in self.nodes.values()}
+
+    def client_ports(self) -> set[int]:
+        return {n.client_port for n in self.nodes.values()}

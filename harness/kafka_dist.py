@@ -1,0 +1,129 @@
+"""Apache Kafka from Maven Central: resolve a version to a classpath, cached and reused.
+
+Kafka publishes no server tarball to Maven Central, but its server (`kafka_2.13`), tools
+(`kafka-tools`, for the feature command of an upgrade) and all their dependencies are there, so a
+tiny generated pom and `mvn dependency:copy-dependencies` give the same jars the distribution's
+`libs/` holds. `slf4j-simple` is added so broker logs land on stderr, the same way for every version.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import BadInput, SetupError
+from harness.tools import cache_dir, require_tool
+
+GROUP = "org.apache.kafka"
+SCALA_ARTIFACT = "kafka_2.13"
+VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
+ALIASES = {"latest": "4", "latest-4": "4", "latest-3": "3"}
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>harness.local</groupId><artifactId>kafka-dist</artifactId><version>{version}</version>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+@dataclass(frozen=True)
+class KafkaDist:
+    """A resolved Kafka version: its jars on disk."""
+
+    version: str
+    libs: Path
+
+    @property
+    def classpath(self) -> str:
+        return ":".join(str(p) for p in sorted(self.libs.glob("*.jar")))
+
+    @property
+    def major(self) -> int:
+        return int(self.version.split(".")[0])
+
+
+def _mvn(args: list[str], *, cwd: Path, log: Path) -> subprocess.CompletedProcess:
+    mvn = require_tool("mvn", why="resolve Apache Kafka from Maven Central")
+    require_tool("java", why="run the Kafka brokers")
+    with open(log, "w") as out:
+        return subprocess.run([mvn, "-B", "-q", *args], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+
+
+def published_versions(*, refresh: bool = False) -> list[str]:
+    """The Kafka release versions Maven Central lists (from its metadata, fetched through Maven)."""
+    work = cache_dir() / "kafka"
+    work.mkdir(parents=True, exist_ok=True)
+    meta = Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka" / SCALA_ARTIFACT / "maven-metadata-central.xml"
+    if refresh or not meta.exists():
+        r = _mvn(["-U", "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get",
+                  f"-Dartifact={GROUP}:{SCALA_ARTIFACT}:RELEASE:pom", "-Dtransitive=false"],
+                 cwd=work, log=work / "metadata.log")
+        if r.returncode != 0 or not meta.exists():
+            raise SetupError(f"could not read Kafka's version list from Maven Central (see {work / 'metadata.log'})")
+    root = ET.parse(meta).getroot()
+    vs = [v.text for v in root.iter("version") if v.text and VERSION_RE.match(v.text)]
+    return sorted(set(vs), key=_key)
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def _cached(version: str) -> KafkaDist | None:
+    d = cache_dir() / "kafka" / version
+    if (d / "COMPLETE").exists():
+        return KafkaDist(version, d / "libs")
+    return None
+
+
+def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
+    """A Kafka version (x.y.z, 'latest' = newest 4.x that resolves, 'latest-3', or a prefix like '3.9') on disk."""
+    if version in ALIASES or re.fullmatch(r"\d+(\.\d+)?", version):
+        prefix = ALIASES.get(version, version)
+        remembered = cache_dir() / "kafka" / f"alias-{prefix}"
+        if remembered.exists():
+            dist = _cached(remembered.read_text().strip())
+            if dist:
+                return dist
+        candidates = [v for v in reversed(published_versions()) if v == prefix or v.startswith(prefix + ".")]
+        if not candidates:
+            raise BadInput(f"no Apache Kafka release matches {version!r} on Maven Central")
+        errors = []
+        for v in candidates[:4]:  # a release whose jars are not all mirrored yet is skipped
+            try:
+                dist = resolve(v, progress=progress)
+            except BadInput as e:
+                errors.append(str(e))
+                continue
+            remembered.write_text(v)
+            return dist
+        raise SetupError(f"no recent Kafka {prefix}.x release resolved completely: {'; '.join(errors)}")
+    if not VERSION_RE.match(version):
+        raise BadInput(f"bad Kafka version {version!r}: expected x.y.z, x.y, 'latest' or 'latest-3'")
+    dist = _cached(version)
+    if dist:
+        return dist
+    d = cache_dir() / "kafka" / version
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "pom.xml").write_text(POM.format(version=version))
+    progress(f"resolving Apache Kafka {version} from Maven Central ...")
+    r = _mvn(["dependency:copy-dependencies", "-DoutputDirectory=libs", "-DincludeScope=runtime"],
+             cwd=d, log=d / "resolve.log")
+    if r.returncode != 0:
+        text = (d / "resolve.log").read_text(errors="replace")
+        if "Could not find artifact" in text or "Could not resolve dependencies" in text:
+            if version not in published_versions():
+                raise BadInput(f"Kafka version {version} does not exist on Maven Central")
+            missing = re.search(r"Could not find artifact (\S+)", text)
+            raise BadInput(f"Kafka {version} cannot be resolved from Maven Central: "
+                           f"{missing.group(1) if missing else 'a dependency is missing'} (see {d / 'resolve.log'})")
+        raise SetupError(f"Maven failed to resolve Kafka {version} (see {d / 'resolve.log'})")
+    (d / "COMPLETE").write_text(version)
+    return KafkaDist(version, d / "libs")

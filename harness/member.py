@@ -1,0 +1,173 @@
+"""A consumer-group member on confluent-kafka that writes its history (the member contract).
+
+Run as `python -m harness.member` (or as a script) with the HARNESS_* environment of
+docs/member-contract.md. Imports only the standard library, confluent_kafka and harness.history, so
+it runs under an isolated install of any confluent-kafka version.
+
+`HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
+  - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
+  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+if __package__ in (None, ""):  # run as a plain script under an isolated client install
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import confluent_kafka  # noqa: E402
+from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: E402
+
+from harness.history import HistoryWriter  # noqa: E402
+
+PROTOCOL_CONFIG = {
+    "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
+    "classic-cooperative": {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"},
+    "consumer": {"group.protocol": "consumer"},
+}
+
+
+def _tps(parts) -> list:
+    return [[tp.topic, tp.partition] for tp in parts]
+
+
+class Member:
+    """One group member: consume, record, commit; graceful on SIGTERM."""
+
+    def __init__(self, env: dict) -> None:
+        self.member_id = env["HARNESS_MEMBER_ID"]
+        self.topic = env["HARNESS_TOPIC"]
+        self.group_id = env["HARNESS_GROUP_ID"]
+        self.protocol = env["HARNESS_PROTOCOL"]
+        if self.protocol not in PROTOCOL_CONFIG:
+            raise SystemExit(f"member: unknown protocol {self.protocol!r}")
+        self.instance_id = env.get("HARNESS_INSTANCE_ID") or None
+        self.rack = env.get("HARNESS_RACK") or None
+        self.misbehave = env.get("HARNESS_MISBEHAVE") or None
+        self.bootstrap = env["HARNESS_BOOTSTRAP"]
+        self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
+        conf = {
+            "bootstrap.servers": self.bootstrap,
+            "group.id": self.group_id,
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+            "client.id": self.member_id,
+            **PROTOCOL_CONFIG[self.protocol],
+            **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"),
+        }
+        if self.instance_id:
+            conf["group.instance.id"] = self.instance_id
+        if self.rack:
+            conf["client.rack"] = self.rack
+        self.consumer = Consumer(conf)
+        self.running = True
+        self.held: set[tuple[str, int]] = set()
+        self.side = None  # the misbehaving member's own reader, outside the group
+        self.side_parts: set[tuple[str, int]] = set()
+        self.next_offset: dict[tuple[str, int], int] = {}
+
+    # -- rebalance callbacks: record first, then let the client act
+    def on_assign(self, consumer, parts) -> None:
+        self.hist.event("assigned", member=self.member_id, partitions=_tps(parts))
+        self.held |= {(tp.topic, tp.partition) for tp in parts}
+        if self.misbehave == "claim-extra" and not self.side_parts:
+            self._claim_extra()
+
+    def on_revoke(self, consumer, parts) -> None:
+        self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
+        gone = {(tp.topic, tp.partition) for tp in parts}
+        self.held -= gone
+        if self.misbehave == "process-after-revoke":
+            self._read_aside(gone)
+
+    def on_lost(self, consumer, parts) -> None:
+        self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
+        self.held -= {(tp.topic, tp.partition) for tp in parts}
+
+    # -- misbehaviour
+    def _read_aside(self, parts: set) -> None:
+        new = parts - self.side_parts
+        if not new:
+            return
+        if self.side is None:
+            self.side = Consumer({"bootstrap.servers": self.bootstrap, "group.id": self.group_id + "-aside",
+                                  "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        self.side_parts |= new
+        self.side.assign([TopicPartition(t, p, self.next_offset.get((t, p), 0)) for t, p in sorted(self.side_parts)])
+
+    def _claim_extra(self) -> None:
+        md = self.consumer.list_topics(self.topic, timeout=10)
+        all_parts = sorted(md.topics[self.topic].partitions)
+        free = [p for p in all_parts if (self.topic, p) not in self.held]
+        if free:
+            self.hist.event("assigned", member=self.member_id, partitions=[[self.topic, free[0]]])
+            self._read_aside({(self.topic, free[0])})
+
+    # -- main loop
+    def _record_batch(self, msgs) -> dict:
+        by_part: dict[tuple[str, int], list[int]] = {}
+        for m in msgs:
+            if m.error():
+                continue
+            by_part.setdefault((m.topic(), m.partition()), []).append(m.offset())
+        for (t, p), offs in by_part.items():
+            offs.sort()
+            start = prev = offs[0]
+            for o in offs[1:] + [None]:
+                if o is not None and o == prev + 1:
+                    prev = o
+                    continue
+                self.hist.event("processed", member=self.member_id, topic=t, partition=p,
+                                first_offset=start, last_offset=prev, count=prev - start + 1)
+                if o is not None:
+                    start = prev = o
+            self.next_offset[(t, p)] = offs[-1] + 1
+        return by_part
+
+    def _commit(self, by_part: dict) -> None:
+        offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in by_part if (t, p) in self.held]
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+            ok, err = True, None
+        except KafkaException as e:
+            ok, err = False, str(e.args[0] if e.args else e)
+        self.hist.event("committed", member=self.member_id, ok=ok, error=err,
+                        offsets=[[tp.topic, tp.partition, tp.offset] for tp in offsets])
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
+        signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
+        self.consumer.subscribe([self.topic], on_assign=self.on_assign, on_revoke=self.on_revoke,
+                                on_lost=self.on_lost)
+        self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
+                        group_id=self.group_id, topic=self.topic, instance_id=self.instance_id,
+                        rack=self.rack, client=f"confluent-kafka {confluent_kafka.version()[0]} "
+                                            f"librdkafka {confluent_kafka.libversion()[0]}")
+        while self.running:
+            msgs = self.consumer.consume(num_messages=500, timeout=0.2)
+            if msgs:
+                by_part = self._record_batch(msgs)
+                self._commit(by_part)
+            if self.side is not None:
+                self._record_batch(self.side.consume(num_messages=500, timeout=0.05))
+        try:
+            self.consumer.close()
+        finally:
+            if self.side is not None:
+                self.side.close()
+            self.hist.event("stopped", member=self.member_id, reason="sigterm")
+            self.hist.close()
+        return 0
+
+
+def main() -> int:
+    return Member(dict(os.environ)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Child processes the harness starts: own process group, logs to a file, never leaked.
+
+Every child gets its own process group (so a signal reaches the JVM or Python and anything they
+fork) and PR_SET_PDEATHSIG, so even a harness killed with SIGKILL takes its children along. A
+registry ends whatever is still running at interpreter exit, on SIGTERM and on Ctrl-C.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+_registry: dict[int, "Proc"] = {}
+_lock = threading.Lock()
+
+
+def _child_setup() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+class Proc:
+    """One child process in its own process group."""
+
+    def __init__(self, popen: subprocess.Popen, *, name: str, log_path: Path | None) -> None:
+        self.popen = popen
+        self.name = name
+        self.log_path = log_path
+        self.pid = popen.pid
+        self.paused = False
+
+    @classmethod
+    def spawn(cls, cmd: list[str], *, log_path: Path | None, name: str, env: dict | None = None,
+              cwd: str | None = None) -> "Proc":
+        """Start cmd in a new process group, stdout and stderr to log_path."""
+        out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        try:
+            popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     env=env, cwd=cwd, start_new_session=True, preexec_fn=_child_setup)
+        finally:
+            if log_path:
+                out.close()
+        p = cls(popen, name=name, log_path=log_path)
+        with _lock:
+            _registry[p.pid] = p
+        return p
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def signal(self, sig: int) -> None:
+        """Send sig to the whole process group (no-op if it is gone)."""
+        if self.popen.poll() is not None:
+            return
+        try:
+            os.killpg(self.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        self.signal(signal.SIGKILL)
+        self.wait(timeout_s=10)
+
+    def pause(self) -> None:
+        self.signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self.signal(signal.SIGCONT)
+        self.paused = False
+
+    def wait(self, *, timeout_s: float) -> int | None:
+        try:
+            rc = self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+        with _lock:
+            _registry.pop(self.pid, None)
+        return rc
+
+    def terminate_and_wait(self, *, timeout_s: float = 15.0) -> int | None:
+        """SIGTERM, wait up to timeout_s, then SIGKILL; returns the exit code."""
+        if self.paused:
+            self.resume()
+        self.signal(signal.SIGTERM)
+        rc = self.wait(timeout_s=timeout_s)
+        if rc is None:
+            self.signal(signal.SIGKILL)
+            rc = self.wait(timeout_s=10)
+        return rc
+
+
+def kill_all() -> None:
+    """End every child still registered: SIGCONT (paused ones), SIGKILL, reap."""
+    with _lock:
+        procs = list(_registry.values())
+    for p in procs:
+        p.signal(signal.SIGCONT)
+        p.signal(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    for p in procs:
+        p.wait(timeout_s=max(0.1, deadline - time.monotonic()))
+
+
+def live_children() -> list[Proc]:
+    with _lock:
+        return [p for p in _registry.values() if p.alive()]
+
+
+atexit.register(kill_all)
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM and SIGHUP end the harness like Ctrl-C does: unwinding, so every `with` cleans up."""
+    def _raise(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _raise)

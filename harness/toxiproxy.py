@@ -1,0 +1,75 @@
+"""Toxiproxy: the server built with `go install` at a pinned version, and faults through toxiproxy-python."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from toxiproxy import Toxiproxy
+from toxiproxy.api import APIConsumer
+
+from harness.errors import SetupError
+from harness.procs import Proc
+from harness.tools import cache_dir, require_tool
+
+TOXIPROXY_VERSION = "v2.12.0"
+MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
+
+
+def server_binary(*, progress=print) -> Path:
+    """The toxiproxy server binary, built once into the cache."""
+    d = cache_dir() / "toxiproxy" / TOXIPROXY_VERSION
+    binary = d / "server"
+    if binary.exists():
+        return binary
+    go = require_tool("go", why="build the Toxiproxy server")
+    d.mkdir(parents=True, exist_ok=True)
+    progress(f"building Toxiproxy {TOXIPROXY_VERSION} with go install ...")
+    env = {**os.environ, "GOBIN": str(d)}
+    with open(d / "build.log", "w") as log:
+        r = subprocess.run([go, "install", f"{MODULE}@{TOXIPROXY_VERSION}"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode != 0 or not binary.exists():
+        raise SetupError(f"go install of Toxiproxy {TOXIPROXY_VERSION} failed (see {d / 'build.log'})")
+    return binary
+
+
+class ToxiproxyServer:
+    """A running toxiproxy server on loopback; proxies and toxics through toxiproxy-python."""
+
+    def __init__(self, *, port: int, log_path: Path, progress=print) -> None:
+        self.port = port
+        self.binary = server_binary(progress=progress)
+        self.log_path = log_path
+        self.proc: Proc | None = None
+        self.client = Toxiproxy()
+
+    def start(self, *, timeout_s: float = 10.0) -> None:
+        self.proc = Proc.spawn([str(self.binary), "-host", "127.0.0.1", "-port", str(self.port)],
+                               log_path=self.log_path, name="toxiproxy")
+        # toxiproxy-python keeps the API address on a class; one server per harness process
+        APIConsumer.host, APIConsumer.port = "127.0.0.1", self.port
+        APIConsumer.base_url = f"http://127.0.0.1:{self.port}"
+        self.client.update_api_consumer("127.0.0.1", self.port)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self.proc.alive():
+                raise SetupError(f"toxiproxy exited at start (see {self.log_path})")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/version", timeout=1).read()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise SetupError(f"toxiproxy did not answer on port {self.port} within {timeout_s}s (see {self.log_path})")
+
+    def create(self, *, name: str, listen: str, upstream: str):
+        return self.client.create(name=name, listen=listen, upstream=upstream, enabled=True)
+
+    def proxy(self, name: str):
+        return self.client.get_proxy(name)
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.terminate_and_wait()
+            self.proc = None
