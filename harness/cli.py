@@ -1,0 +1,128 @@
+"""The `harness` command: run, replay, list scenarios, resolve versions, check a run directory."""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
+2 bad input or a set-up failure (one line on stderr saying what).
+Run directories land under --runs-root (default: runs/); docs/run-directory.md describes them."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from harness.scenarios import PROTOCOLS
+    p = argparse.ArgumentParser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def common(sp):
+        sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
+        sp.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("scenario", help="scenario name (see `harness scenarios`)")
+    r.add_argument("--protocol", default="classic-cooperative", choices=PROTOCOLS,
+                   help="group protocol of the members (default: classic-cooperative)")
+    r.add_argument("--kafka-version", default="latest",
+                   help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
+    r.add_argument("--client-version", default=None,
+                   help="confluent-kafka version for the members (default: the one installed with the harness)")
+    r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
+    r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
+    r.add_argument("--misbehave", choices=["process-after-revoke", "claim-extra"], default=None,
+                   help="make one member break the rules on purpose (a self-test of the checkers)")
+    common(r)
+
+    rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
+    rp.add_argument("run_dir", type=Path)
+    common(rp)
+
+    sub.add_parser("scenarios", help="list the scenarios")
+
+    c = sub.add_parser("check", help="judge an existing run directory again and print its verdict table")
+    c.add_argument("run_dir", type=Path)
+
+    k = sub.add_parser("kafka", help="resolve a Kafka version from Maven Central into the cache")
+    k.add_argument("version", nargs="?", default="latest")
+    return p
+
+
+def print_table(verdicts: dict, *, out=sys.stdout) -> None:
+    """The verdict table: one row per invariant."""
+    out.write(f"{'invariant':<22} {'verdict':<9} detail\n")
+    for name, v in verdicts.items():
+        d = v if isinstance(v, dict) else v.to_dict()
+        out.write(f"{name:<22} {d['status']:<9} {d['message']}\n")
+        if d["status"] == "invalid":
+            for w in d.get("witnesses", [])[:5]:
+                out.write(f"{'':<33}witness: {json.dumps(w, default=str)[:240]}\n")
+
+
+def _finish(result) -> int:
+    from harness.runner import RunResult  # noqa: F401
+    print()
+    if result.verdicts:
+        print_table(result.verdicts)
+    print(f"\nrun directory: {result.run_dir}\nstatus: {result.status}")
+    if result.error:
+        print(f"harness: {result.error}", file=sys.stderr)
+    if result.status != "pass":
+        print(f"reproduce: harness replay {result.run_dir}")
+    return result.exit_code
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from harness.procs import install_signal_handlers
+    install_signal_handlers()
+    try:
+        return _dispatch(args)
+    except HarnessError as e:
+        print(f"harness: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("harness: interrupted; the run directory is marked incomplete", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args) -> int:
+    progress = print if not getattr(args, "quiet", False) else (lambda *_: None)
+    if args.cmd == "scenarios":
+        from harness.scenarios import SCENARIOS
+        for s in SCENARIOS.values():
+            print(f"{s.name:<24} {'smoke ' if s.smoke else ''}{s.doc}")
+        return 0
+    if args.cmd == "kafka":
+        from harness import kafka_dist
+        d = kafka_dist.resolve(args.version, progress=progress)
+        print(f"Kafka {d.version}: {d.libs}")
+        return 0
+    if args.cmd == "check":
+        from harness.history import History
+        from harness.invariants import CheckSettings, check_all
+        meta = json.loads((args.run_dir / "run.json").read_text())
+        verdicts = check_all(History.load(args.run_dir / "history"), CheckSettings.from_dict(meta["check_settings"]))
+        print_table(verdicts)
+        return 1 if any(v.status in ("invalid", "unknown") for v in verdicts.values()) else 0
+    from harness.runner import RunConfig, replay_config, run_scenario
+    if args.cmd == "run":
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+        cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=args.protocol, kafka_version=args.kafka_version,
+                        client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
+                        misbehave=args.misbehave)
+        cfg.validate()
+        progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}, seed {seed}")
+    else:
+        cfg = replay_config(args.run_dir, runs_root=args.runs_root)
+        progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
+    return _finish(run_scenario(cfg, progress=progress))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Member processes: spawn through the member contract, stop gracefully, kill, pause and resume."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import SetupError
+from harness.procs import Proc
+
+MEMBER_SCRIPT = Path(__file__).with_name("member.py")
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """What to start: a protocol, optional static id and rack, and which program speaks the contract."""
+
+    protocol: str
+    instance_id: str | None = None
+    rack: str | None = None
+    client_path: str | None = None  # an isolated confluent-kafka install, first on PYTHONPATH
+    command: tuple[str, ...] | None = None  # any program speaking the member contract; default: harness/member.py
+    misbehave: str | None = None
+    client_config: dict = field(default_factory=dict)
+
+
+class MemberProcess:
+    """One running member process and where its history goes."""
+
+    def __init__(self, member_id: str, spec: MemberSpec, proc: Proc, history: Path) -> None:
+        self.member_id = member_id
+        self.spec = spec
+        self.proc = proc
+        self.history = history
+        self.exited = False
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+class MemberPool:
+    """Starts members with unique ids and records their lives in the harness history."""
+
+    def __init__(self, *, bootstrap: str, group_id: str, topic: str, history_dir: Path, log_dir: Path,
+                 on_event, client_config: dict | None = None) -> None:
+        self.bootstrap = bootstrap
+        self.group_id = group_id
+        self.topic = topic
+        self.history_dir = history_dir
+        self.log_dir = log_dir
+        self.on_event = on_event
+        self.client_config = client_config or {}
+        self.members: dict[str, MemberProcess] = {}
+        self._n = 0
+
+    def live(self) -> list[MemberProcess]:
+        return [m for m in self.members.values() if not m.exited]
+
+    def start(self, spec: MemberSpec, *, wait_s: float = 30.0) -> MemberProcess:
+        """Spawn a member and wait for its `started` event."""
+        self._n += 1
+        member_id = f"m{self._n}"
+        history = self.history_dir / f"member-{member_id}.jsonl"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+        env.update({
+            "HARNESS_BOOTSTRAP": self.bootstrap, "HARNESS_GROUP_ID": self.group_id, "HARNESS_TOPIC": self.topic,
+            "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
+            "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
+            "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
+            "HARNESS_MISBEHAVE": spec.misbehave or "",
+        })
+        if spec.client_path:
+            env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        cmd = list(spec.command) if spec.command else [sys.executable, str(MEMBER_SCRIPT)]
+        proc = Proc.spawn(cmd, log_path=self.log_dir / f"member-{member_id}.log", name=member_id, env=env)
+        self.on_event("member_start", member=member_id, pid=proc.pid, instance_id=spec.instance_id, rack=spec.rack,
+                      misbehave=spec.misbehave)
+        m = MemberProcess(member_id, spec, proc, history)
+        self.members[member_id] = m
+        self._wait_started(m, wait_s)
+        return m
+
+    def _protocol_config(self, protocol: str) -> dict:
+        # session and heartbeat timings are client settings only under the classic protocol
+        return {} if protocol == "consumer" else dict(self.client_config)
+
+    def _wait_started(self, m: MemberProcess, wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if m.history.exists() and b'"type":"started"' in m.history.read_bytes():
+                return
+            if not m.proc.alive():
+                self._exited(m, "crash", m.proc.popen.returncode)
+                raise SetupError(f"member {m.member_id} exited at start (see {m.proc.log_path})")
+            time.sleep(0.05)
+        raise SetupError(f"member {m.member_id} did not start within {wait_s}s (see {m.proc.log_path})")
+
+    def _exited(self, m: MemberProcess, how: str, code: int | None) -> None:
+        if not m.exited:
+            m.exited = True
+            self.on_event("member_exit", member=m.member_id, how=how, code=code)
+
+    def stop(self, m: MemberProcess, *, timeout_s: float = 30.0) -> None:
+        """Graceful stop: SIGTERM, the member leaves the group and exits."""
+        rc = m.proc.terminate_and_wait(timeout_s=timeout_s)
+        self._exited(m, "graceful" if rc == 0 else "crash", rc)
+
+    def kill(self, m: MemberProcess) -> None:
+        """SIGKILL; the exit is recorded at the moment the signal is sent."""
+        self._exited(m, "kill", -9)
+        m.proc.kill()
+
+    def pause(self, m: MemberProcess) -> None:
+        m.proc.pause()
+
+    def resume(self, m: MemberProcess) -> None:
+        m.proc.resume()
+
+    def reap(self) -> list[MemberProcess]:
+        """Record members that exited on their own; returns them."""
+        gone = []
+        for m in self.live():
+            if not m.proc.alive():
+                self._exited(m, "crash", m.proc.popen.returncode)
+                gone.append(m)
+        return gone
+
+    def stop_all(self) -> None:
+        for m in self.live():
+            self.stop(m)
+
+    def kill_all(self) -> None:
+        for m in self.live():
+            self.kill(m)

@@ -1,0 +1,464 @@
+"""Runs one scenario against a cluster and writes its run directory; judging is left to the invariants.
+
+Layout of a run directory (docs/run-directory.md): STATUS, run.json, schedule.json, history/*.jsonl,
+logs/, verdicts.json. STATUS says `incomplete` from the first moment until the run finished and was
+judged, so a crash or Ctrl-C never leaves something that reads as a pass.
+"""
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from confluent_kafka.admin import NewTopic
+
+from harness import clients, scenarios
+from harness.cluster.local import LocalCluster
+from harness.errors import BadInput, HarnessError, SetupError
+from harness.history import History, HistoryWriter
+from harness.invariants import CheckSettings, Verdict, check_all
+from harness.members import MemberPool, MemberSpec
+from harness.observe import acked_unprocessed, current_ownership
+from harness.scenarios import PROTOCOLS, Action, ScenarioContext
+from harness.workload import Workload
+
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides a run; recorded in run.json and enough to replay it."""
+
+    scenario: str
+    seed: int
+    protocol: str = "classic-cooperative"
+    kafka_version: str = "latest"
+    client_version: str | None = None
+    runs_root: str = "runs"
+    brokers: int = 3
+    partitions: int = 6
+    rate_per_s: float = 50.0
+    session_timeout_s: float = 6.0
+    heartbeat_interval_s: float = 0.5
+    stable_s: float = 2.0
+    stable_timeout_s: float = 60.0
+    drain_timeout_s: float = 60.0
+    quiet_period_s: float = 3.0
+    misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
+    member_command: tuple[str, ...] | None = None
+    schedule: tuple[dict, ...] | None = None  # replay: run exactly this schedule
+
+    def validate(self) -> scenarios.Scenario:
+        sc = scenarios.get(self.scenario)
+        if self.protocol not in PROTOCOLS:
+            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS)}")
+        if self.protocol not in sc.protocols:
+            raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
+                           f"(it runs with {', '.join(sc.protocols)})")
+        if self.misbehave not in (None, "process-after-revoke", "claim-extra"):
+            raise BadInput(f"unknown misbehaviour {self.misbehave!r}")
+        return sc
+
+    def client_config(self) -> dict:
+        return {"session.timeout.ms": int(self.session_timeout_s * 1000),
+                "heartbeat.interval.ms": int(self.heartbeat_interval_s * 1000)}
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    status: str  # pass, fail, unknown (no verdict reached: never a pass), error, incomplete
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1, "unknown": 1}.get(self.status, 2)
+
+
+def _ts() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+class Run:
+    """One scenario run; use `execute()`."""
+
+    def __init__(self, cfg: RunConfig, *, cluster: LocalCluster | None = None, progress=print) -> None:
+        self.cfg = cfg
+        self.sc = cfg.validate()
+        self.shared_cluster = cluster
+        self.progress = progress
+        self.run_id = f"{_ts()}-{cfg.scenario}-{cfg.protocol}-{cfg.seed}"
+        self.dir = Path(cfg.runs_root) / self.run_id
+        n = 1
+        while self.dir.exists():
+            n += 1
+            self.dir = Path(cfg.runs_root) / f"{self.run_id}-{n}"
+        self.run_id = self.dir.name
+        self.topic = f"t-{self.run_id}"
+        self.group_id = f"g-{self.run_id}"
+        self.t0 = time.monotonic()
+        self.hist: HistoryWriter | None = None
+        self.cluster: LocalCluster | None = None
+        self.pool: MemberPool | None = None
+        self.slots: list = []
+        self.specs: list[MemberSpec] = []
+        self.ran: list[dict] = []
+        self._fault_n = 0
+
+    # -- recording
+    def say(self, msg: str) -> None:
+        self.progress(f"[{time.monotonic() - self.t0:7.1f}s] {msg}")
+
+    def event(self, type_: str, **fields) -> None:
+        if self.hist:
+            self.hist.event(type_, **fields)
+
+    def _write_json(self, name: str, obj) -> None:
+        tmp = self.dir / (name + ".tmp")
+        tmp.write_text(json.dumps(obj, indent=2, default=str))
+        tmp.replace(self.dir / name)
+
+    def _status(self, status: str, reason: str | None = None) -> None:
+        (self.dir / "STATUS").write_text(status + ("\n" + reason if reason else "") + "\n")
+
+    # -- the run
+    def execute(self) -> RunResult:
+        """Set up, run the schedule, tear down, judge. Never leaves a process behind."""
+        self.dir.mkdir(parents=True)
+        (self.dir / "history").mkdir()
+        (self.dir / "logs").mkdir()
+        self._status("incomplete")
+        meta = {"run_id": self.run_id, "config": asdict(self.cfg), "started": datetime.now(timezone.utc).isoformat()}
+        self._write_json("run.json", meta)
+        self.hist = HistoryWriter(self.dir / "history" / "harness.jsonl", source="harness", member=None)
+        result = RunResult(self.dir, "incomplete")
+        try:
+            with ExitStack() as stack:
+                stack.callback(self._teardown)
+                self._setup(meta)
+                self._run_schedule()
+                self._finish()
+            result = self._judge(meta)
+        except HarnessError as e:
+            self.event("run_end", status="aborted", error=str(e))
+            self._status("error", str(e))
+            result = RunResult(self.dir, "error", error=str(e))
+            (self.dir / "logs" / "harness-error.txt").write_text(traceback.format_exc())
+        except KeyboardInterrupt:
+            self.event("run_end", status="aborted", error="interrupted")
+            self._status("incomplete", "interrupted (Ctrl-C or SIGTERM); no verdict")
+            raise
+        finally:
+            if self.hist:
+                self.hist.close()
+        return result
+
+    def _setup(self, meta: dict) -> None:
+        cfg = self.cfg
+        client_version, client_path = clients.client_path(cfg.client_version, progress=self.say)
+        if self.sc.initial_kafka or self.shared_cluster is None:
+            version = self.sc.initial_kafka or cfg.kafka_version
+            self.say(f"starting a {cfg.brokers}-broker Kafka {version} cluster")
+            self.cluster = LocalCluster(work_dir=self.dir / "cluster", version=version, brokers=cfg.brokers,
+                                        on_event=self.event, progress=self.say)
+            self._own_cluster = True
+            self.cluster.start()
+        else:
+            self.cluster = self.shared_cluster
+            self._own_cluster = False
+            self.cluster.on_event = self.event
+        if cfg.protocol == "consumer" and self.cluster._dist(self.cluster.requested_version).major < 4:
+            raise BadInput(f"protocol consumer needs Kafka 4.0 or newer; the cluster runs {self.cluster.version}")
+        ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers,
+                              racks=len(self.cluster.racks_in_use()), target_kafka=cfg.kafka_version)
+        if cfg.schedule is not None:
+            self.schedule = [Action.from_dict(a) for a in cfg.schedule]
+        else:
+            self.schedule = scenarios.schedule(self.sc, seed=cfg.seed, ctx=ctx)
+        self.check_settings = CheckSettings.from_dict({
+            "topic": self.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
+            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
+            **self.sc.check_overrides(ctx, self.schedule)})
+        meta.update({
+            "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
+            "group_id": self.group_id, "kafka_version": self.cluster.version, "client_version": client_version,
+            "client_library": "confluent-kafka", "backend": "local", "brokers": cfg.brokers,
+            "broker_settings": self.cluster.settings.properties(), "client_settings": cfg.client_config(),
+            "check_settings": self.check_settings.to_dict(),
+            "cluster_dir": str(self.cluster.work_dir), "schedule": [a.to_dict() for a in self.schedule],
+            "replay": f"harness replay {self.dir}",
+        })
+        self._write_json("run.json", meta)
+        self._write_json("schedule.json", [a.to_dict() for a in self.schedule])
+        self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed,
+                   settings=self.check_settings.to_dict())
+        admin = self.cluster.admin()
+        fut = admin.create_topics([NewTopic(self.topic, cfg.partitions, min(3, cfg.brokers))])[self.topic]
+        try:
+            fut.result(timeout=30)
+        except Exception as e:
+            raise SetupError(f"could not create topic {self.topic}: {e}") from None
+        self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
+                               history_dir=self.dir / "history", log_dir=self.dir / "logs", on_event=self.event,
+                               client_config=cfg.client_config())
+        self.client_path = client_path
+        self.workload = Workload(bootstrap=self.cluster.bootstrap(), topic=self.topic,
+                                 history_path=self.dir / "history" / "producer.jsonl", rate_per_s=cfg.rate_per_s)
+        self.workload.start()
+        self.say(f"topic {self.topic}: producing {cfg.rate_per_s:g} records/s; starting {self.sc.members} members "
+                 f"({cfg.protocol})")
+        racks = self.cluster.racks_in_use()
+        for i in range(self.sc.members):
+            self._add_member(racks)
+        self.wait_stable("initial assignment")
+
+    def _new_spec(self, racks: list[str]) -> MemberSpec:
+        i = len(self.specs)
+        return MemberSpec(protocol=self.cfg.protocol,
+                          instance_id=f"{self.group_id}-s{i}" if self.sc.static else None,
+                          rack=racks[i % len(racks)] if self.sc.racks else None,
+                          client_path=self.client_path, command=self.cfg.member_command,
+                          misbehave=self.cfg.misbehave if i == 0 else None)
+
+    def _add_member(self, racks: list[str]):
+        spec = self._new_spec(racks)
+        self.specs.append(spec)
+        m = self.pool.start(spec)
+        self.slots.append(m)
+        return m
+
+    # -- waiting (the only place that waits)
+    def wait_stable(self, what: str, *, timeout_s: float | None = None) -> bool:
+        """Wait until every partition has exactly one live owner and nothing changed for stable_s."""
+        timeout_s = timeout_s or self.cfg.stable_timeout_s
+        deadline = time.monotonic() + timeout_s
+        last, since = None, time.monotonic()
+        while time.monotonic() < deadline:
+            self.pool.reap()
+            own = current_ownership(self.dir / "history", self.topic)
+            held = [p for parts in own.values() for p in parts]
+            snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
+            if snapshot != last:
+                last, since = snapshot, time.monotonic()
+            complete = sorted(held) == list(range(self.cfg.partitions))
+            if complete and time.monotonic() - since >= self.cfg.stable_s:
+                self.say(f"stable ({what}): " + ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items())))
+                return True
+            time.sleep(0.2)
+        self.say(f"not stable after {timeout_s:.0f}s ({what}); continuing, the invariants will judge")
+        self.event("wait_timeout", what=what, timeout_s=timeout_s)
+        return False
+
+    def _sleep(self, s: float) -> None:
+        end = time.monotonic() + s
+        while time.monotonic() < end:
+            self.pool.reap()
+            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
+
+    # -- faults
+    def _fault(self, kind: str, *, targets, members=(), brokers=()) -> str:
+        self._fault_n += 1
+        fid = f"f{self._fault_n}"
+        self.event("fault_start", fault_id=fid, kind=kind, targets=list(targets), members_affected=list(members),
+                   brokers_affected=list(brokers))
+        return fid
+
+    def _fault_end(self, fid: str) -> None:
+        self.event("fault_end", fault_id=fid)
+
+    def _live_ids(self) -> list[str]:
+        return [m.member_id for m in self.pool.live()]
+
+    # -- the schedule
+    def _run_schedule(self) -> None:
+        for i, action in enumerate(self.schedule):
+            aid = f"a{i + 1}"
+            self.event("action_start", action_id=aid, kind=action.kind, params=action.params)
+            if action.kind not in ("sleep", "wait_stable"):
+                self.say(f"{action.kind} {action.params or ''}")
+            info = getattr(self, "_do_" + action.kind.replace("-", "_"))(**action.params) or {}
+            self.event("action_end", action_id=aid, kind=action.kind, ok=True, error=None, **info)
+            self.ran.append({**action.to_dict(), **({"result": info} if info else {})})
+
+    def _do_sleep(self, s: float):
+        self._sleep(s)
+
+    def _do_wait_stable(self):
+        return {"stable": self.wait_stable("after action")}
+
+    def _do_scale_out(self):
+        return {"member": self._add_member(self.cluster.racks_in_use()).member_id}
+
+    def _do_scale_in(self, pick: str = "newest"):
+        live = [i for i, m in enumerate(self.slots) if m is not None and not m.exited]
+        if len(live) <= 1:
+            return {"skipped": "one member left"}
+        slot = live[-1] if pick == "newest" else live[0]
+        m = self.slots[slot]
+        self.pool.stop(m)
+        self.slots[slot] = None
+        return {"member": m.member_id}
+
+    def _do_bounce(self, slot: int, down_s: float = 0.5):
+        old = self.slots[slot]
+        self.pool.stop(old)
+        self._sleep(down_s)
+        new = self.pool.start(self.specs[slot])
+        self.slots[slot] = new
+        return {"stopped": old.member_id, "started": new.member_id}
+
+    def _do_kill_member(self, slot: int):
+        m = self.slots[slot]
+        self.pool.kill(m)
+        return {"member": m.member_id}
+
+    def _do_replace_member(self, slot: int):
+        m = self.pool.start(self.specs[slot])
+        self.slots[slot] = m
+        return {"member": m.member_id}
+
+    def _do_pause_member(self, slot: int, duration_s: float):
+        m = self.slots[slot]
+        fid = self._fault("pause", targets=[m.member_id], members=[m.member_id])
+        self.pool.pause(m)
+        try:
+            self._sleep(duration_s)
+        finally:
+            self.pool.resume(m)
+            self._fault_end(fid)
+        return {"member": m.member_id}
+
+    def _do_broker_rolling_restart(self):
+        fid = self._fault("broker_rolling_restart", targets=self.cluster.broker_ids(),
+                          brokers=self.cluster.broker_ids())
+        try:
+            self.cluster.rolling_restart()
+        finally:
+            self._fault_end(fid)
+
+    def _do_broker_upgrade(self, version: str):
+        before = self.cluster.version
+        fid = self._fault("broker_upgrade", targets=self.cluster.broker_ids(), brokers=self.cluster.broker_ids())
+        try:
+            self.cluster.rolling_upgrade(version)
+        finally:
+            self._fault_end(fid)
+        return {"from": before, "to": self.cluster.nodes[1].version}
+
+    def _coordinator(self) -> int:
+        fut = self.cluster.admin().describe_consumer_groups([self.group_id])[self.group_id]
+        return fut.result(timeout=15).coordinator.id
+
+    def _do_kill_coordinator(self, down_s: float):
+        bid = self._coordinator()
+        fid = self._fault("broker_kill", targets=[bid], brokers=[bid])
+        try:
+            self.cluster.kill_broker(bid)
+            self._sleep(down_s)
+            self.cluster.start_broker(bid)
+        finally:
+            self._fault_end(fid)
+        return {"broker": bid}
+
+    def _do_rack_outage(self, rack: str, down_s: float):
+        brokers = self.cluster.brokers_of_rack(rack)
+        victims = [i for i, m in enumerate(self.slots) if m is not None and not m.exited and m.spec.rack == rack]
+        fid = self._fault("rack_outage", targets=[rack], brokers=brokers,
+                          members=[self.slots[i].member_id for i in victims])
+        try:
+            for i in victims:
+                self.pool.kill(self.slots[i])
+            self.cluster.rack_outage(rack)
+            self._sleep(down_s)
+            self.cluster.rack_restore(rack)
+            for i in victims:
+                self.slots[i] = self.pool.start(self.specs[i])
+        finally:
+            self._fault_end(fid)
+        return {"brokers": brokers, "members": len(victims)}
+
+    def _do_network_latency(self, latency_ms: int, jitter_ms: int, duration_s: float):
+        fid = self._fault("network_latency", targets=self.cluster.broker_ids(), members=self._live_ids())
+        try:
+            self.cluster.add_latency(latency_ms=latency_ms, jitter_ms=jitter_ms)
+            self._sleep(duration_s)
+        finally:
+            self.cluster.heal()
+            self._fault_end(fid)
+
+    def _do_network_blackhole(self, broker: int, duration_s: float):
+        fid = self._fault("network_blackhole", targets=[broker], members=self._live_ids(), brokers=[broker])
+        try:
+            self.cluster.blackhole(broker_ids=[broker])
+            self._sleep(duration_s)
+        finally:
+            self.cluster.heal()
+            self._fault_end(fid)
+
+    # -- the end
+    def _finish(self) -> None:
+        self.wait_stable("final")
+        left = self.workload.stop()
+        self.say(f"producer stopped: {self.workload.acked} acknowledged, {self.workload.failed} failed, "
+                 f"{left} unacknowledged; draining")
+        deadline = time.monotonic() + self.cfg.drain_timeout_s
+        missing = acked_unprocessed(self.dir / "history", self.topic)
+        while missing and time.monotonic() < deadline:
+            time.sleep(0.3)
+            missing = acked_unprocessed(self.dir / "history", self.topic)
+        self.event("drained", ok=not missing, missing=missing)
+        self._sleep(self.cfg.quiet_period_s)
+        self.say("stopping members")
+        self.pool.stop_all()
+
+    def _teardown(self) -> None:
+        if self.pool:
+            self.pool.kill_all()
+        if getattr(self, "workload", None) and not self.workload._stop.is_set():
+            self.workload.stop(timeout_s=5)
+        if self.cluster and getattr(self, "_own_cluster", False):
+            self.cluster.stop()
+        elif self.cluster:
+            try:
+                self.cluster.heal()
+            except Exception:
+                pass
+
+    def _judge(self, meta: dict) -> RunResult:
+        self.event("run_end", status="complete")
+        self.hist.close()
+        history = History.load(self.dir / "history")
+        verdicts = check_all(history, self.check_settings)
+        self._write_json("verdicts.json", {k: v.to_dict() for k, v in verdicts.items()})
+        statuses = {v.status for v in verdicts.values()}
+        status = "fail" if "invalid" in statuses else ("pass" if statuses <= {"valid", "skipped"} else "unknown")
+        meta.update({"finished": datetime.now(timezone.utc).isoformat(), "status": status,
+                     "schedule_ran": self.ran, "duration_s": round(time.monotonic() - self.t0, 1)})
+        self._write_json("run.json", meta)
+        self._status(status, "an invariant could not be decided" if status == "unknown" else None)
+        return RunResult(self.dir, status, verdicts)
+
+
+def run_scenario(cfg: RunConfig, *, cluster: LocalCluster | None = None, progress=print) -> RunResult:
+    """Run one scenario and judge it."""
+    return Run(cfg, cluster=cluster, progress=progress).execute()
+
+
+def replay_config(run_dir: Path, **overrides) -> RunConfig:
+    """The config of a recorded run, with its schedule pinned, for `harness replay`."""
+    meta_path = Path(run_dir) / "run.json"
+    if not meta_path.exists():
+        raise BadInput(f"{run_dir} is not a run directory (no run.json)")
+    meta = json.loads(meta_path.read_text())
+    cfg = dict(meta["config"])
+    sched = meta.get("schedule")
+    if sched is None:
+        raise BadInput(f"{run_dir} has no recorded schedule (the run stopped before it started)")
+    cfg["schedule"] = tuple(sched)
+    if cfg.get("member_command"):
+        cfg["member_command"] = tuple(cfg["member_command"])
+    return replace(RunConfig(**cfg), **overrides)

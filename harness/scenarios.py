@@ -1,0 +1,172 @@
+"""Named, parameterised scenarios: a seed turns each into a concrete schedule of actions.
+
+A schedule is a list of small frozen `Action` records. The runner logs each before it acts and is
+the only part that waits. Every timing and choice here comes from `random.Random(seed)`, so the same
+seed gives the same schedule; the schedule a run actually ran is saved with it and replayed as is.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from harness.errors import BadInput
+
+PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step: what to do and its parameters (member slots, durations in seconds)."""
+
+    kind: str
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Action":
+        return cls(kind=d["kind"], params=dict(d.get("params") or {}))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A scenario: how to build its schedule, and what the run needs and tolerates."""
+
+    name: str
+    doc: str
+    build: Callable[[random.Random, "ScenarioContext"], list[Action]]
+    members: int = 3
+    static: bool = False
+    racks: bool = False
+    initial_kafka: str | None = None  # e.g. 'latest-3' for the upgrade scenario: needs its own cluster
+    protocols: tuple[str, ...] = PROTOCOLS
+    check_overrides: Callable[["ScenarioContext", list[Action]], dict] = lambda ctx, sched: {}
+    smoke: bool = False
+
+
+@dataclass(frozen=True)
+class ScenarioContext:
+    session_timeout_s: float
+    brokers: int
+    racks: int
+    target_kafka: str = "latest"
+
+
+def _stable() -> Action:
+    return Action("wait_stable", {})
+
+
+def _scale_out_in(rng, ctx):
+    extra = rng.randint(2, 3)
+    acts = [Action("scale_out", {}) for _ in range(extra)]
+    ins = [Action("scale_in", {"pick": "newest"}) for _ in range(extra)]
+    out = []
+    for a in acts + ins:
+        out += [a, _stable(), Action("sleep", {"s": round(rng.uniform(0.5, 2.0), 2)})]
+    return out
+
+
+def _rolling_bounce(rng, ctx, *, n=3):
+    out = []
+    for slot in rng.sample(range(n), n):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2)}), _stable()]
+    return out
+
+
+def _hard_kill(rng, ctx):
+    slot = rng.randrange(3)
+    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("kill_member", {"slot": slot}), _stable(),
+            Action("replace_member", {"slot": slot}), _stable()]
+
+
+def _pause(short: bool):
+    def build(rng, ctx):
+        st = ctx.session_timeout_s
+        dur = round(rng.uniform(0.2, 0.4) * st, 2) if short else round(rng.uniform(1.4, 1.8) * st, 2)
+        return [Action("sleep", {"s": 1.0}), Action("pause_member", {"slot": rng.randrange(3), "duration_s": dur}),
+                _stable()]
+    return build
+
+
+def _static_bounce(rng, ctx):
+    out = []
+    for slot in rng.sample(range(3), 3):
+        down = round(rng.uniform(0.1, 0.3) * ctx.session_timeout_s, 2)
+        out += [Action("bounce", {"slot": slot, "down_s": down}), Action("sleep", {"s": 2.0}), _stable()]
+    return out
+
+
+def _broker_rolling_restart(rng, ctx):
+    return [Action("sleep", {"s": 1.0}), Action("broker_rolling_restart", {}), _stable()]
+
+
+def _broker_upgrade(rng, ctx):
+    return [Action("sleep", {"s": 1.0}), Action("broker_upgrade", {"version": ctx.target_kafka}), _stable()]
+
+
+def _coordinator_kill(rng, ctx):
+    return [Action("sleep", {"s": 1.0}),
+            Action("kill_coordinator", {"down_s": round(rng.uniform(2, 5), 2)}), _stable()]
+
+
+def _rack_outage(rng, ctx):
+    rack = f"r{rng.randrange(ctx.racks)}"
+    return [Action("sleep", {"s": 1.0}), Action("rack_outage", {"rack": rack, "down_s": round(rng.uniform(3, 6), 2)}),
+            _stable()]
+
+
+def _latency(rng, ctx):
+    return [Action("sleep", {"s": 1.0}),
+            Action("network_latency", {"latency_ms": rng.choice([100, 200, 300]), "jitter_ms": rng.choice([0, 50]),
+                                       "duration_s": round(rng.uniform(4, 8), 2)}), _stable()]
+
+
+def _blackhole(rng, ctx):
+    return [Action("sleep", {"s": 1.0}),
+            Action("network_blackhole", {"broker": rng.randint(1, ctx.brokers),
+                                         "duration_s": round(rng.uniform(0.2, 0.5) * ctx.session_timeout_s, 2)}),
+            _stable()]
+
+
+def _pause_tolerance(ctx, sched):
+    """A paused member holds its partitions until it runs again: the window is the pause plus detection."""
+    longest = max((a.params.get("duration_s", 0) for a in sched if a.kind == "pause_member"), default=0)
+    return {"zombie_tolerance_s": longest + 2 * ctx.session_timeout_s}
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
+    Scenario("scale-out-in", "Scale out one member at a time, then back in.", _scale_out_in, members=1, smoke=True),
+    Scenario("rolling-bounce", "Gracefully restart every member in turn.", _rolling_bounce),
+    Scenario("member-kill", "SIGKILL one member, wait for the group to recover, start a replacement.", _hard_kill,
+             smoke=True),
+    Scenario("pause-short", "Pause a member (SIGSTOP) for less than the session timeout.", _pause(True),
+             check_overrides=_pause_tolerance),
+    Scenario("pause-long", "Pause a member for longer than the session timeout: it comes back a zombie.",
+             _pause(False), check_overrides=_pause_tolerance),
+    Scenario("static-bounce", "Rolling bounce of static members within the session timeout.", _static_bounce,
+             static=True),
+    Scenario("broker-rolling-restart", "Restart every broker in turn with members running.",
+             _broker_rolling_restart),
+    Scenario("broker-upgrade", "Roll the brokers from the newest 3.9.x to the newest 4.x with members running.",
+             _broker_upgrade, initial_kafka="latest-3", protocols=("classic-eager", "classic-cooperative")),
+    Scenario("coordinator-kill", "SIGKILL the broker that coordinates the group, restart it.", _coordinator_kill),
+    Scenario("rack-outage", "Kill every broker and member of one rack, then restore them.", _rack_outage, racks=True),
+    Scenario("network-latency", "Add latency and jitter between members and brokers.", _latency),
+    Scenario("network-blackhole", "Blackhole one broker's client traffic for less than the session timeout.",
+             _blackhole, smoke=True),
+]}
+
+
+def get(name: str) -> Scenario:
+    """The scenario of that name, or BadInput listing the known ones."""
+    try:
+        return SCENARIOS[name]
+    except KeyError:
+        raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}") from None
+
+
+def schedule(scenario: Scenario, *, seed: int, ctx: ScenarioContext) -> list[Action]:
+    """The concrete schedule a seed gives for a scenario."""
+    return scenario.build(random.Random(seed), ctx)
