@@ -14,11 +14,16 @@ EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or 
 Run directories land under --runs-root (default: runs/); docs/run-directory.md describes them."""
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one clear line, exit 2
+        self.exit(2, f"harness: {message} (see `{self.prog} --help`)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     from harness.scenarios import PROTOCOLS
-    p = argparse.ArgumentParser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
+    p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
 
     def common(sp):
         sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")

@@ -159,7 +159,8 @@ class Run:
 
     def _setup(self, meta: dict) -> None:
         cfg = self.cfg
-        client_version, client_path = clients.client_path(cfg.client_version, progress=self.say)
+        client_version, client_path = clients.client_path(cfg.client_version or self.sc.initial_client,
+                                                          progress=self.say)
         if self.sc.initial_kafka or self.shared_cluster is None:
             version = self.sc.initial_kafka or cfg.kafka_version
             self.say(f"starting a {cfg.brokers}-broker Kafka {version} cluster")
@@ -179,6 +180,10 @@ class Run:
             self.schedule = [Action.from_dict(a) for a in cfg.schedule]
         else:
             self.schedule = scenarios.schedule(self.sc, seed=cfg.seed, ctx=ctx)
+        if self.cluster._dist(self.cluster.requested_version).major < 4 and any(
+                a.params.get("protocol") == "consumer" for a in self.schedule):
+            raise BadInput(f"scenario {cfg.scenario} moves members to the consumer protocol, which needs Kafka 4.0 "
+                           f"or newer; the cluster runs {self.cluster.version}")
         self.check_settings = CheckSettings.from_dict({
             "topic": self.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
@@ -303,8 +308,14 @@ class Run:
         self.slots[slot] = None
         return {"member": m.member_id}
 
-    def _do_bounce(self, slot: int, down_s: float = 0.5):
+    def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
+                   protocol: str | None = None):
         old = self.slots[slot]
+        if client_version:  # a rolling client upgrade: the member comes back on another library version
+            version, path = clients.client_path(client_version, progress=self.say)
+            self.specs[slot] = replace(self.specs[slot], client_path=path)
+        if protocol:  # an online group protocol migration, one member at a time
+            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
         self.pool.stop(old)
         self._sleep(down_s)
         new = self.pool.start(self.specs[slot])

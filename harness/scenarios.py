@@ -41,6 +41,7 @@ class Scenario:
     static: bool = False
     racks: bool = False
     initial_kafka: str | None = None  # e.g. 'latest-3' for the upgrade scenario: needs its own cluster
+    initial_client: str | None = None  # confluent-kafka version members start on, unless --client-version
     protocols: tuple[str, ...] = PROTOCOLS
     check_overrides: Callable[["ScenarioContext", list[Action]], dict] = lambda ctx, sched: {}
     smoke: bool = False
@@ -52,6 +53,7 @@ class ScenarioContext:
     brokers: int
     racks: int
     target_kafka: str = "latest"
+    target_client: str = "default"
 
 
 def _stable() -> Action:
@@ -130,6 +132,27 @@ def _blackhole(rng, ctx):
             _stable()]
 
 
+OLDER_CLIENT = "2.12.2"
+
+
+def _client_upgrade(rng, ctx):
+    """Each member in turn comes back on the harness's own confluent-kafka version."""
+    out = []
+    for slot in rng.sample(range(3), 3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2),
+                                  "client_version": ctx.target_client}), _stable()]
+    return out
+
+
+def _protocol_migration(rng, ctx):
+    """Each member in turn comes back speaking the consumer protocol (KIP-848 online migration)."""
+    out = []
+    for slot in rng.sample(range(3), 3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2), "protocol": "consumer"}),
+                _stable()]
+    return out
+
+
 def _pause_tolerance(ctx, sched):
     """A paused member holds its partitions until it runs again: the window is the pause plus detection."""
     longest = max((a.params.get("duration_s", 0) for a in sched if a.kind == "pause_member"), default=0)
@@ -156,6 +179,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("network-latency", "Add latency and jitter between members and brokers.", _latency),
     Scenario("network-blackhole", "Blackhole one broker's client traffic for less than the session timeout.",
              _blackhole, smoke=True),
+    Scenario("client-rolling-upgrade", f"Rolling bounce from confluent-kafka {OLDER_CLIENT} (or --client-version) "
+             "onto the harness's own version.", _client_upgrade, initial_client=OLDER_CLIENT),
+    Scenario("protocol-migration", "Rolling bounce from the classic protocol to the consumer protocol.",
+             _protocol_migration, protocols=("classic-eager", "classic-cooperative")),
 ]}
 
 

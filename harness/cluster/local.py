@@ -74,6 +74,7 @@ class LocalCluster:
         self.toxiproxy: ToxiproxyServer | None = None
         self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         self._toxics: list[tuple[str, str]] = []
+        self._admin: AdminClient | None = None
 
     # -- lifecycle
     def __enter__(self) -> "LocalCluster":
@@ -134,6 +135,7 @@ class LocalCluster:
         if self.toxiproxy:
             self.toxiproxy.stop()
             self.toxiproxy = None
+        self._admin = None
 
     # -- configuration
     def _write_config(self, node: Node) -> None:
@@ -187,7 +189,11 @@ class LocalCluster:
         return sorted({n.rack for n in self.nodes.values()})
 
     def admin(self) -> AdminClient:
-        return AdminClient({"bootstrap.servers": self.bootstrap(), "socket.timeout.ms": 5000, "log_level": 2})
+        """One admin client for the cluster, kept (a dropped client cancels its pending futures)."""
+        if self._admin is None:
+            self._admin = AdminClient({"bootstrap.servers": self.bootstrap(), "socket.timeout.ms": 5000,
+                                       "log_level": 2})
+        return self._admin
 
     def registered_brokers(self, *, timeout_s: float = 3.0) -> set[int]:
         try:

@@ -1,0 +1,48 @@
+"""Invariants of consumer-group rebalancing: pure functions from a history to a verdict.
+
+The public face is what this module exports: `Verdict`, `CheckSettings`, `CHECKERS` (name -> checker,
+in report order) and `check_all`. Each checker is a pure `check(history, settings) -> Verdict` in its
+own module (`exclusive`, `coverage`, `migrations`, `convergence`, `static`, `integrity`), reading the
+shared derived views of `timeline`; what each group protocol allows lives in `protocols`. Nothing here
+does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from harness.history import History
+from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static
+from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, verdict
+from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
+
+__all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all",
+           "rules_for"]
+
+CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
+    "exclusive_ownership": exclusive.check,
+    "coverage_liveness": coverage.check,
+    "bounded_migrations": migrations.check,
+    "convergence_balance": convergence.check,
+    "static_membership": static.check,
+    "record_integrity": integrity.check,
+}
+
+
+def check_all(history: History, settings: CheckSettings, names: Iterable[str] | None = None) -> dict[str, Verdict]:
+    """Run the named checkers (all by default); one that raises is `unknown`, never valid."""
+    names = list(CHECKERS) if names is None else list(names)
+    missing = [n for n in names if n not in CHECKERS]
+    if missing:
+        raise ValueError(f"unknown invariants {missing}; known: {', '.join(CHECKERS)}")
+    if not has_member_events(history):
+        return {n: verdict(n, "unknown", "empty history: no member events") for n in names}
+    out: dict[str, Verdict] = {}
+    for n in names:
+        try:
+            v = CHECKERS[n](history, settings)
+            if not isinstance(v, Verdict):
+                v = verdict(n, "unknown", f"checker returned {type(v).__name__}, not a Verdict")
+        except Exception as e:  # a checker that fails decides nothing
+            v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
+        out[n] = v
+    return out

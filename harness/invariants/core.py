@@ -1,0 +1,117 @@
+"""The verdict and the settings every checker shares, and small helpers to build verdicts.
+
+A verdict is one of `valid`, `invalid`, `unknown` (the history cannot tell: too short, never settled,
+or the checker failed) and `skipped` (the invariant does not apply: a protocol that does not promise
+it, or a history in which the situation it is about never happened).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from harness.history import History
+
+STATUSES = ("valid", "invalid", "unknown", "skipped")
+
+#: event types written by member processes (see docs/history.md)
+MEMBER_EVENT_TYPES = frozenset({"started", "assigned", "revoked", "lost", "processed", "committed", "stopped"})
+
+#: how many witnesses a verdict carries at most: the first ones found, enough to show the anomaly
+MAX_WITNESSES = 12
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One invariant's judgement of one history: status, a one-line message, witnesses, measurements."""
+
+    name: str
+    status: str
+    message: str
+    witnesses: tuple[dict, ...] = ()
+    measurements: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"verdict status {self.status!r} is not one of {', '.join(STATUSES)}")
+        object.__setattr__(self, "message", " ".join(str(self.message).split()))
+        object.__setattr__(self, "witnesses", tuple(self.witnesses))
+        object.__setattr__(self, "measurements", dict(self.measurements))
+
+    @property
+    def ok(self) -> bool:
+        """True when the invariant held or did not apply."""
+        return self.status in ("valid", "skipped")
+
+    def to_dict(self) -> dict:
+        """A JSON-ready copy."""
+        return {"name": self.name, "status": self.status, "message": self.message,
+                "witnesses": [dict(w) for w in self.witnesses], "measurements": _jsonable(self.measurements)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckSettings:
+    """What the checkers need to know about a run, and the tolerances they judge it with."""
+
+    topic: str = ""
+    partitions: int = 0
+    protocol: str = "classic-cooperative"
+    session_timeout_s: float = 6.0
+    zombie_tolerance_s: float = 2.0
+    max_unowned_s: float = 30.0
+    settle_s: float = 5.0
+    migration_slack: int = 0
+    convergence_bound_s: float = 30.0
+    quiet_period_s: float = 3.0
+    static_grace_s: float = 2.0
+    exactly_once: bool = False
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "CheckSettings":
+        """Settings from a dict (for example run metadata); unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (d or {}).items() if k in known})
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def witness(ev: dict, why: str) -> dict:
+    """A copy of an event with the reason it is a witness."""
+    w = dict(ev)
+    w["why"] = why
+    return w
+
+
+def has_member_events(history: History) -> bool:
+    """Whether the history holds anything about group members at all."""
+    return any(e.get("type") in MEMBER_EVENT_TYPES or e.get("type") == "member_start" for e in history.events)
+
+
+def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None) -> Verdict:
+    """Build a verdict, keeping at most MAX_WITNESSES witnesses."""
+    ws = tuple(witnesses)[:MAX_WITNESSES]
+    return Verdict(name=name, status=status, message=message, witnesses=ws, measurements=measurements or {})
+
+
+def empty(name: str, history: History) -> Verdict | None:
+    """The `unknown` verdict of a history without member events, else None: an empty history is never valid."""
+    if has_member_events(history):
+        return None
+    return verdict(name, "unknown", "empty history: no member events")
+
+
+def secs(x: float | None) -> float | None:
+    """A duration rounded for measurements (None and infinities stay out of JSON)."""
+    if x is None or math.isinf(x) or math.isnan(x):
+        return None
+    return round(float(x), 6)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return [_jsonable(v) for v in (sorted(x) if isinstance(x, (set, frozenset)) else x)]
+    if isinstance(x, float) and (math.isinf(x) or math.isnan(x)):
+        return None
+    return x

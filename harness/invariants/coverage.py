@@ -1,0 +1,119 @@
+"""Coverage and liveness: once settled, every partition has exactly one live owner; gaps are bounded.
+
+Final coverage. At the workload end W (see `timeline`: the end of the history, or the moment the
+runner's final teardown began), if no disturbance (fault active, member start or exit, broker event)
+happened in the last `settle_s` seconds before W, every partition 0..partitions-1 must have exactly one
+owner among live members. Otherwise the verdict is `unknown` (the run never settled), unless a gap
+below already makes it `invalid`. No W (no member alive at the end, no `drained` event): `unknown`.
+
+Unowned time. For every partition, the longest stretch during which no live member held it, counted
+from the group's first assignment (of any partition of the topic; the start of the run before it is
+ignored) up to W; a stretch still open at W counts up to W. It is a violation when it exceeds
+`max_unowned_s`. Faults do not pause this clock: a partition held by a paused member is owned, one
+whose owner was killed is not.
+
+Tolerances: `settle_s` (how long after the last disturbance coverage must hold: longer than a session
+timeout plus a rebalance), `max_unowned_s` (the longest tolerated gap per rebalance).
+Measurements: `max_unowned_s`, `max_unowned_partition`, `unowned_s_by_partition`, `unowned_partitions`,
+`multi_owned_partitions`, `settled_for_s`.
+"""
+from __future__ import annotations
+
+from harness.history import History
+from harness.invariants import timeline
+from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+
+NAME = "coverage_liveness"
+
+
+def check(history: History, settings: CheckSettings) -> Verdict:
+    """Judge final coverage and the longest time any partition had no owner."""
+    if (v := empty(NAME, history)) is not None:
+        return v
+    tl = timeline.build(history, settings)
+    P = tl.partitions
+    if P <= 0:
+        return verdict(NAME, "unknown", "partition count unknown: set partitions")
+    W, before = tl.workload_end, tl.end_before
+    horizon = W if W is not None else tl.end
+    problems: list[str] = []
+    wits: list[dict] = []
+    m: dict = {"partitions": P, "partitions_inferred": tl.partitions_inferred}
+
+    gaps = _gaps(tl, horizon)
+    by_p = {p: max((g[1] - g[0] for g in gs), default=0.0) for p, gs in gaps.items()}
+    m["unowned_s_by_partition"] = {p: secs(v) for p, v in sorted(by_p.items())}
+    if by_p:
+        worst = max(by_p, key=lambda p: (by_p[p], -p))
+        m["max_unowned_s"], m["max_unowned_partition"] = secs(by_p[worst]), worst
+        for p in sorted(by_p):
+            for s, e, se, ee in gaps[p]:
+                if e - s > settings.max_unowned_s:
+                    problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
+                                    f"(bound {settings.max_unowned_s:g}s)")
+                    if se is not None:
+                        wits.append(witness(se, f"partition {p} left without an owner here"))
+                    if ee is not None:
+                        wits.append(witness(ee, f"partition {p} got an owner again {e - s:.3f}s later"))
+    else:
+        m["max_unowned_s"], m["max_unowned_partition"] = None, None
+
+    status_unknown = None
+    if W is None:
+        status_unknown = "no member alive at the end of the history and no drained event: no end state to judge"
+    else:
+        last = tl.last_disturbance(W, before)
+        since = last[0] if last else tl.start
+        m["settled_for_s"] = secs(W - since)
+        if W - since < settings.settle_s:
+            status_unknown = (f"never settled: the last disturbance was {W - since:.3f}s before the end "
+                              f"(settle {settings.settle_s:g}s)")
+        else:
+            owners = tl.owners_at(W, before)
+            alive = tl.alive_members(W, before)
+            none = [p for p in range(P) if not [x for x in owners.get(p, ()) if x in alive]]
+            many = [p for p in range(P) if len([x for x in owners.get(p, ()) if x in alive]) > 1]
+            m["unowned_partitions"], m["multi_owned_partitions"] = none, many
+            if none:
+                problems.append(f"at the end, {W - since:.1f}s after the last disturbance, partitions {none} "
+                                f"have no live owner")
+                for p in none[:4]:
+                    gone = [o for o in tl.by_partition.get(p, ()) if o.end <= W]
+                    if gone and gone[-1].end_event is not None:
+                        wits.append(witness(gone[-1].end_event, f"partition {p}'s last owner gave it up here; "
+                                                                f"no owner at the end"))
+            if many:
+                problems.append(f"at the end partitions {many} have more than one live owner")
+                for p in many[:4]:
+                    for o in tl.by_partition[p]:
+                        if timeline.covers(o.start, o.end, W, before):
+                            wits.append(witness(o.start_event, f"{o.member} holds partition {p} at the end"))
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    if status_unknown:
+        return verdict(NAME, "unknown", status_unknown, (), m)
+    return verdict(NAME, "valid", f"all {P} partitions have one live owner at the end; longest gap "
+                                  f"{m['max_unowned_s'] or 0:.3f}s", (), m)
+
+
+def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
+    """Partition -> [(start, end, event that opened the gap, event that closed it)] up to the horizon."""
+    if not tl.ownerships:
+        return {}
+    first = min(tl.ownerships, key=lambda o: o.start_seq)
+    out: dict[int, list[tuple]] = {}
+    for p in range(tl.partitions):
+        owns = sorted(tl.by_partition.get(p, ()), key=lambda o: o.start)
+        gs, reach, reach_ev = [], first.start, None
+        for o in owns:
+            if o.start >= horizon:
+                break
+            if o.start > reach:
+                gs.append((reach, o.start, reach_ev, o.start_event))
+            if o.end > reach:
+                reach, reach_ev = o.end, o.end_event
+        if reach < horizon:
+            gs.append((reach, horizon, reach_ev, None))
+        out[p] = gs
+    return out

@@ -1,0 +1,89 @@
+"""Bounded migrations: a sticky assignor moves no more partitions than reaching balance needs.
+
+Snapshots are the stable assignment snapshots of `timeline` (maximal stretches of positive length over
+which every partition has exactly one owner and nothing changes); every pair of consecutive snapshots
+S1, S2 is one transition, whatever happened between them (one rebalance or several).
+
+- The members of S2: every member owning a partition in S2, and every member alive throughout S2 that
+  did not write `stopped` before S2 ended (a member that has joined but got nothing counts; one that
+  is leaving does not).
+- A member *kept its membership* from S1 to S2 when it owned partitions in S1, is a member of S2, and
+  wrote no `lost` between the snapshots (a fenced member rejoins empty-handed: the assignor cannot
+  keep its partitions, so they do not count).
+- A move: a partition owned in S1 by a member that kept its membership, owned in S2 by another member.
+- The fewest moves: over the N members of S2 with P partitions, a balanced assignment gives ceil(P/N)
+  to P mod N members and floor(P/N) to the rest. Giving the larger quotas to the members that kept the
+  most partitions, the fewest moves are the sum over members that kept their membership of
+  max(0, held in S1 - quota).
+- Violation: moves > fewest + `migration_slack`.
+
+`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), and when
+there is no transition (fewer than two snapshots, yet some); `unknown` when the assignment was never
+complete. Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky and cooperative
+assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`, `members`; totals.
+"""
+from __future__ import annotations
+
+from harness.history import History
+from harness.invariants import protocols, timeline
+from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+
+NAME = "bounded_migrations"
+
+
+def min_moves(partitions: int, members: set[str] | list[str], kept: dict[str, int]) -> int:
+    """The fewest moves to a balanced assignment over `members` from `kept` (member -> partitions it kept)."""
+    members = sorted(set(members))
+    if not members:
+        return 0
+    q, r = divmod(partitions, len(members))
+    order = sorted(members, key=lambda x: (-kept.get(x, 0), x))
+    quota = {x: q + (1 if i < r else 0) for i, x in enumerate(order)}
+    return sum(max(0, n - quota.get(x, 0)) for x, n in kept.items())
+
+
+def check(history: History, settings: CheckSettings) -> Verdict:
+    """Judge the moves of every transition between stable assignments against the fewest possible."""
+    if (v := empty(NAME, history)) is not None:
+        return v
+    rules = protocols.rules_for(settings.protocol)
+    if not rules.sticky:
+        return verdict(NAME, "skipped", f"{settings.protocol} ({rules.assignor}) is not sticky")
+    tl = timeline.build(history, settings)
+    if tl.partitions <= 0:
+        return verdict(NAME, "unknown", "partition count unknown: set partitions")
+    snaps = tl.snapshots()
+    if not snaps:
+        return verdict(NAME, "unknown", "the assignment was never complete: no stable snapshot")
+    if len(snaps) == 1:
+        return verdict(NAME, "skipped", "one stable assignment and no transition to judge",
+                       measurements={"transitions": 0})
+    stopped = [e for e in tl.events if e["type"] == "stopped"]
+    lost = [e for e in tl.events if e["type"] == "lost" and timeline.topic_partitions(e, tl.topic)]
+    rows, problems, wits = [], [], []
+    for s1, s2 in zip(snaps, snaps[1:]):
+        members2 = set(s2.owners.values()) | {
+            x for x, ls in tl.lives.items()
+            if any(lf.start <= s2.start and lf.end >= s2.end for lf in ls)
+            and not any(e.get("member") == x and e["mono"] < s2.end for e in stopped)}
+        fenced = {e.get("member") for e in lost if s1.end <= e["mono"] <= s2.start}
+        held1 = s1.held()
+        kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
+        moved = sorted(p for p, x in s1.owners.items() if x in kept and s2.owners[p] != x)
+        least = min_moves(tl.partitions, members2, kept)
+        rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2)})
+        if len(moved) > least + settings.migration_slack:
+            problems.append(f"at {s2.start:.3f} {len(moved)} partitions moved where {least} would reach balance "
+                            f"(slack {settings.migration_slack})")
+            for p in moved:
+                o = next(o for o in tl.by_partition[p] if o.member == s2.owners[p] and o.start <= s2.start < o.end)
+                wits.append(witness(o.start_event, f"partition {p} moved from {s1.owners[p]} to {s2.owners[p]} "
+                                                   f"although {s1.owners[p]} stayed in the group"))
+    m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
+         "total_min_moves": sum(r["min_moves"] for r in rows),
+         "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows}
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
+                                  f"fewest plus {settings.migration_slack}", (), m)

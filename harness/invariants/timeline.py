@@ -1,0 +1,380 @@
+"""Derived views of a history that every invariant reads: lives, faults, ownership, snapshots.
+
+Times are `mono` seconds on the shared clock. E, the end of the history, is the last `run_end`, else
+the last event; events after E are not read.
+
+- **Life** of a member: from its `member_start` (or its first own event, when that comes earlier or
+  there is no `member_start`) to its `member_exit`, [start, end); still alive at E when it has no exit.
+  A SIGKILL is recorded just before the signal is sent, so a killed member may log a last line after
+  its exit: own events outside a life are not read as ownership.
+- **Fault window**: `fault_start` .. the `fault_end` of the same fault_id, [start, end); a fault never
+  lifted lasts past E. It affects the members in its `members_affected`.
+- **Good standing**: alive and affected by no active fault.
+- **Ownership interval** of member m and partition p: from m's `assigned` naming p to m's `revoked` or
+  `lost` naming p, or m's `member_exit`, [start, end); open (end = inf) when it lasts past E.
+- **Taint** of an ownership interval: the first time within it at which a fault affecting its member
+  is active. From then until the interval ends the owner may be a zombie: fenced without knowing it.
+- **Disturbance**: a fault start or end (a fault still active counts at every moment), a member start
+  or exit, a `broker_event`. After one, the group may rebalance; settle and convergence count from it.
+- **Workload end** W, the moment the final state is judged at: E when some member is alive then and
+  there is no `drained` event. After a `drained` event the runner stops every member, and each
+  graceful stop revokes: W is then the start of the first shutdown after the last `drained` (its first
+  trailing `revoked`/`stopped`, or its exit), judged just before it; E when no member stops after it.
+  None when no member is alive at E and there is no `drained` event (no end state to judge).
+- **Stable snapshot**: a maximal stretch of positive length over which the ownership map does not
+  change and is complete: every partition 0..P-1 has exactly one owner (owners are alive by
+  construction). Snapshots are separated by a change of the map or by an incomplete stretch.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from harness.history import History
+from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
+
+INF = math.inf
+OWNERSHIP_TYPES = frozenset({"assigned", "revoked", "lost"})
+#: fault kinds that stop a member's process (SIGSTOP): it can do nothing while one is active
+FREEZING_FAULT_KINDS = frozenset({"pause"})
+
+
+class TimelineError(ValueError):
+    """The history cannot be read as one topic's timeline (bad input, not an indeterminate outcome)."""
+
+
+@dataclass(frozen=True)
+class Life:
+    member: str
+    start: float
+    end: float  # inf: alive at the end of the history
+    instance_id: str | None
+    how: str | None
+    start_event: dict
+    exit_event: dict | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    fault_id: str
+    kind: str
+    start: float
+    end: float  # inf: never lifted
+    members: frozenset
+    start_event: dict
+    end_event: dict | None
+
+    def active(self, t: float) -> bool:
+        return self.start <= t < self.end
+
+
+@dataclass(frozen=True)
+class Ownership:
+    member: str
+    partition: int
+    start: float
+    end: float  # inf: still held at the end of the history
+    start_seq: int  # index of the start event in history.events
+    end_seq: int  # index of the end event; len(events) when open
+    start_event: dict
+    end_event: dict | None
+    end_reason: str  # revoked, lost, exit, end
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    start: float
+    end: float
+    owners: dict  # partition -> member
+
+    def held(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for p, m in self.owners.items():
+            out.setdefault(m, set()).add(p)
+        return out
+
+
+def topic_partitions(ev: dict, topic: str) -> list[int]:
+    """Partitions of topic named by an assigned/revoked/lost event."""
+    return [int(p) for t, p in (ev.get("partitions") or ()) if t == topic]
+
+
+def commit_offsets(ev: dict, topic: str) -> dict[int, int]:
+    """Partition -> committed offset (next to read) of topic in a `committed` event."""
+    return {int(p): int(o) for t, p, o in (ev.get("offsets") or ()) if t == topic}
+
+
+def resolve_topic(events: list[dict], topic: str) -> str:
+    """The checked topic: the given one, else the only topic the history names."""
+    if topic:
+        return topic
+    seen: set[str] = set()
+    for e in events:
+        ty = e.get("type")
+        if ty in OWNERSHIP_TYPES:
+            seen.update(t for t, _ in (e.get("partitions") or ()))
+        elif ty in ("processed", "acked", "started") and e.get("topic"):
+            seen.add(e["topic"])
+    if len(seen) > 1:
+        raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic to check")
+    return next(iter(seen), "")
+
+
+def covers(start: float, end: float, t: float, before: bool = False) -> bool:
+    """Whether [start, end) holds at t, or just before t when `before`."""
+    return start < t <= end if before else start <= t < end
+
+
+class Timeline:
+    """The derived views of one history for one topic; build with `build(history, settings)`."""
+
+    def __init__(self, history: History, settings: CheckSettings) -> None:
+        evs = history.events
+        self.events = evs
+        self.settings = settings
+        self.topic = resolve_topic(evs, settings.topic)
+        runs = [e for e in evs if e["type"] == "run_end"]
+        self.end = runs[-1]["mono"] if runs else (evs[-1]["mono"] if evs else 0.0)
+        starts = [e for e in evs if e["type"] == "run_start"]
+        self.start = starts[0]["mono"] if starts else (evs[0]["mono"] if evs else 0.0)
+        self.lives = self._lives()
+        self.faults = self._faults()
+        self.ownerships = self._ownerships()
+        self.by_partition: dict[int, list[Ownership]] = {}
+        self.by_member: dict[tuple[str, int], list[Ownership]] = {}
+        for o in self.ownerships:
+            self.by_partition.setdefault(o.partition, []).append(o)
+            self.by_member.setdefault((o.member, o.partition), []).append(o)
+        self.partitions, self.partitions_inferred = self._partition_count()
+        self.workload_end, self.end_before = self._workload_end()
+
+    # -- building
+    def _lives(self) -> dict[str, list[Life]]:
+        lives: dict[str, list[Life]] = {}
+        pending: dict[str, dict] = {}
+        first: dict[str, dict] = {}
+        iid: dict[str, str | None] = {}
+        for e in self.events:
+            if e["mono"] > self.end:
+                break
+            ty, m = e["type"], e.get("member")
+            if not m:
+                continue
+            if ty in MEMBER_EVENT_TYPES:
+                first.setdefault(m, e)
+                if ty == "started" and e.get("instance_id"):
+                    iid.setdefault(m, e["instance_id"])
+            elif ty == "member_start":
+                if m in pending:  # a second start without an exit ends the previous life
+                    s = pending[m]
+                    lives.setdefault(m, []).append(Life(m, s["mono"], e["mono"], s.get("instance_id"), None, s, None))
+                pending[m] = e
+            elif ty == "member_exit":
+                s = pending.pop(m, None) or first.get(m) or e
+                lives.setdefault(m, []).append(
+                    Life(m, s["mono"], e["mono"], s.get("instance_id"), e.get("how"), s, e))
+        for m, s in pending.items():
+            lives.setdefault(m, []).append(Life(m, s["mono"], INF, s.get("instance_id"), None, s, None))
+        for m, e in first.items():
+            ls = lives.setdefault(m, [])
+            if not ls:
+                ls.append(Life(m, e["mono"], INF, None, None, e, None))
+            ls.sort(key=lambda lf: lf.start)
+            if e["mono"] < ls[0].start:
+                ls[0] = replace(ls[0], start=e["mono"], start_event=e)
+        for m, ls in lives.items():
+            for i, lf in enumerate(ls):
+                if lf.instance_id is None and iid.get(m):
+                    ls[i] = replace(lf, instance_id=iid[m])
+        return lives
+
+    def _faults(self) -> list[Fault]:
+        open_: dict[str, dict] = {}
+        out: list[Fault] = []
+        for e in self.events:
+            if e["mono"] > self.end:
+                break
+            if e["type"] == "fault_start":
+                open_[e.get("fault_id")] = e
+            elif e["type"] == "fault_end" and e.get("fault_id") in open_:
+                s = open_.pop(e["fault_id"])
+                out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], e["mono"],
+                                 frozenset(s.get("members_affected") or ()), s, e))
+        for s in open_.values():
+            out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], INF,
+                             frozenset(s.get("members_affected") or ()), s, None))
+        out.sort(key=lambda f: f.start)
+        return out
+
+    def _ownerships(self) -> list[Ownership]:
+        open_: dict[tuple[str, int], tuple[float, int, dict]] = {}
+        out: list[Ownership] = []
+
+        def close(key, t, i, e, reason):
+            s, si, se = open_.pop(key)
+            out.append(Ownership(key[0], key[1], s, t, si, i, se, e, reason))
+
+        for i, e in enumerate(self.events):
+            t, ty, m = e["mono"], e["type"], e.get("member")
+            if t > self.end:
+                break
+            if ty == "assigned" and self.alive(m, t):
+                for p in topic_partitions(e, self.topic):
+                    open_.setdefault((m, p), (t, i, e))
+            elif ty in ("revoked", "lost"):
+                for p in topic_partitions(e, self.topic):
+                    if (m, p) in open_:
+                        close((m, p), t, i, e, ty)
+            elif ty == "member_exit":
+                for key in [k for k in open_ if k[0] == m]:
+                    close(key, t, i, e, "exit")
+        for key in list(open_):
+            close(key, INF, len(self.events), None, "end")
+        out.sort(key=lambda o: o.start_seq)
+        return out
+
+    def _partition_count(self) -> tuple[int, bool]:
+        if self.settings.partitions > 0:
+            return self.settings.partitions, False
+        seen = {o.partition for o in self.ownerships}
+        for e in self.events:
+            if e["type"] in ("processed", "acked") and e.get("topic") == self.topic:
+                seen.add(int(e["partition"]))
+        return (max(seen) + 1 if seen else 0), True
+
+    def shutdown_start(self, life: Life) -> float:
+        """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""
+        if life.how != "graceful" or life.exit_event is None:
+            return life.end
+        lo = max(life.start, life.end - self.settings.session_timeout_s)
+        begin = life.end
+        for e in self.events:
+            if e.get("member") != life.member or not lo <= e["mono"] <= life.end:
+                continue
+            if e["type"] in ("assigned", "lost"):
+                begin = life.end  # a later assignment: what came before it was no shutdown
+            elif e["type"] in ("revoked", "stopped") and begin == life.end:
+                begin = e["mono"]
+        return begin
+
+    def _workload_end(self) -> tuple[float | None, bool]:
+        drained = [e for e in self.events if e["type"] == "drained" and e["mono"] <= self.end]
+        if drained:
+            d = drained[-1]["mono"]
+            stops = [max(d, self.shutdown_start(lf)) for ls in self.lives.values() for lf in ls
+                     if d < lf.end <= self.end]
+            if stops and min(stops) < self.end:
+                return min(stops), True
+            return self.end, False
+        if any(self.alive(m, self.end) for m in self.lives):
+            return self.end, False
+        return None, False
+
+    # -- questions
+    def alive(self, member: str | None, t: float, before: bool = False) -> bool:
+        return any(covers(lf.start, lf.end, t, before) for lf in self.lives.get(member or "", ()))
+
+    def alive_members(self, t: float, before: bool = False) -> set[str]:
+        return {m for m in self.lives if self.alive(m, t, before)}
+
+    def affected(self, member: str, t: float) -> bool:
+        """Whether an active fault lists the member at t."""
+        return any(member in f.members and f.active(t) for f in self.faults)
+
+    def in_good_standing(self, member: str, t: float) -> bool:
+        return self.alive(member, t) and not self.affected(member, t)
+
+    def good_standing(self, member: str) -> list[tuple[float, float]]:
+        """The intervals during which a member is alive and affected by no fault (clipped to the history)."""
+        out = []
+        for lf in self.lives.get(member, ()):
+            cur = [(lf.start, min(lf.end, self.end))]
+            for f in self.faults:
+                if member in f.members:
+                    cur = [piece for a, b in cur for piece in ((a, min(b, f.start)), (max(a, f.end), b))
+                           if piece[0] < piece[1]]
+            out.extend(cur)
+        return sorted(out)
+
+    def taint(self, o: Ownership) -> float:
+        """The first time in an ownership interval at which a fault affecting its member is active (inf: none)."""
+        t = INF
+        for f in self.faults:
+            if o.member in f.members and f.start < o.end and f.end > o.start:
+                t = min(t, max(f.start, o.start))
+        return t
+
+    def frozen_time(self, member: str, a: float, b: float) -> float:
+        """Seconds of [a, b) during which a freezing fault (pause) affected the member."""
+        spans = sorted((max(a, f.start), min(b, f.end)) for f in self.faults
+                       if member in f.members and f.kind in FREEZING_FAULT_KINDS and f.start < b and f.end > a)
+        total, reach = 0.0, a
+        for s, e in spans:
+            s = max(s, reach)
+            if e > s:
+                total += e - s
+                reach = e
+        return total
+
+    def owners_at(self, t: float, before: bool = False) -> dict[int, list[str]]:
+        """Partition -> members holding it at t (after the events at t), or just before t."""
+        out: dict[int, list[str]] = {}
+        for o in self.ownerships:
+            if covers(o.start, o.end, t, before):
+                out.setdefault(o.partition, []).append(o.member)
+        return out
+
+    def complete(self, owners: dict[int, list[str]]) -> bool:
+        return self.partitions > 0 and all(len(owners.get(p, ())) == 1 for p in range(self.partitions))
+
+    def disturbances(self, until: float, before: bool = False) -> list[tuple[float, dict]]:
+        """(time, event) of every disturbance up to `until`; a fault active then counts at `until`."""
+        out: list[tuple[float, dict]] = []
+
+        def upto(t):
+            return t < until if before else t <= until
+
+        for f in self.faults:
+            if upto(f.start):
+                out.append((f.start, f.start_event))
+                out.append((f.end, f.end_event) if upto(f.end) else (until, f.start_event))
+        for ls in self.lives.values():
+            for lf in ls:
+                if upto(lf.start):
+                    out.append((lf.start, lf.start_event))
+                if lf.exit_event is not None and upto(lf.end):
+                    out.append((lf.end, lf.exit_event))
+        out += [(e["mono"], e) for e in self.events if e["type"] == "broker_event" and upto(e["mono"])]
+        out.sort(key=lambda x: x[0])
+        return out
+
+    def last_disturbance(self, until: float, before: bool = False) -> tuple[float, dict] | None:
+        d = self.disturbances(until, before)
+        return d[-1] if d else None
+
+    def snapshots(self) -> list[Snapshot]:
+        """The stable assignment snapshots over the whole history, in time order."""
+        times = sorted({o.start for o in self.ownerships} | {o.end for o in self.ownerships if o.end <= self.end})
+        out: list[Snapshot] = []
+        for i, t in enumerate(times):
+            nxt = times[i + 1] if i + 1 < len(times) else self.end
+            if nxt <= t:
+                continue
+            owners = self.owners_at(t)
+            if not self.complete(owners):
+                continue
+            m = {p: owners[p][0] for p in range(self.partitions)}
+            if out and out[-1].owners == m and out[-1].end == t:
+                out[-1] = replace(out[-1], end=nxt)
+            else:
+                out.append(Snapshot(t, nxt, m))
+        return out
+
+    def member_events(self, member: str, types: frozenset | set | tuple) -> list[tuple[int, dict]]:
+        return [(i, e) for i, e in enumerate(self.events)
+                if e.get("member") == member and e["type"] in types and e["mono"] <= self.end]
+
+
+def build(history: History, settings: CheckSettings) -> Timeline:
+    """The timeline of a history for the settings' topic."""
+    return Timeline(history, settings)

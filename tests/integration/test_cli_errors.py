@@ -1,0 +1,82 @@
+"""Verify: bad input and missing tools give one clear line on stderr and exit code 2.
+
+Setup: the `harness` command as a user runs it, in a subprocess.
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+HARNESS = [sys.executable, "-m", "harness.cli"]
+
+
+def run(args, *, env=None, timeout=300):
+    return subprocess.run(HARNESS + args, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_unknown_scenario(tmp_path):
+    one_line_error(run(["run", "no-such-scenario", "--runs-root", str(tmp_path)]), "unknown scenario", "no-such-scenario")
+    assert not list(tmp_path.iterdir()), "no run directory for input refused up front"
+
+
+def test_unknown_protocol():
+    one_line_error(run(["run", "member-kill", "--protocol", "nope"]), "invalid choice", "nope")
+
+
+def test_unknown_kafka_version(tmp_path):
+    one_line_error(run(["kafka", "9.9.9"], env={"HARNESS_CACHE": str(tmp_path)}), "9.9.9", "does not exist")
+
+
+def test_malformed_kafka_version():
+    one_line_error(run(["kafka", "four"]), "bad Kafka version")
+
+
+def test_unknown_client_version(tmp_path):
+    r = run(["run", "member-kill", "--client-version", "0.0.1", "--runs-root", str(tmp_path)],
+            env={"HARNESS_CACHE": str(tmp_path / "cache")})
+    one_line_error(r, "confluent-kafka 0.0.1")
+    status = next(tmp_path.glob("*/STATUS")).read_text()
+    assert status.startswith("error"), status
+
+
+def test_consumer_protocol_on_kafka_3(tmp_path):
+    r = run(["run", "broker-upgrade", "--protocol", "consumer", "--runs-root", str(tmp_path)])
+    one_line_error(r, "does not run with protocol consumer")
+
+
+def _path_without(tmp_path: Path, *missing: str) -> str:
+    """A PATH holding links to python3, java, mvn and go, except the ones named missing."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    for tool in ("java", "mvn", "go"):
+        if tool not in missing and shutil.which(tool):
+            (d / tool).symlink_to(shutil.which(tool))
+    return str(d)
+
+
+@pytest.mark.parametrize("tool", ["mvn", "java"])
+def test_missing_java_or_maven(tool, tmp_path):
+    r = run(["kafka", "latest"], env={"PATH": _path_without(tmp_path, tool), "HARNESS_CACHE": str(tmp_path / "c")})
+    one_line_error(r, f"'{tool}' was not found")
+
+
+def test_missing_go(tmp_path):
+    """With Kafka cached but no Toxiproxy built yet, a run needs go: one line, exit 2, run marked error."""
+    env = {"PATH": _path_without(tmp_path, "go"), "HARNESS_CACHE": str(tmp_path / "c")}
+    r = run(["run", "member-kill", "--kafka-version", "latest", "--runs-root", str(tmp_path / "runs"), "--quiet"],
+            env=env)
+    one_line_error(r, "'go' was not found")
+    assert next((tmp_path / "runs").glob("*/STATUS")).read_text().startswith("error")

@@ -1,0 +1,57 @@
+"""Verify: clients reach the brokers only through Toxiproxy.
+
+Setup: the shared local cluster; a member consuming from a fresh topic.
+Then: (1) metadata advertises only the proxy ports; (2) every TCP connection of the member process
+to a broker goes to a proxy port; (3) with the proxies disabled, a new client cannot reach the cluster
+at all, though the brokers' own client ports are still open.
+"""
+import time
+
+import psutil
+import pytest
+from confluent_kafka import Consumer, KafkaException
+from confluent_kafka.admin import NewTopic
+
+from harness.members import MemberPool, MemberSpec
+
+pytestmark = pytest.mark.integration
+
+
+def test_metadata_advertises_only_proxy_ports(kafka_cluster):
+    md = kafka_cluster.admin().list_topics(timeout=10)
+    assert {b.port for b in md.brokers.values()} == kafka_cluster.proxy_ports()
+    assert not kafka_cluster.proxy_ports() & kafka_cluster.client_ports()
+
+
+def test_member_connects_only_to_proxies(kafka_cluster, tmp_path):
+    topic = "bypass-check"
+    kafka_cluster.admin().create_topics([NewTopic(topic, 6, 3)])[topic].result(timeout=30)
+    events = []
+    pool = MemberPool(bootstrap=kafka_cluster.bootstrap(), group_id="g-bypass", topic=topic,
+                      history_dir=tmp_path, log_dir=tmp_path, on_event=lambda t, **f: events.append(t))
+    try:
+        m = pool.start(MemberSpec(protocol="classic-cooperative"))
+        time.sleep(3)  # let it connect to every partition leader and the coordinator
+        remote = {c.raddr.port for c in psutil.Process(m.pid).net_connections(kind="tcp") if c.raddr}
+        broker_side = remote & (kafka_cluster.proxy_ports() | kafka_cluster.client_ports())
+        assert broker_side, f"member has no broker connection at all: {remote}"
+        assert broker_side <= kafka_cluster.proxy_ports(), f"bypassed the proxy: {broker_side - kafka_cluster.proxy_ports()}"
+        assert len(broker_side) == len(kafka_cluster.broker_ids()), "expected a connection to every broker's proxy"
+    finally:
+        pool.stop_all()
+
+
+def test_disabled_proxies_cut_clients_off(kafka_cluster):
+    proxies = [kafka_cluster.toxiproxy.proxy(f"broker-{i}") for i in kafka_cluster.broker_ids()]
+    for p in proxies:
+        p.disable()
+    try:
+        assert all(kafka_cluster._port_open(p) for p in kafka_cluster.client_ports())
+        c = Consumer({"bootstrap.servers": kafka_cluster.bootstrap(), "group.id": "g-cut", "log_level": 0})
+        with pytest.raises(KafkaException):
+            c.list_topics(timeout=3)
+        c.close()
+    finally:
+        for p in proxies:
+            p.enable()
+    assert kafka_cluster.registered_brokers(timeout_s=10) == set(kafka_cluster.broker_ids())

@@ -1,0 +1,121 @@
+"""Small builders of hand-made history events (docs/history.md) for the invariant tests.
+
+Times are `mono` seconds; partitions are plain ints of the topic TOPIC unless a topic is given.
+"""
+from __future__ import annotations
+
+from harness.history import History
+from harness.invariants import CheckSettings
+
+TOPIC = "t"
+WALL0 = 1_700_000_000.0
+
+
+def ev(type_: str, t: float, source: str, **fields) -> dict:
+    return {"type": type_, "mono": float(t), "wall": WALL0 + t, "source": source, **fields}
+
+
+def _tps(parts, topic):
+    return [[topic, p] for p in parts]
+
+
+# -- harness events
+def run_start(t: float = 0.0, **fields) -> dict:
+    return ev("run_start", t, "harness", run_id="r1", scenario="test", seed=1, settings={}, **fields)
+
+
+def run_end(t: float, status: str = "complete") -> dict:
+    return ev("run_end", t, "harness", status=status)
+
+
+def member_start(m: str, t: float, instance_id: str | None = None, rack: str | None = None) -> dict:
+    return ev("member_start", t, "harness", member=m, pid=1000, instance_id=instance_id, rack=rack)
+
+
+def member_exit(m: str, t: float, how: str = "graceful", code: int = 0) -> dict:
+    return ev("member_exit", t, "harness", member=m, how=how, code=-9 if how == "kill" else code)
+
+
+def fault_start(t: float, fid: str, members=(), kind: str = "pause", brokers=()) -> dict:
+    return ev("fault_start", t, "harness", fault_id=fid, kind=kind, targets=list(members) or list(brokers),
+              members_affected=list(members), brokers_affected=list(brokers))
+
+
+def fault_end(t: float, fid: str) -> dict:
+    return ev("fault_end", t, "harness", fault_id=fid)
+
+
+def broker_event(t: float, broker: int, what: str) -> dict:
+    return ev("broker_event", t, "harness", broker=broker, what=what, version="4.0.0")
+
+
+def drained(t: float, ok: bool = True, missing: int = 0) -> dict:
+    return ev("drained", t, "harness", ok=ok, missing=missing)
+
+
+# -- member events
+def started(m: str, t: float, instance_id: str | None = None, protocol: str = "classic-cooperative") -> dict:
+    return ev("started", t, "member", member=m, pid=1000, protocol=protocol, group_id="g", topic=TOPIC,
+              instance_id=instance_id, rack=None, client="test")
+
+
+def assigned(m: str, t: float, parts, topic: str = TOPIC) -> dict:
+    return ev("assigned", t, "member", member=m, partitions=_tps(parts, topic))
+
+
+def revoked(m: str, t: float, parts, topic: str = TOPIC) -> dict:
+    return ev("revoked", t, "member", member=m, partitions=_tps(parts, topic))
+
+
+def lost(m: str, t: float, parts, topic: str = TOPIC) -> dict:
+    return ev("lost", t, "member", member=m, partitions=_tps(parts, topic))
+
+
+def stopped(m: str, t: float) -> dict:
+    return ev("stopped", t, "member", member=m, reason="sigterm")
+
+
+def processed(m: str, t: float, partition: int, first: int, last: int, topic: str = TOPIC) -> dict:
+    return ev("processed", t, "member", member=m, topic=topic, partition=partition, first_offset=first,
+              last_offset=last, count=last - first + 1)
+
+
+def committed(m: str, t: float, offsets: dict, ok: bool = True, topic: str = TOPIC) -> dict:
+    return ev("committed", t, "member", member=m, ok=ok, error=None if ok else "ILLEGAL_GENERATION",
+              offsets=[[topic, p, o] for p, o in offsets.items()])
+
+
+# -- producer events
+def acked(t: float, partition: int, offset: int, topic: str = TOPIC) -> dict:
+    return ev("acked", t, "producer", topic=topic, partition=partition, offset=offset, key=f"k{offset}", seq=0)
+
+
+# -- whole pieces
+def join(m: str, t: float, parts=(), instance_id: str | None = None) -> list[dict]:
+    """A member that starts at t and is assigned `parts` half a second later."""
+    out = [member_start(m, t, instance_id=instance_id), started(m, t + 0.1, instance_id=instance_id)]
+    if parts:
+        out.append(assigned(m, t + 0.5, parts))
+    return out
+
+
+def history(*items) -> History:
+    """A History from events and lists of events, in any order."""
+    flat: list[dict] = []
+    for it in items:
+        if isinstance(it, dict):
+            flat.append(it)
+        else:
+            flat.extend(history(*it).events)
+    return History.from_events(flat)
+
+
+def settings(**kw) -> CheckSettings:
+    kw.setdefault("topic", TOPIC)
+    kw.setdefault("partitions", 4)
+    return CheckSettings(**kw)
+
+
+def steady(end: float = 20.0) -> list[dict]:
+    """Two members a:[0,1] and b:[2,3] from t=1 to the end, no fault."""
+    return [run_start(0.0), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), run_end(end)]

@@ -1,0 +1,121 @@
+"""exclusive_ownership: one owner in good standing per partition; zombies bounded; no processing without holding."""
+from histbuild import (assigned, committed, fault_end, fault_start, history, join, lost, member_exit, processed,
+                       revoked, run_end, settings, steady)
+
+from harness.invariants import exclusive
+
+
+def check(h, **kw):
+    return exclusive.check(h, settings(**kw))
+
+
+def scale_out():
+    """c joins; cooperative: a and b revoke one partition each, then c is assigned both."""
+    return [*steady(30.0), *join("c", 10.0), revoked("a", 11.0, [1]), revoked("b", 11.0, [3]),
+            assigned("c", 12.0, [1, 3]), processed("a", 5.0, 1, 0, 9), processed("c", 13.0, 1, 10, 19),
+            processed("b", 10.5, 3, 0, 4)]
+
+
+def test_cooperative_scale_out_is_valid():
+    v = check(history(scale_out()))
+    assert v.status == "valid", v.message
+    assert v.measurements["double_assignments"] == 0
+
+
+def test_assigned_while_another_holds_is_invalid():
+    # the "claim-extra" member: b records partition 0, which a holds and never revoked
+    h = history(steady(), assigned("b", 5.0, [0]))
+    v = check(h)
+    assert v.status == "invalid"
+    assert "partition 0" in v.message
+    whys = [(w["type"], w["member"]) for w in v.witnesses]
+    assert whys == [("assigned", "a"), ("assigned", "b")]
+    assert all("why" in w for w in v.witnesses)
+
+
+def test_double_assignment_is_invalid_under_eager_too():
+    v = check(history(steady(), assigned("b", 5.0, [0])), protocol="classic-eager")
+    assert v.status == "invalid"
+
+
+def test_revoke_before_assign_is_cooperative_only():
+    # b is under a network fault when it is given partition 0; a (clean) never revoked it
+    evs = [*steady(), fault_start(4.0, "f1", ["b"], kind="network_latency"), assigned("b", 5.0, [0]),
+           revoked("a", 5.5, [0]), fault_end(8.0, "f1")]
+    assert check(history(evs), protocol="classic-cooperative").status == "invalid"
+    assert check(history(evs), protocol="consumer").status == "invalid"
+    assert check(history(evs), protocol="classic-eager").status == "valid"
+
+
+def test_processing_after_own_revoke_is_invalid():
+    evs = [*scale_out(), processed("a", 14.0, 1, 10, 12)]
+    v = check(history(evs))
+    assert v.status == "invalid"
+    assert "after its own revoked" in v.message
+    assert {w["type"] for w in v.witnesses} == {"revoked", "processed"}
+    assert v.measurements["processed_without_holding"] == 1
+
+
+def test_processing_a_partition_never_assigned_is_invalid():
+    v = check(history(steady(), processed("a", 5.0, 3, 0, 0)))
+    assert v.status == "invalid"
+    assert "without ever being assigned" in v.message
+
+
+def long_pause(zombie_extra=(), lost_at=15.5):
+    """a is paused 5..15 (longer than the session timeout); b gets a's partitions at 12; a learns at lost_at."""
+    return [*steady(30.0), processed("a", 4.0, 0, 0, 9), fault_start(5.0, "f1", ["a"]),
+            assigned("b", 12.0, [0, 1]), fault_end(15.0, "f1"), *zombie_extra, lost("a", lost_at, [0, 1])]
+
+
+def test_zombie_window_beyond_tolerance_is_invalid():
+    v = check(history(long_pause()))
+    assert v.status == "invalid"
+    assert "zombie a" in v.message
+    assert v.measurements["max_zombie_window_s"] == 3.5
+    assert v.measurements["max_zombie_running_s"] == 0.5  # paused until 15, lost at 15.5
+    assert {w["type"] for w in v.witnesses} == {"assigned", "lost"}
+
+
+def test_zombie_window_within_tolerance_is_valid():
+    v = check(history(long_pause([processed("a", 15.2, 0, 10, 12)])), zombie_tolerance_s=5.0)
+    assert v.status == "valid", v.message
+    assert v.measurements["zombie_pairs"] == 2
+    assert v.measurements["zombie_batches_after_reassign"] == 1
+
+
+def test_zombie_commit_after_new_owner_is_invalid_even_within_tolerance():
+    v = check(history(long_pause([committed("a", 15.3, {0: 13})])), zombie_tolerance_s=5.0)
+    assert v.status == "invalid"
+    assert "committed partition 0" in v.message
+    assert v.measurements["zombie_commits_after_reassign"] == 1
+
+
+def test_fenced_zombie_commit_is_fine():
+    v = check(history(long_pause([committed("a", 15.3, {0: 13}, ok=False)])), zombie_tolerance_s=5.0)
+    assert v.status == "valid", v.message
+
+
+def test_zombie_never_giving_up_is_measured_to_the_end():
+    evs = [e for e in long_pause() if e["type"] != "lost"]
+    v = check(history(evs), zombie_tolerance_s=5.0)
+    assert v.status == "invalid"
+    assert v.measurements["max_zombie_window_s"] == 18.0  # 12 .. run_end 30
+
+
+def test_killed_members_last_lines_are_not_ownership():
+    # the kill is recorded just before SIGKILL: a's last lines may come after its exit
+    evs = [*steady(), member_exit("a", 5.0, how="kill"), processed("a", 5.001, 0, 0, 3),
+           assigned("a", 5.002, [3]), assigned("b", 12.0, [0, 1])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["ignored_after_exit"] == 1
+
+
+def test_nothing_assigned_is_unknown():
+    v = check(history(join("a", 0.0), run_end(10.0)))
+    assert v.status == "unknown"
+
+
+def test_empty_history_is_unknown():
+    assert check(history(run_end(3.0))).status == "unknown"

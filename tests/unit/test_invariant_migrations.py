@@ -1,0 +1,93 @@
+"""bounded_migrations: a sticky assignor moves no more partitions than reaching balance needs."""
+import pytest
+from histbuild import assigned, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end, settings, steady
+
+from harness.invariants import migrations
+
+
+def check(h, **kw):
+    return migrations.check(h, settings(**kw))
+
+
+def test_min_moves():
+    assert migrations.min_moves(4, {"a", "b"}, {"a": 4}) == 2
+    assert migrations.min_moves(4, {"a", "b", "c"}, {"a": 2, "b": 2}) == 1
+    assert migrations.min_moves(6, {"a", "b", "c"}, {"a": 3, "b": 3}) == 2
+    assert migrations.min_moves(4, {"a"}, {"a": 2}) == 0  # the departed member's partitions are no moves
+    assert migrations.min_moves(2, {"a", "b", "c"}, {"a": 1, "b": 1}) == 0
+    assert migrations.min_moves(5, {"a", "b"}, {"a": 3, "b": 2}) == 0
+
+
+def test_sticky_scale_out_is_valid():
+    evs = [*join("a", 0.0, [0, 1, 2, 3]), *join("b", 5.0), revoked("a", 6.0, [2, 3]), assigned("b", 7.0, [2, 3]),
+           run_end(20.0)]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["per_transition"] == [{"at": 7.0, "moves": 2, "min_moves": 2, "members": 2}]
+
+
+def shuffle():
+    """c joins a:[0,1] b:[2,3]; the assignor moves 3 partitions where 1 suffices."""
+    return [*steady(30.0), *join("c", 10.0), revoked("a", 11.0, [0, 1]), revoked("b", 11.0, [2]),
+            assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2])]
+
+
+def test_needless_moves_are_invalid():
+    v = check(history(shuffle()))
+    assert v.status == "invalid", v.message
+    assert "3 partitions moved where 1" in v.message
+    assert v.measurements["max_excess"] == 2
+    assert sorted((w["member"], w["type"]) for w in v.witnesses) == [("a", "assigned"), ("c", "assigned"),
+                                                                     ("c", "assigned")]
+
+
+def test_slack_allows_extra_moves():
+    assert check(history(shuffle()), migration_slack=2).status == "valid"
+
+
+def test_eager_is_skipped():
+    v = check(history(shuffle()), protocol="classic-eager")
+    assert v.status == "skipped"
+
+
+def test_consumer_protocol_is_judged():
+    assert check(history(shuffle()), protocol="consumer").status == "invalid"
+
+
+def test_starving_a_live_member_is_invalid():
+    evs = [*steady(30.0), revoked("b", 10.0, [2, 3]), assigned("a", 11.0, [2, 3])]
+    v = check(history(evs))
+    assert v.status == "invalid"
+    assert v.measurements["per_transition"][0]["min_moves"] == 0
+
+
+def test_killed_members_partitions_are_no_moves():
+    evs = [*steady(30.0), member_exit("b", 10.0, how="kill"), assigned("a", 17.0, [2, 3])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["total_moves"] == 0
+
+
+def test_fenced_members_partitions_are_no_moves():
+    # a is paused past the session timeout: b gets a's partitions, a learns it lost them, then rejoins
+    evs = [*steady(40.0), fault_start(5.0, "f1", ["a"]), assigned("b", 12.0, [0, 1]), fault_end(15.0, "f1"),
+           lost("a", 15.5, [0, 1]), revoked("b", 17.0, [0]), assigned("a", 18.0, [0])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert [r["moves"] for r in v.measurements["per_transition"]] == [0, 1]
+
+
+def test_one_stable_assignment_is_skipped():
+    v = check(history(steady()))
+    assert v.status == "skipped"
+    assert v.measurements["transitions"] == 0
+
+
+def test_never_complete_is_unknown():
+    v = check(history(join("a", 0.0, [0, 1]), run_end(10.0)))
+    assert v.status == "unknown"
+
+
+def test_unknown_protocol_raises():
+    with pytest.raises(ValueError):
+        check(history(steady()), protocol="streams")

@@ -1,0 +1,59 @@
+"""Schedules come from the seed alone: same seed, same schedule; replay pins it."""
+import json
+
+import pytest
+
+from harness import scenarios
+from harness.errors import BadInput
+from harness.runner import RunConfig, replay_config
+from harness.scenarios import SCENARIOS, Action, ScenarioContext
+
+CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_same_seed_same_schedule(name):
+    sc = scenarios.get(name)
+    a = scenarios.schedule(sc, seed=42, ctx=CTX)
+    b = scenarios.schedule(sc, seed=42, ctx=CTX)
+    assert a == b and a, name
+    assert all(isinstance(x, Action) for x in a)
+
+
+def test_seeds_change_timings():
+    sc = scenarios.get("scale-out-in")
+    schedules = {json.dumps([a.to_dict() for a in scenarios.schedule(sc, seed=s, ctx=CTX)]) for s in range(10)}
+    assert len(schedules) > 1
+
+
+def test_pause_long_exceeds_session_timeout_and_short_does_not():
+    for seed in range(20):
+        long_ = [a for a in scenarios.schedule(scenarios.get("pause-long"), seed=seed, ctx=CTX) if a.kind == "pause_member"]
+        short = [a for a in scenarios.schedule(scenarios.get("pause-short"), seed=seed, ctx=CTX) if a.kind == "pause_member"]
+        assert long_[0].params["duration_s"] > CTX.session_timeout_s
+        assert short[0].params["duration_s"] < CTX.session_timeout_s
+
+
+def test_unknown_scenario_is_bad_input():
+    with pytest.raises(BadInput, match="unknown scenario"):
+        scenarios.get("nope")
+
+
+def test_protocol_not_supported_by_scenario_is_bad_input():
+    with pytest.raises(BadInput, match="does not run with protocol consumer"):
+        RunConfig(scenario="broker-upgrade", seed=1, protocol="consumer").validate()
+
+
+def test_replay_config_pins_the_recorded_schedule(tmp_path):
+    sched = [{"kind": "sleep", "params": {"s": 1.5}}, {"kind": "wait_stable", "params": {}}]
+    cfg = RunConfig(scenario="member-kill", seed=5, protocol="consumer")
+    from dataclasses import asdict
+    (tmp_path / "run.json").write_text(json.dumps({"config": asdict(cfg), "schedule": sched}))
+    r = replay_config(tmp_path, runs_root="elsewhere")
+    assert r.seed == 5 and r.protocol == "consumer" and r.runs_root == "elsewhere"
+    assert [Action.from_dict(a) for a in r.schedule] == [Action("sleep", {"s": 1.5}), Action("wait_stable", {})]
+
+
+def test_replay_of_a_directory_without_run_json_is_bad_input(tmp_path):
+    with pytest.raises(BadInput, match="not a run directory"):
+        replay_config(tmp_path)
