@@ -29,6 +29,8 @@ sent).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from harness.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
@@ -50,6 +52,11 @@ def check(history: History, settings: CheckSettings) -> Verdict:
          "zombie_batches_after_reassign": 0, "zombie_commits_after_reassign": 0, "processed_without_holding": 0,
          "double_assignments": 0, "ignored_after_exit": 0}
 
+    acts: dict[str, list[dict]] = {}  # each member's processed/committed events, in time order
+    for e in tl.events:
+        if e["type"] in ("processed", "committed") and e["mono"] <= tl.end:
+            acts.setdefault(e.get("member"), []).append(e)
+    times = {k: [e["mono"] for e in v] for k, v in acts.items()}
     for p, owns in sorted(tl.by_partition.items()):
         for i, b in enumerate(owns):
             for a in owns[:i]:
@@ -65,8 +72,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                         f"it before {b.member} was assigned it"),
                                  witness(b.start_event, f"{b.member} assigned partition {p} while {a.member} held it")]
                 else:
-                    _zombie(tl, settings, a, b, m, problems, wits)
+                    _zombie(tl, settings, a, b, acts.get(a.member, []), times.get(a.member, []), m, problems, wits)
 
+    starts: dict[tuple, list[int]] = {}
     for i, e in enumerate(tl.events):
         if e["type"] != "processed" or e.get("topic") != tl.topic or e["mono"] > tl.end:
             continue
@@ -74,11 +82,14 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         if not tl.alive(mem, t):
             m["ignored_after_exit"] += 1
             continue
-        mine = tl.by_member.get((mem, p), [])
-        if any(o.start_seq < i < o.end_seq for o in mine):
+        mine = tl.by_member.get((mem, p), [])  # disjoint, in order
+        if (mem, p) not in starts:
+            starts[(mem, p)] = [o.start_seq for o in mine]
+        k = bisect_right(starts[(mem, p)], i - 1) - 1
+        if k >= 0 and i < mine[k].end_seq:
             continue
         m["processed_without_holding"] += 1
-        prev = [o for o in mine if o.end_seq < i]
+        prev = mine[:k + 1]
         if prev:
             problems.append(f"{mem} processed partition {p} at {t:.3f} after its own {prev[-1].end_reason}")
             if prev[-1].end_event is not None:
@@ -96,7 +107,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                   f"{m['zombie_pairs']} zombie overlaps within tolerance", (), m)
 
 
-def _zombie(tl, settings, a, b, m, problems, wits) -> None:
+def _zombie(tl, settings, a, b, acts: list[dict], times: list[float], m, problems, wits) -> None:
     """Measure and judge the overlap of a possibly fenced old owner `a` with the new owner `b`."""
     p = a.partition
     m["zombie_pairs"] += 1
@@ -112,9 +123,10 @@ def _zombie(tl, settings, a, b, m, problems, wits) -> None:
         wits.append(witness(a.end_event or a.start_event,
                             f"zombie {a.member} gave up partition {p} {window:.3f}s later" if a.end_event
                             else f"zombie {a.member} still held partition {p} at the end of the history"))
-    for e in tl.events:
-        if e.get("member") != a.member or not b.start < e["mono"] < min(b.end, tl.end + 1e-9):
-            continue
+    upto = min(b.end, tl.end + 1e-9)
+    for e in acts[bisect_right(times, b.start):]:
+        if e["mono"] >= upto:
+            break
         if e["type"] == "processed" and e.get("topic") == tl.topic and int(e["partition"]) == p \
                 and e["mono"] < a.end:
             m["zombie_batches_after_reassign"] += 1

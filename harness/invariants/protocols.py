@@ -1,10 +1,10 @@
 """What each group protocol promises: the one place the checkers ask which anomaly a protocol allows.
 
-| protocol | assignor | sticky (bounded migrations) | revoke before assign | static membership |
+| protocol | assignor | sticky | revoke before assign | static membership |
 |---|---|---|---|---|
-| `classic-eager` | range, eager | no: every rebalance revokes everything and range may reshuffle | not required of a faulted new owner (see below) | yes (KIP-345) |
-| `classic-cooperative` | cooperative-sticky | yes | yes (KIP-429: revoke in one round, assign in the next) | yes (KIP-345) |
-| `consumer` | server-side uniform (KIP-848) | yes | yes: the coordinator assigns only after the old owner acknowledged the revocation | yes (KIP-848 static members) |
+| `classic-eager` | range, eager | no: every rebalance revokes all | not of a faulted new owner | yes (KIP-345) |
+| `classic-cooperative` | cooperative-sticky | yes | yes (KIP-429: two rounds) | yes (KIP-345) |
+| `consumer` | server-side uniform (KIP-848) | yes | yes: assigned after the revocation is acked | yes |
 
 Under every protocol two members in good standing never hold one partition at once. "Revoke before
 assign" is the stronger, cooperative promise: the moment a partition is given to a new owner, no old

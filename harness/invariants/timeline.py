@@ -35,6 +35,8 @@ from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 
 INF = math.inf
 OWNERSHIP_TYPES = frozenset({"assigned", "revoked", "lost"})
+#: the many per-record events; the timeline's own views read only the rest ("control" events)
+BULK_TYPES = frozenset({"processed", "committed", "acked", "failed"})
 #: fault kinds that stop a member's process (SIGSTOP): it can do nothing while one is active
 FREEZING_FAULT_KINDS = frozenset({"pause"})
 
@@ -132,6 +134,11 @@ class Timeline:
         evs = history.events
         self.events = evs
         self.settings = settings
+        self.control = [(i, e) for i, e in enumerate(evs) if e["type"] not in BULK_TYPES]
+        self.first_seen: dict[str, dict] = {}  # each member's first own event
+        for e in evs:
+            if e["type"] in MEMBER_EVENT_TYPES and e.get("member") and e["member"] not in self.first_seen:
+                self.first_seen[e["member"]] = e
         self.topic = resolve_topic(evs, settings.topic)
         runs = [e for e in evs if e["type"] == "run_end"]
         self.end = runs[-1]["mono"] if runs else (evs[-1]["mono"] if evs else 0.0)
@@ -152,16 +159,15 @@ class Timeline:
     def _lives(self) -> dict[str, list[Life]]:
         lives: dict[str, list[Life]] = {}
         pending: dict[str, dict] = {}
-        first: dict[str, dict] = {}
+        first = {m: e for m, e in self.first_seen.items() if e["mono"] <= self.end}
         iid: dict[str, str | None] = {}
-        for e in self.events:
+        for _, e in self.control:
             if e["mono"] > self.end:
                 break
             ty, m = e["type"], e.get("member")
             if not m:
                 continue
             if ty in MEMBER_EVENT_TYPES:
-                first.setdefault(m, e)
                 if ty == "started" and e.get("instance_id"):
                     iid.setdefault(m, e["instance_id"])
             elif ty == "member_start":
@@ -191,7 +197,7 @@ class Timeline:
     def _faults(self) -> list[Fault]:
         open_: dict[str, dict] = {}
         out: list[Fault] = []
-        for e in self.events:
+        for _, e in self.control:
             if e["mono"] > self.end:
                 break
             if e["type"] == "fault_start":
@@ -214,7 +220,7 @@ class Timeline:
             s, si, se = open_.pop(key)
             out.append(Ownership(key[0], key[1], s, t, si, i, se, e, reason))
 
-        for i, e in enumerate(self.events):
+        for i, e in self.control:
             t, ty, m = e["mono"], e["type"], e.get("member")
             if t > self.end:
                 break
@@ -248,7 +254,7 @@ class Timeline:
             return life.end
         lo = max(life.start, life.end - self.settings.session_timeout_s)
         begin = life.end
-        for e in self.events:
+        for _, e in self.control:
             if e.get("member") != life.member or not lo <= e["mono"] <= life.end:
                 continue
             if e["type"] in ("assigned", "lost"):
@@ -258,7 +264,7 @@ class Timeline:
         return begin
 
     def _workload_end(self) -> tuple[float | None, bool]:
-        drained = [e for e in self.events if e["type"] == "drained" and e["mono"] <= self.end]
+        drained = [e for _, e in self.control if e["type"] == "drained" and e["mono"] <= self.end]
         if drained:
             d = drained[-1]["mono"]
             stops = [max(d, self.shutdown_start(lf)) for ls in self.lives.values() for lf in ls
@@ -344,7 +350,7 @@ class Timeline:
                     out.append((lf.start, lf.start_event))
                 if lf.exit_event is not None and upto(lf.end):
                     out.append((lf.end, lf.exit_event))
-        out += [(e["mono"], e) for e in self.events if e["type"] == "broker_event" and upto(e["mono"])]
+        out += [(e["mono"], e) for _, e in self.control if e["type"] == "broker_event" and upto(e["mono"])]
         out.sort(key=lambda x: x[0])
         return out
 
@@ -371,7 +377,8 @@ class Timeline:
         return out
 
     def member_events(self, member: str, types: frozenset | set | tuple) -> list[tuple[int, dict]]:
-        return [(i, e) for i, e in enumerate(self.events)
+        evs = enumerate(self.events) if set(types) & BULK_TYPES else self.control
+        return [(i, e) for i, e in evs
                 if e.get("member") == member and e["type"] in types and e["mono"] <= self.end]
 
 

@@ -58,13 +58,23 @@ def test_consumer_protocol_on_kafka_3(tmp_path):
 
 
 def _path_without(tmp_path: Path, *missing: str) -> str:
-    """A PATH holding links to python3, java, mvn and go, except the ones named missing."""
-    d = tmp_path / "bin"
-    d.mkdir()
-    for tool in ("java", "mvn", "go"):
-        if tool not in missing and shutil.which(tool):
-            (d / tool).symlink_to(shutil.which(tool))
-    return str(d)
+    """The current PATH with the named tools hidden: a directory that holds one is replaced by a
+    directory of links to everything else in it."""
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    dirs = []
+    for d in os.environ["PATH"].split(os.pathsep):
+        if not d or not os.path.isdir(d):
+            continue
+        if any(os.path.exists(os.path.join(d, tool)) for tool in missing):
+            for name in os.listdir(d):
+                if name not in missing and not (shadow / name).exists():
+                    (shadow / name).symlink_to(os.path.join(d, name))
+            if str(shadow) not in dirs:
+                dirs.append(str(shadow))
+        else:
+            dirs.append(d)
+    return os.pathsep.join(dirs)
 
 
 @pytest.mark.parametrize("tool", ["mvn", "java"])

@@ -1,6 +1,7 @@
 """bounded_migrations: a sticky assignor moves no more partitions than reaching balance needs."""
 import pytest
-from histbuild import assigned, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end, settings, steady
+from histbuild import (assigned, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end, settings,
+                       steady)
 
 from harness.invariants import migrations
 

@@ -1,0 +1,125 @@
+"""The invariants' public face: Verdict, CheckSettings, CHECKERS, check_all; and their purity (no I/O imports)."""
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from histbuild import acked, assigned, history, processed, run_end, settings, steady
+
+import harness.invariants as inv
+from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, protocols
+
+PACKAGE = Path(inv.__file__).parent
+STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "typing"}
+
+
+def test_checker_names_in_order():
+    assert list(CHECKERS) == ["exclusive_ownership", "coverage_liveness", "bounded_migrations",
+                              "convergence_balance", "static_membership", "record_integrity"]
+
+
+def test_check_all_on_a_good_history():
+    evs = [*steady(), *[acked(0.8, p, 0) for p in range(4)],
+           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)]]
+    vs = check_all(history(evs), settings())
+    assert {n: v.status for n, v in vs.items()} == {
+        "exclusive_ownership": "valid", "coverage_liveness": "valid", "bounded_migrations": "skipped",
+        "convergence_balance": "valid", "static_membership": "skipped", "record_integrity": "valid"}
+    assert all(v.name == n for n, v in vs.items())
+    json.dumps({n: v.to_dict() for n, v in vs.items()})
+
+
+def test_check_all_finds_a_planted_anomaly():
+    vs = check_all(history(steady(), assigned("b", 5.0, [0])), settings())
+    assert vs["exclusive_ownership"].status == "invalid"
+    assert vs["coverage_liveness"].status == "invalid"
+
+
+@pytest.mark.parametrize("events", [[], [run_end(3.0)], [acked(1.0, 0, 0), run_end(3.0)]])
+def test_empty_history_is_unknown_for_every_checker(events):
+    vs = check_all(history(events), settings())
+    assert list(vs) == list(CHECKERS)
+    assert {v.status for v in vs.values()} == {"unknown"}
+    for name, check in CHECKERS.items():  # and each checker on its own
+        assert check(history(events), settings()).status == "unknown", name
+
+
+def test_a_checker_that_raises_is_unknown(monkeypatch):
+    def boom(h, s):
+        raise RuntimeError("bad\nthing")
+
+    monkeypatch.setitem(CHECKERS, "coverage_liveness", boom)
+    monkeypatch.setitem(CHECKERS, "bounded_migrations", lambda h, s: "valid")
+    vs = check_all(history(steady()), settings())
+    assert vs["coverage_liveness"].status == "unknown"
+    assert vs["coverage_liveness"].message == "checker raised RuntimeError: bad thing"
+    assert vs["bounded_migrations"].status == "unknown"
+    assert vs["exclusive_ownership"].status == "valid"
+
+
+def test_bad_settings_give_unknown_not_valid():
+    vs = check_all(history(steady()), settings(protocol="nonsense"))
+    assert vs["exclusive_ownership"].status == "unknown"
+    assert "nonsense" in vs["exclusive_ownership"].message
+
+
+def test_several_topics_without_a_topic_setting_are_unknown():
+    h = history(steady(), assigned("a", 3.0, [0], topic="other"))
+    vs = check_all(h, CheckSettings(partitions=4))
+    assert vs["exclusive_ownership"].status == "unknown"
+    assert "several topics" in vs["exclusive_ownership"].message
+    assert check_all(history(steady()), CheckSettings(partitions=4))["coverage_liveness"].status == "valid"
+
+
+def test_check_all_subset_and_unknown_names():
+    assert list(check_all(history(steady()), settings(), names=["record_integrity"])) == ["record_integrity"]
+    with pytest.raises(ValueError):
+        check_all(history(steady()), settings(), names=["nope"])
+
+
+def test_verdict():
+    v = Verdict("x", "invalid", "two\nlines", [{"type": "assigned", "why": "w"}], {"n": 1.5, "inf": float("inf")})
+    assert v.message == "two lines"
+    assert isinstance(v.witnesses, tuple)
+    assert v.to_dict() == {"name": "x", "status": "invalid", "message": "two lines",
+                           "witnesses": [{"type": "assigned", "why": "w"}], "measurements": {"n": 1.5, "inf": None}}
+    assert not v.ok
+    with pytest.raises(ValueError):
+        Verdict("x", "maybe", "")
+
+
+def test_check_settings():
+    s = CheckSettings.from_dict({"topic": "t", "partitions": 6, "zombie_tolerance_s": 9.0, "unknown_key": 1})
+    assert (s.topic, s.partitions, s.zombie_tolerance_s, s.protocol) == ("t", 6, 9.0, "classic-cooperative")
+    assert CheckSettings.from_dict(s.to_dict()) == s
+    with pytest.raises(TypeError):
+        CheckSettings("t")  # keyword-only
+
+
+def test_protocol_rules_live_in_one_place():
+    assert set(protocols.PROTOCOLS) == {"classic-eager", "classic-cooperative", "consumer"}
+    assert not protocols.rules_for("classic-eager").sticky
+    assert protocols.rules_for("classic-cooperative").revoke_before_assign
+    assert protocols.rules_for("consumer").revoke_before_assign
+
+
+def test_invariants_do_no_io():
+    """Only the stdlib allow-list, harness.history and sibling modules are imported; no I/O builtins are called."""
+    files = sorted(PACKAGE.glob("*.py"))
+    assert len(files) >= 9
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in {"open", "print", "input", "exec", "eval", "__import__"}, f.name
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:  # relative: a sibling module
+                    continue
+                names = [node.module]
+            else:
+                continue
+            for n in names:
+                ok = n in STDLIB_ALLOWED or n == "harness.history" or n == "harness.invariants" \
+                    or n.startswith("harness.invariants.")
+                assert ok, f"{f.name} imports {n}"
