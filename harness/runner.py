@@ -238,7 +238,8 @@ class Run:
 
     # -- waiting (the only place that waits)
     def wait_stable(self, what: str, *, timeout_s: float | None = None) -> bool:
-        """Wait until every partition has exactly one live owner and nothing changed for stable_s."""
+        """Wait until every partition has exactly one live owner, owned counts differ by at most one, and
+        nothing changed for stable_s. On timeout it records `wait_timeout` and goes on: the checkers judge."""
         timeout_s = timeout_s or self.cfg.stable_timeout_s
         deadline = time.monotonic() + timeout_s
         last, since = None, time.monotonic()
@@ -250,7 +251,9 @@ class Run:
             if snapshot != last:
                 last, since = snapshot, time.monotonic()
             complete = sorted(held) == list(range(self.cfg.partitions))
-            if complete and time.monotonic() - since >= self.cfg.stable_s:
+            counts = [len(ps) for ps in own.values()]
+            balanced = bool(counts) and max(counts) - min(counts) <= 1
+            if complete and balanced and time.monotonic() - since >= self.cfg.stable_s:
                 self.say(f"stable ({what}): " + ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items())))
                 return True
             time.sleep(0.2)

@@ -48,10 +48,7 @@ class ToxiproxyServer:
     def start(self, *, timeout_s: float = 10.0) -> None:
         self.proc = Proc.spawn([str(self.binary), "-host", "127.0.0.1", "-port", str(self.port)],
                                log_path=self.log_path, name="toxiproxy")
-        # toxiproxy-python keeps the API address on a class; one server per harness process
-        APIConsumer.host, APIConsumer.port = "127.0.0.1", self.port
-        APIConsumer.base_url = f"http://127.0.0.1:{self.port}"
-        self.client.update_api_consumer("127.0.0.1", self.port)
+        self.activate()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if not self.proc.alive():
@@ -63,10 +60,18 @@ class ToxiproxyServer:
                 time.sleep(0.1)
         raise SetupError(f"toxiproxy did not answer on port {self.port} within {timeout_s}s (see {self.log_path})")
 
+    def activate(self) -> None:
+        """Point toxiproxy-python at this server. It keeps the API address on a class (process-wide),
+        so with two clusters in one process (a shared one and a run's own) each call re-points it."""
+        APIConsumer.host, APIConsumer.port = "127.0.0.1", self.port
+
     def create(self, *, name: str, listen: str, upstream: str):
+        self.activate()
         return self.client.create(name=name, listen=listen, upstream=upstream, enabled=True)
 
     def proxy(self, name: str):
+        """A proxy by name; use the object right away (before another server is activated)."""
+        self.activate()
         return self.client.get_proxy(name)
 
     def stop(self) -> None:

@@ -287,8 +287,9 @@ class LocalCluster:
         target = self._dist(version)
         self.rolling_restart(version=target.version)
         release = ".".join(target.version.split(".")[:2])
+        flag = "--release-version" if target.major >= 4 else "--metadata"  # --metadata is deprecated in 4.x
         cmd = self._java(target.version, "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server",
-                         self.bootstrap(), "upgrade", "--metadata", release)
+                         self.bootstrap(), "upgrade", flag, release)
         log = self.work_dir / "feature-upgrade.log"
         with open(log, "w") as out:
             r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=120)
