@@ -37,7 +37,12 @@ def _stamp_text(java: str, classpath: str) -> str:
     """What the cached build depends on: the source, the JVM and the Kafka jars."""
     h = hashlib.sha256(SOURCE.read_bytes())
     real_java = os.path.realpath(java)
-    h.update(f"\0{real_java}\0{os.stat(real_java).st_mtime_ns}\0{classpath}\0{' '.join(JVM_OPTS)}".encode())
+    h.update(f"\0{real_java}\0{os.stat(real_java).st_mtime_ns}\0{' '.join(JVM_OPTS)}".encode())
+    for jar in classpath.split(":"):  # re-resolved jars invalidate the class-data archive: rebuild it
+        try:
+            h.update(f"\0{jar}\0{os.stat(jar).st_mtime_ns}".encode())
+        except OSError:
+            h.update(f"\0{jar}\0missing".encode())
     return h.hexdigest()[:20]
 
 
@@ -64,7 +69,8 @@ def _train(java: str, cp: str, base: Path, progress) -> Path | None:
     progress("training the Java member's class-data archive ...")
     with open(base / "train.log", "w") as out:
         try:
-            r = subprocess.run([java, *JVM_OPTS, f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, MAIN_CLASS],
+            r = subprocess.run([java, *JVM_OPTS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                                f"-XX:ArchiveClassesAtExit={tmp}", "-cp", cp, MAIN_CLASS],
                                env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                timeout=TRAIN_TIMEOUT_S)
             ok = r.returncode == 0

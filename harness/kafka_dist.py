@@ -7,7 +7,9 @@ tiny generated pom and `mvn dependency:copy-dependencies` give the same jars the
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
 import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -26,7 +28,9 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <groupId>harness.local</groupId><artifactId>kafka-dist</artifactId><version>{version}</version>
   <dependencies>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version></dependency>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>{version}</version>
+      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
+    </dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency>
   </dependencies>
 </project>
@@ -76,9 +80,15 @@ def _key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
 
 
+def _pom_stamp(version: str) -> str:
+    """What a cached classpath was resolved from: a changed pom template means resolving again."""
+    return hashlib.sha256(POM.format(version=version).encode()).hexdigest()[:16]
+
+
 def _cached(version: str) -> KafkaDist | None:
     d = cache_dir() / "kafka" / version
-    if (d / "COMPLETE").exists():
+    done = d / "COMPLETE"
+    if done.exists() and done.read_text().strip() == _pom_stamp(version):
         return KafkaDist(version, d / "libs")
     return None
 
@@ -111,6 +121,7 @@ def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
     if dist:
         return dist
     d = cache_dir() / "kafka" / version
+    shutil.rmtree(d / "libs", ignore_errors=True)
     d.mkdir(parents=True, exist_ok=True)
     (d / "pom.xml").write_text(POM.format(version=version))
     progress(f"resolving Apache Kafka {version} from Maven Central ...")
@@ -125,5 +136,5 @@ def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
             raise BadInput(f"Kafka {version} cannot be resolved from Maven Central: "
                            f"{missing.group(1) if missing else 'a dependency is missing'} (see {d / 'resolve.log'})")
         raise SetupError(f"Maven failed to resolve Kafka {version} (see {d / 'resolve.log'})")
-    (d / "COMPLETE").write_text(version)
+    (d / "COMPLETE").write_text(_pom_stamp(version))
     return KafkaDist(version, d / "libs")

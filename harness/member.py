@@ -111,6 +111,9 @@ class Member:
         by_part: dict[tuple[str, int], list[int]] = {}
         for m in msgs:
             if m.error():
+                if m.error().fatal():
+                    self.hist.event("error", member=self.member_id, fatal=True, error=str(m.error()))
+                    raise SystemExit(f"member {self.member_id}: fatal client error: {m.error()}")
                 continue
             by_part.setdefault((m.topic(), m.partition()), []).append(m.offset())
         for (t, p), offs in by_part.items():

@@ -192,7 +192,7 @@ class LocalCluster:
         """One admin client for the cluster, kept (a dropped client cancels its pending futures)."""
         if self._admin is None:
             self._admin = AdminClient({"bootstrap.servers": self.bootstrap(), "socket.timeout.ms": 5000,
-                                       "log_level": 2})
+                                       "reconnect.backoff.max.ms": 500, "log_level": 2})
         return self._admin
 
     def registered_brokers(self, *, timeout_s: float = 3.0) -> set[int]:
@@ -210,11 +210,12 @@ class LocalCluster:
                 p = self.nodes[nid].proc
                 if p is None or not p.alive():
                     raise SetupError(f"broker {nid} exited during start-up (see {self.nodes[nid].log})")
-            if ids <= self.registered_brokers() and all(self._port_open(self.nodes[i].client_port) for i in ids):
+            # ports first: asking for metadata before the listeners are up only grows the client's backoff
+            if all(self._port_open(self.nodes[i].client_port) for i in ids) and ids <= self.registered_brokers():
                 for nid in ids:
                     self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
                 return
-            time.sleep(0.2)
+            time.sleep(0.1)
         raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {self.work_dir}/broker-*/broker.log)")
 
     @staticmethod
