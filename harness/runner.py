@@ -14,8 +14,6 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from confluent_kafka.admin import NewTopic
-
 from harness import clients, scenarios
 from harness.cluster.local import LocalCluster
 from harness.errors import BadInput, HarnessError, SetupError
@@ -201,12 +199,7 @@ class Run:
         self._write_json("schedule.json", [a.to_dict() for a in self.schedule])
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed,
                    settings=self.check_settings.to_dict())
-        admin = self.cluster.admin()
-        fut = admin.create_topics([NewTopic(self.topic, cfg.partitions, min(3, cfg.brokers))])[self.topic]
-        try:
-            fut.result(timeout=30)
-        except Exception as e:
-            raise SetupError(f"could not create topic {self.topic}: {e}") from None
+        self.cluster.create_topic(self.topic, partitions=cfg.partitions, replication=min(3, cfg.brokers))
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=self.dir / "history", log_dir=self.dir / "logs", on_event=self.event,
                                client_config=cfg.client_config())

@@ -17,7 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka.admin import AdminClient
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink
@@ -194,6 +195,23 @@ class LocalCluster:
             self._admin = AdminClient({"bootstrap.servers": self.bootstrap(), "socket.timeout.ms": 5000,
                                        "reconnect.backoff.max.ms": 500, "log_level": 2})
         return self._admin
+
+    def create_topic(self, topic: str, *, partitions: int, replication: int, timeout_s: float = 30.0) -> None:
+        """Create a topic, retrying the errors a freshly started cluster gives (an in-flight request on a
+        bootstrap connection the client replaces, a controller not elected yet)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            fut = self.admin().create_topics([NewTopic(topic, partitions, replication)])[topic]
+            try:
+                fut.result(timeout=max(1.0, deadline - time.monotonic()))
+                return
+            except KafkaException as e:
+                err = e.args[0] if e.args else None
+                if err is not None and err.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                    return
+                if time.monotonic() >= deadline:
+                    raise SetupError(f"could not create topic {topic}: {e}") from None
+                time.sleep(0.5)
 
     def registered_brokers(self, *, timeout_s: float = 3.0) -> set[int]:
         try:

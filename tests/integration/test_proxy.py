@@ -10,7 +10,6 @@ import time
 import psutil
 import pytest
 from confluent_kafka import Consumer, KafkaException
-from confluent_kafka.admin import NewTopic
 
 from harness.members import MemberPool, MemberSpec
 
@@ -25,7 +24,7 @@ def test_metadata_advertises_only_proxy_ports(kafka_cluster):
 
 def test_member_connects_only_to_proxies(kafka_cluster, tmp_path):
     topic = "bypass-check"
-    kafka_cluster.admin().create_topics([NewTopic(topic, 6, 3)])[topic].result(timeout=30)
+    kafka_cluster.create_topic(topic, partitions=6, replication=3)
     events = []
     pool = MemberPool(bootstrap=kafka_cluster.bootstrap(), group_id="g-bypass", topic=topic,
                       history_dir=tmp_path, log_dir=tmp_path, on_event=lambda t, **f: events.append(t))
