@@ -7,6 +7,7 @@ tiny generated pom and `mvn dependency:copy-dependencies` give the same jars the
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import re
 import shutil
@@ -121,8 +122,15 @@ def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
     if dist:
         return dist
     d = cache_dir() / "kafka" / version
-    shutil.rmtree(d / "libs", ignore_errors=True)
     d.mkdir(parents=True, exist_ok=True)
+    with open(d / ".lock", "w") as lock:  # two runs resolving at once: the second waits, then reuses
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _cached(version) or _resolve_locked(version, d, progress)
+
+
+def _resolve_locked(version: str, d: Path, progress) -> KafkaDist:
+    (d / "COMPLETE").unlink(missing_ok=True)
+    shutil.rmtree(d / "libs", ignore_errors=True)
     (d / "pom.xml").write_text(POM.format(version=version))
     progress(f"resolving Apache Kafka {version} from Maven Central ...")
     r = _mvn(["dependency:copy-dependencies", "-DoutputDirectory=libs", "-DincludeScope=runtime"],

@@ -106,6 +106,8 @@ class MemberPool:
 
     def stop(self, m: MemberProcess, *, timeout_s: float = 30.0) -> None:
         """Graceful stop: SIGTERM, the member leaves the group and exits."""
+        if not m.exited:
+            self.on_event("member_stop", member=m.member_id)
         rc = m.proc.terminate_and_wait(timeout_s=timeout_s)
         self._exited(m, "graceful" if rc == 0 else "crash", rc)
 

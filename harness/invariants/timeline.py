@@ -252,6 +252,11 @@ class Timeline:
         """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""
         if life.how != "graceful" or life.exit_event is None:
             return life.end
+        # the harness records `member_stop` when it sends SIGTERM: that is where the shutdown begins
+        stops = [e["mono"] for _, e in self.control if e["type"] == "member_stop"
+                 and e.get("member") == life.member and life.start <= e["mono"] <= life.end]
+        if stops:
+            return stops[-1]
         lo = max(life.start, life.end - self.settings.session_timeout_s)
         begin = life.end
         for _, e in self.control:

@@ -85,3 +85,29 @@ def test_dynamic_members_are_skipped():
     evs = [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3]), revoked("a", 9.8, [0, 1, 2, 3]), member_exit("a", 10.0),
            *join("a2", 11.0, [0, 1, 2, 3]), run_end(20.0)]
     assert check(history(evs)).status == "skipped"
+
+
+def test_cooperative_revoke_shortly_before_the_stop_is_not_part_of_the_shutdown():
+    """A member gives up [2, 3] in an ordinary rebalance 2 s before the harness stops it (member_stop):
+    what it held at the stop is [0, 1], and getting [0, 1] back is a clean static restart."""
+    from histbuild import ev
+    evs = [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3], instance_id="s0"), *join("b", 7.0, instance_id="s1"),
+           revoked("a", 8.0, [2, 3]), assigned("b", 8.5, [2, 3]),
+           ev("member_stop", 10.0, "harness", member="a"),
+           revoked("a", 10.1, [0, 1]), stopped("a", 10.2), member_exit("a", 10.3),
+           *join("a2", 11.0, instance_id="s0"), assigned("a2", 12.0, [0, 1]), run_end(40.0)]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_partitions_held_at_member_stop_must_come_back():
+    """The same history, but the new incarnation gets only [0]: held [0, 1] at the stop, so invalid."""
+    from histbuild import ev
+    evs = [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3], instance_id="s0"), *join("b", 7.0, instance_id="s1"),
+           revoked("a", 8.0, [2, 3]), assigned("b", 8.5, [2, 3]),
+           ev("member_stop", 10.0, "harness", member="a"),
+           revoked("a", 10.1, [0, 1]), stopped("a", 10.2), member_exit("a", 10.3),
+           *join("a2", 11.0, instance_id="s0"), assigned("a2", 12.0, [0]), run_end(40.0)]
+    v = check(history(evs))
+    assert v.status == "invalid"
+    assert "held [0, 1]" in v.message
