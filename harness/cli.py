@@ -48,6 +48,16 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("run_dir", type=Path)
     common(rp)
 
+    n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
+    n.add_argument("--budget", default="30m", help="how long to keep starting runs: 30m, 90s, 1h30m (default: 30m)")
+    n.add_argument("--seed", type=int, default=None, help="seed of every pick (default: random)")
+    n.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
+    n.add_argument("--client-versions", default="default",
+                   help="comma-separated confluent-kafka versions; 'default' = the harness's own")
+    n.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols (default: all)")
+    n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
+    common(n)
+
     sub.add_parser("scenarios", help="list the scenarios")
 
     c = sub.add_parser("check", help="judge an existing run directory again and print its verdict table")
@@ -55,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
 
     k = sub.add_parser("kafka", help="resolve a Kafka version from Maven Central into the cache")
     k.add_argument("version", nargs="?", default="latest")
+
+    rep = sub.add_parser("report", help="generate the HTML Allure report (allure-commandline from npm, cached)")
+    rep.add_argument("--results", default="reports/allure-results", help="Allure results dir (default: %(default)s)")
+    rep.add_argument("--out", default="reports/allure-report", help="where the report goes (default: %(default)s)")
     return p
 
 
@@ -80,6 +94,33 @@ def _finish(result) -> int:
     if result.status != "pass":
         print(f"reproduce: harness replay {result.run_dir}")
     return result.exit_code
+
+
+def _nightly(args, progress) -> int:
+    from harness.nightly import nightly, parse_budget
+    from harness.scenarios import PROTOCOLS
+    budget = parse_budget(args.budget)
+    protocols = [p for p in args.protocols.split(",") if p]
+    bad = [p for p in protocols if p not in PROTOCOLS]
+    if bad or not protocols:
+        from harness.errors import BadInput
+        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(PROTOCOLS)}")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+    progress(f"nightly: budget {budget:.0f}s, seed {seed}")
+    res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],
+                  client_versions=[None if v == "default" else v for v in args.client_versions.split(",") if v],
+                  protocols=protocols, runs_root=args.runs_root, shrink_attempts=args.shrink_attempts,
+                  progress=progress)
+    counts: dict[str, int] = {}
+    for r in res.runs:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    print(f"\nnightly: {len(res.runs)} runs ({', '.join(f'{v} {k}' for k, v in sorted(counts.items()))}); "
+          f"summary {res.out_dir / 'nightly.json'}")
+    for r in res.runs:
+        if r.shrunk:
+            print(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
+                  f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
+    return res.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +149,10 @@ def _dispatch(args) -> int:
         d = kafka_dist.resolve(args.version, progress=progress)
         print(f"Kafka {d.version}: {d.libs}")
         return 0
+    if args.cmd == "report":
+        from harness.report.generate import generate
+        print(f"report: {generate(args.results, args.out, progress=progress)}")
+        return 0
     if args.cmd == "check":
         from harness.history import History
         from harness.invariants import CheckSettings, check_all
@@ -115,6 +160,8 @@ def _dispatch(args) -> int:
         verdicts = check_all(History.load(args.run_dir / "history"), CheckSettings.from_dict(meta["check_settings"]))
         print_table(verdicts)
         return 1 if any(v.status in ("invalid", "unknown") for v in verdicts.values()) else 0
+    if args.cmd == "nightly":
+        return _nightly(args, progress)
     from harness.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)

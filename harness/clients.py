@@ -14,8 +14,8 @@ VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
 
 def bundled_version() -> str:
     """The confluent-kafka version installed with the harness itself."""
-    import confluent_kafka
-    return confluent_kafka.version()[0]
+    from harness.member import client_version
+    return client_version()
 
 
 def client_path(version: str | None, *, progress=print) -> tuple[str, str | None]:

@@ -30,6 +30,12 @@ PROTOCOL_CONFIG = {
 }
 
 
+def client_version() -> str:
+    """The confluent-kafka version string (version() is a tuple in older releases, a string in newer)."""
+    v = confluent_kafka.version()
+    return v[0] if isinstance(v, tuple) else str(v)
+
+
 def _tps(parts) -> list:
     return [[tp.topic, tp.partition] for tp in parts]
 
@@ -149,7 +155,7 @@ class Member:
                                 on_lost=self.on_lost)
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
                         group_id=self.group_id, topic=self.topic, instance_id=self.instance_id,
-                        rack=self.rack, client=f"confluent-kafka {confluent_kafka.version()[0]} "
+                        rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}")
         while self.running:
             msgs = self.consumer.consume(num_messages=500, timeout=0.2)

@@ -304,9 +304,16 @@ class Run:
         self.slots[slot] = None
         return {"member": m.member_id}
 
+    def _live_slot(self, slot: int):
+        """The live member in a slot, or None (a shrunk or mixed schedule may name an empty slot)."""
+        m = self.slots[slot] if 0 <= slot < len(self.slots) else None
+        return m if m is not None and not m.exited else None
+
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
                    protocol: str | None = None):
-        old = self.slots[slot]
+        old = self._live_slot(slot)
+        if old is None:
+            return {"skipped": f"slot {slot} has no live member"}
         if client_version:  # a rolling client upgrade: the member comes back on another library version
             version, path = clients.client_path(client_version, progress=self.say)
             self.specs[slot] = replace(self.specs[slot], client_path=path)
@@ -318,18 +325,37 @@ class Run:
         self.slots[slot] = new
         return {"stopped": old.member_id, "started": new.member_id}
 
-    def _do_kill_member(self, slot: int):
-        m = self.slots[slot]
+    def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
+        m = self._live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
         self.pool.kill(m)
-        return {"member": m.member_id}
+        if replace_after_s is None:
+            return {"member": m.member_id}
+        self._sleep(replace_after_s)
+        return {"member": m.member_id, **self._do_replace_member(slot)}
 
     def _do_replace_member(self, slot: int):
+        if slot >= len(self.specs) or self._live_slot(slot) is not None:
+            return {"skipped": f"slot {slot} is not empty"}
         m = self.pool.start(self.specs[slot])
         self.slots[slot] = m
-        return {"member": m.member_id}
+        return {"replacement": m.member_id}
+
+    def _do_broker_bounce(self, broker: int, down_s: float = 1.0):
+        fid = self._fault("broker_bounce", targets=[broker], brokers=[broker])
+        try:
+            self.cluster.terminate_broker(broker)
+            self._sleep(down_s)
+            self.cluster.start_broker(broker)
+        finally:
+            self._fault_end(fid)
+        return {"broker": broker}
 
     def _do_pause_member(self, slot: int, duration_s: float):
-        m = self.slots[slot]
+        m = self._live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
         fid = self._fault("pause", targets=[m.member_id], members=[m.member_id])
         self.pool.pause(m)
         try:

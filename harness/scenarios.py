@@ -153,6 +153,36 @@ def _protocol_migration(rng, ctx):
     return out
 
 
+def _mix_action(rng, ctx) -> Action:
+    """One self-contained fault or change for the random mix (valid whatever ran before it)."""
+    st = ctx.session_timeout_s
+    kind = rng.choice(["scale_out", "scale_in", "kill_member", "pause_member", "pause_member", "bounce",
+                       "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole"])
+    slot = rng.randrange(3)
+    params = {
+        "scale_out": {},
+        "scale_in": {"pick": "newest"},
+        "kill_member": {"slot": slot, "replace_after_s": round(rng.uniform(0.5, 3.0), 2)},
+        "pause_member": {"slot": slot, "duration_s": round(rng.uniform(0.2, 1.8) * st, 2)},
+        "bounce": {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2)},
+        "broker_bounce": {"broker": rng.randint(1, ctx.brokers), "down_s": round(rng.uniform(0.5, 3.0), 2)},
+        "kill_coordinator": {"down_s": round(rng.uniform(1.0, 4.0), 2)},
+        "network_latency": {"latency_ms": rng.choice([50, 150, 300]), "jitter_ms": rng.choice([0, 30]),
+                            "duration_s": round(rng.uniform(2, 5), 2)},
+        "network_blackhole": {"broker": rng.randint(1, ctx.brokers),
+                              "duration_s": round(rng.uniform(0.2, 0.5) * st, 2)},
+    }[kind]
+    return Action(kind, params)
+
+
+def _random_mix(rng, ctx, *, actions: int | None = None):
+    """A seeded mix of every kind of fault, each followed by a wait for a stable assignment."""
+    out = []
+    for _ in range(actions or rng.randint(10, 14)):
+        out += [_mix_action(rng, ctx), _stable()]
+    return out
+
+
 def _pause_tolerance(ctx, sched):
     """A paused member holds its partitions until it runs again: the window is the pause plus detection."""
     longest = max((a.params.get("duration_s", 0) for a in sched if a.kind == "pause_member"), default=0)
@@ -181,6 +211,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
              _blackhole, smoke=True),
     Scenario("client-rolling-upgrade", f"Rolling bounce from confluent-kafka {OLDER_CLIENT} (or --client-version) "
              "onto the harness's own version.", _client_upgrade, initial_client=OLDER_CLIENT),
+    Scenario("random-mix", "A seeded random mix of member, broker and network faults (10-14 actions).",
+             _random_mix, check_overrides=_pause_tolerance),
     Scenario("protocol-migration", "Rolling bounce from the classic protocol to the consumer protocol.",
              _protocol_migration, protocols=("classic-eager", "classic-cooperative")),
 ]}

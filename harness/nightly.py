@@ -1,0 +1,145 @@
+"""Nightly mode: a seeded random mix of scenarios over a version matrix, for a time budget.
+
+Every pick (scenario, protocol, Kafka version, client version, run seed) comes from one
+`random.Random(seed)`, so a night can be rerun. A failing run's schedule is shrunk (harness/shrink.py)
+to a shorter one that still fails; the shrunk run directory is the one to replay.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness import scenarios, shrink
+from harness.cluster.local import LocalCluster
+from harness.errors import BadInput
+from harness.runner import RunConfig, RunResult, run_scenario
+from harness.scenarios import Action
+
+# the shortest a run can take; no new run starts with less budget left
+MIN_RUN_S = 60.0
+
+
+def parse_budget(text: str) -> float:
+    """'30m', '90s', '1h', '1h30m' or plain seconds -> seconds."""
+    m = re.fullmatch(r"\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s?)?\s*", text or "")
+    if not m or not any(m.groups()):
+        raise BadInput(f"bad budget {text!r}: use e.g. 30m, 90s, 1h30m")
+    h, mi, s = (int(g) if g else 0 for g in m.groups())
+    return float(h * 3600 + mi * 60 + s)
+
+
+@dataclass
+class NightlyRun:
+    scenario: str
+    protocol: str
+    kafka_version: str
+    client_version: str | None
+    seed: int
+    run_dir: str
+    status: str
+    shrunk: dict | None = None
+
+
+@dataclass
+class NightlyResult:
+    out_dir: Path
+    runs: list[NightlyRun] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every run passed; 1 a run failed or was undecided; 2 no run, or a run could not be set up."""
+        statuses = {r.status for r in self.runs}
+        if not statuses or statuses & {"error", "incomplete"}:
+            return 2
+        return 0 if statuses == {"pass"} else 1
+
+
+def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
+    names = [n for n in scenarios.SCENARIOS if n != "broker-upgrade"] + ["random-mix"] * 3
+    while True:
+        sc = scenarios.get(rng.choice(names))
+        kv = rng.choice(kafka_versions)
+        allowed = [p for p in protocols if p in sc.protocols and (p != "consumer" or not kv.startswith(("3", "latest-3")))]
+        if allowed:
+            return sc, rng.choice(allowed), kv, rng.choice(client_versions), rng.randrange(1 << 31)
+
+
+def _invalid(result: RunResult) -> set[str]:
+    return {n for n, v in result.verdicts.items() if v.status == "invalid"}
+
+
+def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: int, deadline: float,
+                   progress=print) -> dict:
+    """Shrink a failing run's schedule: a candidate still fails when an invariant that failed first fails again."""
+    meta = json.loads((result.run_dir / "run.json").read_text())
+    schedule = [Action.from_dict(a) for a in meta["schedule"]]
+    target = _invalid(result)
+    last_failing = {"run_dir": str(result.run_dir)}
+
+    def fails(cand: list[Action]) -> bool:
+        if time.monotonic() > deadline:
+            return False
+        r = run_scenario(replace(cfg, schedule=tuple(a.to_dict() for a in cand)), cluster=cluster,
+                         progress=lambda *_: None)
+        still = bool(_invalid(r) & target)
+        progress(f"  shrink: {len(cand)} actions -> {'still fails' if still else r.status} ({r.run_dir.name})")
+        if still:
+            last_failing["run_dir"] = str(r.run_dir)
+        return still
+
+    res = shrink.shrink(schedule, fails, max_attempts=max_attempts)
+    shrunk = [a.to_dict() for a in res.schedule]
+    (result.run_dir / "shrunk-schedule.json").write_text(json.dumps(shrunk, indent=2))
+    return {"from_actions": len(schedule), "to_actions": len(shrunk), "attempts": res.attempts,
+            "schedule": shrunk, "run_dir": last_failing["run_dir"],
+            "replay": f"harness replay {last_failing['run_dir']}", "log": res.log}
+
+
+def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
+            protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
+            progress=print) -> NightlyResult:
+    """Run random picks until the budget is spent; shrink failures; write nightly.json."""
+    rng = random.Random(seed)
+    start = time.monotonic()
+    deadline = start + budget_s
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    out = Path(runs_root) / f"nightly-{stamp}-{seed}"
+    out.mkdir(parents=True)
+    result = NightlyResult(out)
+    summary = {"seed": seed, "budget_s": budget_s, "kafka_versions": list(kafka_versions),
+               "client_versions": list(client_versions), "protocols": list(protocols), "runs": []}
+    with ExitStack() as stack:
+        clusters: dict[str, LocalCluster] = {}
+        while deadline - time.monotonic() > MIN_RUN_S:
+            sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols)
+            if kv not in clusters:
+                progress(f"starting a Kafka {kv} cluster")
+                c = LocalCluster(work_dir=out / f"cluster-{kv}", version=kv, progress=progress)
+                stack.callback(c.stop)
+                c.start()
+                clusters[kv] = c
+            cfg = RunConfig(scenario=sc.name, seed=run_seed, protocol=protocol, kafka_version=kv, client_version=cv,
+                            runs_root=str(out))
+            left = deadline - time.monotonic()
+            progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] {sc.name} {protocol} kafka={kv} "
+                     f"client={cv or 'default'} seed={run_seed}")
+            r = run_scenario(cfg, cluster=clusters[kv], progress=lambda *_: None)
+            progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else ""))
+            entry = NightlyRun(sc.name, protocol, kv, cv, run_seed, str(r.run_dir), r.status)
+            if r.status == "fail" and deadline - time.monotonic() > MIN_RUN_S:
+                progress("  shrinking the failing schedule ...")
+                entry.shrunk = shrink_failure(r, cfg, cluster=clusters[kv], max_attempts=shrink_attempts,
+                                              deadline=deadline, progress=progress)
+                progress(f"  shrunk {entry.shrunk['from_actions']} -> {entry.shrunk['to_actions']} actions; "
+                         f"{entry.shrunk['replay']}")
+            result.runs.append(entry)
+            summary["runs"].append(entry.__dict__)
+            (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
+    (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
+    return result
