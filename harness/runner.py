@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness import clients, scenarios
 from harness.cluster.local import LocalCluster
-from harness.errors import BadInput, HarnessError, SetupError
+from harness.errors import BadInput, HarnessError, Indeterminate, SetupError
 from harness.history import History, HistoryWriter
 from harness.invariants import CheckSettings, Verdict, check_all
 from harness.members import MemberPool, MemberSpec
@@ -146,6 +146,12 @@ class Run:
             self._status("error", str(e))
             result = RunResult(self.dir, "error", error=str(e))
             (self.dir / "logs" / "harness-error.txt").write_text(traceback.format_exc())
+        except Exception as e:  # a bug or an unexpected failure: recorded as an error, never a pass
+            self.event("run_end", status="aborted", error=repr(e))
+            self._status("error", f"unexpected {type(e).__name__}: {e}")
+            (self.dir / "logs" / "harness-error.txt").write_text(traceback.format_exc())
+            result = RunResult(self.dir, "error", error=f"unexpected {type(e).__name__}: {e} "
+                                                        f"(see {self.dir / 'logs' / 'harness-error.txt'})")
         except KeyboardInterrupt:
             self.event("run_end", status="aborted", error="interrupted")
             self._status("incomplete", "interrupted (Ctrl-C or SIGTERM); no verdict")
@@ -382,9 +388,17 @@ class Run:
             self._fault_end(fid)
         return {"from": before, "to": self.cluster.nodes[1].version}
 
-    def _coordinator(self) -> int:
-        fut = self.cluster.admin().describe_consumer_groups([self.group_id])[self.group_id]
-        return fut.result(timeout=15).coordinator.id
+    def _coordinator(self, *, timeout_s: float = 30.0) -> int:
+        """The broker coordinating the group (retried: mid-rebalance or mid-failover it may not answer)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fut = self.cluster.admin().describe_consumer_groups([self.group_id])[self.group_id]
+                return fut.result(timeout=10).coordinator.id
+            except Exception as e:
+                if time.monotonic() >= deadline:
+                    raise Indeterminate(f"could not find the coordinator of {self.group_id}: {e}") from None
+                time.sleep(0.5)
 
     def _do_kill_coordinator(self, down_s: float):
         bid = self._coordinator()
