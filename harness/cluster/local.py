@@ -51,6 +51,15 @@ class Node:
         return f"broker-{self.node_id}"
 
 
+def new_cluster_id() -> str:
+    """A random KRaft cluster id. Like Kafka's Uuid.randomUuid, never one that starts with '-' (the
+    storage tool would read it as an option)."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+
+
 def _noop(*_a, **_k) -> None:
     pass
 
@@ -73,7 +82,7 @@ class LocalCluster:
         self.nodes: dict[int, Node] = {}
         self.dists: dict[str, kafka_dist.KafkaDist] = {}
         self.toxiproxy: ToxiproxyServer | None = None
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = new_cluster_id()
         self._toxics: list[tuple[str, str]] = []
         self._admin: AdminClient | None = None
 

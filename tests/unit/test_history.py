@@ -77,3 +77,4 @@ def test_sigkill_while_writing_leaves_a_readable_history(tmp_path):
     header, events = read_file(p)
     assert len(events) > 10
     assert [e["first_offset"] for e in events] == list(range(len(events)))
+

@@ -1,0 +1,1 @@
+"""The report: Allure labels, steps and attachments, the ownership timeline chart, and the HTML generator."""

@@ -1,0 +1,120 @@
+"""What one run adds to its Allure test: labels, parameters, a step per harness action, and attachments."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.history import History, read_file
+
+#: how much of the end of each log file is attached to a failing test
+LOG_TAIL_BYTES = 200 * 1024
+
+
+def area_of(path: str) -> str:
+    """The suite area of a test file: `chaos` for suites/test_chaos.py (any *chaos* module), else `conformance`."""
+    return "chaos" if "chaos" in Path(path).name else "conformance"
+
+
+def label_test(*, area: str, scenario: str | None = None, protocol: str | None = None) -> None:
+    """Area, scenario and protocol as Allure labels (also as epic / feature / story for the Behaviors view)."""
+    import allure
+    allure.dynamic.label("area", area)
+    allure.dynamic.epic(area)
+    if scenario:
+        allure.dynamic.label("scenario", scenario)
+        allure.dynamic.feature(scenario)
+    if protocol:
+        allure.dynamic.label("protocol", protocol)
+        allure.dynamic.story(protocol)
+
+
+def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | None, dict | None]]:
+    """(kind, params, start s from run_start, duration s or None, end event) of each harness action."""
+    _, events = read_file(history_file)
+    t0 = next((e["mono"] for e in events if e["type"] == "run_start"), events[0]["mono"] if events else 0.0)
+    ends = {e.get("action_id"): e for e in events if e["type"] == "action_end"}
+    out = []
+    for e in events:
+        if e["type"] == "action_start":
+            end = ends.get(e.get("action_id"))
+            out.append((e.get("kind", "?"), e.get("params") or {}, e["mono"] - t0,
+                        end["mono"] - e["mono"] if end else None, end))
+    return out
+
+
+def _steps(run_dir: Path) -> None:
+    import allure
+    f = run_dir / "history" / "harness.jsonl"
+    if not f.exists():
+        return
+    for kind, params, t, dur, end in action_steps(f):
+        ps = " ".join(f"{k}={v}" for k, v in params.items())
+        took = f"{dur:.1f}s" if dur is not None else "did not finish"
+        with allure.step(f"{kind} {ps} (+{t:.1f}s, {took})".replace("  ", " ")):
+            extra = {k: v for k, v in (end or {}).items()
+                     if k not in ("type", "mono", "wall", "source", "action_id", "kind", "ok", "error")}
+            if extra:
+                allure.attach(json.dumps(extra, default=str), name="result",
+                              attachment_type=allure.attachment_type.JSON)
+
+
+def tail(path: Path, limit: int = LOG_TAIL_BYTES) -> bytes:
+    """The last `limit` bytes of a file, with a note when it was cut."""
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        if size > limit:
+            f.seek(size - limit)
+            return f"[... first {size - limit} bytes cut; last {limit} bytes follow]\n".encode() + f.read()
+        return f.read()
+
+
+def log_files(run_dir: Path, meta: dict) -> list[tuple[str, Path]]:
+    """(attachment name, path) of the member logs and the broker logs (own cluster, else the shared one)."""
+    out = [(p.name, p) for p in sorted((run_dir / "logs").glob("*")) if p.is_file()]
+    cluster = run_dir / "cluster"
+    if not cluster.is_dir() and meta.get("cluster_dir"):
+        cluster = Path(meta["cluster_dir"])
+    out += [(f"{p.parent.name}.log", p) for p in sorted(cluster.glob("broker-*/broker.log"))]
+    if (cluster / "toxiproxy.log").exists():
+        out.append(("toxiproxy.log", cluster / "toxiproxy.log"))
+    return out
+
+
+def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
+    """Render the run's ownership timeline to RUN_DIR/timeline.svg (None when there is no history)."""
+    from harness.report.timeline import render_svg
+    if not (run_dir / "history").is_dir():
+        return None
+    vf = run_dir / "verdicts.json"
+    verdicts = json.loads(vf.read_text()) if vf.exists() else {}
+    svg = render_svg(History.load(run_dir / "history"), verdicts, topic=meta.get("topic", ""))
+    out = run_dir / "timeline.svg"
+    out.write_text(svg)
+    return out
+
+
+def attach_run(run_dir: Path, *, failed: bool) -> None:
+    """Parameters, action steps and attachments of one run directory on the current Allure test."""
+    import allure
+    run_dir = Path(run_dir)
+    meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    allure.dynamic.parameter("seed", meta.get("seed", run_dir.name.rsplit("-", 1)[-1]), excluded=True)
+    for key in ("kafka_version", "client_version", "protocol"):
+        if meta.get(key):
+            allure.dynamic.parameter(key, meta[key])
+    _steps(run_dir)
+    try:
+        svg = timeline_svg(run_dir, meta)
+    except Exception as e:  # the chart must never hide the run's own outcome
+        svg = None
+        allure.attach(f"{type(e).__name__}: {e}", name="timeline error", attachment_type=allure.attachment_type.TEXT)
+    if svg:
+        allure.attach.file(str(svg), name="ownership timeline", attachment_type=allure.attachment_type.SVG)
+    for name, label, kind in (("verdicts.json", "witnesses (verdicts.json)", allure.attachment_type.JSON),
+                              ("run.json", "run metadata (run.json)", allure.attachment_type.JSON),
+                              ("STATUS", "STATUS", allure.attachment_type.TEXT)):
+        if (run_dir / name).exists():
+            allure.attach.file(str(run_dir / name), name=label, attachment_type=kind)
+    if failed:
+        for name, p in log_files(run_dir, meta):
+            allure.attach(tail(p), name=name, attachment_type=allure.attachment_type.TEXT)

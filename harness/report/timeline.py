@@ -1,0 +1,148 @@
+"""The ownership timeline chart of a run as a self-contained SVG (plain string building, no plotting library).
+
+One row per partition; bars coloured by owning member (legend below); fault windows shaded; harness
+actions as grey ticks on the axis; violations (the mono times of invalid verdicts' witnesses) as red
+markers with a <title> tooltip; member kills as dashed lines. The time axis is seconds from `run_start`.
+"""
+from __future__ import annotations
+
+import math
+from html import escape
+
+from harness.history import History
+from harness.invariants.core import CheckSettings
+from harness.invariants.timeline import build, topic_partitions
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5")
+LEFT, RIGHT, TOP, ROW_H, WIDTH = 120, 30, 40, 26, 1100
+
+
+def _x(t: float, t0: float, span: float) -> float:
+    return LEFT + (WIDTH - LEFT - RIGHT) * max(0.0, min(span, t - t0)) / span
+
+
+def _ticks(span: float) -> list[float]:
+    step = next(s for s in (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600, math.inf) if span / s <= 12)
+    return [i * step for i in range(int(span // step) + 1)] if step != math.inf else [0.0]
+
+
+def _as_dict(v) -> dict:
+    return v if isinstance(v, dict) else v.to_dict()
+
+
+def _violations(verdicts: dict, topic: str) -> list[tuple[float, int | None, str]]:
+    """(mono, partition or None, tooltip) of every witness with a time of every invalid verdict."""
+    out = []
+    for name, v in (verdicts or {}).items():
+        d = _as_dict(v)
+        if d.get("status") != "invalid":
+            continue
+        for w in d.get("witnesses") or ():
+            if not isinstance(w, dict) or not isinstance(w.get("mono"), (int, float)):
+                continue
+            parts = topic_partitions(w, topic) if w.get("partitions") else []
+            if not parts and w.get("partition") is not None:
+                parts = [int(w["partition"])]
+            tip = f"{name}: {w.get('why') or d.get('message', '')} ({w.get('type', '?')} by {w.get('member', '-')})"
+            for p in parts or [None]:
+                out.append((float(w["mono"]), p, tip))
+    return out
+
+
+def _lanes(intervals: list) -> dict:
+    """Lane index per ownership interval of one partition, so that overlapping owners sit side by side."""
+    ends: list[float] = []
+    lane = {}
+    for o in sorted(intervals, key=lambda o: o.start):
+        i = next((k for k, e in enumerate(ends) if e <= o.start), len(ends))
+        if i < len(ends):
+            ends[i] = o.end
+        else:
+            ends.append(o.end)
+        lane[id(o)] = i
+    return lane
+
+
+def render_svg(history: History, verdicts: dict, *, topic: str) -> str:
+    """The SVG text of the run's per-partition ownership timeline, faults shaded, violations marked."""
+    tl = build(history, CheckSettings(topic=topic))
+    topic = tl.topic
+    t0, t1 = tl.start, max(tl.end, tl.start + 1e-3)
+    span = t1 - t0
+    viol = _violations(verdicts, topic)
+    parts = sorted(set(range(tl.partitions)) | set(tl.by_partition) | {p for _, p, _ in viol if p is not None})
+    members = sorted({o.member for o in tl.ownerships}, key=lambda m: (len(m), m))
+    colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
+    rows_h = ROW_H * max(1, len(parts))
+    axis_y = TOP + rows_h
+    legend_y = axis_y + 40
+    height = legend_y + 20 * math.ceil((len(members) + 3) / 6) + 10
+    s: list[str] = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<title>ownership timeline of {escape(topic)}</title>',
+        f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{LEFT}" y="16" font-size="14" font-weight="bold">Partition ownership: {escape(topic)}</text>',
+    ]
+    for f in tl.faults:  # shaded fault windows across every row
+        a, b = _x(f.start, t0, span), _x(min(f.end, t1), t0, span)
+        who = ", ".join(map(str, (f.start_event.get("targets") or []))) or "-"
+        s.append(f'<rect class="fault" x="{a:.1f}" y="{TOP - 4}" width="{max(b - a, 1.5):.1f}" height="{rows_h + 8}" '
+                 f'fill="#f4a6a6" fill-opacity="0.35" stroke="#d62728" stroke-opacity="0.5" stroke-dasharray="3,2">'
+                 f'<title>fault {escape(str(f.fault_id))} {escape(f.kind)} on {escape(who)}: '
+                 f'+{f.start - t0:.1f}s .. +{min(f.end, t1) - t0:.1f}s</title></rect>')
+    for r, p in enumerate(parts):
+        y = TOP + r * ROW_H
+        s.append(f'<text x="{LEFT - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">partition {p}</text>')
+        s.append(f'<line x1="{LEFT}" y1="{y + ROW_H}" x2="{WIDTH - RIGHT}" y2="{y + ROW_H}" stroke="#eeeeee"/>')
+        owns = tl.by_partition.get(p, [])
+        lanes = _lanes(owns)
+        n = max(lanes.values(), default=0) + 1
+        h = (ROW_H - 6) / n
+        for o in owns:
+            a, b = _x(o.start, t0, span), _x(min(o.end, t1), t0, span)
+            yy = y + 3 + lanes[id(o)] * h
+            s.append(f'<rect class="owner" data-member="{escape(o.member)}" x="{a:.1f}" y="{yy:.1f}" '
+                     f'width="{max(b - a, 1.0):.1f}" height="{h:.1f}" fill="{colour[o.member]}" rx="2">'
+                     f'<title>{escape(o.member)} owns partition {p}: +{o.start - t0:.1f}s .. '
+                     f'+{min(o.end, t1) - t0:.1f}s ({escape(o.end_reason)})</title></rect>')
+    s.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#333333"/>')
+    for t in _ticks(span):
+        x = _x(t0 + t, t0, span)
+        s.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 5}" stroke="#333333"/>'
+                 f'<text x="{x:.1f}" y="{axis_y + 18}" text-anchor="middle">{t:g}s</text>')
+    for e in history.of_type("action_start"):  # harness actions as ticks under the axis
+        x = _x(e["mono"], t0, span)
+        s.append(f'<path class="action" d="M{x:.1f},{axis_y - 1} l-4,-7 h8 z" fill="#555555">'
+                 f'<title>action {escape(str(e.get("kind")))} {escape(str(e.get("params") or ""))} '
+                 f'at +{e["mono"] - t0:.1f}s</title></path>')
+    for e in history.of_type("member_exit"):  # kills and crashes: dark dashed lines across every row
+        if e.get("how") in ("kill", "crash") and t0 <= e["mono"] <= t1:
+            x = _x(e["mono"], t0, span)
+            s.append(f'<line class="kill" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{axis_y}" stroke="#222222" '
+                     f'stroke-width="1.5" stroke-dasharray="5,3"><title>{escape(str(e.get("member")))} '
+                     f'{"killed" if e.get("how") == "kill" else "crashed"} at +{e["mono"] - t0:.1f}s</title></line>')
+    for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
+        x = _x(t, t0, span)
+        if p is not None and p in parts:
+            cy = TOP + parts.index(p) * ROW_H + ROW_H / 2
+            s.append(f'<g class="violation"><title>{escape(tip)} at +{t - t0:.2f}s</title>'
+                     f'<line x1="{x:.1f}" y1="{cy - ROW_H / 2:.1f}" x2="{x:.1f}" y2="{cy + ROW_H / 2:.1f}" '
+                     f'stroke="#ff0000" stroke-width="2"/>'
+                     f'<circle cx="{x:.1f}" cy="{cy:.1f}" r="6" fill="#ff0000" stroke="#ffffff" '
+                     f'stroke-width="1.5"/></g>')
+        else:
+            s.append(f'<g class="violation"><title>{escape(tip)} at +{t - t0:.2f}s</title>'
+                     f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{axis_y}" stroke="#ff0000" stroke-width="2"/>'
+                     f'<path d="M{x:.1f},{TOP - 6} l-6,-10 h12 z" fill="#ff0000"/></g>')
+    items = [(colour[m], m, "owner") for m in members] + [("#f4a6a6", "fault", "fault"),
+                                                         ("#222222", "member killed (dashed)", "kill")]
+    if viol:
+        items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
+    for i, (c, label, _) in enumerate(items):
+        x, y = LEFT + (i % 6) * 150, legend_y + (i // 6) * 20
+        s.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" fill="{c}"/>'
+                 f'<text x="{x + 20}" y="{y}">{escape(label)}</text>')
+    s.append("</svg>")
+    return "\n".join(s) + "\n"

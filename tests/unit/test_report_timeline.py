@@ -1,0 +1,126 @@
+"""The report's ownership timeline SVG and the Allure results-dir files, on hand-made histories."""
+import json
+import re
+import xml.etree.ElementTree as ET
+
+from histbuild import (TOPIC, assigned, ev, fault_end, fault_start, history, join, member_exit, revoked, run_end,
+                       run_start)
+
+from harness.invariants import CHECKERS, check_all
+from harness.report import alluredir
+from harness.report.allure_run import action_steps, area_of, tail
+from harness.report.timeline import render_svg
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def _run():
+    """a:[0,1,2], b:[3,4,5]; a is paused 10..14 (a fault); a revokes 2 and b takes it at 16."""
+    return [run_start(0.0), *join("a", 1.0, [0, 1, 2]), *join("b", 1.2, [3, 4, 5]),
+            ev("action_start", 9.9, "harness", action_id="a1", kind="pause", params={"slot": 0}),
+            fault_start(10.0, "f1", members=["a"]), fault_end(14.0, "f1"),
+            ev("action_end", 14.0, "harness", action_id="a1", kind="pause", ok=True, error=None, member="a"),
+            revoked("a", 15.0, [2]), assigned("b", 16.0, [2]), member_exit("a", 25.0), member_exit("b", 25.0),
+            run_end(26.0)]
+
+
+def _svg(events, verdicts):
+    svg = render_svg(history(events), verdicts, topic=TOPIC)
+    return svg, ET.fromstring(svg)
+
+
+def _cls(root, name):
+    return [e for e in root.iter() if e.get("class") == name]
+
+
+def test_rows_per_partition_and_owners_coloured():
+    svg, root = _svg(_run(), {})
+    labels = [t.text for t in root.iter(NS + "text") if (t.text or "").startswith("partition ")]
+    assert labels == [f"partition {p}" for p in range(6)]
+    owners = _cls(root, "owner")
+    assert len(owners) == 7  # six initial intervals and b's partition 2
+    fill = {o.get("data-member"): set() for o in owners}
+    for o in owners:
+        fill[o.get("data-member")].add(o.get("fill"))
+    assert all(len(f) == 1 for f in fill.values()) and fill["a"] != fill["b"]
+    legend = [t.text for t in root.iter(NS + "text")]
+    assert "a" in legend and "b" in legend
+
+
+def test_fault_shaded_and_actions_marked():
+    svg, root = _svg(_run(), {})
+    faults = _cls(root, "fault")
+    assert len(faults) == 1 and "pause" in faults[0].find(NS + "title").text
+    assert float(faults[0].get("width")) > 10
+    assert len(_cls(root, "action")) == 1
+    assert re.search(r">\d+s</text>", svg)  # axis in seconds
+
+
+def test_violation_markers_when_invalid_witnesses():
+    bad = [*_run(), assigned("b", 5.0, [0])]  # b claims partition 0 while a holds it
+    verdicts = {k: v.to_dict() for k, v in check_all(history(bad), _settings()).items()}
+    assert verdicts["exclusive_ownership"]["status"] == "invalid"
+    svg, root = _svg(bad, verdicts)
+    marks = _cls(root, "violation")
+    assert marks, svg
+    assert any("exclusive_ownership" in m.find(NS + "title").text for m in marks)
+    assert all(m.find(NS + "circle") is not None or m.find(NS + "path") is not None for m in marks)
+
+
+def test_no_violation_markers_when_valid():
+    verdicts = {"exclusive_ownership": {"status": "valid", "message": "ok", "witnesses": []},
+                "coverage_liveness": {"status": "unknown", "message": "?",
+                                      "witnesses": [{"mono": 3.0, "type": "assigned", "why": "x"}]}}
+    svg, root = _svg(_run(), verdicts)
+    assert not _cls(root, "violation")
+    assert "violation" not in [t.text for t in root.iter(NS + "text")]
+
+
+def test_categories_classify_violations_apart_from_setup_errors():
+    cats = alluredir.categories()
+    names = [c["name"] for c in cats]
+    for n in CHECKERS:
+        assert f"Violation: {n}" in names
+    msg = ("run 2026-member-kill-classic-cooperative-1: fail\n  exclusive_ownership: invalid: partition 0 had two "
+           "owners\n    witness: {}\n  reproduce: harness replay x")
+    matched = [c["name"] for c in cats if "failed" in c["matchedStatuses"]
+               and re.fullmatch(c.get("messageRegex", "(?s).*").replace(r"(?s)", "", 1), msg, re.S)]
+    assert matched == ["Violation: exclusive_ownership"]
+    err = "run 2026-member-kill-consumer-1: error (could not start broker 2)\n  reproduce: harness replay x"
+    matched = [c["name"] for c in cats if "failed" in c["matchedStatuses"] and "messageRegex" in c
+               and re.fullmatch(c["messageRegex"].replace(r"(?s)", "", 1), err, re.S)]
+    assert matched == ["Set-up / infrastructure error"]
+    assert any(c["matchedStatuses"] == ["broken"] for c in cats)
+
+
+def test_results_dir_files(tmp_path):
+    meta = {"kafka_version": "4.1.0", "client_library": "confluent-kafka", "client_version": "2.16.1",
+            "protocol": "consumer", "backend": "local", "brokers": 3,
+            "broker_settings": {"group.consumer.session.timeout.ms": "6000", "num.partitions": "6"},
+            "client_settings": {"session.timeout.ms": 6000}}
+    alluredir.write(tmp_path, [meta, {**meta, "protocol": "classic-eager"}])
+    env = (tmp_path / "environment.properties").read_text()
+    assert "kafka.version=4.1.0" in env and "protocols=consumer, classic-eager" in env
+    assert "group.consumer.session.timeout.ms=6000" in env and "num.partitions" not in env
+    assert json.loads((tmp_path / "categories.json").read_text()) == alluredir.categories()
+
+
+def test_action_steps_and_helpers(tmp_path):
+    from harness.history import HistoryWriter
+    f = tmp_path / "harness.jsonl"
+    with HistoryWriter(f, source="harness", member=None) as w:
+        w.event("run_start", run_id="r", scenario="s", seed=1, settings={})
+        w.event("action_start", action_id="a1", kind="sleep", params={"s": 0})
+        w.event("action_end", action_id="a1", kind="sleep", ok=True, error=None)
+        w.event("action_start", action_id="a2", kind="bounce", params={"slot": 1})
+    steps = action_steps(f)
+    assert [s[0] for s in steps] == ["sleep", "bounce"] and steps[0][3] >= 0 and steps[1][3] is None
+    assert area_of("suites/test_chaos.py") == "chaos" and area_of("suites/test_assignors.py") == "conformance"
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * 5000 + b"END")
+    assert tail(big, 100).endswith(b"END") and len(tail(big, 100)) < 200
+
+
+def _settings():
+    from histbuild import settings
+    return settings(partitions=6)
