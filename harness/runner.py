@@ -398,6 +398,9 @@ class Run:
             except Exception as e:
                 if time.monotonic() >= deadline:
                     raise Indeterminate(f"could not find the coordinator of {self.group_id}: {e}") from None
+                # after a coordinator failover the admin client can keep asking the old coordinator
+                # (NOT_COORDINATOR over and over): a new client looks it up afresh
+                self.cluster.reset_admin()
                 time.sleep(0.5)
 
     def _do_kill_coordinator(self, down_s: float):

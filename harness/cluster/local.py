@@ -205,6 +205,10 @@ class LocalCluster:
                                        "reconnect.backoff.max.ms": 500, "log_level": 2})
         return self._admin
 
+    def reset_admin(self) -> None:
+        """Drop the cached admin client; the next admin() call makes a new one."""
+        self._admin = None
+
     def create_topic(self, topic: str, *, partitions: int, replication: int, timeout_s: float = 30.0) -> None:
         """Create a topic, retrying the errors a freshly started cluster gives (an in-flight request on a
         bootstrap connection the client replaces, a controller not elected yet)."""
