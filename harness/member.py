@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import time
 
 if __package__ in (None, ""):  # run as a plain script under an isolated client install
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -140,12 +141,13 @@ class Member:
         offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in by_part if (t, p) in self.held]
         if not offsets:
             return
+        requested = time.monotonic()
         try:
             self.consumer.commit(offsets=offsets, asynchronous=False)
             ok, err = True, None
         except KafkaException as e:
             ok, err = False, str(e.args[0] if e.args else e)
-        self.hist.event("committed", member=self.member_id, ok=ok, error=err,
+        self.hist.event("committed", member=self.member_id, ok=ok, error=err, requested_mono=requested,
                         offsets=[[tp.topic, tp.partition, tp.offset] for tp in offsets])
 
     def run(self) -> int:

@@ -17,7 +17,10 @@
     it. Its overlap window runs from B's `assigned` to A's `revoked`/`lost`/`member_exit` (or to B's
     own end, or the end of the history, if sooner). It is a violation when the window exceeds
     `zombie_tolerance_s`, or when A commits the partition successfully (`committed` ok=true naming it)
-    after B's `assigned` while B holds it: a zombie's commit must be fenced.
+    after B's `assigned` while B holds it: a zombie's commit must be fenced. A commit counts from when
+    it was asked for (`requested_mono`, else the event's `mono`): one asked for before B's `assigned`
+    and answered after it (the member was paused in between) may have taken effect before the
+    reassignment, so it is counted (`zombie_commits_in_flight`) but not judged.
 
 Tolerance: `zombie_tolerance_s`, the longest allowed zombie window. A member paused (SIGSTOP) past the
 session timeout holds its partitions, in its own view, until it runs again and learns it lost them, so
@@ -131,6 +134,12 @@ def _zombie(tl, settings, a, b, acts: list[dict], times: list[float], m, problem
                 and e["mono"] < a.end:
             m["zombie_batches_after_reassign"] += 1
         elif e["type"] == "committed" and e.get("ok") and p in timeline.commit_offsets(e, tl.topic):
+            if e.get("requested_mono", e["mono"]) < b.start:
+                # asked for before the new owner was assigned (a pause can freeze a member between
+                # sending a commit and reading its answer): it may have taken effect before the
+                # reassignment, so it is no proof of a zombie commit
+                m["zombie_commits_in_flight"] = m.get("zombie_commits_in_flight", 0) + 1
+                continue
             m["zombie_commits_after_reassign"] += 1
             problems.append(f"zombie {a.member} committed partition {p} at {e['mono']:.3f}, after {b.member} "
                             f"was assigned it")

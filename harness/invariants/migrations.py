@@ -15,6 +15,11 @@ S1, S2 is one transition, whatever happened between them (one rebalance or sever
   to P mod N members and floor(P/N) to the rest. Giving the larger quotas to the members that kept the
   most partitions, the fewest moves are the sum over members that kept their membership of
   max(0, held in S1 - quota).
+- A member killed or crashed between the snapshots stays in the group, for the broker, until its
+  session times out: a member that joins meanwhile is balanced against it too, and its partitions are
+  handed out in a second rebalance. So when such members (*phantoms*) owned partitions in S1, the fewest
+  moves is the larger of the above and the same count over the members of S2 plus the phantoms (the
+  second rebalance then only hands out the phantoms' partitions, which are no moves).
 - Violation: moves > fewest + `migration_slack`.
 
 `skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), and when
@@ -71,7 +76,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
         moved = sorted(p for p, x in s1.owners.items() if x in kept and s2.owners[p] != x)
         least = min_moves(tl.partitions, members2, kept)
-        rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2)})
+        phantoms = {x for x in held1 if x not in members2 and any(
+            lf.exit_event is not None and lf.how in ("kill", "crash") and s1.end <= lf.end <= s2.start
+            for lf in tl.lives.get(x, ()))}
+        if phantoms:
+            least = max(least, min_moves(tl.partitions, members2 | phantoms, kept))
+        rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2),
+                     "phantoms": len(phantoms)})
         if len(moved) > least + settings.migration_slack:
             problems.append(f"at {s2.start:.3f} {len(moved)} partitions moved where {least} would reach balance "
                             f"(slack {settings.migration_slack})")

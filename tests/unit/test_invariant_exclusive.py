@@ -91,6 +91,21 @@ def test_zombie_commit_after_new_owner_is_invalid_even_within_tolerance():
     assert v.measurements["zombie_commits_after_reassign"] == 1
 
 
+def test_zombie_commit_asked_for_after_reassignment_is_invalid():
+    c = {**committed("a", 15.3, {0: 13}), "requested_mono": 15.25}
+    v = check(history(long_pause([c])), zombie_tolerance_s=5.0)
+    assert v.status == "invalid"
+    assert v.measurements["zombie_commits_after_reassign"] == 1
+
+
+def test_commit_in_flight_across_the_pause_is_not_judged():
+    """Asked for at 4.9 (before the pause and b's assignment at 12), answered at 15.01 after the resume."""
+    c = {**committed("a", 15.01, {0: 10}), "requested_mono": 4.9}
+    v = check(history(long_pause([c])), zombie_tolerance_s=5.0)
+    assert v.status == "valid", v.message
+    assert v.measurements["zombie_commits_in_flight"] == 1
+
+
 def test_fenced_zombie_commit_is_fine():
     v = check(history(long_pause([committed("a", 15.3, {0: 13}, ok=False)])), zombie_tolerance_s=5.0)
     assert v.status == "valid", v.message

@@ -24,7 +24,7 @@ def test_sticky_scale_out_is_valid():
            run_end(20.0)]
     v = check(history(evs))
     assert v.status == "valid", v.message
-    assert v.measurements["per_transition"] == [{"at": 7.0, "moves": 2, "min_moves": 2, "members": 2}]
+    assert v.measurements["per_transition"] == [{"at": 7.0, "moves": 2, "min_moves": 2, "members": 2, "phantoms": 0}]
 
 
 def shuffle():
@@ -92,3 +92,35 @@ def test_never_complete_is_unknown():
 def test_unknown_protocol_raises():
     with pytest.raises(ValueError):
         check(history(steady()), protocol="streams")
+
+
+def kill_and_replace():
+    """a:[0,1,2] b:[3,4,5]; b is killed and d joins before b's session ends: the broker balances a and d
+    against b (a gives 2 to d), then hands b's partitions out."""
+    evs = [*join("a", 0.0, [0, 1, 2]), *join("b", 0.5, [3, 4, 5]), member_exit("b", 10.0, how="kill"),
+           *join("d", 10.5), revoked("a", 11.0, [2]), assigned("d", 11.5, [2]),
+           assigned("d", 16.0, [3]), assigned("a", 16.0, [4, 5]), run_end(40.0)]
+    return evs
+
+
+def test_rebalance_against_a_killed_member_still_in_its_session_is_valid():
+    v = check(history(kill_and_replace()), partitions=6)
+    assert v.status == "valid", v.message
+    row = v.measurements["per_transition"][-1]
+    assert row["moves"] == 1 and row["min_moves"] == 1 and row["phantoms"] == 1
+
+
+def test_without_the_phantom_rule_the_same_history_would_fail():
+    """The phantom is what excuses the move: with no kill (b leaves cleanly, revoking), it is needless."""
+    evs = [e if e["type"] != "member_exit" else {**e, "how": "graceful"} for e in kill_and_replace()]
+    evs.append(revoked("b", 9.9, [3, 4, 5]))
+    v = check(history(evs), partitions=6)
+    assert v.status == "invalid", v.message
+    assert v.measurements["per_transition"][-1]["phantoms"] == 0
+
+
+def test_phantoms_do_not_excuse_more_moves():
+    """The same kill and replacement, but a also gives partition 1 to d: 2 moves where 1 is the most needed."""
+    evs = kill_and_replace() + [revoked("a", 11.0, [1]), assigned("d", 11.5, [1])]
+    v = check(history(evs), partitions=6)
+    assert v.status == "invalid", v.message
