@@ -63,6 +63,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="judge an existing run directory again and print its verdict table")
     c.add_argument("run_dir", type=Path)
 
+    ag = sub.add_parser("aggregate", help="PySpark job: Parquet tables and a trend summary over many run directories")
+    ag.add_argument("run_dirs", nargs="+", help="run directories, or folders holding them")
+    ag.add_argument("--out", required=True, help="where the tables, summary.json/.html and skipped.json go")
+    ag.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+
     k = sub.add_parser("kafka", help="resolve a Kafka version from Maven Central into the cache")
     k.add_argument("version", nargs="?", default="latest")
 
@@ -152,6 +157,10 @@ def _dispatch(args) -> int:
     if args.cmd == "report":
         from harness.report.generate import generate
         print(f"report: {generate(args.results, args.out, progress=progress)}")
+        return 0
+    if args.cmd == "aggregate":
+        from harness.analytics.job import aggregate
+        aggregate(args.run_dirs, args.out, master=args.master)
         return 0
     if args.cmd == "check":
         from harness.history import History

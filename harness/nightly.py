@@ -142,4 +142,22 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             summary["runs"].append(entry.__dict__)
             (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
     (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
+    report(out, result, progress=progress)
     return result
+
+
+def report(out: Path, result: NightlyResult, *, progress=print) -> None:
+    """After the night: a timeline chart in every run directory, then the PySpark aggregation over them
+    (Parquet tables and `analytics/summary.html`, the night's report)."""
+    from harness.report.allure_run import timeline_svg
+    for r in result.runs:
+        run_dir = Path(r.run_dir)
+        try:
+            timeline_svg(run_dir, json.loads((run_dir / "run.json").read_text()))
+        except Exception as e:  # a chart is a convenience; the verdicts stand without it
+            progress(f"  no timeline for {run_dir.name}: {e}")
+    if result.runs:
+        from harness.analytics.job import aggregate
+        progress("aggregating the night's runs (PySpark) ...")
+        aggregate([str(out)], str(out / "analytics"), log=progress)
+        progress(f"report: {out / 'analytics' / 'summary.html'}")

@@ -1,0 +1,258 @@
+"""The PySpark aggregation job: many run directories in, Parquet tables and a trend summary out.
+
+    aggregate(["reports/runs", "/tmp/probe/nightly-coop"], "out/analytics")
+
+writes ``out/analytics/{runs,rebalances,violations,partition_downtime}/`` (Parquet),
+``summary.json``, ``summary.html`` and ``skipped.json``. See docs/analytics.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from urllib.parse import unquote, urlparse
+
+from harness.analytics import derive as _derive
+from harness.analytics import meta as _meta
+
+TABLES = ("runs", "rebalances", "violations", "partition_downtime")
+KEEP_TYPES = ("assigned", "revoked", "lost", "member_exit", "run_start", "run_end", "header")
+GROUP = ("scenario", "kafka_version", "client_version", "protocol")
+FLAKY_KEY = ("scenario", "protocol", "kafka_version", "client_version", "seed", "schedule_hash")
+
+
+def session(master: str | None = None, app: str = "harness-aggregate", driver_memory: str = "2g"):
+    """A Spark session sized for a small machine (2 cores): few shuffle partitions, no UI."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if (master or "local[*]").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no lookups of the host's outside address
+    from pyspark.sql import SparkSession
+    b = (SparkSession.builder.master(master or "local[*]").appName(app)
+         .config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.shuffle.partitions", "6")
+         .config("spark.default.parallelism", "6")
+         .config("spark.driver.memory", driver_memory)
+         .config("spark.sql.session.timeZone", "UTC")
+         .config("spark.sql.files.openCostInBytes", str(256 * 1024))
+         .config("spark.sql.adaptive.enabled", "true")
+         .config("spark.python.worker.reuse", "true"))
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _local_path(uri: str) -> str:
+    u = urlparse(uri)
+    return os.path.abspath(unquote(u.path)) if u.scheme in ("", "file") else uri
+
+
+def _derive_run(item):
+    run_id, evs = item
+    evs = list(evs)
+    start = min((e[0] for e in evs if e[2] == "run_start" and e[0] is not None), default=None)
+    end = max((e[0] for e in evs if e[2] == "run_end" and e[0] is not None), default=None)
+    rebs, down = _derive.derive(evs, end)
+    if start is None:
+        start = min((e[0] for e in evs if e[0] is not None), default=0.0)
+    out = []
+    for r in rebs:
+        out.append(("R", (run_id, r["index"], r["start_mono"], round(r["start_mono"] - start, 6), r["end_mono"],
+                          r["duration_s"], r["events"], r["members"], r["moves"], r["assigned"], r["revoked"],
+                          r["lost"], r["longest_unowned_s"], r["longest_unowned_topic"],
+                          r["longest_unowned_partition"])))
+    for d in down:
+        out.append(("D", (run_id, d["topic"], d["partition"], d["first_assigned_mono"], d["unowned_s"],
+                          d["unowned_stretches"], d["longest_unowned_s"])))
+    return out
+
+
+def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=print) -> dict:
+    """Run the job; return the summary (also written to OUT/summary.json). ``spark``: reuse a session."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from harness.analytics import schemas
+
+    t_start = time.monotonic()
+    phases = {}
+    own_session = spark is None
+    if own_session:
+        spark = session(master)
+    sc = spark.sparkContext
+    phases["session_s"] = round(time.monotonic() - t_start, 3)
+    try:
+        out = os.path.abspath(out)
+        os.makedirs(out, exist_ok=True)
+        dirs, skipped = _meta.discover(run_dirs)
+        log(f"aggregate: {len(dirs)} run directories under {len(run_dirs)} path(s)")
+        # ---- 1. the small files, read on the executors ------------------------------------------
+        n_slices = max(1, min(len(dirs), sc.defaultParallelism * 4))
+        metas = sc.parallelize(dirs or [], n_slices).map(_meta.load).persist(StorageLevel.MEMORY_AND_DISK)
+        light = metas.map(lambda m: (m["run_dir"], m["name"], m["reason"], m["files"],
+                                     m["run"][0] if m["run"] else None)).collect()
+        for run_dir, name, reason, _files, _rid in light:
+            if reason:
+                skipped.append({"run_dir": run_dir, "name": name, "reason": reason})
+        ok = {run_dir: (files, rid) for run_dir, name, reason, files, rid in light if not reason}
+        phases["small_files_s"] = round(time.monotonic() - t_start, 3)
+        # ---- 2. the histories: one JSON scan with an explicit schema -----------------------------
+        files = [f for fs, _ in ok.values() for f in fs if f[1] > 0]
+        file_run, bad_runs = {}, {}
+        keep = None
+        if files:
+            raw = (spark.read.schema(schemas.HISTORY).option("mode", "PERMISSIVE")
+                   .option("columnNameOfCorruptRecord", schemas.CORRUPT)
+                   .json([f[0] for f in files]).withColumn("file", F.input_file_name()))
+            keep = (raw.where(F.col("type").isin(*KEEP_TYPES) | F.col(schemas.CORRUPT).isNotNull())
+                    .select("file", "type", "mono", "member", "partitions", "schema", "version",
+                            F.col(schemas.CORRUPT).isNotNull().alias("corrupt"))
+                    .withColumn("seq", F.monotonically_increasing_id())
+                    .persist(StorageLevel.MEMORY_AND_DISK))
+            stats = (keep.groupBy("file").agg(
+                F.sum(F.col("corrupt").cast("int")).alias("corrupt"),
+                F.sum((F.col("type") == "header").cast("int")).alias("headers"),
+                F.sum(((F.col("type") == "header") & ((F.coalesce(F.col("schema"), F.lit("")) != "rebalance-history")
+                                                      | (F.coalesce(F.col("version"), F.lit("")) != "1"))).cast("int"))
+                .alias("bad_headers"))).collect()
+            phases["history_scan_s"] = round(time.monotonic() - t_start, 3)
+            by_path = {_local_path(r["file"]): r for r in stats}
+            torn = {f[0]: f[2] for f in files}
+            for run_dir, (fs, rid) in ok.items():
+                for path, size, is_torn in fs:
+                    if size == 0:
+                        continue
+                    st = by_path.get(os.path.abspath(path))
+                    name = os.path.basename(path)
+                    if st is None or not st["headers"]:
+                        bad_runs.setdefault(run_dir, f"history/{name}: no header line")
+                    elif st["bad_headers"]:
+                        bad_runs.setdefault(run_dir, f"history/{name}: header of another schema or version")
+                    elif (st["corrupt"] or 0) > (1 if torn.get(path) else 0):
+                        bad_runs.setdefault(run_dir, f"history/{name}: {st['corrupt']} unparsable line(s)")
+            for r in stats:
+                p = _local_path(r["file"])
+                file_run[r["file"]] = p
+        for run_dir, why in sorted(bad_runs.items()):
+            skipped.append({"run_dir": run_dir, "name": os.path.basename(run_dir), "reason": why})
+            ok.pop(run_dir)
+        for s in skipped:
+            log(f"aggregate: skipped {s['name']}: {s['reason']}")
+        good = set(ok)
+        good_b = sc.broadcast(good)
+        # ---- 3. the tables ---------------------------------------------------------------------------
+        runs = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                     .map(lambda m: m["run"]), schemas.RUNS)
+        violations = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                           .flatMap(lambda m: m["violations"]), schemas.VIOLATIONS)
+        if keep is not None and ok:
+            rows = [(uri, ok[os.path.dirname(os.path.dirname(p))][1]) for uri, p in file_run.items()
+                    if os.path.dirname(os.path.dirname(p)) in ok]
+            fmap = spark.createDataFrame(rows, "file string, run_id string")
+            evs = (keep.where(F.col("type").isin("assigned", "revoked", "lost", "member_exit", "run_start", "run_end")
+                              & ~F.col("corrupt"))
+                   .join(F.broadcast(fmap), "file").select("run_id", "mono", "seq", "type", "member", "partitions"))
+            derived = (evs.rdd.map(lambda r: (r[0], (r[1], r[2], r[3], r[4], r[5])))
+                       .groupByKey(max(1, int(spark.conf.get("spark.sql.shuffle.partitions"))))
+                       .flatMap(_derive_run).persist(StorageLevel.MEMORY_AND_DISK))
+            rebalances = spark.createDataFrame(derived.filter(lambda x: x[0] == "R").map(lambda x: x[1]), schemas.REBALANCES)
+            downtime = spark.createDataFrame(derived.filter(lambda x: x[0] == "D").map(lambda x: x[1]),
+                                             schemas.PARTITION_DOWNTIME)
+        else:
+            rebalances = spark.createDataFrame([], schemas.REBALANCES)
+            downtime = spark.createDataFrame([], schemas.PARTITION_DOWNTIME)
+        for name, df in (("runs", runs), ("rebalances", rebalances), ("violations", violations),
+                         ("partition_downtime", downtime)):
+            df.coalesce(2).write.mode("overwrite").parquet(os.path.join(out, name))
+        phases["tables_written_s"] = round(time.monotonic() - t_start, 3)
+        if keep is not None:
+            keep.unpersist()
+        # ---- 4. the summary, from the written tables -----------------------------------------------
+        summary = summarize(spark, out)
+        summary["skipped"] = skipped
+        summary["inputs"] = [os.path.abspath(p) for p in run_dirs]
+        summary["history_files"] = len(files)
+        summary["elapsed_s"] = round(time.monotonic() - t_start, 3)
+        phases["summary_s"] = summary["elapsed_s"]
+        summary["phases_cumulative_s"] = phases
+        with open(os.path.join(out, "skipped.json"), "w") as f:
+            json.dump(skipped, f, indent=2)
+        with open(os.path.join(out, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=2, default=str)
+        from harness.analytics.html import render
+        with open(os.path.join(out, "summary.html"), "w") as f:
+            f.write(render(summary))
+        log(f"aggregate: {summary['totals']['runs']} runs, {summary['totals']['rebalances']} rebalances, "
+            f"{summary['totals']['violating_runs']} violating runs, {len(summary['flaky'])} flaky, "
+            f"{len(skipped)} skipped, {summary['elapsed_s']}s -> {out}")
+        return summary
+    finally:
+        if own_session:
+            spark.stop()
+
+
+def _rows(df) -> list[dict]:
+    return [r.asDict(recursive=True) for r in df.collect()]
+
+
+def summarize(spark, out: str) -> dict:
+    """Violation rate, rebalance duration percentiles, trends and flaky scenarios from the tables in OUT."""
+    from pyspark.sql import functions as F
+
+    runs = spark.read.parquet(os.path.join(out, "runs"))
+    reb = spark.read.parquet(os.path.join(out, "rebalances"))
+    g = list(GROUP)
+    per_run = runs.select("run_id", *g, "status", "invalid", "unknown",
+                          F.to_date("started").cast("string").alias("day"))
+    run_stats = runs.groupBy(*g).agg(
+        F.count("*").alias("runs"),
+        F.sum((F.col("status") == "pass").cast("int")).alias("pass"),
+        F.sum((F.col("status") == "fail").cast("int")).alias("fail"),
+        F.sum((F.col("status") == "unknown").cast("int")).alias("unknown"),
+        F.sum((F.col("status") == "error").cast("int")).alias("error"),
+        F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"))
+    pct = "percentile(duration_s, array(0.5, 0.95, 0.99))"
+    reb_stats = (reb.join(per_run, "run_id").groupBy(*g).agg(
+        F.count("*").alias("rebalances"), F.expr(pct).alias("d"),
+        F.avg("moves").alias("moves_avg"), F.max("longest_unowned_s").alias("longest_unowned_max_s")))
+    groups = []
+    for r in _rows(run_stats.join(reb_stats, g, "left").orderBy(*g)):
+        d = r.pop("d") or [None, None, None]
+        r["violation_rate"] = round(r["violating_runs"] / r["runs"], 4) if r["runs"] else None
+        r["rebalances"] = r["rebalances"] or 0
+        r["duration_p50_s"], r["duration_p95_s"], r["duration_p99_s"] = (None if x is None else round(x, 6) for x in d)
+        r["moves_avg"] = None if r["moves_avg"] is None else round(r["moves_avg"], 3)
+        groups.append(r)
+    trend_runs = per_run.groupBy("day", "scenario").agg(
+        F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"))
+    trend_reb = reb.join(per_run.select("run_id", "day", "scenario"), "run_id").groupBy("day", "scenario").agg(
+        F.count("*").alias("rebalances"), F.expr("percentile(duration_s, 0.95)").alias("duration_p95_s"))
+    trend = []
+    for r in _rows(trend_runs.join(trend_reb, ["day", "scenario"], "left").orderBy("day", "scenario")):
+        r["violation_rate"] = round(r["violating_runs"] / r["runs"], 4) if r["runs"] else None
+        r["rebalances"] = r["rebalances"] or 0
+        r["duration_p95_s"] = None if r["duration_p95_s"] is None else round(r["duration_p95_s"], 6)
+        trend.append(r)
+    k = list(FLAKY_KEY)
+    flaky = []
+    fl = (runs.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
+                               F.countDistinct("verdict_signature").alias("signatures"),
+                               F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature"))).alias("members"))
+          .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
+    for r in _rows(fl):
+        sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
+        inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
+        flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
+                      "outcomes": [{"run_id": m["run_id"], "status": m["status"]} for m in r["members"]]})
+    tot = _rows(runs.agg(F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs")))[0]
+    rtot = _rows(reb.agg(F.count("*").alias("rebalances"), F.expr(pct).alias("d")))[0]
+    d = rtot["d"] or [None, None, None]
+    totals = {"runs": tot["runs"], "violating_runs": tot["violating_runs"] or 0,
+              "violation_rate": round((tot["violating_runs"] or 0) / tot["runs"], 4) if tot["runs"] else None,
+              "rebalances": rtot["rebalances"],
+              "violations": spark.read.parquet(os.path.join(out, "violations")).count(),
+              "duration_p50_s": d[0], "duration_p95_s": d[1], "duration_p99_s": d[2]}
+    return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky,
+            "tables": {t: os.path.join(out, t) for t in TABLES}}

@@ -1,0 +1,167 @@
+"""Reading one run directory's small files (STATUS, run.json, verdicts.json) and listing its history.
+
+Pure Python: runs on the Spark executors (one task per slice of run directories). A directory that
+is corrupt or partial gets a ``reason`` and no rows; it is then skipped by name, never counted.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+
+FINISHED = ("pass", "fail", "unknown", "error")
+VERDICT_STATUSES = ("valid", "invalid", "unknown", "skipped")
+MARKERS = ("STATUS", "run.json", "verdicts.json", "history")
+
+
+def is_run_dir(path: str) -> bool:
+    """A directory that holds any of the run directory's own entries."""
+    return os.path.isdir(path) and any(os.path.exists(os.path.join(path, m)) for m in MARKERS)
+
+
+def discover(paths, max_depth: int = 3) -> tuple[list[str], list[dict]]:
+    """Run directories named by ``paths`` (each a run directory or a folder holding them, searched
+    ``max_depth`` levels down). Returns (run dirs, problems) where problems are paths not found."""
+    found, problems, seen = [], [], set()
+
+    def walk(p, depth):
+        if is_run_dir(p):
+            if p not in seen:
+                seen.add(p)
+                found.append(p)
+            return
+        if depth <= 0:
+            return
+        try:
+            kids = sorted(os.scandir(p), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in kids:
+            if e.is_dir(follow_symlinks=True):
+                walk(e.path, depth - 1)
+
+    for p in paths:
+        ap = os.path.abspath(p)
+        if not os.path.isdir(ap):
+            problems.append({"run_dir": ap, "name": os.path.basename(ap), "reason": "not a directory"})
+            continue
+        walk(ap, max_depth)
+    return found, problems
+
+
+def _ts(s):
+    if not s:
+        return None
+    try:
+        d = _dt.datetime.fromisoformat(str(s).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return d if d.tzinfo else d.replace(tzinfo=_dt.timezone.utc)
+
+
+def _int(x):
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _verdict_list(v) -> list[dict]:
+    if isinstance(v, dict):
+        items = [dict(d, name=d.get("name") or k) if isinstance(d, dict) else None for k, d in v.items()]
+    elif isinstance(v, list):
+        items = v
+    else:
+        raise ValueError("verdicts.json is neither an object nor a list")
+    out = []
+    for d in items:
+        if not isinstance(d, dict) or d.get("status") not in VERDICT_STATUSES or not d.get("name"):
+            raise ValueError("a verdict without a name or a known status")
+        out.append(d)
+    return out
+
+
+def load(run_dir: str) -> dict:
+    """Everything the job needs from one run directory's small files.
+
+    Returns a dict with ``run_dir``, ``name``, ``reason`` (None when usable), ``run`` (a tuple in the
+    order of schemas.RUNS), ``violations`` (tuples in the order of schemas.VIOLATIONS),
+    ``files`` (history files: [path, size, torn]) where torn means the last byte is not a newline.
+    """
+    name = os.path.basename(run_dir.rstrip("/"))
+    res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": []}
+
+    def bad(why):
+        res["reason"] = why
+        return res
+
+    try:
+        with open(os.path.join(run_dir, "STATUS")) as f:
+            status = (f.readline() or "").strip()
+    except FileNotFoundError:
+        return bad("STATUS missing")
+    except OSError as e:
+        return bad(f"STATUS unreadable: {e}")
+    if status not in FINISHED:
+        return bad(f"STATUS {status or '(empty)'}: no verdict")
+    try:
+        with open(os.path.join(run_dir, "run.json")) as f:
+            meta = json.load(f)
+        if not isinstance(meta, dict):
+            raise ValueError("not an object")
+    except FileNotFoundError:
+        return bad("run.json missing")
+    except (OSError, ValueError) as e:
+        return bad(f"run.json unparsable: {e}")
+    verdicts = []
+    vpath = os.path.join(run_dir, "verdicts.json")
+    if os.path.exists(vpath) or status != "error":
+        try:
+            with open(vpath) as f:
+                verdicts = _verdict_list(json.load(f))
+        except FileNotFoundError:
+            return bad("verdicts.json missing")
+        except (OSError, ValueError) as e:
+            return bad(f"verdicts.json unparsable: {e}")
+        if status in ("pass", "fail", "unknown") and not verdicts:
+            return bad("verdicts.json holds no verdict")
+    hdir = os.path.join(run_dir, "history")
+    files = []
+    if os.path.isdir(hdir):
+        for e in sorted(os.scandir(hdir), key=lambda e: e.name):
+            if e.name.endswith(".jsonl") and e.is_file():
+                size = e.stat().st_size
+                torn = False
+                if size:
+                    with open(e.path, "rb") as f:
+                        f.seek(size - 1)
+                        torn = f.read(1) != b"\n"
+                files.append([e.path, size, torn])
+    if not files and status != "error":
+        return bad("history missing")
+    cfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
+    schedule = meta.get("schedule", cfg.get("schedule"))
+    sched_json = json.dumps(schedule, sort_keys=True, separators=(",", ":"))
+    started, finished = _ts(meta.get("started")), _ts(meta.get("finished"))
+    dur = meta.get("duration_s")
+    if not isinstance(dur, (int, float)):
+        dur = (finished - started).total_seconds() if started and finished else None
+    n_invalid = sum(1 for v in verdicts if v["status"] == "invalid")
+    n_unknown = sum(1 for v in verdicts if v["status"] == "unknown")
+    signature = ",".join(f"{v['name']}={v['status']}" for v in sorted(verdicts, key=lambda v: v["name"]))
+
+    def s(k):
+        v = meta.get(k, cfg.get(k))
+        return None if v is None else str(v)
+
+    res["run"] = (str(meta.get("run_id") or name), run_dir, s("scenario"), s("protocol"), _int(meta.get("seed", cfg.get("seed"))),
+                  s("kafka_version"), s("client_library"), s("client_version"), s("backend"), status,
+                  float(dur) if dur is not None else None, started, finished,
+                  hashlib.sha256(sched_json.encode()).hexdigest()[:16], sched_json, len(verdicts), n_invalid,
+                  n_unknown, signature, len(files))
+    res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
+                          len(v.get("witnesses") or []))
+                         for v in verdicts if v["status"] in ("invalid", "unknown")]
+    res["files"] = files
+    return res

@@ -1,0 +1,300 @@
+"""Synthetic run directories with known answers, for the analytics job's tests and benchmark.
+
+``generate(out_dir, n_runs, events_per_run, seed)`` writes ``n_runs`` valid run directories in the
+documented layout (docs/run-directory.md, docs/history.md) plus a few corrupt or partial ones, and
+returns what the job must find (:class:`Expected`). Every run has 3 members and 6 partitions; its
+rebalances are bursts 3 s apart (an initial assignment, then moves of a chosen set of partitions from
+one member to another, eager or cooperative style by protocol); the rest of its ``events_per_run``
+events are producer ``acked``, member ``processed`` and ``committed`` events spread over the run.
+About one run in five fails an invariant, a few are ``unknown``, every tenth run repeats the previous
+run's scenario, seed and schedule with the opposite outcome (a flaky pair), and run 1 (when there is
+one) has a torn last line in a member file (a SIGKILL; valid, must not be skipped).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import random
+from dataclasses import dataclass, field
+
+SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
+PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
+KAFKA_VERSIONS = ("3.9.1", "4.1.0")
+CLIENT_VERSIONS = ("2.12.0", "2.16.1")
+INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", "convergence_balance",
+              "static_membership", "record_integrity")
+MEMBERS = ("m1", "m2", "m3")
+PARTITIONS = 6
+HEADER = '{{"type":"header","schema":"rebalance-history","version":1,"source":"{src}","member":{mem}}}\n'
+CORRUPT_KINDS = ("status-incomplete", "status-missing", "run-json-missing", "verdicts-unparsable",
+                 "history-garbage-line", "history-wrong-schema")
+
+
+@dataclass
+class Expected:
+    """What the aggregation must find in the generated directories."""
+
+    runs: int = 0
+    events: int = 0
+    skipped: dict = field(default_factory=dict)        # dir name -> corrupt kind
+    status: dict = field(default_factory=dict)         # run_id -> STATUS
+    violating: set = field(default_factory=set)        # run_ids with an invalid verdict
+    violation_rows: int = 0                            # verdicts with status invalid or unknown
+    witnesses: dict = field(default_factory=dict)      # run_id -> {invariant: witness count} (non-valid)
+    rebalances: dict = field(default_factory=dict)     # run_id -> [(duration_s, moves, longest_unowned_s)]
+    downtime: dict = field(default_factory=dict)       # run_id -> {partition: unowned seconds}
+    flaky: set = field(default_factory=set)            # (scenario, protocol, kafka, client, seed) of flaky groups
+    group: dict = field(default_factory=dict)          # run_id -> (scenario, kafka, client, protocol)
+
+
+def _line(d: dict) -> str:
+    return json.dumps(d, separators=(",", ":")) + "\n"
+
+
+def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
+    scenario = SCENARIOS[i % 3]
+    protocol = PROTOCOLS[(i // 3) % 3]
+    kafka = KAFKA_VERSIONS[(i // 9) % 2]
+    client = CLIENT_VERSIONS[(i // 18) % 2]
+    run_seed = 100_000 + i
+    schedule = [{"kind": "sleep", "params": {"s": 1.0}},
+                {"kind": scenario.replace("-", "_"), "params": {"slot": i % 3, "n": 1 + i % 4}},
+                {"kind": "wait_stable", "params": {}}]
+    return dict(scenario=scenario, protocol=protocol, kafka=kafka, client=client, seed=run_seed,
+                schedule=schedule, started=base + _dt.timedelta(minutes=10 * i))
+
+
+def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, outcome: str, fail_inv: str,
+               n_witness: int, torn: bool, exp: Expected | None):
+    os.makedirs(os.path.join(path, "history"), exist_ok=True)
+    run_id = os.path.basename(path)
+    topic = "t-" + run_id
+    t0 = 1000.0 + rng.random() * 100
+    wall0 = plan["started"].timestamp() - t0
+    n_reb = 2 + rng.randrange(4)
+    # ---- ownership events -------------------------------------------------------------------------
+    own = {m: [] for m in MEMBERS}  # member -> [(mono, line)]
+    owner = {}  # partition -> member
+    rebs = []
+    down = {p: 0.0 for p in range(PARTITIONS)}
+
+    def ev(m, mono, typ, ps):
+        own[m].append((mono, '{"type":"%s","mono":%.6f,"wall":%.6f,"member":"%s","partitions":%s}\n'
+                       % (typ, mono, mono + wall0, m, json.dumps([[topic, p] for p in ps], separators=(",", ":")))))
+
+    t = t0 + 1.0
+    init = {m: [p for p in range(PARTITIONS) if p % 3 == k] for k, m in enumerate(MEMBERS)}
+    for k, m in enumerate(MEMBERS):
+        ev(m, t + 0.05 * k, "assigned", init[m])
+        for p in init[m]:
+            owner[p] = m
+    rebs.append((0.1, 0, 0.1))
+    for r in range(1, n_reb):
+        T = t0 + 1.0 + 3.0 * r
+        d = round(0.2 + 0.1 * rng.randrange(6), 3)
+        src = rng.choice([m for m in MEMBERS if any(o == m for o in owner.values())])
+        dst = rng.choice([m for m in MEMBERS if m != src])
+        mine = sorted(p for p, o in owner.items() if o == src)
+        moved = sorted(rng.sample(mine, rng.randint(1, len(mine))))
+        new_owner = dict(owner)
+        for p in moved:
+            new_owner[p] = dst
+        if plan["protocol"] == "classic-eager":
+            lu = 0.0
+            for k, m in enumerate(MEMBERS):
+                ev(m, T + 0.01 * k, "revoked", sorted(p for p, o in owner.items() if o == m))
+            for k, m in enumerate(MEMBERS):
+                ev(m, T + d + 0.01 * k, "assigned", sorted(p for p, o in new_owner.items() if o == m))
+            for p in range(PARTITIONS):
+                gap = (T + d + 0.01 * MEMBERS.index(new_owner[p])) - (T + 0.01 * MEMBERS.index(owner[p]))
+                down[p] += gap
+                lu = max(lu, gap)
+            rebs.append((round(d + 0.02, 6), len(moved), round(lu, 6)))
+        else:
+            ev(src, T, "revoked", moved)
+            ev(src, T + 0.001, "assigned", [])
+            ev(dst, T + d, "assigned", moved)
+            for p in moved:
+                down[p] += d
+            rebs.append((d, len(moved), d))
+        owner = new_owner
+    t_end = t0 + 1.0 + 3.0 * n_reb + 2.0
+    # ---- filler events ----------------------------------------------------------------------------
+    n_own = sum(len(v) for v in own.values())
+    n_harness = 3 + 2 * len(MEMBERS) + 2 + 1
+    n_fill = max(0, events_per_run - n_own - n_harness - len(MEMBERS) - 1)
+    n_acked = n_fill // 2
+    n_proc = (n_fill - n_acked) * 4 // 5
+    n_comm = n_fill - n_acked - n_proc
+    span = t_end - t0
+    with open(os.path.join(path, "history", "producer.jsonl"), "w") as f:
+        f.write(HEADER.format(src="producer", mem='"producer"'))
+        buf = []
+        for j in range(n_acked):
+            mono = t0 + span * j / max(1, n_acked)
+            p = j % PARTITIONS
+            buf.append('{"type":"acked","mono":%.6f,"wall":%.6f,"topic":"%s","partition":%d,"offset":%d,'
+                       '"key":"k%d","seq":%d}\n' % (mono, mono + wall0, topic, p, j // PARTITIONS, j % 50, j // 50))
+        f.write("".join(buf))
+    per_m_proc = n_proc // len(MEMBERS)
+    per_m_comm = n_comm // len(MEMBERS)
+    extra = (n_proc - per_m_proc * 3) + (n_comm - per_m_comm * 3)
+    for k, m in enumerate(MEMBERS):
+        lines = list(own[m])
+        lines.append((t0 + 0.5 + 0.05 * k, '{"type":"started","mono":%.6f,"wall":%.6f,"member":"%s","pid":%d,'
+                      '"protocol":"%s","group_id":"g-%s","topic":"%s","instance_id":null,"rack":null,'
+                      '"client":"confluent-kafka %s"}\n' % (t0 + 0.5 + 0.05 * k, t0 + 0.5 + wall0, m, 1000 + k,
+                                                             plan["protocol"], run_id, topic, plan["client"])))
+        npm = per_m_proc + (extra if k == 0 else 0)
+        for j in range(npm):
+            mono = t0 + 1.2 + (span - 1.3) * j / max(1, npm)
+            p = (j + k) % PARTITIONS
+            lines.append((mono, '{"type":"processed","mono":%.6f,"wall":%.6f,"member":"%s","topic":"%s",'
+                          '"partition":%d,"first_offset":%d,"last_offset":%d,"count":5}\n'
+                          % (mono, mono + wall0, m, topic, p, j * 5, j * 5 + 4)))
+        for j in range(per_m_comm):
+            mono = t0 + 1.25 + (span - 1.3) * j / max(1, per_m_comm)
+            lines.append((mono, '{"type":"committed","mono":%.6f,"wall":%.6f,"member":"%s","offsets":[["%s",%d,%d]],'
+                          '"ok":true,"error":null}\n' % (mono, mono + wall0, m, topic, (j + k) % PARTITIONS, j * 5)))
+        lines.sort(key=lambda x: x[0])
+        with open(os.path.join(path, "history", f"member-{m}.jsonl"), "w") as f:
+            f.write(HEADER.format(src="member", mem=f'"{m}"'))
+            f.write("".join(x[1] for x in lines))
+            if torn and k == 0:
+                f.write('{"type":"processed","mono":%.3f,"wa' % (t_end - 0.1))
+    hs = [_line({"type": "run_start", "mono": t0, "wall": t0 + wall0, "run_id": run_id,
+                 "scenario": plan["scenario"], "seed": plan["seed"], "settings": {"topic": topic}}),
+          # a field named like the header's "version" but a string: must not make the line unparsable
+          _line({"type": "broker_event", "mono": t0, "wall": t0 + wall0, "broker": 1, "what": "ready",
+                 "version": plan["kafka"]})]
+    for k, m in enumerate(MEMBERS):
+        hs.append(_line({"type": "member_start", "mono": t0 + 0.1 * k, "wall": t0 + 0.1 * k + wall0, "member": m,
+                         "pid": 1000 + k, "instance_id": None, "rack": None}))
+    hs.append(_line({"type": "action_start", "mono": t0 + 0.4, "wall": t0 + 0.4 + wall0, "action_id": 0,
+                     "kind": plan["schedule"][1]["kind"], "params": plan["schedule"][1]["params"]}))
+    hs.append(_line({"type": "action_end", "mono": t_end - 1.5, "wall": t_end - 1.5 + wall0, "action_id": 0,
+                     "kind": plan["schedule"][1]["kind"], "params": {}, "ok": True, "error": None}))
+    for k, m in enumerate(MEMBERS):
+        hs.append(_line({"type": "member_stop", "mono": t_end - 0.5 + 0.01 * k, "wall": t_end + wall0, "member": m}))
+    hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
+    hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
+    with open(os.path.join(path, "history", "harness.jsonl"), "w") as f:
+        f.write(HEADER.format(src="harness", mem="null"))
+        f.write("".join(hs))
+    # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
+    verdicts = {}
+    for inv in INVARIANTS:
+        st = "skipped" if inv == "static_membership" else "valid"
+        ws = []
+        if outcome == "fail" and inv == fail_inv:
+            st, ws = "invalid", [{"type": "assigned", "mono": t0 + 1.0 + w, "why": "synthetic"} for w in range(n_witness)]
+        if outcome == "unknown" and inv == "coverage_liveness":
+            st, ws = "unknown", []
+        verdicts[inv] = {"name": inv, "status": st, "message": f"synthetic {st}", "witnesses": ws,
+                         "measurements": {}}
+    with open(os.path.join(path, "verdicts.json"), "w") as f:
+        json.dump(verdicts, f, indent=1)
+    finished = plan["started"] + _dt.timedelta(seconds=span)
+    meta = {"run_id": run_id, "config": {"scenario": plan["scenario"], "seed": plan["seed"],
+                                         "protocol": plan["protocol"], "kafka_version": plan["kafka"],
+                                         "client_version": plan["client"], "partitions": PARTITIONS},
+            "started": plan["started"].isoformat(), "scenario": plan["scenario"], "seed": plan["seed"],
+            "protocol": plan["protocol"], "topic": topic, "group_id": "g-" + run_id,
+            "kafka_version": plan["kafka"], "client_version": plan["client"], "client_library": "confluent-kafka",
+            "backend": "synthetic", "brokers": 3, "schedule": plan["schedule"], "schedule_ran": plan["schedule"],
+            "replay": f"harness replay {path}", "finished": finished.isoformat(), "duration_s": round(span, 3),
+            "status": outcome}
+    with open(os.path.join(path, "run.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+    with open(os.path.join(path, "STATUS"), "w") as f:
+        f.write(outcome + "\n")
+    n_events = n_own + len(hs) + len(MEMBERS) + n_acked + n_proc + n_comm
+    if exp is not None:
+        exp.runs += 1
+        exp.events += n_events
+        exp.status[run_id] = outcome
+        exp.group[run_id] = (plan["scenario"], plan["kafka"], plan["client"], plan["protocol"])
+        if outcome == "fail":
+            exp.violating.add(run_id)
+            exp.violation_rows += 1
+            exp.witnesses[run_id] = {fail_inv: n_witness}
+        if outcome == "unknown":
+            exp.violation_rows += 1
+            exp.witnesses[run_id] = {"coverage_liveness": 0}
+        exp.rebalances[run_id] = rebs
+        exp.downtime[run_id] = {p: round(v, 6) for p, v in down.items()}
+    return n_events
+
+
+def _name(plan: dict) -> str:
+    return f"{plan['started'].strftime('%Y%m%dT%H%M%S')}-{plan['scenario']}-{plan['protocol']}-{plan['seed']}"
+
+
+def generate(out_dir: str, n_runs: int, events_per_run: int = 10_000, seed: int = 0,
+             corrupt: tuple = CORRUPT_KINDS, start: int = 0, expected: bool = True) -> Expected:
+    """Write ``n_runs`` valid run directories and one corrupt/partial directory per kind in ``corrupt``.
+
+    ``start`` offsets the run numbering (to generate a large set in parallel slices: only the slice
+    with ``start == 0`` should pass ``corrupt``). Returns the known answers.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    base = _dt.datetime(2026, 11, 1, tzinfo=_dt.timezone.utc)
+    exp = Expected()
+    plans, outcomes = {}, {}
+    for i in range(start, start + n_runs):
+        rng = random.Random(seed * 1_000_003 + i)
+        plan = _run_plan(i, rng, base)
+        roll = rng.random()
+        outcome = "fail" if roll < 0.2 else ("unknown" if roll < 0.23 else "pass")
+        fail_inv = INVARIANTS[rng.choice((0, 1, 2, 3, 5))]
+        n_witness = 1 + rng.randrange(5)
+        if i % 10 == 9 and (i - 1) in plans:
+            twin = plans[i - 1]
+            for k in ("scenario", "protocol", "kafka", "client", "seed", "schedule"):
+                plan[k] = twin[k]
+            outcome = "pass" if outcomes[i - 1] != "pass" else "fail"
+            fail_inv = "exclusive_ownership"
+            exp.flaky.add((plan["scenario"], plan["protocol"], plan["kafka"], plan["client"], plan["seed"]))
+        plans[i], outcomes[i] = plan, outcome
+        path = os.path.join(out_dir, _name(plan))
+        if os.path.exists(path):  # a twin started at another time: unique anyway
+            path += f"-{i}"
+        _write_run(path, plan, events_per_run, rng, outcome, fail_inv, n_witness, torn=(i == 1),
+                   exp=exp if expected else None)
+    for j, kind in enumerate(corrupt):
+        i = 900_000 + start + j
+        rng = random.Random(seed * 7 + j)
+        plan = _run_plan(i, rng, base)
+        plan["scenario"] = "corrupt-" + kind
+        plan["started"] = base - _dt.timedelta(days=1) + _dt.timedelta(minutes=10 * (start + j), seconds=7)
+        path = os.path.join(out_dir, _name(plan))
+        _write_run(path, plan, min(events_per_run, 500), rng, "pass", INVARIANTS[0], 1, torn=False, exp=None)
+        exp.skipped[os.path.basename(path)] = kind
+        if kind == "status-incomplete":
+            open(os.path.join(path, "STATUS"), "w").write("incomplete\n")
+            os.remove(os.path.join(path, "verdicts.json"))
+        elif kind == "status-missing":
+            os.remove(os.path.join(path, "STATUS"))
+        elif kind == "run-json-missing":
+            os.remove(os.path.join(path, "run.json"))
+        elif kind == "verdicts-unparsable":
+            open(os.path.join(path, "verdicts.json"), "w").write('{"exclusive_ownership": {"name": "exclu')
+        elif kind == "history-garbage-line":
+            f = os.path.join(path, "history", "member-m2.jsonl")
+            lines = open(f).readlines()
+            lines.insert(len(lines) // 2, "this is not json\n")
+            open(f, "w").writelines(lines)
+        elif kind == "history-wrong-schema":
+            f = os.path.join(path, "history", "member-m3.jsonl")
+            lines = open(f).readlines()
+            lines[0] = '{"type":"header","schema":"something-else","version":7,"source":"member","member":"m3"}\n'
+            open(f, "w").writelines(lines)
+    return exp
+
+
+if __name__ == "__main__":  # python -m harness.analytics.synth OUT N [EVENTS] [SEED]
+    import sys
+    a = sys.argv[1:]
+    e = generate(a[0], int(a[1]), int(a[2]) if len(a) > 2 else 10_000, int(a[3]) if len(a) > 3 else 0)
+    print(f"{e.runs} runs, {e.events} events, {len(e.skipped)} corrupt: {sorted(e.skipped)}")
