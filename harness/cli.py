@@ -20,7 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from harness.scenarios import PROTOCOLS
+    from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -32,16 +32,23 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario name (see `harness scenarios`)")
-    r.add_argument("--protocol", default="classic-cooperative", choices=PROTOCOLS,
-                   help="group protocol of the members (default: classic-cooperative)")
+    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS,
+                   help="group protocol of the members (default: classic-cooperative; for the streams-* "
+                        "scenarios: classic, or streams for KIP-1071's broker-side protocol)")
     r.add_argument("--kafka-version", default="latest",
                    help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
     r.add_argument("--client-version", default=None,
-                   help="confluent-kafka version for the members (default: the one installed with the harness)")
+                   help="confluent-kafka version for the members (default: the one installed with the harness); "
+                        "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
-    r.add_argument("--misbehave", choices=["process-after-revoke", "claim-extra"], default=None,
-                   help="make one member break the rules on purpose (a self-test of the checkers)")
+    r.add_argument("--misbehave", choices=["process-after-revoke", "claim-extra", "defeat-warmup"], default=None,
+                   help="make one member break the rules on purpose (a self-test of the checkers); "
+                        "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
+                        "that switches warmups off")
+    r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
+                        "(repeatable; docs/streams.md lists them)")
     common(r)
 
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
@@ -142,6 +149,21 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _key_values(items: list[str]) -> tuple[tuple[str, object], ...]:
+    """KEY=VALUE pairs, values read as JSON where they parse (numbers, true/false), else as text."""
+    from harness.errors import BadInput
+    out = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise BadInput(f"--streams-set wants KEY=VALUE, got {item!r}")
+        try:
+            out.append((key, json.loads(value)))
+        except json.JSONDecodeError:
+            out.append((key, value))
+    return tuple(out)
+
+
 def _dispatch(args) -> int:
     progress = print if not getattr(args, "quiet", False) else (lambda *_: None)
     if args.cmd == "scenarios":
@@ -166,7 +188,14 @@ def _dispatch(args) -> int:
         from harness.history import History
         from harness.invariants import CheckSettings, check_all
         meta = json.loads((args.run_dir / "run.json").read_text())
-        verdicts = check_all(History.load(args.run_dir / "history"), CheckSettings.from_dict(meta["check_settings"]))
+        history = History.load(args.run_dir / "history")
+        if meta.get("kind") == "streams":
+            from harness.invariants.streams import StreamsCheckSettings
+            from harness.streams_run import judge
+            verdicts = judge(history, StreamsCheckSettings.from_dict(meta["streams_check_settings"]),
+                             CheckSettings.from_dict(meta["check_settings"]))
+        else:
+            verdicts = check_all(history, CheckSettings.from_dict(meta["check_settings"]))
         print_table(verdicts)
         return 1 if any(v.status in ("invalid", "unknown") for v in verdicts.values()) else 0
     if args.cmd == "nightly":
@@ -174,9 +203,11 @@ def _dispatch(args) -> int:
     from harness.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-        cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=args.protocol, kafka_version=args.kafka_version,
+        from harness.scenarios import get
+        protocol = args.protocol or get(args.scenario).default_protocol
+        cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=protocol, kafka_version=args.kafka_version,
                         client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
-                        misbehave=args.misbehave)
+                        misbehave=args.misbehave, streams_settings=_key_values(args.streams_set))
         cfg.validate()
         progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}, seed {seed}")
     else:

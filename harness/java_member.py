@@ -33,9 +33,9 @@ JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.a
 TRAIN_TIMEOUT_S = 120
 
 
-def _stamp_text(java: str, classpath: str) -> str:
+def _stamp_text(java: str, classpath: str, source: Path = SOURCE) -> str:
     """What the cached build depends on: the source, the JVM and the Kafka jars."""
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256(source.read_bytes())
     real_java = os.path.realpath(java)
     h.update(f"\0{real_java}\0{os.stat(real_java).st_mtime_ns}\0{' '.join(JVM_OPTS)}".encode())
     for jar in classpath.split(":"):  # re-resolved jars invalidate the class-data archive: rebuild it
@@ -46,10 +46,10 @@ def _stamp_text(java: str, classpath: str) -> str:
     return h.hexdigest()[:20]
 
 
-def _jar(classes: Path, jar: Path) -> None:
+def _jar(classes: Path, jar: Path, main: str = MAIN_CLASS) -> None:
     tmp = jar.with_suffix(".jar.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nMain-Class: Member\r\n\r\n")
+        z.writestr("META-INF/MANIFEST.MF", f"Manifest-Version: 1.0\r\nMain-Class: {main}\r\n\r\n")
         for f in sorted(classes.rglob("*.class")):
             z.write(f, f.relative_to(classes).as_posix())
     tmp.replace(jar)

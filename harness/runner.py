@@ -21,9 +21,13 @@ from harness.history import History, HistoryWriter
 from harness.invariants import CheckSettings, Verdict, check_all
 from harness.members import MemberPool, MemberSpec
 from harness.observe import acked_unprocessed, current_ownership
-from harness.scenarios import PROTOCOLS, Action, ScenarioContext
+from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, ScenarioContext
 from harness.workload import Workload
 
+
+MISBEHAVIOURS = ("process-after-revoke", "claim-extra")
+#: a Streams run's self-test: every instance runs with a recovery lag that defeats warmups (KIP-441)
+STREAMS_MISBEHAVIOURS = ("defeat-warmup",)
 
 
 @dataclass(frozen=True)
@@ -48,16 +52,22 @@ class RunConfig:
     misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
     member_command: tuple[str, ...] | None = None
     schedule: tuple[dict, ...] | None = None  # replay: run exactly this schedule
+    streams_settings: tuple[tuple[str, object], ...] = ()  # Streams runs: settings over the scenario's
 
     def validate(self) -> scenarios.Scenario:
         sc = scenarios.get(self.scenario)
-        if self.protocol not in PROTOCOLS:
-            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS)}")
+        if self.protocol not in PROTOCOLS + STREAMS_PROTOCOLS:
+            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, "process-after-revoke", "claim-extra"):
+        if self.misbehave not in (None, *(STREAMS_MISBEHAVIOURS if sc.kind == "streams" else MISBEHAVIOURS)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r}")
+        if sc.kind == "streams":
+            from harness.streams_run import streams_settings
+            streams_settings(self, sc)
+        elif self.streams_settings:
+            raise BadInput(f"scenario {self.scenario} has no Kafka Streams members: Streams settings do not apply")
         return sc
 
     def client_config(self) -> dict:
@@ -165,17 +175,7 @@ class Run:
         cfg = self.cfg
         client_version, client_path = clients.client_path(cfg.client_version or self.sc.initial_client,
                                                           progress=self.say)
-        if self.sc.initial_kafka or self.shared_cluster is None:
-            version = self.sc.initial_kafka or cfg.kafka_version
-            self.say(f"starting a {cfg.brokers}-broker Kafka {version} cluster")
-            self.cluster = LocalCluster(work_dir=self.dir / "cluster", version=version, brokers=cfg.brokers,
-                                        on_event=self.event, progress=self.say)
-            self._own_cluster = True
-            self.cluster.start()
-        else:
-            self.cluster = self.shared_cluster
-            self._own_cluster = False
-            self.cluster.on_event = self.event
+        self._start_cluster()
         if cfg.protocol == "consumer" and self.cluster._dist(self.cluster.requested_version).major < 4:
             raise BadInput(f"protocol consumer needs Kafka 4.0 or newer; the cluster runs {self.cluster.version}")
         ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers,
@@ -219,6 +219,21 @@ class Run:
         for i in range(self.sc.members):
             self._add_member(racks)
         self.wait_stable("initial assignment")
+
+    def _start_cluster(self) -> None:
+        """Start the scenario's own cluster, or take the shared one."""
+        cfg = self.cfg
+        if self.sc.initial_kafka or self.shared_cluster is None:
+            version = self.sc.initial_kafka or cfg.kafka_version
+            self.say(f"starting a {cfg.brokers}-broker Kafka {version} cluster")
+            self.cluster = LocalCluster(work_dir=self.dir / "cluster", version=version, brokers=cfg.brokers,
+                                        on_event=self.event, progress=self.say)
+            self._own_cluster = True
+            self.cluster.start()
+        else:
+            self.cluster = self.shared_cluster
+            self._own_cluster = False
+            self.cluster.on_event = self.event
 
     def _new_spec(self, racks: list[str]) -> MemberSpec:
         i = len(self.specs)
@@ -482,7 +497,10 @@ class Run:
         self.event("run_end", status="complete")
         self.hist.close()
         history = History.load(self.dir / "history")
-        verdicts = check_all(history, self.check_settings)
+        return self._record_verdicts(meta, check_all(history, self.check_settings))
+
+    def _record_verdicts(self, meta: dict, verdicts: dict[str, Verdict]) -> RunResult:
+        """verdicts.json, the final run.json and STATUS; the run's result."""
         self._write_json("verdicts.json", {k: v.to_dict() for k, v in verdicts.items()})
         statuses = {v.status for v in verdicts.values()}
         status = "fail" if "invalid" in statuses else ("pass" if statuses <= {"valid", "skipped"} else "unknown")
@@ -495,6 +513,9 @@ class Run:
 
 def run_scenario(cfg: RunConfig, *, cluster: LocalCluster | None = None, progress=print) -> RunResult:
     """Run one scenario and judge it."""
+    if scenarios.get(cfg.scenario).kind == "streams":
+        from harness.streams_run import StreamsRun
+        return StreamsRun(cfg, cluster=cluster, progress=progress).execute()
     return Run(cfg, cluster=cluster, progress=progress).execute()
 
 
@@ -511,4 +532,5 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     cfg["schedule"] = tuple(sched)
     if cfg.get("member_command"):
         cfg["member_command"] = tuple(cfg["member_command"])
+    cfg["streams_settings"] = tuple(tuple(kv) for kv in cfg.get("streams_settings") or ())
     return replace(RunConfig(**cfg), **overrides)

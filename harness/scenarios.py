@@ -13,6 +13,8 @@ from typing import Callable
 from harness.errors import BadInput
 
 PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
+#: group protocols of Kafka Streams members: the classic one, and KIP-1071's broker-side `streams`
+STREAMS_PROTOCOLS = ("classic", "streams")
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ class Scenario:
     protocols: tuple[str, ...] = PROTOCOLS
     check_overrides: Callable[["ScenarioContext", list[Action]], dict] = lambda ctx, sched: {}
     smoke: bool = False
+    kind: str = "consumer"  # "consumer" (consumer-group members) or "streams" (Kafka Streams members)
+    streams: dict = field(default_factory=dict)  # Streams settings of the scenario (over STREAMS_DEFAULTS)
+    max_members: int | None = None  # the most members the schedule ever runs (default: members)
+
+    @property
+    def default_protocol(self) -> str:
+        return "classic-cooperative" if "classic-cooperative" in self.protocols else self.protocols[0]
 
 
 @dataclass(frozen=True)
@@ -216,6 +225,52 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("protocol-migration", "Rolling bounce from the classic protocol to the consumer protocol.",
              _protocol_migration, protocols=("classic-eager", "classic-cooperative")),
 ]}
+
+
+# -- Kafka Streams scenarios (harness/streams_run.py runs them; docs/streams.md)
+def _streams_scale_out(rng, ctx):
+    """The KIP-441 case: a new instance must warm its tasks up before it takes them active."""
+    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("scale_out", {}), _stable()]
+
+
+def _streams_scale_in(rng, ctx):
+    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("scale_in", {"pick": rng.choice(["newest", "oldest"])}),
+            _stable()]
+
+
+def _streams_static_bounce(rng, ctx):
+    out = []
+    for slot in rng.sample(range(3), 3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.5, 2.0), 2)}), _stable()]
+    return out
+
+
+def _streams_rack_outage(rng, ctx):
+    rack = f"r{rng.randrange(ctx.racks)}"
+    return [Action("sleep", {"s": 2.0}), Action("rack_outage", {"rack": rack, "down_s": round(rng.uniform(3, 6), 2)}),
+            _stable()]
+
+
+def _streams_broker_bounce(rng, ctx):
+    return [Action("sleep", {"s": 2.0}),
+            Action("broker_bounce", {"broker": rng.randint(1, ctx.brokers), "down_s": round(rng.uniform(1, 3), 2)}),
+            _stable()]
+
+
+_STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
+SCENARIOS.update({s.name: s for s in [
+    Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
+             _streams_scale_out, members=2, max_members=3, smoke=True, **_STREAMS),
+    Scenario("streams-scale-in", "Kafka Streams: stop one of three instances with standbys.", _streams_scale_in,
+             streams={"num.standby.replicas": 1}, **_STREAMS),
+    Scenario("streams-static-bounce", "Kafka Streams: rolling bounce of static instances.", _streams_static_bounce,
+             static=True, streams={"num.standby.replicas": 1}, kind="streams", protocols=("classic",)),
+    Scenario("streams-rack-outage", "Kafka Streams: one rack down with rack-aware standbys, then back.",
+             _streams_rack_outage, racks=True, streams={"num.standby.replicas": 1, "harness.rack.aware": True},
+             **_STREAMS),
+    Scenario("streams-broker-bounce", "Kafka Streams: restart one broker under the instances.",
+             _streams_broker_bounce, **_STREAMS),
+]})
 
 
 def get(name: str) -> Scenario:

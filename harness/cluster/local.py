@@ -209,12 +209,13 @@ class LocalCluster:
         """Drop the cached admin client; the next admin() call makes a new one."""
         self._admin = None
 
-    def create_topic(self, topic: str, *, partitions: int, replication: int, timeout_s: float = 30.0) -> None:
+    def create_topic(self, topic: str, *, partitions: int, replication: int, timeout_s: float = 30.0,
+                     config: dict | None = None) -> None:
         """Create a topic, retrying the errors a freshly started cluster gives (an in-flight request on a
         bootstrap connection the client replaces, a controller not elected yet)."""
         deadline = time.monotonic() + timeout_s
         while True:
-            fut = self.admin().create_topics([NewTopic(topic, partitions, replication)])[topic]
+            fut = self.admin().create_topics([NewTopic(topic, partitions, replication, config=config or {})])[topic]
             try:
                 fut.result(timeout=max(1.0, deadline - time.monotonic()))
                 return

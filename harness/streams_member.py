@@ -1,0 +1,99 @@
+"""The Kafka Streams member: fixtures/members/streams/StreamsMember.java on the real kafka-streams library.
+
+`streams_member_command(version)` resolves kafka-streams `version` (and its dependencies: kafka-clients,
+RocksDB, Jackson) from Maven Central into the cache with a generated pom, the same way
+`harness/kafka_dist.py` resolves the brokers, compiles the member against it once per version and
+source revision, and returns the command that runs it through the member contract.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from harness import kafka_dist
+from harness.errors import BadInput, SetupError
+from harness.java_member import _jar, _stamp_text
+from harness.tools import cache_dir, require_tool
+
+SOURCE = Path(__file__).resolve().parent.parent / "fixtures" / "members" / "streams" / "StreamsMember.java"
+MAIN_CLASS = "StreamsMember"
+JVM_OPTS = ("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+            "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn")
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>harness.local</groupId><artifactId>streams-member</artifactId><version>{version}</version>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-streams</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+def _resolve_libs(version: str, base: Path, progress) -> Path:
+    """kafka-streams `version` and its runtime dependencies in base/libs (resolved once)."""
+    libs = base / "libs"
+    done = base / "RESOLVED"
+    stamp = hashlib.sha256(POM.format(version=version).encode()).hexdigest()[:16]
+    if done.exists() and done.read_text().strip() == stamp:
+        return libs
+    mvn = require_tool("mvn", why="resolve kafka-streams from Maven Central")
+    done.unlink(missing_ok=True)
+    shutil.rmtree(libs, ignore_errors=True)
+    (base / "pom.xml").write_text(POM.format(version=version))
+    progress(f"resolving kafka-streams {version} from Maven Central ...")
+    log = base / "resolve.log"
+    with open(log, "w") as out:
+        r = subprocess.run([mvn, "-B", "-q", "dependency:copy-dependencies", "-DoutputDirectory=libs",
+                            "-DincludeScope=runtime"], cwd=base, stdout=out, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        text = log.read_text(errors="replace")
+        if "Could not find artifact" in text or "Could not resolve dependencies" in text:
+            raise BadInput(f"kafka-streams {version} cannot be resolved from Maven Central (see {log})")
+        raise SetupError(f"Maven failed to resolve kafka-streams {version} (see {log})")
+    done.write_text(stamp + "\n")
+    return libs
+
+
+def streams_member_command(version: str, *, progress=print) -> tuple[str, ...]:
+    """The command that runs the Streams member on kafka-streams `version` (x.y.z), compiled and cached."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        version = kafka_dist.resolve(version, progress=progress).version  # 'latest', '3.9', ...
+    elif version not in kafka_dist.published_versions():
+        raise BadInput(f"kafka-streams version {version} does not exist on Maven Central")
+    java = require_tool("java", why="run the Kafka Streams member")
+    javac = shutil.which("javac")
+    if not javac:
+        raise SetupError("'javac' was not found on PATH; it is needed to compile the Streams member (install a JDK)")
+    base = cache_dir() / "streams-member" / version
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:  # one build at a time across processes
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        libs = _resolve_libs(version, base, progress)
+        classpath = ":".join(str(p) for p in sorted(libs.glob("*.jar")))
+        jar = base / "member.jar"
+        stamp = base / "COMPLETE"
+        want = _stamp_text(java, classpath, SOURCE)
+        if not (stamp.exists() and stamp.read_text().strip() == want and jar.exists()):
+            progress(f"compiling the Streams member against kafka-streams {version} ...")
+            stamp.unlink(missing_ok=True)
+            classes = base / "classes"
+            shutil.rmtree(classes, ignore_errors=True)
+            classes.mkdir(parents=True)
+            log = base / "javac.log"
+            with open(log, "w") as out:
+                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE)],
+                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
+                raise SetupError(f"compiling the Streams member failed (see {log})")
+            _jar(classes, jar, MAIN_CLASS)
+            stamp.write_text(want + "\n")
+    return (java, *JVM_OPTS, "-cp", f"{jar}:{classpath}", MAIN_CLASS)

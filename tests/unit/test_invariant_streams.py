@@ -1,0 +1,429 @@
+"""Kafka Streams invariants: exclusive active tasks, warmups, probing convergence, standby placement, balance."""
+import json
+
+import pytest
+from histbuild import steady
+from streamsbuild import (T, fault_end, fault_start, group, history, join, leave, member_exit, move, processed,
+                          restore, restore_end, run, run_end, run_start, settings, standby_start, standby_suspended,
+                          state, stopped, task_active, task_active_end, tasks)
+
+from harness.invariants import streams
+from harness.invariants.streams import STREAMS_CHECKERS, StreamsCheckSettings, check_streams
+
+
+def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, racks=(None, None, None)):
+    """m3 joins at 10 and warms up 0_1 as a standby; the probing rebalance at `probe_at` makes it active there."""
+    a, b = T[:2], T[2:4]
+    return [*group(end, racks=racks[:2]), *join("m3", 10.0, racks[2]),
+            *move("m1", 10.5, a, a), *move("m2", 10.5, b, b),
+            *run("m3", 11.5, standby=[T[1]], lags={T[1]: lag_at_join}), standby_start("m3", 11.6, T[1]),
+            standby_suspended("m3", probe_at + 0.5, T[1], current=0, end=restore_records),
+            tasks("m3", 30.0, standby=[T[1]], lags={T[1]: restore_records}),
+            *move("m1", probe_at, a, [T[0]]), *move("m2", probe_at, b, b),
+            state("m3", probe_at, "REBALANCING", "RUNNING"), restore("m3", probe_at + 0.6, T[1], restore_records),
+            restore_end("m3", probe_at + 0.8, T[1], restore_records), *run("m3", probe_at + 1.0, [T[1]])]
+
+
+# -- the API
+def test_checker_names_in_order():
+    assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
+                                      "standby_placement", "task_balance"]
+
+
+def test_check_streams_on_a_good_history():
+    vs = check_streams(history(group()), settings())
+    assert {n: v.status for n, v in vs.items()} == {
+        "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
+        "standby_placement": "skipped", "task_balance": "valid"}
+    json.dumps({n: v.to_dict() for n, v in vs.items()})
+
+
+@pytest.mark.parametrize("events", [[], [run_start(0.0), run_end(3.0)], steady()])
+def test_history_without_streams_events_is_unknown_for_every_checker(events):
+    vs = check_streams(history(events), settings())
+    assert list(vs) == list(STREAMS_CHECKERS)
+    assert {v.status for v in vs.values()} == {"unknown"}
+    for name, check in STREAMS_CHECKERS.items():
+        assert check(history(events), settings()).status == "unknown", name
+
+
+def test_a_checker_that_raises_is_unknown(monkeypatch):
+    def boom(h, s):
+        raise RuntimeError("bad\nthing")
+
+    monkeypatch.setitem(STREAMS_CHECKERS, "task_balance", boom)
+    monkeypatch.setitem(STREAMS_CHECKERS, "standby_placement", lambda h, s: "valid")
+    vs = check_streams(history(group()), settings())
+    assert vs["task_balance"].status == "unknown"
+    assert vs["task_balance"].message == "checker raised RuntimeError: bad thing"
+    assert vs["standby_placement"].status == "unknown"
+    assert vs["task_exclusive_active"].status == "valid"
+
+
+def test_check_streams_subset_and_unknown_names():
+    assert list(check_streams(history(group()), settings(), names=["task_balance"])) == ["task_balance"]
+    with pytest.raises(ValueError):
+        check_streams(history(group()), settings(), names=["nope"])
+
+
+def test_streams_check_settings():
+    s = StreamsCheckSettings.from_dict({"tasks": 6, "standby_replicas": 1, "rack_aware": True, "unknown_key": 1})
+    assert (s.tasks, s.standby_replicas, s.rack_aware, s.max_warmup_replicas, s.protocol) == (6, 1, True, 2, "classic")
+    assert StreamsCheckSettings.from_dict(s.to_dict()) == s
+    with pytest.raises(TypeError):
+        StreamsCheckSettings(4)  # keyword-only
+
+
+# -- task_exclusive_active
+def excl(h, **kw):
+    return streams.check_task_exclusive_active(h, settings(**kw))
+
+
+def test_processing_own_tasks_is_valid():
+    v = excl(history(group(), processed("m1", 5.0, T[0]), processed("m2", 5.0, T[3])))
+    assert v.status == "valid", v.message
+    assert v.measurements == {"tasks_seen": 4, "activations": 4, "overlaps": 0, "max_overlap_s": 0.0}
+
+
+def test_clean_handover_on_scale_out_is_valid():
+    v = excl(history(scale_out(), processed("m3", 80.0, T[1])))
+    assert v.status == "valid", v.message
+    assert v.measurements["activations"] == 5
+
+
+def test_task_running_on_two_clients_is_invalid():
+    v = excl(history(group(), task_active("m2", 10.0, T[0]), task_active_end("m2", 10.5, T[0])))
+    assert v.status == "invalid"
+    assert "task 0_0 ran on m1 and m2 at once for 0.500s from 10.000" in v.message
+    assert [(w["type"], w["member"]) for w in v.witnesses] == [("task_active", "m1"), ("task_active", "m2")]
+
+
+def test_paused_zombie_within_tolerance_is_valid():
+    evs = [*group(), fault_start(10.0, "p1", ["m1"]), task_active("m2", 17.0, T[0]), fault_end(18.0, "p1"),
+           task_active_end("m1", 18.5, T[0])]
+    v = excl(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["overlaps"] == 1 and v.measurements["max_overlap_s"] == 1.5
+
+
+def test_paused_zombie_beyond_tolerance_is_invalid():
+    evs = [*group(), fault_start(10.0, "p1", ["m1"]), task_active("m2", 17.0, T[0]), fault_end(25.0, "p1"),
+           task_active_end("m1", 25.5, T[0])]
+    v = excl(history(evs))
+    assert v.status == "invalid"
+    assert "m1 and m2 at once for 8.500s" in v.message and "tolerance 2s" in v.message
+
+
+def test_fault_that_starts_after_the_overlap_excuses_nothing():
+    evs = [*group(), task_active("m2", 10.0, T[0]), fault_start(10.5, "p1", ["m1"]), task_active_end("m1", 11.0, T[0])]
+    assert excl(history(evs)).status == "invalid"
+
+
+def test_kill_closes_the_runs_of_the_killed_member():
+    evs = [*group(), member_exit("m1", 10.0, how="kill"), processed("m1", 10.05, T[0]),
+           *move("m2", 16.0, T[2:4], T[:4]), processed("m2", 20.0, T[0])]
+    v = excl(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_stopped_closes_the_runs_of_a_member():
+    """m1 logs stopped without closing its tasks; m2 takes them over afterwards."""
+    evs = [*group(), stopped("m1", 10.0), member_exit("m1", 10.2), *move("m2", 12.0, T[2:4], T[:4]),
+           processed("m1", 10.1, T[0])]
+    v = excl(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["activations"] == 6
+
+
+def test_processing_a_task_not_run_is_invalid():
+    v = excl(history(group(), processed("m1", 5.0, T[2])))
+    assert v.status == "invalid"
+    assert v.message == "m1 processed task 0_2 at 5.000 without running it"
+    assert v.witnesses[0]["type"] == "processed"
+
+
+def test_processing_after_closing_the_task_is_invalid():
+    evs = [*group(), task_active_end("m1", 8.0, T[0]), processed("m1", 9.0, T[0])]
+    assert "m1 processed task 0_0 at 9.000" in excl(history(evs)).message
+
+
+# -- warmup_before_active
+def warm(h, **kw):
+    return streams.check_warmup_before_active(h, settings(**kw))
+
+
+def test_no_restore_and_no_move_is_skipped():
+    assert warm(history(group())).status == "skipped"
+
+
+def test_warmed_up_activation_is_valid():
+    v = warm(history(scale_out()))
+    assert v.status == "valid", v.message
+    assert v.measurements == {"activations_with_restore": 1, "warm": 1, "cold_justified": 0, "violations": 0,
+                              "max_restored_records": 100}
+
+
+def test_first_start_cold_restore_is_justified():
+    evs = [run_start(0.0), *join("m1", 0.1), restore("m1", 1.0, T[0], 50000), restore_end("m1", 5.0, T[0], 49999),
+           *run("m1", 6.0, T[:4]), run_end(20.0)]
+    v = warm(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["cold_justified"] == 1 and v.measurements["max_restored_records"] == 49999
+
+
+def test_cold_move_away_from_a_caught_up_owner_is_invalid():
+    """m3 joins and gets 0_1 active at once, restoring 50000 records, while m1 ran it caught up."""
+    evs = [*group(40.0), *join("m3", 10.0), *move("m1", 10.5, T[:2], [T[0]]), *move("m2", 10.5, T[2:4], T[2:4]),
+           restore("m3", 11.6, T[1], 50000), *run("m3", 12.0, [T[1]])]
+    v = warm(history(evs))
+    assert v.status == "invalid"
+    assert "m3 restored task 0_1 from 50000 records behind at 11.600 while m1 held a caught-up copy (lag 0" \
+        in v.message
+    assert [(w["type"], w["member"]) for w in v.witnesses] == [("tasks", "m1"), ("restore_start", "m3")]
+    assert v.measurements["violations"] == 1
+
+
+def test_cold_restore_despite_a_caught_up_standby_is_invalid():
+    """m1 is killed; its standby on m2 is caught up, yet m3 restores 0_0 from scratch."""
+    evs = [*group(40.0, standby=True), *join("m3", 5.0), *move("m1", 5.5, T[:2], T[:2], standby=T[2:4]),
+           *move("m2", 5.5, T[2:4], T[2:4], standby=T[:2]), *run("m3", 6.0), member_exit("m1", 10.0, how="kill"),
+           state("m2", 16.0, "REBALANCING", "RUNNING"), state("m3", 16.0, "REBALANCING", "RUNNING"),
+           restore("m3", 16.5, T[0], 30000)]
+    v = warm(history(evs), standby_replicas=1)
+    assert v.status == "invalid"
+    assert "while m2 held a caught-up copy" in v.message
+
+
+def test_every_copy_lost_cold_restore_is_justified():
+    evs = [*group(40.0), *join("m3", 5.0), *move("m1", 5.5, T[:2], T[:2]), *move("m2", 5.5, T[2:4], T[2:4]),
+           *run("m3", 6.0), member_exit("m1", 10.0, how="kill"), state("m3", 16.0, "REBALANCING", "RUNNING"),
+           restore("m3", 16.5, T[0], 30000)]
+    v = warm(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["cold_justified"] == 1
+
+
+@pytest.mark.parametrize("why", ["paused", "lag unknown", "lag too big", "shutting down"])
+def test_copies_that_do_not_count(why):
+    lags = {"lag unknown": {}, "lag too big": {T[1]: 20000}}.get(why, {T[1]: 0})
+    evs = [*group(40.0), tasks("m1", 10.0, T[:2], lags={T[0]: 0, **lags}), *join("m3", 10.0),
+           tasks("m1", 11.1, [T[0]]), restore("m3", 11.6, T[1], 50000)]
+    if why == "paused":
+        evs += [fault_start(9.0, "p1", ["m1"])]
+    if why == "shutting down":
+        evs += [state("m1", 11.0, "PENDING_SHUTDOWN", "RUNNING")]
+    v = warm(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_stores_of_one_task_restored_together_add_up():
+    evs = [*group(40.0), restore("m2", 12.0, T[0], 6000, store="a"), restore("m2", 12.5, T[0], 6000, store="b")]
+    v = warm(history(evs))
+    assert v.status == "invalid"
+    assert "from 12000 records behind" in v.message
+
+
+def test_restores_seconds_apart_are_separate_episodes():
+    evs = [*group(40.0), restore("m2", 12.0, T[0], 6000, store="a"), restore("m2", 14.0, T[0], 6000, store="b")]
+    v = warm(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["warm"] == 2
+
+
+# -- probing_convergence
+def probe(h, **kw):
+    return streams.check_probing_convergence(h, settings(**kw))
+
+
+def test_no_topology_change_is_skipped():
+    assert probe(history(group())).status == "skipped"
+
+
+def test_never_all_running_is_unknown():
+    evs = [run_start(0.0), *join("m1", 0.1), *join("m2", 0.2), *run("m1", 2.0, T[:4]), *join("m3", 5.0),
+           run_end(20.0)]  # m2 never reaches RUNNING
+    v = probe(history(evs))
+    assert v.status == "unknown"
+    assert v.message == "the members were never all RUNNING at once"
+
+
+def test_scale_out_with_one_warmup_converges():
+    v = probe(history(scale_out()))
+    assert v.status == "valid", v.message
+    (w,) = v.measurements["windows"]
+    assert (w["change_s"], w["moves"], w["rebalances"], w["bound"]) == (10.0, 1, 2, 3)
+    assert w["seconds_to_converge"] == 61.0
+
+
+def test_scale_in_moves_nothing_that_stays():
+    evs = [*group(40.0), *leave("m2", 10.0, T[2:4]), *move("m1", 10.5, T[:2], T[:4])]
+    v = probe(history(evs))
+    assert v.status == "valid", v.message
+    assert [(w["moves"], w["rebalances"], w["bound"]) for w in v.measurements["windows"]] == [(0, 1, 2)]
+
+
+def test_too_many_rebalances_is_invalid():
+    """After m3 joins, 0_1 bounces between m1 and m3 for five rebalances before it settles on m3."""
+    evs = [*group(100.0), *join("m3", 10.0), *move("m1", 10.5, T[:2], T[:2]), *move("m2", 10.5, T[2:4], T[2:4]),
+           *run("m3", 11.5)]
+    for i in range(5):
+        t, to_m3 = 20.0 + 5 * i, i % 2 == 0
+        evs += [*move("m1", t, T[:2] if to_m3 else [T[0]], [T[0]] if to_m3 else T[:2]),
+                *move("m3", t, [] if to_m3 else [T[1]], [T[1]] if to_m3 else [])]
+    v = probe(history(evs))
+    assert v.status == "invalid"
+    assert "after the member_start of m3 at 10.000, 6 rebalances until the assignment settled at 40.600, " \
+           "bound 3 for 1 moves" in v.message
+    assert v.witnesses[0]["type"] == "member_start"
+
+
+def test_convergence_beyond_the_probing_bound_is_invalid():
+    v = probe(history(scale_out(end=300.0, probe_at=250.0)))
+    assert v.status == "invalid"
+    assert "settled only at 251.000 (241.0s), bound 180s for 1 moves" in v.message
+
+
+def test_each_change_has_its_own_window():
+    evs = [*scale_out(end=150.0), *leave("m3", 100.0, [T[1]]), *move("m1", 100.5, [T[0]], T[:2])]
+    v = probe(history(evs))
+    assert v.status == "valid", v.message
+    assert [(w["change"], w["moves"]) for w in v.measurements["windows"]] == [
+        ("member_start of m3 at 10.000", 1), ("member_exit of m3 at 100.000 (shutting down from 99.500)", 0)]
+
+
+# -- standby_placement
+def standby(h, **kw):
+    return streams.check_standby_placement(h, settings(**kw))
+
+
+def three(racks=("r1", "r1", "r2"), standbys=None, end=30.0):
+    """m1, m2, m3 with 0_0..0_5 active two each; standbys given per member (default: the next member's tasks)."""
+    act = {"m1": T[0:2], "m2": T[2:4], "m3": T[4:6]}
+    sb = standbys or {"m1": T[2:4], "m2": T[4:6], "m3": T[0:2]}
+    evs = [run_start(0.0), run_end(end)]
+    for i, m in enumerate(act):
+        evs += [*join(m, 0.1 * (i + 1), racks[i]), *run(m, 2.0, act[m], sb[m])]
+    return evs
+
+
+def test_no_standbys_configured_or_seen_is_skipped():
+    assert standby(history(group())).status == "skipped"
+
+
+def test_standbys_apart_from_their_actives_are_valid():
+    v = standby(history(group(standby=True)), standby_replicas=1)
+    assert v.status == "valid", v.message
+    assert v.measurements == {"stable_points": 1, "tasks_checked": 4, "rack_spread_ok": None}
+
+
+def test_standby_on_the_active_client_is_invalid():
+    evs = [*group(standby=True), tasks("m1", 10.0, T[:2], [T[0], T[2], T[3]])]
+    v = standby(history(evs), standby_replicas=1)
+    assert v.status == "invalid"
+    assert v.message.startswith("task 0_0 has a standby on m1, which runs it active at 30.000")
+    assert v.witnesses[0]["member"] == "m1"
+
+
+def test_missing_standby_is_invalid():
+    evs = [*group(standby=True), tasks("m2", 10.0, T[2:4], [T[0]])]
+    v = standby(history(evs), standby_replicas=1)
+    assert v.status == "invalid"
+    assert "task 0_1 has 0 standbys (none), want 1 at 30.000" in v.message
+    assert v.measurements["stable_points"] == 2
+
+
+def test_one_client_needs_no_standby():
+    evs = [run_start(0.0), *join("m1", 0.1), *run("m1", 2.0, T[:4]), run_end(20.0)]
+    assert standby(history(evs), standby_replicas=1).status == "valid"
+
+
+def test_standbys_without_standby_replicas_beyond_the_warmups_are_invalid():
+    v = standby(history(three(racks=(None,) * 3)), tasks=6)
+    assert v.status == "invalid"
+    assert "6 standbys beyond standby_replicas=0 at 30.000, more than max_warmup_replicas=2" in v.message
+    assert standby(history(three(racks=(None,) * 3)), max_warmup_replicas=6, tasks=6).status == "valid"
+
+
+def test_copies_spread_over_racks_are_valid():
+    v = standby(history(three(standbys={"m1": T[4:6], "m2": [], "m3": T[0:4]})), standby_replicas=1,
+                rack_aware=True, tasks=6)
+    assert v.status == "valid", v.message
+    assert v.measurements["rack_spread_ok"] == 6
+
+
+def test_every_copy_on_one_rack_is_invalid():
+    v = standby(history(three()), standby_replicas=1, rack_aware=True, tasks=6)
+    assert v.status == "invalid"
+    assert "every copy of task 0_2 is on rack r1 (m1, m2): one rack outage loses them all" in v.message
+    assert {w["member"] for w in v.witnesses} == {"m1", "m2"}
+    assert standby(history(three()), standby_replicas=1, tasks=6).status == "valid"  # not rack aware
+
+
+def test_never_stable_is_unknown():
+    evs = [*group(standby=True), fault_start(3.0, "f1", brokers=[1])]
+    v = standby(history(evs), standby_replicas=1)
+    assert v.status == "unknown"
+    assert v.measurements["stable_points"] == 0
+
+
+def test_placement_during_a_rebalance_is_not_judged():
+    """m3 joins and sits REBALANCING without tasks: no stable point until it runs, and then it has standbys."""
+    evs = [*group(60.0, standby=True), *join("m3", 10.0), *run("m3", 30.0, [], [T[0]])]
+    v = standby(history(evs), standby_replicas=1)
+    assert v.status == "valid", v.message
+    assert v.measurements["stable_points"] == 2
+
+
+# -- task_balance
+def balance(h, **kw):
+    return streams.check_task_balance(h, settings(**kw))
+
+
+def test_balanced_group_is_valid():
+    v = balance(history(group(standby=True)))
+    assert v.status == "valid", v.message
+    assert v.measurements == {"at_s": 30.0, "active_per_client": {"m1": 2, "m2": 2},
+                              "stateful_per_client": {"m1": 4, "m2": 4}}
+
+
+def test_task_without_an_owner_is_invalid():
+    v = balance(history(group(), tasks("m2", 10.0, [T[2]])))
+    assert v.status == "invalid"
+    assert v.message.startswith("task 0_3 has 0 active owners (none) at 30.000")
+
+
+def test_task_with_two_owners_is_invalid():
+    v = balance(history(group(), tasks("m2", 10.0, T[:4])))
+    assert v.status == "invalid"
+    assert "task 0_0 has 2 active owners (m1, m2)" in v.message
+    assert {w["member"] for w in v.witnesses} >= {"m1", "m2"}
+
+
+def test_unbalanced_actives_is_invalid():
+    v = balance(history(group(), tasks("m1", 10.0, T[:3]), tasks("m2", 10.0, [T[3]])))
+    assert v.status == "invalid"
+    assert v.message == "active tasks unbalanced at 30.000: m1 has 3, m2 has 1 (slack 1)"
+    assert balance(history(group(), tasks("m1", 10.0, T[:3]), tasks("m2", 10.0, [T[3]])),
+                   active_balance_slack=2).status == "valid"
+
+
+def test_unbalanced_standbys_is_invalid():
+    evs = [*group(standby=True), tasks("m1", 10.0, T[:2], []), tasks("m2", 10.0, T[2:4], T[:2])]
+    v = balance(history(evs))
+    assert v.status == "valid", v.message  # 2 vs 4: within the slack of 2
+    v = balance(history(evs), stateful_balance_slack=1)
+    assert v.status == "invalid"
+    assert "active+standby tasks unbalanced at 30.000: m2 has 4, m1 has 2 (slack 1)" in v.message
+
+
+def test_only_the_last_stable_point_counts():
+    evs = [*group(), tasks("m1", 3.0, T[:4]), tasks("m2", 3.0, []), tasks("m1", 20.0, T[:2]),
+           tasks("m2", 20.0, T[2:4])]
+    v = balance(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["at_s"] == 30.0
+
+
+def test_balance_without_a_stable_point_is_unknown():
+    evs = [*group(), fault_start(3.0, "p1", ["m1"])]
+    assert balance(history(evs)).status == "unknown"
