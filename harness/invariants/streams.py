@@ -21,12 +21,15 @@ member's active or standby task set (lags may change); it is judged at the stret
    first are one *episode* of the sum of their `end - start` records. An episode of more than
    `acceptable_recovery_lag` records starting at t is a violation when another member, alive, under no
    fault and not shutting down (PENDING_SHUTDOWN, NOT_RUNNING, PENDING_ERROR, ERROR) at t, held the task
-   (active or standby) with a lag within `acceptable_recovery_lag` in its snapshot at t or in its last one
-   before the latest rebalance began (cooperatively, the old owner has dropped the task by t): Streams
-   should have kept that copy active and warmed this member up. Without one (a first start, every copy
-   lost) the cold restore is justified. `skipped` when nothing was restored and no task was ever active on
-   two members. Measurements: `activations_with_restore`, `warm`, `cold_justified`, `violations`,
-   `max_restored_records` (by `restore_end`, else as planned).
+   (active or standby) with a lag within `acceptable_recovery_lag` in any snapshot from the start of the
+   latest rebalance, or from `handoff_window_s` before t if that is earlier, up to t (the old owner has
+   dropped the task by t: cooperatively, and under the streams protocol members learn an assignment at
+   their own heartbeats, seconds apart): Streams should have kept that copy active and warmed this member
+   up. Without one (a first start, every copy lost) the cold restore is justified. `skipped` when nothing
+   was restored and no task was ever active on two members, and under the `streams` protocol, whose
+   assignor has no warmups yet: its cold restores are counted in `violations`, not judged. Measurements:
+   `activations_with_restore`, `warm`, `cold_justified`, `violations`, `max_restored_records` (by
+   `restore_end`, else as planned).
 3. `probing_convergence`: a *topology change* is a `member_start`, or a `member_exit` (from the member's
    first shutting-down state if it logged one), after all live members were first RUNNING; its window
    lasts until the next change or E, and converges at the last change of the active assignment in it.
@@ -77,6 +80,7 @@ class StreamsCheckSettings:
     max_warmup_replicas: int = 2
     acceptable_recovery_lag: int = 10000
     probing_interval_s: float = 60.0
+    handoff_window_s: float = 10.0
     rack_aware: bool = False
     protocol: str = "classic"
     zombie_tolerance_s: float = 2.0
@@ -285,6 +289,12 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
                                              f"no task ran on two clients beyond tolerance")
 
 
+def rules_warmups(settings: StreamsCheckSettings) -> bool:
+    """Whether the run's group protocol promises warmups: the classic one (KIP-441's assignor in the
+    client); KIP-1071's broker-side `streams` assignor has none yet."""
+    return settings.protocol != "streams"
+
+
 def check_warmup_before_active(history: History, settings: StreamsCheckSettings) -> Verdict:
     """Judge that no task restored cold on a client while a caught-up copy existed elsewhere (KIP-441)."""
     name = "warmup_before_active"
@@ -318,11 +328,13 @@ def check_warmup_before_active(history: History, settings: StreamsCheckSettings)
             m["warm"] += 1
             continue
         ref = max((r for r in vw.rebalances if r <= t), default=t)
+        lo = min(ref, t - settings.handoff_window_s)
         copies = []
         for o in vw.live(t):
             if o == mem or vw.faulted(o, t) or vw.state(o, t) in DOWN_STATES:
                 continue
-            for s in filter(None, (vw.snap(o, t), vw.snap(o, ref, before=True))):
+            ts = vw.snap_t.get(o, [])
+            for s in vw.snaps[o][max(0, bisect_left(ts, lo) - 1):bisect_right(ts, t)]:
                 lag = s.lags.get(task)
                 if task in s.active | s.standby and lag is not None and int(lag) <= acl:
                     copies.append((o, int(lag), s.event))
@@ -331,10 +343,16 @@ def check_warmup_before_active(history: History, settings: StreamsCheckSettings)
             continue
         m["violations"] += 1
         o, lag, sev = copies[0]
+        if not rules_warmups(settings):
+            continue
         problems.append(f"{mem} restored task {task} from {ep['n']} records behind at {t:.3f} while {o} held a "
                         f"caught-up copy (lag {lag} <= {acl})")
         wits += [witness(sev, f"{o} holds task {task} with lag {lag}"),
                  witness(ep["ev"], f"{mem} starts restoring task {task}: {ep['n']} records")]
+    if not rules_warmups(settings):
+        return verdict(name, "skipped", f"the {settings.protocol} protocol's assignor has no warmup tasks (Kafka "
+                       f"Streams ignores max.warmup.replicas under it): {m['violations']} of {len(episodes)} restores "
+                       f"were cold while a caught-up copy existed, measured and not judged", measurements=m)
     return _outcome(name, problems, wits, m, f"{len(episodes)} restores: {m['warm']} warm, {m['cold_justified']} "
                                              f"cold with no caught-up copy anywhere")
 

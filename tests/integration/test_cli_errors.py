@@ -90,3 +90,29 @@ def test_missing_go(tmp_path):
             env=env)
     one_line_error(r, "'go' was not found")
     assert next((tmp_path / "runs").glob("*/STATUS")).read_text().startswith("error")
+
+
+# -- Kafka Streams settings: refused before anything starts
+@pytest.mark.parametrize("args, needle", [
+    (["--streams-set", "num.standby.replicas=3"], "cannot be placed"),
+    (["--streams-set", "processing.guarantee=exactly_once"], "processing.guarantee"),
+    (["--streams-set", "probing.rebalance.interval.ms=1000"], "at least 60000"),
+    (["--streams-set", "max.warmup.replicas=0"], "max.warmup.replicas"),
+    (["--streams-set", "no.such.setting=1"], "unknown Streams setting"),
+    (["--streams-set", "num.standby.replicas"], "KEY=VALUE"),
+    (["--misbehave", "claim-extra"], "unknown misbehaviour"),
+])
+def test_bad_streams_settings(args, needle, tmp_path):
+    one_line_error(run(["run", "streams-scale-out", *args, "--runs-root", str(tmp_path)]), needle)
+    assert not list(tmp_path.iterdir()), "no run directory for input refused up front"
+
+
+def test_streams_protocol_needs_a_newer_broker(tmp_path):
+    r = run(["run", "streams-scale-out", "--protocol", "streams", "--kafka-version", "latest-3",
+             "--runs-root", str(tmp_path)])
+    one_line_error(r, "protocol streams needs Kafka 4.1 or newer", "3.9")
+    assert next(tmp_path.glob("*/STATUS")).read_text().startswith("error")
+
+
+def test_streams_protocol_without_static_membership():
+    one_line_error(run(["run", "streams-static-bounce", "--protocol", "streams"]), "does not run with protocol streams")

@@ -212,8 +212,32 @@ def test_copies_that_do_not_count(why):
         evs += [fault_start(9.0, "p1", ["m1"])]
     if why == "shutting down":
         evs += [state("m1", 11.0, "PENDING_SHUTDOWN", "RUNNING")]
-    v = warm(history(evs))
+    v = warm(history(evs), handoff_window_s=0.5)  # m1's caught-up snapshot at t=2 is out of the window
     assert v.status == "valid", v.message
+
+
+def handed_off_late():
+    """m1 drops 0_1 in its own rebalance at 20; m3 learns of its assignment 3 s later (a rebalance of its own,
+    as under the streams protocol, where members learn at their heartbeats) and restores 0_1 cold."""
+    return [*group(40.0), *join("m3", 19.0), *run("m3", 19.5), *move("m1", 20.0, T[:2], [T[0]]),
+            state("m3", 23.0, "REBALANCING", "RUNNING"), restore("m3", 23.5, T[1], 50000)]
+
+
+def test_copy_dropped_within_the_handoff_window_still_counts():
+    v = warm(history(handed_off_late()))
+    assert v.status == "invalid", v.message
+    assert "m3 restored task 0_1" in v.message and "while m1 held a caught-up copy" in v.message
+
+
+def test_copy_dropped_before_the_handoff_window_does_not_count():
+    assert warm(history(handed_off_late()), handoff_window_s=1.0).status == "valid"
+
+
+def test_streams_protocol_without_warmups_is_measured_not_judged():
+    v = warm(history(handed_off_late()), protocol="streams")
+    assert v.status == "skipped"
+    assert "1 of 1 restores were cold while a caught-up copy existed" in v.message
+    assert v.measurements["violations"] == 1
 
 
 def test_stores_of_one_task_restored_together_add_up():
