@@ -84,9 +84,6 @@ def streams_settings(cfg, sc: Scenario) -> dict:
     if cfg.protocol == "streams":
         if sc.static:
             raise BadInput("the streams protocol does not support static membership (group.instance.id)")
-        if standbys:
-            raise BadInput("standby replicas are a broker-side group setting under the streams protocol; "
-                           "this harness runs streams-protocol scenarios without standbys")
     return settings
 
 
@@ -146,6 +143,8 @@ class StreamsRun(Run):
         replication = min(3, cfg.brokers)
         self.cluster.create_topic(self.topic, partitions=cfg.partitions, replication=replication)
         self._seed_state(replication)
+        if cfg.protocol == "streams" and self.standbys:
+            self._set_group_standbys()
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=self.dir / "history", log_dir=self.dir / "logs", on_event=self.event)
         self.workload = Workload(bootstrap=self.cluster.bootstrap(), topic=self.topic,
@@ -181,6 +180,19 @@ class StreamsRun(Run):
         if left:
             raise BadInput(f"could not write the synthetic state: {left} records unacknowledged")
         self.event("state_seeded", changelog=self.changelog, partitions=self.cfg.partitions, records_per_task=n)
+
+    def _set_group_standbys(self) -> None:
+        """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before
+        the first instance joins."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+        res = ConfigResource(ResourceType.GROUP, self.group_id, incremental_configs=[ConfigEntry(
+            "streams.num.standby.replicas", str(self.standbys), incremental_operation=AlterConfigOpType.SET)])
+        try:
+            self.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
+        except Exception as e:
+            raise BadInput(f"the brokers refused streams.num.standby.replicas={self.standbys} for the group: {e}") \
+                from None
+        self.event("group_config", group_id=self.group_id, config={"streams.num.standby.replicas": self.standbys})
 
     def _member_config(self, slot: int) -> dict:
         s = self.settings

@@ -82,12 +82,15 @@ def log_files(run_dir: Path, meta: dict) -> list[tuple[str, Path]]:
 
 def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     """Render the run's ownership timeline to RUN_DIR/timeline.svg (None when there is no history)."""
-    from harness.report.timeline import render_svg
+    from harness.report.timeline import render_svg, tasks_as_ownership
     if not (run_dir / "history").is_dir():
         return None
     vf = run_dir / "verdicts.json"
     verdicts = json.loads(vf.read_text()) if vf.exists() else {}
-    svg = render_svg(History.load(run_dir / "history"), verdicts, topic=meta.get("topic", ""))
+    history = History.load(run_dir / "history")
+    if meta.get("kind") == "streams":  # one row per task: task 0_p runs on input partition p
+        history = tasks_as_ownership(history, meta.get("topic", ""))
+    svg = render_svg(history, verdicts, topic=meta.get("topic", ""))
     out = run_dir / "timeline.svg"
     out.write_text(svg)
     return out

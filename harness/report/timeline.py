@@ -64,6 +64,18 @@ def _lanes(intervals: list) -> dict:
     return lane
 
 
+def tasks_as_ownership(history: History, topic: str) -> History:
+    """A Kafka Streams run's task runs as ownership of the input topic's partitions, to draw them: task 0_p
+    reads partition p, so its `task_active` .. `task_active_end` becomes an assignment of p."""
+    out = []
+    for e in history.events:
+        if e["type"] in ("task_active", "task_active_end"):
+            p = int(str(e.get("task", "0_0")).rpartition("_")[2])
+            e = {**e, "type": "assigned" if e["type"] == "task_active" else "revoked", "partitions": [[topic, p]]}
+        out.append(e)
+    return History(events=out, headers=history.headers)
+
+
 def render_svg(history: History, verdicts: dict, *, topic: str) -> str:
     """The SVG text of the run's per-partition ownership timeline, faults shaded, violations marked."""
     tl = build(history, CheckSettings(topic=topic))
