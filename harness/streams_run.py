@@ -179,7 +179,8 @@ class StreamsRun(Run):
         left = prod.flush(60)
         if left:
             raise BadInput(f"could not write the synthetic state: {left} records unacknowledged")
-        self.event("state_seeded", changelog=self.changelog, partitions=self.cfg.partitions, records_per_task=n)
+        self.event("state_seeded", changelog=self.changelog, changelog_partitions=self.cfg.partitions,
+                   records_per_task=n)
 
     def _set_group_standbys(self) -> None:
         """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before

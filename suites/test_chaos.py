@@ -13,7 +13,7 @@ from harness.scenarios import SCENARIOS
 def _cases():
     for s in SCENARIOS.values():
         if s.kind != "consumer":
-            continue  # Kafka Streams scenarios: suites/test_streams.py
+            continue  # Kafka Streams scenarios: suites/test_streams_chaos.py
         yield pytest.param(s.name, marks=[pytest.mark.smoke] if s.smoke else [pytest.mark.nightly], id=s.name)
 
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_defeated_warmups_fail_the_suite(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_streams.py", "-p", "no:cacheprovider", "-q",
+    r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_streams_chaos.py", "-p", "no:cacheprovider", "-q",
                         "-k", "streams-scale-out-classic", "--misbehave", "defeat-warmup",
                         "--runs-root", str(tmp_path)], capture_output=True, text=True, timeout=900)
     out = r.stdout + r.stderr

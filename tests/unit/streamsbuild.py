@@ -58,7 +58,7 @@ def standby_suspended(m: str, t: float, task: str, current: int, end: int, reaso
 
 
 def task_active(m: str, t: float, task: str, partitions=(0,)) -> dict:
-    return _m("task_active", m, t, task=task, thread="t1", partitions=list(partitions))
+    return _m("task_active", m, t, task=task, thread="t1", partitions=[["t", p] for p in partitions])
 
 
 def task_active_end(m: str, t: float, task: str) -> dict:
