@@ -33,8 +33,8 @@ member's active or standby task set (lags may change); it is judged at the stret
 3. `probing_convergence`: a *topology change* is a `member_start`, or a `member_exit` (from the member's
    first shutting-down state if it logged one), after all live members were first RUNNING; its window
    lasts until the next change or E, and converges at the last change of the active assignment in it.
-   `moves`: tasks whose active owners then differ from those just before the change (tasks unowned then,
-   or whose old owner is gone, left out). With w = ceil(moves / max_warmup_replicas), invalid when more
+   `moves`: tasks whose active owners then differ from those just before the change (a task without a
+   live owner just before, its owner killed or gone, counts when it has one then). With w = ceil(moves / max_warmup_replicas), invalid when more
    than w + `probing_slack_rebalances` rebalances start from the change to the convergence, or when it
    takes longer than (w + 1) * `probing_interval_s` + 60 s. `skipped` without a change, `unknown` when the
    members were never all RUNNING. Measurements: `windows` (`change_s`, `moves`, `rebalances`, `bound`,
@@ -396,8 +396,8 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         for t in times:
             if (a := vw.actives(t)) != cur:
                 conv, cur = t, a
-        moves = sum(1 for task, old in before.items() if cur.get(task, old) != old
-                    and all(vw.alive(o, conv) for o in old))
+        # a task unowned just before (its owner gone: killed, or left) moves too when it ends up owned
+        moves = sum(1 for task in set(before) | set(cur) if cur.get(task, before.get(task)) != before.get(task))
         w = math.ceil(moves / mw)
         n = sum(1 for t in vw.rebalances if tc <= t <= conv)
         bound, bound_s = w + settings.probing_slack_rebalances, (w + 1) * settings.probing_interval_s + 60.0

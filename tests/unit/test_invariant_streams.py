@@ -279,11 +279,22 @@ def test_scale_out_with_one_warmup_converges():
     assert w["seconds_to_converge"] == 61.0
 
 
-def test_scale_in_moves_nothing_that_stays():
+def test_scale_in_moves_the_leavers_tasks_only():
     evs = [*group(40.0), *leave("m2", 10.0, T[2:4]), *move("m1", 10.5, T[:2], T[:4])]
     v = probe(history(evs))
     assert v.status == "valid", v.message
-    assert [(w["moves"], w["rebalances"], w["bound"]) for w in v.measurements["windows"]] == [(0, 1, 2)]
+    assert [(w["moves"], w["rebalances"], w["bound"]) for w in v.measurements["windows"]] == [(2, 1, 3)]
+
+
+def test_tasks_of_a_killed_member_taken_by_its_replacement_count_as_moves():
+    """m2 is killed, its tasks stay unowned; its replacement m3 warms them up over two probing rebalances."""
+    evs = [*group(300.0), member_exit("m2", 10.0, how="kill"), *join("m3", 12.0), *run("m3", 13.0, [T[2]]),
+           *move("m1", 13.0, T[:2], T[:2] + [T[3]]), *move("m1", 75.0, T[:2] + [T[3]], T[:2]),
+           *move("m3", 75.0, [T[2]], T[2:4])]
+    v = probe(history(evs))
+    assert v.status == "valid", v.message
+    w = v.measurements["windows"][-1]
+    assert (w["moves"], w["bound"]) == (2, 3)
 
 
 def test_too_many_rebalances_is_invalid():
@@ -312,7 +323,7 @@ def test_each_change_has_its_own_window():
     v = probe(history(evs))
     assert v.status == "valid", v.message
     assert [(w["change"], w["moves"]) for w in v.measurements["windows"]] == [
-        ("member_start of m3 at 10.000", 1), ("member_exit of m3 at 100.000 (shutting down from 99.500)", 0)]
+        ("member_start of m3 at 10.000", 1), ("member_exit of m3 at 100.000 (shutting down from 99.500)", 1)]
 
 
 # -- standby_placement
