@@ -462,3 +462,11 @@ def test_only_the_last_stable_point_counts():
 def test_balance_without_a_stable_point_is_unknown():
     evs = [*group(), fault_start(3.0, "p1", ["m1"])]
     assert balance(history(evs)).status == "unknown"
+
+
+def test_rack_spread_is_measured_not_judged_under_the_streams_protocol():
+    evs = three(racks=("r1", "r1", "r2"), standbys={"m1": T[2:6], "m2": T[0:2], "m3": []})  # 0_0..0_3 all on r1
+    assert standby(history(evs), standby_replicas=1, rack_aware=True).status == "invalid"
+    v = standby(history(evs), standby_replicas=1, rack_aware=True, protocol="streams")
+    assert v.status == "valid", v.message
+    assert v.measurements["rack_spread_unmet"] >= 2 and "not judged" in v.message
