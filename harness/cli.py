@@ -42,10 +42,12 @@ def _parser() -> argparse.ArgumentParser:
                         "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
-    r.add_argument("--misbehave", choices=["process-after-revoke", "claim-extra", "defeat-warmup"], default=None,
+    r.add_argument("--misbehave", default=None,
+                   choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos"],
                    help="make one member break the rules on purpose (a self-test of the checkers); "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
-                        "that switches warmups off")
+                        "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
+                        "while the run is judged as exactly_once_v2")
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
                         "(repeatable; docs/streams.md lists them)")

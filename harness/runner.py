@@ -26,8 +26,9 @@ from harness.workload import Workload
 
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra")
-#: a Streams run's self-test: every instance runs with a recovery lag that defeats warmups (KIP-441)
-STREAMS_MISBEHAVIOURS = ("defeat-warmup",)
+#: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
+#: at_least_once while the run is judged as exactly_once_v2
+STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos")
 
 
 @dataclass(frozen=True)

@@ -234,8 +234,8 @@ def _streams_scale_out(rng, ctx):
 
 
 def _streams_scale_in(rng, ctx):
-    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("scale_in", {"pick": rng.choice(["newest", "oldest"])}),
-            _stable()]
+    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}),
+            Action("scale_in", {"pick": rng.choice(["newest", "oldest"])}), _stable()]
 
 
 def _streams_static_bounce(rng, ctx):
@@ -257,6 +257,12 @@ def _streams_broker_bounce(rng, ctx):
             _stable()]
 
 
+def _streams_eos_kill(rng, ctx):
+    return [Action("sleep", {"s": round(rng.uniform(2, 4), 2)}),
+            Action("kill_member", {"slot": rng.randrange(3), "replace_after_s": round(rng.uniform(1, 3), 2)}),
+            _stable()]
+
+
 _STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
 SCENARIOS.update({s.name: s for s in [
     Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
@@ -270,6 +276,9 @@ SCENARIOS.update({s.name: s for s in [
              **_STREAMS),
     Scenario("streams-broker-bounce", "Kafka Streams: restart one broker under the instances.",
              _streams_broker_bounce, **_STREAMS),
+    Scenario("streams-eos-kill", "Kafka Streams, exactly_once_v2: SIGKILL an instance, start a replacement; "
+             "no record twice in the committed output.", _streams_eos_kill,
+             streams={"processing.guarantee": "exactly_once_v2", "num.standby.replicas": 1}, **_STREAMS),
 ]})
 
 

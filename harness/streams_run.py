@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput
-from harness.history import History
+from harness.history import History, HistoryWriter
 from harness.invariants import CheckSettings, integrity
 from harness.invariants.core import verdict
 from harness.invariants.streams import StreamsCheckSettings, check_streams
@@ -95,6 +95,7 @@ class StreamsRun(Run):
         self.settings = streams_settings(cfg, self.sc)
         self.tasks = [f"0_{p}" for p in range(cfg.partitions)]
         self.standbys = int(self.settings["num.standby.replicas"])
+        self.output_topic = f"{self.topic}-out"
 
     # -- set-up
     def _setup(self, meta: dict) -> None:
@@ -124,7 +125,8 @@ class StreamsRun(Run):
             "acceptable_recovery_lag": int(s["acceptable.recovery.lag"]),
             "probing_interval_s": int(s["probing.rebalance.interval.ms"]) / 1000,
             "rack_aware": bool(s["harness.rack.aware"]), "protocol": cfg.protocol,
-            "zombie_tolerance_s": 2 * cfg.session_timeout_s})
+            "zombie_tolerance_s": 2 * cfg.session_timeout_s,
+            "exactly_once": s["processing.guarantee"] == "exactly_once_v2"})
         self.changelog = f"{self.group_id}-state-changelog"
         meta.update({
             "kind": "streams", "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol,
@@ -142,6 +144,7 @@ class StreamsRun(Run):
                    settings={**self.check_settings.to_dict(), **self.streams_check.to_dict()})
         replication = min(3, cfg.brokers)
         self.cluster.create_topic(self.topic, partitions=cfg.partitions, replication=replication)
+        self.cluster.create_topic(self.output_topic, partitions=cfg.partitions, replication=replication)
         self._seed_state(replication)
         if cfg.protocol == "streams" and self.standbys:
             self._set_group_standbys()
@@ -199,8 +202,11 @@ class StreamsRun(Run):
         s = self.settings
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
         conf["state.dir"] = str((self.dir / "state" / f"slot-{slot}").resolve())
+        conf["harness.output.topic"] = self.output_topic
         if self.cfg.misbehave == "defeat-warmup":
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
+        if self.cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
+            conf["processing.guarantee"] = "at_least_once"
         if s["harness.rack.aware"]:
             conf["rack.aware.assignment.tags"] = "rack"
         if self.cfg.protocol == "classic":  # group timings are client settings only under the classic protocol
@@ -269,6 +275,43 @@ class StreamsRun(Run):
         return max(counts) - min(counts) <= 1
 
     # -- the end
+    def _finish(self) -> None:
+        super()._finish()
+        self._read_output()
+
+    def _read_output(self, *, timeout_s: float = 60.0) -> None:
+        """Read the output topic back with read_committed into history/output.jsonl: what the instances
+        committed, each record naming the input record it came from ("partition:offset")."""
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        self.say(f"reading {self.output_topic} back (read_committed)")
+        c = Consumer({"bootstrap.servers": self.cluster.bootstrap(), "group.id": f"{self.group_id}-reader",
+                      "isolation.level": "read_committed", "enable.auto.commit": False, "log_level": 3})
+        out = HistoryWriter(self.dir / "history" / "output.jsonl", source="harness-output", member=None)
+        n, complete = 0, False
+        try:
+            parts = [TopicPartition(self.output_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]
+            high = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+            c.assign(parts)
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                for msg in c.consume(500, timeout=0.5):
+                    if msg.error():
+                        continue
+                    src_p, _, src_o = msg.value().decode().partition(":")
+                    out.event("output", topic=self.topic, partition=int(src_p), offset=int(src_o),
+                              out_partition=msg.partition(), out_offset=msg.offset())
+                    n += 1
+                pos = {tp.partition: tp.offset for tp in c.position(parts)}
+                if all(pos.get(p, -1) >= h for p, h in high.items()):
+                    complete = True  # past every record and transaction marker written before the read
+                    break
+            out.event("output_read", topic=self.topic, output_topic=self.output_topic, records=n, complete=complete,
+                      end_offsets=high)
+        finally:
+            out.close()
+            c.close()
+        self.say(f"output: {n} committed records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))
+
     def _judge(self, meta: dict) -> RunResult:
         self.event("run_end", status="complete")
         self.hist.close()

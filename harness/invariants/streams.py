@@ -35,7 +35,9 @@ member's active or standby task set (lags may change); it is judged at the stret
    lasts until the next change or E, and converges at the last change of the active assignment in it.
    `moves`: tasks whose active owners then differ from those just before the change (a task without a
    live owner just before, its owner killed or gone, counts when it has one then). With w = ceil(moves / max_warmup_replicas), invalid when more
-   than w + `probing_slack_rebalances` rebalances start from the change to the convergence, or when it
+   than w + `probing_slack_rebalances` rebalances (+ 1 for each instance killed from `zombie_tolerance_s`
+   before the change on: its session expiry is a rebalance of its own) start from the change to the
+   convergence, or when it
    takes longer than (w + 1) * `probing_interval_s` + 60 s. `skipped` without a change, `unknown` when the
    members were never all RUNNING. Measurements: `windows` (`change_s`, `moves`, `rebalances`, `bound`,
    `seconds_to_converge` each).
@@ -52,6 +54,11 @@ member's active or standby task set (lags may change); it is judged at the stret
    exactly one active owner among the live members; active counts per client differ by at most
    `active_balance_slack`, active + standby counts by at most `stateful_balance_slack`. `unknown` without a
    stable point. Measurements: `at_s`, `active_per_client`, `stateful_per_client`.
+6. `output_integrity` (6 carried to Streams): after the run the harness reads the output topic back with
+   read_committed (`output` events naming the input partition and offset each record came from, then
+   `output_read`). Every `acked` input record must be in it; with `exactly_once` (exactly_once_v2) none
+   twice. `unknown` when the read did not reach the topic's end or nothing was acknowledged.
+   Measurements: `acked`, `output_records`, `missing`, `duplicated`, `exactly_once`.
 """
 from __future__ import annotations
 
@@ -84,6 +91,7 @@ class StreamsCheckSettings:
     probing_interval_s: float = 60.0
     handoff_window_s: float = 10.0
     rack_aware: bool = False
+    exactly_once: bool = False
     protocol: str = "classic"
     zombie_tolerance_s: float = 2.0
     settle_s: float = 5.0
@@ -408,7 +416,11 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         moves = sum(1 for task in set(before) | set(cur) if cur.get(task, before.get(task)) != before.get(task))
         w = math.ceil(moves / mw)
         n = sum(1 for t in vw.rebalances if tc <= t <= conv)
-        bound, bound_s = w + settings.probing_slack_rebalances, (w + 1) * settings.probing_interval_s + 60.0
+        # an instance killed just before or in the window adds the rebalance of its session's expiry
+        expired = sum(1 for t, e in vw.stop.values() if e["type"] == "member_exit" and e.get("how") in ("kill", "crash")
+                      and tc - settings.zombie_tolerance_s <= t < until)
+        bound = w + settings.probing_slack_rebalances + expired
+        bound_s = (w + 1) * settings.probing_interval_s + 60.0
         who = f"{c['type']} of {c.get('member')} at {c['mono']:.3f}" + \
             (f" (shutting down from {tc:.3f})" if tc < c["mono"] else "")
         windows.append({"change_s": secs(tc), "change": who, "moves": moves, "rebalances": n, "bound": bound,
@@ -506,12 +518,53 @@ def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verd
                                              f"balanced within the slack")
 
 
+
+
+def check_output_integrity(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge what the instances committed to the output topic against what the producer had acknowledged."""
+    name = "output_integrity"
+    reads = [e for e in history.events if e["type"] == "output_read"]
+    if not reads:
+        return verdict(name, "unknown", "the output topic was not read back (no output_read event)")
+    rd = reads[-1]
+    if not rd.get("complete"):
+        return verdict(name, "unknown", f"the read_committed read of {rd.get('output_topic')} did not reach its end "
+                       f"({rd.get('records')} records read): an open transaction, or a broker down", [rd])
+    acked = {(e["partition"], e["offset"]): e for e in history.events
+             if e["type"] == "acked" and e.get("topic") == rd.get("topic")}
+    seen: dict[tuple, list[dict]] = defaultdict(list)
+    for e in history.events:
+        if e["type"] == "output" and e.get("topic") == rd.get("topic"):
+            seen[(e["partition"], e["offset"])].append(e)
+    missing = sorted(k for k in acked if k not in seen)
+    dups = sorted(k for k, es in seen.items() if len(es) > 1)
+    m = {"acked": len(acked), "output_records": sum(map(len, seen.values())), "missing": len(missing),
+         "duplicated": len(dups), "exactly_once": settings.exactly_once}
+    if not acked:
+        return verdict(name, "unknown", "no acknowledged input record to look for", measurements=m)
+    problems, wits = [], []
+    if missing:
+        p, o = missing[0]
+        problems.append(f"{len(missing)} acknowledged input records never reached the committed output "
+                        f"(first: partition {p} offset {o})")
+        wits += [witness(acked[k], "acknowledged, not in the committed output") for k in missing[:4]]
+    if dups and settings.exactly_once:
+        p, o = dups[0]
+        problems.append(f"{len(dups)} input records are in the committed output more than once under "
+                        f"exactly_once_v2 (first: partition {p} offset {o}, {len(seen[dups[0]])} times)")
+        wits += [witness(e, "committed output of one input record, again") for k in dups[:3] for e in seen[k][:2]]
+    ok = (f"all {len(acked)} acknowledged records in the committed output, "
+          + ("none twice (exactly_once_v2)" if settings.exactly_once else f"{len(dups)} more than once (at_least_once)"))
+    return _outcome(name, problems, wits, m, ok)
+
+
 STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] = {
     "task_exclusive_active": check_task_exclusive_active,
     "warmup_before_active": check_warmup_before_active,
     "probing_convergence": check_probing_convergence,
     "standby_placement": check_standby_placement,
     "task_balance": check_task_balance,
+    "output_integrity": check_output_integrity,
 }
 
 

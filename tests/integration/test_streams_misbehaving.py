@@ -1,4 +1,5 @@
-"""Verify: warmup-before-active fails a real Streams run whose instances defeat warmups (KIP-441).
+"""Verify: the Streams invariants fail real runs whose instances misbehave: defeated warmups (KIP-441) fail
+warmup-before-active, exactly-once claimed but not kept fails output-integrity.
 
 Setup: the Streams suite run by pytest in a subprocess, the streams-scale-out scenario (two instances
 with 10 s of state per task, a third added), with `--misbehave defeat-warmup`: every instance runs with
@@ -25,3 +26,17 @@ def test_defeated_warmups_fail_the_suite(tmp_path):
     assert "warmup_before_active: invalid" in out, out[-4000:]
     assert "while m" in out and "held a caught-up copy" in out, out[-4000:]
     assert "witness:" in out and "harness replay" in out, out[-4000:]
+
+
+def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
+    """Instances run at_least_once while the run is judged as exactly_once_v2 (`fake-eos`); one is SIGKILLed
+    with up to 5 s of uncommitted output, which its replacement writes again: the committed output holds
+    records twice. Small state (no warmups needed) keeps the run short."""
+    r = run_scenario("streams-eos-kill", protocol="classic", misbehave="fake-eos",
+                     streams_settings=(("num.standby.replicas", 0), ("harness.records.per.task", 1000),
+                                       ("commit.interval.ms", 5000)))
+    v = r.verdicts["output_integrity"]
+    assert r.status == "fail" and v.status == "invalid", (r.status, v.message)
+    assert "more than once under exactly_once_v2" in v.message
+    assert v.measurements["missing"] == 0 and v.measurements["duplicated"] > 0
+    assert {w["type"] for w in v.witnesses} == {"output"}

@@ -115,3 +115,18 @@ def group(end: float = 30.0, standby: bool = False, racks=(None, None)) -> list[
     a, b = T[:2], T[2:4]
     return [run_start(0.0), *join("m1", 0.1, racks[0]), *join("m2", 0.2, racks[1]),
             *run("m1", 2.0, a, b if standby else ()), *run("m2", 2.0, b, a if standby else ()), run_end(end)]
+
+
+# -- the producer and the output topic read back after the run
+def acked(t: float, partition: int, offset: int, topic: str = "t") -> dict:
+    return ev("acked", t, "producer", topic=topic, partition=partition, offset=offset, key=f"k{offset}", seq=offset)
+
+
+def output(t: float, partition: int, offset: int, out_offset: int = 0, topic: str = "t") -> dict:
+    return ev("output", t, "harness-output", topic=topic, partition=partition, offset=offset, out_partition=0,
+              out_offset=out_offset)
+
+
+def output_read(t: float, records: int, complete: bool = True, topic: str = "t") -> dict:
+    return ev("output_read", t, "harness-output", topic=topic, output_topic=f"{topic}-out", records=records,
+              complete=complete, end_offsets={"0": records})

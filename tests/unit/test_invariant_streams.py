@@ -3,7 +3,7 @@ import json
 
 import pytest
 from histbuild import steady
-from streamsbuild import (T, fault_end, fault_start, group, history, join, leave, member_exit, move, processed,
+from streamsbuild import (T, acked, output, output_read, fault_end, fault_start, group, history, join, leave, member_exit, move, processed,
                           restore, restore_end, run, run_end, run_start, settings, standby_start, standby_suspended,
                           state, stopped, task_active, task_active_end, tasks)
 
@@ -27,14 +27,14 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 # -- the API
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
-                                      "standby_placement", "task_balance"]
+                                      "standby_placement", "task_balance", "output_integrity"]
 
 
 def test_check_streams_on_a_good_history():
     vs = check_streams(history(group()), settings())
     assert {n: v.status for n, v in vs.items()} == {
         "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
-        "standby_placement": "skipped", "task_balance": "valid"}
+        "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown"}
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
 
@@ -294,7 +294,7 @@ def test_tasks_of_a_killed_member_taken_by_its_replacement_count_as_moves():
     v = probe(history(evs))
     assert v.status == "valid", v.message
     w = v.measurements["windows"][-1]
-    assert (w["moves"], w["bound"]) == (2, 3)
+    assert (w["moves"], w["bound"]) == (2, 4)  # 1 probing round + 2 + 1 for m2's session expiry
 
 
 def test_too_many_rebalances_is_invalid():
@@ -470,3 +470,52 @@ def test_rack_spread_is_measured_not_judged_under_the_streams_protocol():
     v = standby(history(evs), standby_replicas=1, rack_aware=True, protocol="streams")
     assert v.status == "valid", v.message
     assert v.measurements["rack_spread_unmet"] >= 2 and "not judged" in v.message
+
+
+# -- output_integrity
+def out(evs, **kw):
+    return streams.check_output_integrity(history([*group(40.0), *evs]), settings(**kw))
+
+
+def produced(n=4):
+    return [acked(3.0 + i * 0.1, 0, i) for i in range(n)]
+
+
+def test_every_acked_record_once_in_the_output_is_valid():
+    v = out([*produced(), *[output(45.0, 0, i, i) for i in range(4)], output_read(46.0, 4)], exactly_once=True)
+    assert v.status == "valid", v.message
+    assert v.measurements["missing"] == 0 and v.measurements["duplicated"] == 0
+
+
+def test_duplicates_are_allowed_at_least_once_and_invalid_exactly_once():
+    evs = [*produced(), *[output(45.0, 0, i, i) for i in range(4)], output(45.0, 0, 2, 4), output_read(46.0, 5)]
+    alos = out(evs)
+    assert alos.status == "valid" and alos.measurements["duplicated"] == 1, alos.message
+    eos = out(evs, exactly_once=True)
+    assert eos.status == "invalid"
+    assert "more than once under exactly_once_v2 (first: partition 0 offset 2, 2 times)" in eos.message
+    assert [w["type"] for w in eos.witnesses] == ["output", "output"]
+
+
+def test_an_acked_record_missing_from_the_output_is_invalid():
+    v = out([*produced(), *[output(45.0, 0, i, i) for i in (0, 1, 3)], output_read(46.0, 3)])
+    assert v.status == "invalid"
+    assert "1 acknowledged input records never reached the committed output (first: partition 0 offset 2)" in v.message
+    assert v.witnesses[0]["type"] == "acked" and v.witnesses[0]["offset"] == 2
+
+
+@pytest.mark.parametrize("tail", [[], [output_read(46.0, 2, complete=False)]])
+def test_output_not_read_to_its_end_is_unknown(tail):
+    assert out([*produced(), output(45.0, 0, 0), *tail]).status == "unknown"
+
+
+def test_a_killed_instance_adds_its_session_expiry_rebalance_to_the_bound():
+    """m2 is killed; its replacement m3 joins (rebalance 1), m2's session expires (2), two probing rounds (3, 4)."""
+    evs = [*group(300.0), member_exit("m2", 10.0, how="kill"), *join("m3", 11.0), *run("m3", 11.5),
+           *move("m1", 15.0, T[:2], T[:4]), *move("m1", 75.0, T[:4], T[:3]), *move("m3", 75.0, [], [T[3]]),
+           *move("m1", 135.0, T[:3], T[:2]), *move("m3", 135.0, [T[3]], T[2:4])]
+    v = probe(history(evs))
+    assert v.status == "valid", v.message
+    w = v.measurements["windows"][-1]
+    assert (w["moves"], w["rebalances"], w["bound"]) == (2, 4, 4)
+    assert probe(history([e for e in evs if e["type"] != "member_exit"])).status == "invalid"
