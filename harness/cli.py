@@ -63,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
     n.add_argument("--client-versions", default="default",
                    help="comma-separated confluent-kafka versions; 'default' = the harness's own")
-    n.add_argument("--protocols", default=",".join(PROTOCOLS), help="comma-separated protocols (default: all)")
+    n.add_argument("--protocols", default=",".join(PROTOCOLS),
+                   help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
+                        "streams for the Kafka Streams scenarios)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
     common(n)
 
@@ -112,13 +114,14 @@ def _finish(result) -> int:
 
 def _nightly(args, progress) -> int:
     from harness.nightly import nightly, parse_budget
-    from harness.scenarios import PROTOCOLS
+    from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     protocols = [p for p in args.protocols.split(",") if p]
-    bad = [p for p in protocols if p not in PROTOCOLS]
+    bad = [p for p in protocols if p not in PROTOCOLS + STREAMS_PROTOCOLS]
     if bad or not protocols:
         from harness.errors import BadInput
-        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(PROTOCOLS)}")
+        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; "
+                       f"known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     progress(f"nightly: budget {budget:.0f}s, seed {seed}")
     res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],

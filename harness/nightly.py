@@ -65,9 +65,12 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
     while True:
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
-        allowed = [p for p in protocols if p in sc.protocols and (p != "consumer" or not kv.startswith(("3", "latest-3")))]
+        allowed = [p for p in protocols if p in sc.protocols
+                   and (p not in ("consumer", "streams") or not kv.startswith(("3", "latest-3")))]
         if allowed:
-            return sc, rng.choice(allowed), kv, rng.choice(client_versions), rng.randrange(1 << 31)
+            # client versions are confluent-kafka's; a Streams run takes the brokers' kafka-streams
+            cv = None if sc.kind == "streams" else rng.choice(client_versions)
+            return sc, rng.choice(allowed), kv, cv, rng.randrange(1 << 31)
 
 
 def _invalid(result: RunResult) -> set[str]:

@@ -57,3 +57,15 @@ def test_replay_config_pins_the_recorded_schedule(tmp_path):
 def test_replay_of_a_directory_without_run_json_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="not a run directory"):
         replay_config(tmp_path)
+
+
+def test_nightly_picks_streams_scenarios_only_for_streams_protocols():
+    import random
+
+    from harness.nightly import _pick
+    rng = random.Random(5)
+    for _ in range(30):
+        sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["classic", "streams"])
+        assert sc.kind == "streams" and protocol in sc.protocols and cv is None
+        sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["classic-cooperative"])
+        assert sc.kind == "consumer" and cv == "2.12.2"
