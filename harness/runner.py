@@ -179,12 +179,7 @@ class Run:
         self._start_cluster()
         if cfg.protocol == "consumer" and self.cluster._dist(self.cluster.requested_version).major < 4:
             raise BadInput(f"protocol consumer needs Kafka 4.0 or newer; the cluster runs {self.cluster.version}")
-        ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers,
-                              racks=len(self.cluster.racks_in_use()), target_kafka=cfg.kafka_version)
-        if cfg.schedule is not None:
-            self.schedule = [Action.from_dict(a) for a in cfg.schedule]
-        else:
-            self.schedule = scenarios.schedule(self.sc, seed=cfg.seed, ctx=ctx)
+        ctx = self._plan()
         if self.cluster._dist(self.cluster.requested_version).major < 4 and any(
                 a.params.get("protocol") == "consumer" for a in self.schedule):
             raise BadInput(f"scenario {cfg.scenario} moves members to the consumer protocol, which needs Kafka 4.0 "
@@ -211,15 +206,29 @@ class Run:
                                history_dir=self.dir / "history", log_dir=self.dir / "logs", on_event=self.event,
                                client_config=cfg.client_config())
         self.client_path = client_path
+        self._start_load_and_members(f"members ({cfg.protocol})")
+
+    def _start_load_and_members(self, what: str) -> None:
+        """Start the producer, then the scenario's first members one after another; wait for stability."""
         self.workload = Workload(bootstrap=self.cluster.bootstrap(), topic=self.topic,
-                                 history_path=self.dir / "history" / "producer.jsonl", rate_per_s=cfg.rate_per_s)
+                                 history_path=self.dir / "history" / "producer.jsonl", rate_per_s=self.cfg.rate_per_s)
         self.workload.start()
-        self.say(f"topic {self.topic}: producing {cfg.rate_per_s:g} records/s; starting {self.sc.members} members "
-                 f"({cfg.protocol})")
+        self.say(f"topic {self.topic}: producing {self.cfg.rate_per_s:g} records/s; starting {self.sc.members} {what}")
         racks = self.cluster.racks_in_use()
-        for i in range(self.sc.members):
+        for _ in range(self.sc.members):
             self._add_member(racks)
         self.wait_stable("initial assignment")
+
+    def _plan(self) -> ScenarioContext:
+        """The schedule: the recorded one of a replay, else the seed's. Returns the context it was made in."""
+        cfg = self.cfg
+        ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers,
+                              racks=len(self.cluster.racks_in_use()), target_kafka=cfg.kafka_version)
+        if cfg.schedule is not None:
+            self.schedule = [Action.from_dict(a) for a in cfg.schedule]
+        else:
+            self.schedule = scenarios.schedule(self.sc, seed=cfg.seed, ctx=ctx)
+        return ctx
 
     def _start_cluster(self) -> None:
         """Start the scenario's own cluster, or take the shared one."""

@@ -22,10 +22,8 @@ from harness.invariants.core import verdict
 from harness.invariants.streams import StreamsCheckSettings, check_streams
 from harness.members import MemberPool, MemberSpec
 from harness.runner import Run, RunResult
-from harness.scenarios import Action, Scenario, ScenarioContext
-from harness import scenarios
+from harness.scenarios import Scenario
 from harness.streams_member import streams_member_command
-from harness.workload import Workload
 
 #: Streams settings of every run unless the scenario or --streams-set says otherwise; tuned for quick tests
 STREAMS_DEFAULTS: dict = {
@@ -109,12 +107,7 @@ class StreamsRun(Run):
         self._start_cluster()
         streams_version = cfg.client_version or dist.version
         self.command = cfg.member_command or streams_member_command(streams_version, progress=self.say)
-        ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers,
-                              racks=len(self.cluster.racks_in_use()), target_kafka=cfg.kafka_version)
-        if cfg.schedule is not None:
-            self.schedule = [Action.from_dict(a) for a in cfg.schedule]
-        else:
-            self.schedule = scenarios.schedule(self.sc, seed=cfg.seed, ctx=ctx)
+        self._plan()
         s = self.settings
         self.check_settings = CheckSettings.from_dict({
             "topic": self.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
@@ -150,15 +143,7 @@ class StreamsRun(Run):
             self._set_group_standbys()
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=self.dir / "history", log_dir=self.dir / "logs", on_event=self.event)
-        self.workload = Workload(bootstrap=self.cluster.bootstrap(), topic=self.topic,
-                                 history_path=self.dir / "history" / "producer.jsonl", rate_per_s=cfg.rate_per_s)
-        self.workload.start()
-        self.say(f"topic {self.topic}: producing {cfg.rate_per_s:g} records/s; starting {self.sc.members} Streams "
-                 f"instances ({cfg.protocol}, kafka-streams {streams_version})")
-        racks = self.cluster.racks_in_use()
-        for _ in range(self.sc.members):
-            self._add_member(racks)
-        self.wait_stable("initial assignment")
+        self._start_load_and_members(f"Streams instances ({cfg.protocol}, kafka-streams {streams_version})")
 
     def _seed_state(self, replication: int) -> None:
         """The synthetic state: records_per_task records in each partition of the store's changelog."""

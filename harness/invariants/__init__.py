@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 
 from harness.history import History
 from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static
-from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, verdict
+from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 
 __all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all",
@@ -30,19 +30,6 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
 
 def check_all(history: History, settings: CheckSettings, names: Iterable[str] | None = None) -> dict[str, Verdict]:
     """Run the named checkers (all by default); one that raises is `unknown`, never valid."""
-    names = list(CHECKERS) if names is None else list(names)
-    missing = [n for n in names if n not in CHECKERS]
-    if missing:
-        raise ValueError(f"unknown invariants {missing}; known: {', '.join(CHECKERS)}")
-    if not has_member_events(history):
-        return {n: verdict(n, "unknown", "empty history: no member events") for n in names}
-    out: dict[str, Verdict] = {}
-    for n in names:
-        try:
-            v = CHECKERS[n](history, settings)
-            if not isinstance(v, Verdict):
-                v = verdict(n, "unknown", f"checker returned {type(v).__name__}, not a Verdict")
-        except Exception as e:  # a checker that fails decides nothing
-            v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
-        out[n] = v
-    return out
+    empty = None if has_member_events(history) else "empty history: no member events"
+    return run_checkers(CHECKERS, history, settings, names,
+                        precheck=lambda n: verdict(n, "unknown", empty) if empty else None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
+from typing import Iterable
 
 from harness.history import History
 
@@ -48,8 +49,21 @@ class Verdict:
                 "witnesses": [dict(w) for w in self.witnesses], "measurements": _jsonable(self.measurements)}
 
 
+class SettingsDict:
+    """from_dict / to_dict of a settings dataclass, as run metadata stores it."""
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        """Settings from a dict (for example run metadata); unknown keys are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in (d or {}).items() if k in known})
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
 @dataclass(frozen=True, kw_only=True)
-class CheckSettings:
+class CheckSettings(SettingsDict):
     """What the checkers need to know about a run, and the tolerances they judge it with."""
 
     topic: str = ""
@@ -64,15 +78,6 @@ class CheckSettings:
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CheckSettings":
-        """Settings from a dict (for example run metadata); unknown keys are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (d or {}).items() if k in known})
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def witness(ev: dict, why: str) -> dict:
@@ -98,6 +103,25 @@ def empty(name: str, history: History) -> Verdict | None:
     if has_member_events(history):
         return None
     return verdict(name, "unknown", "empty history: no member events")
+
+
+def run_checkers(checkers: dict, history: History, settings, names: Iterable[str] | None = None, *,
+                 precheck=None) -> dict[str, Verdict]:
+    """Run the named checkers (all by default) in order; `precheck(name)` may decide first (a verdict, or
+    None to go on). A checker that raises or returns no Verdict is `unknown`, never valid."""
+    names = list(checkers) if names is None else list(names)
+    if missing := [n for n in names if n not in checkers]:
+        raise ValueError(f"unknown invariants {missing}; known: {', '.join(checkers)}")
+    out: dict[str, Verdict] = {}
+    for n in names:
+        try:
+            v = (precheck(n) if precheck else None) or checkers[n](history, settings)
+            if not isinstance(v, Verdict):
+                v = verdict(n, "unknown", f"checker returned {type(v).__name__}, not a Verdict")
+        except Exception as e:  # a checker that fails decides nothing
+            v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
+        out[n] = v
+    return out
 
 
 def secs(x: float | None) -> float | None:

@@ -65,11 +65,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
 from harness.history import History
-from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.core import SettingsDict, Verdict, run_checkers, secs, verdict, witness
 
 INF = math.inf
 #: event types only a Kafka Streams member writes
@@ -81,7 +81,7 @@ REBALANCE_GAP_S = 2.0  # REBALANCING transitions closer than this are one rebala
 
 
 @dataclass(frozen=True, kw_only=True)
-class StreamsCheckSettings:
+class StreamsCheckSettings(SettingsDict):
     """What the Streams checkers need to know about a run, and the tolerances they judge it with."""
 
     tasks: int = 0
@@ -98,15 +98,6 @@ class StreamsCheckSettings:
     active_balance_slack: int = 1
     stateful_balance_slack: int = 2
     probing_slack_rebalances: int = 2
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "StreamsCheckSettings":
-        """Settings from a dict (for example run metadata); unknown keys are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (d or {}).items() if k in known})
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def has_streams_events(history: History) -> bool:
@@ -571,16 +562,4 @@ STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] 
 def check_streams(history: History, settings: StreamsCheckSettings,
                   names: Iterable[str] | None = None) -> dict[str, Verdict]:
     """Run the named Streams checkers (all by default); one that raises is `unknown`, never valid."""
-    names = list(STREAMS_CHECKERS) if names is None else list(names)
-    if missing := [n for n in names if n not in STREAMS_CHECKERS]:
-        raise ValueError(f"unknown invariants {missing}; known: {', '.join(STREAMS_CHECKERS)}")
-    out: dict[str, Verdict] = {}
-    for n in names:
-        try:
-            v = _empty(n, history) or STREAMS_CHECKERS[n](history, settings)
-            if not isinstance(v, Verdict):
-                v = verdict(n, "unknown", f"checker returned {type(v).__name__}, not a Verdict")
-        except Exception as e:  # a checker that fails decides nothing
-            v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
-        out[n] = v
-    return out
+    return run_checkers(STREAMS_CHECKERS, history, settings, names, precheck=lambda n: _empty(n, history))
