@@ -119,8 +119,11 @@ atexit.register(kill_all)
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM and SIGHUP end the harness like Ctrl-C does: unwinding, so every `with` cleans up."""
+    """SIGTERM and SIGHUP end the harness like Ctrl-C does: unwinding, so every `with` cleans up. SIGINT
+    is set to raise KeyboardInterrupt too, explicitly: a process started in the background by a
+    non-interactive shell (a CI job's `cmd &`) inherits SIGINT ignored, and Python then leaves it so."""
     def _raise(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, _raise)
