@@ -34,13 +34,21 @@ member's active or standby task set (lags may change); it is judged at the stret
    first shutting-down state if it logged one), after all live members were first RUNNING; its window
    lasts until the next change or E, and converges at the last change of the active assignment in it.
    `moves`: tasks whose active owners then differ from those just before the change (a task without a
-   live owner just before, its owner killed or gone, counts when it has one then). With w = ceil(moves / max_warmup_replicas), invalid when more
+   live owner just before, its owner killed or gone, counts when it has one then). With
+   w = ceil(moves / max_warmup_replicas), invalid when more
    than w + `probing_slack_rebalances` rebalances (+ 1 for each instance killed from `zombie_tolerance_s`
    before the change on: its session expiry is a rebalance of its own) start from the change to the
    convergence, or when it
    takes longer than (w + 1) * `probing_interval_s` + 60 s. `skipped` without a change, `unknown` when the
    members were never all RUNNING. Measurements: `windows` (`change_s`, `moves`, `rebalances`, `bound`,
    `seconds_to_converge` each).
+3b. `bounded_task_moves` (3 carried to tasks): in each window of 3, the active tasks moved are at most
+   2 x fewest + `max_warmup_replicas`, where fewest is the fewest moves from the assignment before the
+   change to one in which each of the final instances holds floor or ceil of tasks / instances.
+   The tolerance is wide on purpose: KIP-441's assignor balances actives and standbys together and
+   swaps tasks between instances that stay (seen: 4 moves where 2 would balance). Moves are counted
+   per member process, so a static instance's restart moves its tasks to the new process. `skipped`
+   and `unknown` as 3. Measurements: `moves`, `fewest_moves`, `max_excess`.
 4. `standby_placement` (KIP-708), at every stable point: no task has a standby on the client running it;
    every task has at least min(`standby_replicas`, live clients - 1) standbys; those beyond
    `standby_replicas` (warmups, also when it is 0) number at most `max_warmup_replicas` in all; with
@@ -380,21 +388,31 @@ def _change_at(vw: _View, e: dict) -> float:
     return e["mono"]
 
 
-def check_probing_convergence(history: History, settings: StreamsCheckSettings) -> Verdict:
-    """Judge that after each scale event the assignment converges within the probing-rebalance bound."""
-    name = "probing_convergence"
-    if (v := _empty(name, history)) is not None:
-        return v
-    vw = _View(history)
+def _fewest_moves(before: dict[str, tuple], after: dict[str, tuple]) -> int:
+    """The fewest active moves from `before` to a balanced assignment (each of `after`'s clients holding
+    floor or ceil of its tasks' share): the tasks `after` owns minus the most that can stay where they were."""
+    clients = {m for ms in after.values() for m in ms}
+    if not clients:
+        return 0
+    held = dict.fromkeys(clients, 0)
+    for task in after:
+        owners = [m for m in before.get(task, ()) if m in clients]
+        if owners:
+            held[owners[0]] += 1
+    lo, extra = divmod(len(after), len(clients))
+    stay = sum(min(h, lo + 1 if i < extra else lo) for i, h in enumerate(sorted(held.values(), reverse=True)))
+    return len(after) - stay
+
+
+def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
+    """One window per topology change after all members first ran (None: they never all ran); see 3."""
     t0 = _all_running_at(vw)
     if t0 is None:
-        return verdict(name, "unknown", "the members were never all RUNNING at once")
+        return None
     changes = sorted(((_change_at(vw, e), e) for e in vw.events if e["type"] in ("member_start", "member_exit")
                       and _change_at(vw, e) > t0), key=lambda x: x[0])
-    if not changes:
-        return verdict(name, "skipped", f"no member started or left after all were RUNNING at {t0:.3f}")
-    windows, problems, wits = [], [], []
     mw = max(1, settings.max_warmup_replicas)
+    out = []
     for i, (tc, c) in enumerate(changes):
         until = changes[i + 1][0] if i + 1 < len(changes) else vw.end
         before = vw.actives(tc, before=True)
@@ -406,26 +424,66 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         # a task unowned just before (its owner gone: killed, or left) moves too when it ends up owned
         moves = sum(1 for task in set(before) | set(cur) if cur.get(task, before.get(task)) != before.get(task))
         w = math.ceil(moves / mw)
-        n = sum(1 for t in vw.rebalances if tc <= t <= conv)
         # an instance killed just before or in the window adds the rebalance of its session's expiry
         expired = sum(1 for t, e in vw.stop.values() if e["type"] == "member_exit" and e.get("how") in ("kill", "crash")
                       and tc - settings.zombie_tolerance_s <= t < until)
-        bound = w + settings.probing_slack_rebalances + expired
-        bound_s = (w + 1) * settings.probing_interval_s + 60.0
         who = f"{c['type']} of {c.get('member')} at {c['mono']:.3f}" + \
             (f" (shutting down from {tc:.3f})" if tc < c["mono"] else "")
-        windows.append({"change_s": secs(tc), "change": who, "moves": moves, "rebalances": n, "bound": bound,
-                        "seconds_to_converge": secs(conv - tc)})
-        if n > bound:
+        out.append({"event": c, "tc": tc, "conv": conv, "who": who, "moves": moves,
+                    "fewest": _fewest_moves(before, cur), "rebalances": sum(1 for t in vw.rebalances if tc <= t <= conv),
+                    "bound": w + settings.probing_slack_rebalances + expired,
+                    "bound_s": (w + 1) * settings.probing_interval_s + 60.0})
+    return out
+
+
+def check_probing_convergence(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge that after each scale event the assignment converges within the probing-rebalance bound."""
+    name = "probing_convergence"
+    if (v := _empty(name, history)) is not None:
+        return v
+    windows = _windows(_View(history), settings)
+    if windows is None:
+        return verdict(name, "unknown", "the members were never all RUNNING at once")
+    if not windows:
+        return verdict(name, "skipped", "no member started or left after all were RUNNING")
+    problems, wits = [], []
+    for w in windows:
+        who, conv, tc, n, moves = w["who"], w["conv"], w["tc"], w["rebalances"], w["moves"]
+        if n > w["bound"]:
             problems.append(f"after the {who}, {n} rebalances until the assignment settled at {conv:.3f}, "
-                            f"bound {bound} for {moves} moves")
-            wits.append(witness(c, f"topology change: {moves} moves, {n} rebalances"))
-        if conv - tc > bound_s:
+                            f"bound {w['bound']} for {moves} moves")
+            wits.append(witness(w["event"], f"topology change: {moves} moves, {n} rebalances"))
+        if conv - tc > w["bound_s"]:
             problems.append(f"after the {who}, the assignment settled only at {conv:.3f} ({conv - tc:.1f}s), "
-                            f"bound {bound_s:g}s for {moves} moves")
-            wits.append(witness(c, f"topology change: settled {conv - tc:.1f}s later"))
-    return _outcome(name, problems, wits, {"windows": windows},
-                    f"{len(windows)} topology changes converged within the probing bounds")
+                            f"bound {w['bound_s']:g}s for {moves} moves")
+            wits.append(witness(w["event"], f"topology change: settled {conv - tc:.1f}s later"))
+    m = {"windows": [{"change_s": secs(w["tc"]), "change": w["who"], "moves": w["moves"], "fewest_moves": w["fewest"],
+                      "rebalances": w["rebalances"], "bound": w["bound"], "seconds_to_converge": secs(w["conv"] - w["tc"])}
+                     for w in windows]}
+    return _outcome(name, problems, wits, m, f"{len(windows)} topology changes converged within the probing bounds")
+
+
+def check_bounded_task_moves(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge that each topology change moved at most twice the fewest active tasks plus one warmup round."""
+    name = "bounded_task_moves"
+    if (v := _empty(name, history)) is not None:
+        return v
+    windows = _windows(_View(history), settings)
+    if windows is None:
+        return verdict(name, "unknown", "the members were never all RUNNING at once")
+    if not windows:
+        return verdict(name, "skipped", "no member started or left after all were RUNNING")
+    problems, wits = [], []
+    for w in windows:
+        bound = 2 * w["fewest"] + settings.max_warmup_replicas
+        if w["moves"] > bound:
+            problems.append(f"after the {w['who']}, {w['moves']} active tasks moved where {w['fewest']} would "
+                            f"balance the instances (bound {bound})")
+            wits.append(witness(w["event"], f"topology change: {w['moves']} moves, fewest {w['fewest']}"))
+    m = {"moves": sum(w["moves"] for w in windows), "fewest_moves": sum(w["fewest"] for w in windows),
+         "max_excess": max(w["moves"] - w["fewest"] for w in windows)}
+    return _outcome(name, problems, wits, m, f"{m['moves']} active task moves over {len(windows)} topology "
+                                             f"changes, {m['fewest_moves']} at the fewest")
 
 
 def check_standby_placement(history: History, settings: StreamsCheckSettings) -> Verdict:
@@ -553,6 +611,7 @@ STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] 
     "task_exclusive_active": check_task_exclusive_active,
     "warmup_before_active": check_warmup_before_active,
     "probing_convergence": check_probing_convergence,
+    "bounded_task_moves": check_bounded_task_moves,
     "standby_placement": check_standby_placement,
     "task_balance": check_task_balance,
     "output_integrity": check_output_integrity,

@@ -27,13 +27,14 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 # -- the API
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
-                                      "standby_placement", "task_balance", "output_integrity"]
+                                      "bounded_task_moves", "standby_placement", "task_balance", "output_integrity"]
 
 
 def test_check_streams_on_a_good_history():
     vs = check_streams(history(group()), settings())
     assert {n: v.status for n, v in vs.items()} == {
         "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
+        "bounded_task_moves": "skipped",
         "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown"}
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
@@ -519,3 +520,32 @@ def test_a_killed_instance_adds_its_session_expiry_rebalance_to_the_bound():
     w = v.measurements["windows"][-1]
     assert (w["moves"], w["rebalances"], w["bound"]) == (2, 4, 4)
     assert probe(history([e for e in evs if e["type"] != "member_exit"])).status == "invalid"
+
+
+# -- bounded_task_moves
+def moves_of(h, **kw):
+    return streams.check_bounded_task_moves(h, settings(**kw))
+
+
+def scale_out_swapping(swaps: int):
+    """m3 joins m1 (0_0, 0_1) and m2 (0_2, 0_3) with 6 tasks... here 4: it takes 0_1 (the fewest: 1 move), and
+    m1 and m2 swap `swaps` pairs of tasks on the way (2 moves each)."""
+    evs = [*group(200.0), *join("m3", 10.0), *run("m3", 10.5), *move("m1", 70.0, T[:2], [T[0]]),
+           *move("m3", 70.0, [], [T[1]])]
+    if swaps:
+        evs += [*move("m1", 71.0, [T[0]], [T[2]]), *move("m2", 71.0, T[2:4], [T[0], T[3]])]
+    return history(evs)
+
+
+def test_moving_the_fewest_tasks_is_valid():
+    v = moves_of(scale_out_swapping(0), max_warmup_replicas=0)
+    assert v.status == "valid", v.message
+    assert (v.measurements["moves"], v.measurements["fewest_moves"]) == (1, 1)
+
+
+def test_swapping_tasks_between_staying_instances_beyond_the_bound_is_invalid():
+    assert moves_of(scale_out_swapping(1), max_warmup_replicas=1).status == "valid"  # 3 <= 2 * 1 + 1
+    v = moves_of(scale_out_swapping(1), max_warmup_replicas=0)
+    assert v.status == "invalid", v.message
+    assert "3 active tasks moved where 1 would balance the instances (bound 2)" in v.message
+    assert v.witnesses[0]["type"] == "member_start" and v.witnesses[0]["member"] == "m3"
