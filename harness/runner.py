@@ -217,7 +217,11 @@ class Run:
         racks = self.cluster.racks_in_use()
         for _ in range(self.sc.members):
             self._add_member(racks)
+        self._members_started()
         self.wait_stable("initial assignment")
+
+    def _members_started(self) -> None:
+        """The scenario's first members are up (their `started` events seen); a hook for subclasses."""
 
     def _plan(self) -> ScenarioContext:
         """The schedule: the recorded one of a replay, else the seed's. Returns the context it was made in."""

@@ -188,6 +188,7 @@ class StreamsRun(Run):
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
         conf["state.dir"] = str((self.dir / "state" / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
+        conf["harness.start.gate"] = str(self._gate().resolve())
         if self.cfg.misbehave == "defeat-warmup":
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
         if self.cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
@@ -202,6 +203,19 @@ class StreamsRun(Run):
                       "probing.rebalance.interval.ms"):
                 conf.pop(k, None)  # broker-side or unsupported under the streams protocol
         return conf
+
+    def _gate(self) -> Path:
+        return self.dir / "state" / "start-gate"
+
+    def _members_started(self) -> None:
+        """Open the start gate: the first instances, each waiting in front of KafkaStreams.start(), join
+        the group together, so the first assignment spreads the tasks evenly; joined a second apart, the
+        tasks already restoring on the first instance would stay there (most caught-up) and take a probing
+        interval to balance. Instances started later find the gate open."""
+        gate = self._gate()
+        gate.parent.mkdir(parents=True, exist_ok=True)
+        gate.touch()
+        self.event("start_gate_opened", members=[m.member_id for m in self.slots])
 
     def _new_spec(self, racks: list[str]) -> MemberSpec:
         i = len(self.specs)

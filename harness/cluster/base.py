@@ -18,7 +18,7 @@ class BrokerSettings:
     num_partitions: int = 6
     replication_factor: int = 3
     min_insync_replicas: int = 2
-    group_initial_rebalance_delay_ms: int = 0
+    group_initial_rebalance_delay_ms: int = 1000  # the first instances of a run join one generation
     group_min_session_timeout_ms: int = 1000
     consumer_session_timeout_ms: int = 6000
     consumer_heartbeat_interval_ms: int = 500
