@@ -436,9 +436,8 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
     return out
 
 
-def check_probing_convergence(history: History, settings: StreamsCheckSettings) -> Verdict:
-    """Judge that after each scale event the assignment converges within the probing-rebalance bound."""
-    name = "probing_convergence"
+def _windows_or_verdict(name: str, history: History, settings: StreamsCheckSettings) -> list[dict] | Verdict:
+    """The topology-change windows, or the verdict when there are none to judge."""
     if (v := _empty(name, history)) is not None:
         return v
     windows = _windows(_View(history), settings)
@@ -446,6 +445,15 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         return verdict(name, "unknown", "the members were never all RUNNING at once")
     if not windows:
         return verdict(name, "skipped", "no member started or left after all were RUNNING")
+    return windows
+
+
+def check_probing_convergence(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge that after each scale event the assignment converges within the probing-rebalance bound."""
+    name = "probing_convergence"
+    windows = _windows_or_verdict(name, history, settings)
+    if isinstance(windows, Verdict):
+        return windows
     problems, wits = [], []
     for w in windows:
         who, conv, tc, n, moves = w["who"], w["conv"], w["tc"], w["rebalances"], w["moves"]
@@ -466,13 +474,9 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
 def check_bounded_task_moves(history: History, settings: StreamsCheckSettings) -> Verdict:
     """Judge that each topology change moved at most twice the fewest active tasks plus one warmup round."""
     name = "bounded_task_moves"
-    if (v := _empty(name, history)) is not None:
-        return v
-    windows = _windows(_View(history), settings)
-    if windows is None:
-        return verdict(name, "unknown", "the members were never all RUNNING at once")
-    if not windows:
-        return verdict(name, "skipped", "no member started or left after all were RUNNING")
+    windows = _windows_or_verdict(name, history, settings)
+    if isinstance(windows, Verdict):
+        return windows
     problems, wits = [], []
     for w in windows:
         bound = 2 * w["fewest"] + settings.max_warmup_replicas
