@@ -30,11 +30,13 @@ def test_defeated_warmups_fail_the_suite(tmp_path):
 
 def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
     """Instances run at_least_once while the run is judged as exactly_once_v2 (`fake-eos`); one is SIGKILLed
-    with up to 5 s of uncommitted output, which its replacement writes again: the committed output holds
-    records twice. Small state (no warmups needed) keeps the run short."""
+    before its first commit (the kill comes 2-4 s after the first stable point, the commit interval is 30 s),
+    so its replacement writes all of its output again: the committed output holds records twice. With a
+    short commit interval the kill could land just after a commit and leave nothing to repeat. Small state
+    (no warmups needed) keeps the run short."""
     r = run_scenario("streams-eos-kill", protocol="classic", misbehave="fake-eos",
                      streams_settings=(("num.standby.replicas", 0), ("harness.records.per.task", 1000),
-                                       ("commit.interval.ms", 5000)))
+                                       ("commit.interval.ms", 30000)))
     v = r.verdicts["output_integrity"]
     assert r.status == "fail" and v.status == "invalid", (r.status, v.message)
     assert "more than once under exactly_once_v2" in v.message
