@@ -6,7 +6,9 @@ it runs under an isolated install of any confluent-kafka version.
 
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
-  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it
+  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its
+    second assignment (the first rebalance after it joined, so the group's first assignment can settle)
+    until the next rebalance, when it records the partition revoked and stops reading it
 """
 from __future__ import annotations
 
@@ -74,16 +76,21 @@ class Member:
         self.held: set[tuple[str, int]] = set()
         self.side = None  # the misbehaving member's own reader, outside the group
         self.side_parts: set[tuple[str, int]] = set()
+        self.assignments = 0  # on_assign calls so far
+        self.claimed = False  # claim-extra: the one claim made (it lasts until the next rebalance)
         self.next_offset: dict[tuple[str, int], int] = {}
 
     # -- rebalance callbacks: record first, then let the client act
     def on_assign(self, consumer, parts) -> None:
+        self._end_claim()
         self.hist.event("assigned", member=self.member_id, partitions=_tps(parts))
         self.held |= {(tp.topic, tp.partition) for tp in parts}
-        if self.misbehave == "claim-extra" and not self.side_parts:
+        self.assignments += 1
+        if self.misbehave == "claim-extra" and self.assignments >= 2 and not self.claimed:
             self._claim_extra()
 
     def on_revoke(self, consumer, parts) -> None:
+        self._end_claim()
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
         gone = {(tp.topic, tp.partition) for tp in parts}
         self.held -= gone
@@ -91,6 +98,7 @@ class Member:
             self._read_aside(gone)
 
     def on_lost(self, consumer, parts) -> None:
+        self._end_claim()
         self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
         self.held -= {(tp.topic, tp.partition) for tp in parts}
 
@@ -110,8 +118,16 @@ class Member:
         all_parts = sorted(md.topics[self.topic].partitions)
         free = [p for p in all_parts if (self.topic, p) not in self.held]
         if free:
+            self.claimed = True
             self.hist.event("assigned", member=self.member_id, partitions=[[self.topic, free[0]]])
             self._read_aside({(self.topic, free[0])})
+
+    def _end_claim(self) -> None:
+        if self.misbehave != "claim-extra" or not self.side_parts:
+            return
+        self.hist.event("revoked", member=self.member_id, partitions=[[t, p] for t, p in sorted(self.side_parts)])
+        self.side.unassign()
+        self.side_parts = set()
 
     # -- main loop
     def _record_batch(self, msgs) -> dict:
