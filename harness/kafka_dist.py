@@ -12,6 +12,7 @@ import hashlib
 import re
 import shutil
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ GROUP = "org.apache.kafka"
 SCALA_ARTIFACT = "kafka_2.13"
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
 ALIASES = {"latest": "4", "latest-4": "4", "latest-3": "3"}
+ALIAS_RECHECK_S = 24 * 3600  # how long 'latest' (or '3.9', ...) keeps the release it was last resolved to
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -61,17 +63,22 @@ def _mvn(args: list[str], *, cwd: Path, log: Path) -> subprocess.CompletedProces
         return subprocess.run([mvn, "-B", "-q", *args], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
 
 
-def published_versions(*, refresh: bool = False) -> list[str]:
-    """The Kafka release versions Maven Central lists (from its metadata, fetched through Maven)."""
+def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False) -> list[str]:
+    """The release versions Maven Central lists for org.apache.kafka:`artifact` (its metadata, fetched through Maven).
+
+    Maven keeps the list in ~/.m2; `refresh` fetches it again. A release reaches Maven Central one
+    artifact at a time, so the lists of kafka_2.13 and kafka-streams can differ for a while.
+    """
     work = cache_dir() / "kafka"
     work.mkdir(parents=True, exist_ok=True)
-    meta = Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka" / SCALA_ARTIFACT / "maven-metadata-central.xml"
+    meta = Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka" / artifact / "maven-metadata-central.xml"
     if refresh or not meta.exists():
         r = _mvn(["-U", "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get",
-                  f"-Dartifact={GROUP}:{SCALA_ARTIFACT}:RELEASE:pom", "-Dtransitive=false"],
+                  f"-Dartifact={GROUP}:{artifact}:RELEASE:pom", "-Dtransitive=false"],
                  cwd=work, log=work / "metadata.log")
         if r.returncode != 0 or not meta.exists():
-            raise SetupError(f"could not read Kafka's version list from Maven Central (see {work / 'metadata.log'})")
+            raise SetupError(f"could not read the version list of {artifact} from Maven Central "
+                             f"(see {work / 'metadata.log'})")
     root = ET.parse(meta).getroot()
     vs = [v.text for v in root.iter("version") if v.text and VERSION_RE.match(v.text)]
     return sorted(set(vs), key=_key)
@@ -99,11 +106,17 @@ def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
     if version in ALIASES or re.fullmatch(r"\d+(\.\d+)?", version):
         prefix = ALIASES.get(version, version)
         remembered = cache_dir() / "kafka" / f"alias-{prefix}"
-        if remembered.exists():
-            dist = _cached(remembered.read_text().strip())
-            if dist:
-                return dist
-        candidates = [v for v in reversed(published_versions()) if v == prefix or v.startswith(prefix + ".")]
+        known = _cached(remembered.read_text().strip()) if remembered.exists() else None
+        if known and time.time() - remembered.stat().st_mtime < ALIAS_RECHECK_S:
+            return known
+        try:  # a day on, Maven Central's list is read again, so a new release is taken up
+            listed = published_versions(refresh=known is not None)
+        except SetupError:
+            if known:
+                progress(f"Maven Central's Kafka versions could not be read again; {version!r} stays {known.version}")
+                return known
+            raise
+        candidates = [v for v in reversed(listed) if v == prefix or v.startswith(prefix + ".")]
         if not candidates:
             raise BadInput(f"no Apache Kafka release matches {version!r} on Maven Central")
         errors = []
@@ -112,8 +125,9 @@ def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
                 dist = resolve(v, progress=progress)
             except BadInput as e:
                 errors.append(str(e))
+                progress(f"Kafka {v} skipped for {version!r}: {e}")
                 continue
-            remembered.write_text(v)
+            remembered.write_text(v)  # also when unchanged: its time says when the list was last read
             return dist
         raise SetupError(f"no recent Kafka {prefix}.x release resolved completely: {'; '.join(errors)}")
     if not VERSION_RE.match(version):
@@ -140,9 +154,10 @@ def _resolve_locked(version: str, d: Path, progress) -> KafkaDist:
         if "Could not find artifact" in text or "Could not resolve dependencies" in text:
             if version not in published_versions():
                 raise BadInput(f"Kafka version {version} does not exist on Maven Central")
-            missing = re.search(r"Could not find artifact (\S+)", text)
+            missing = re.search(r"Could not find artifact (\S+)", text) or re.search(r"(\S+:jar:\S+) was not found", text)
             raise BadInput(f"Kafka {version} cannot be resolved from Maven Central: "
-                           f"{missing.group(1) if missing else 'a dependency is missing'} (see {d / 'resolve.log'})")
+                           f"{missing.group(1) + ' is missing' if missing else 'a dependency is missing'} "
+                           f"(see {d / 'resolve.log'})")
         raise SetupError(f"Maven failed to resolve Kafka {version} (see {d / 'resolve.log'})")
     (d / "COMPLETE").write_text(_pom_stamp(version))
     return KafkaDist(version, d / "libs")
