@@ -21,6 +21,7 @@ from harness.tools import cache_dir, require_tool
 
 SOURCE = Path(__file__).resolve().parent.parent / "fixtures" / "members" / "streams" / "StreamsMember.java"
 MAIN_CLASS = "StreamsMember"
+ARTIFACT = "kafka-streams"
 JVM_OPTS = ("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
             "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
@@ -63,11 +64,40 @@ def _resolve_libs(version: str, base: Path, progress) -> Path:
     return libs
 
 
+def newest_up_to(version: str, published: list[str]) -> str | None:
+    """The newest of `published` that is not newer than `version` (x.y.z), or None."""
+    fits = [v for v in published if _key(v) <= _key(version)]
+    return max(fits, key=_key) if fits else None
+
+
+def _key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def _published(version: str) -> list[str]:
+    """kafka-streams releases on Maven Central, fetched again when `version` is not among the kept list."""
+    published = kafka_dist.published_versions(ARTIFACT)
+    return published if version in published else kafka_dist.published_versions(ARTIFACT, refresh=True)
+
+
+def version_for_brokers(broker_version: str, *, progress=print) -> str:
+    """The kafka-streams version a run uses by default: the brokers' own, or while that release is still
+    reaching Maven Central (its artifacts arrive one by one, kafka-streams among the last), the newest
+    kafka-streams release before it."""
+    chosen = newest_up_to(broker_version, _published(broker_version))
+    if chosen is None:
+        raise BadInput(f"no kafka-streams release up to {broker_version} is on Maven Central")
+    if chosen != broker_version:
+        progress(f"kafka-streams {broker_version} is not on Maven Central (yet); "
+                 f"the Streams instances run kafka-streams {chosen}")
+    return chosen
+
+
 def streams_member_command(version: str, *, progress=print) -> tuple[str, ...]:
     """The command that runs the Streams member on kafka-streams `version` (x.y.z), compiled and cached."""
     if not re.fullmatch(r"\d+\.\d+\.\d+", version):
-        version = kafka_dist.resolve(version, progress=progress).version  # 'latest', '3.9', ...
-    elif version not in kafka_dist.published_versions():
+        version = version_for_brokers(kafka_dist.resolve(version, progress=progress).version, progress=progress)
+    elif version not in _published(version):
         raise BadInput(f"kafka-streams version {version} does not exist on Maven Central")
     java = require_tool("java", why="run the Kafka Streams member")
     javac = shutil.which("javac")

@@ -23,7 +23,7 @@ from harness.invariants.streams import StreamsCheckSettings, check_streams
 from harness.members import MemberPool, MemberSpec
 from harness.runner import Run, RunResult
 from harness.scenarios import Scenario
-from harness.streams_member import streams_member_command
+from harness.streams_member import streams_member_command, version_for_brokers
 
 #: Streams settings of every run unless the scenario or --streams-set says otherwise; tuned for quick tests
 STREAMS_DEFAULTS: dict = {
@@ -105,7 +105,7 @@ class StreamsRun(Run):
             raise BadInput(f"protocol streams needs Kafka {'.'.join(map(str, STREAMS_PROTOCOL_SINCE))} or newer; "
                            f"the cluster runs {dist.version}")
         self._start_cluster()
-        streams_version = cfg.client_version or dist.version
+        streams_version = cfg.client_version or version_for_brokers(dist.version, progress=self.say)
         self.command = cfg.member_command or streams_member_command(streams_version, progress=self.say)
         self._plan()
         s = self.settings
