@@ -5,6 +5,11 @@ is ``assigned``, ``revoked``, ``lost`` (member events, ``partitions`` a list of 
 or ``member_exit`` (harness event: the member process is gone, so it owns nothing from then on), plus
 the end of the run's observation (``run_end``'s mono, else the last event's).
 
+A Streams run has no ``assigned`` events of its own: a task's ``task_active`` (its processor starts, after
+its restore) counts as its input partition assigned to the instance, and ``task_active_end`` as revoked,
+so a partition is owned while a task is processing it. One group rebalance whose restores end at
+different times shows as several bursts there.
+
 Definitions (docs/analytics.md):
 
 * A **rebalance** is a maximal burst of ``assigned`` / ``revoked`` / ``lost`` events (of any member)
@@ -24,6 +29,7 @@ from __future__ import annotations
 GAP_S = 1.0
 REBALANCE_TYPES = frozenset({"assigned", "revoked", "lost"})
 OWNERSHIP_TYPES = REBALANCE_TYPES | {"member_exit"}
+STREAMS_TYPES = {"task_active": "assigned", "task_active_end": "revoked"}  # a Streams run's counterparts
 
 
 def _parts(ps) -> list[tuple[str, int]]:
@@ -46,7 +52,8 @@ def derive(events, end_mono: float | None = None, gap_s: float = GAP_S):
     downtime: list of dicts ``topic, partition, first_assigned_mono, unowned_s, unowned_stretches,
     longest_unowned_s``.
     """
-    evs = sorted((e for e in events if e[2] in OWNERSHIP_TYPES and e[0] is not None),
+    evs = sorted(((e[0], e[1], STREAMS_TYPES.get(e[2], e[2]), e[3], e[4]) for e in events
+                  if (e[2] in OWNERSHIP_TYPES or e[2] in STREAMS_TYPES) and e[0] is not None),
                  key=lambda e: (e[0], e[1] if e[1] is not None else 0))
     if not evs:
         return [], []

@@ -17,7 +17,8 @@ from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
 
 TABLES = ("runs", "rebalances", "violations", "partition_downtime")
-KEEP_TYPES = ("assigned", "revoked", "lost", "member_exit", "run_start", "run_end", "header")
+OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
+KEEP_TYPES = (*OWNERSHIP, "run_start", "run_end", "header")
 GROUP = ("scenario", "kafka_version", "client_version", "protocol")
 FLAKY_KEY = ("scenario", "protocol", "kafka_version", "client_version", "seed", "schedule_hash")
 
@@ -151,7 +152,7 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
             rows = [(uri, ok[os.path.dirname(os.path.dirname(p))][1]) for uri, p in file_run.items()
                     if os.path.dirname(os.path.dirname(p)) in ok]
             fmap = spark.createDataFrame(rows, "file string, run_id string")
-            evs = (keep.where(F.col("type").isin("assigned", "revoked", "lost", "member_exit", "run_start", "run_end")
+            evs = (keep.where(F.col("type").isin(*OWNERSHIP, "run_start", "run_end")
                               & ~F.col("corrupt"))
                    .join(F.broadcast(fmap), "file").select("run_id", "mono", "seq", "type", "member", "partitions"))
             derived = (evs.rdd.map(lambda r: (r[0], (r[1], r[2], r[3], r[4], r[5])))

@@ -64,3 +64,28 @@ def test_unowned_at_the_end_counts_to_the_end_and_lost_drops_ownership():
 
 def test_no_ownership_events_give_nothing():
     assert derive([(1.0, 0, "run_start", None, None)]) == ([], [])
+
+
+def test_streams_task_hand_off_counts_as_a_move_with_its_restore_as_downtime():
+    # m1 runs tasks 0_0 and 0_1; after a probing rebalance m2 takes 0_1 over once its warmup is done
+    evs = [ev(1.0, "task_active", "m1", 0), ev(1.2, "task_active", "m1", 1),
+           ev(70.0, "task_active_end", "m1", 1), ev(70.8, "task_active", "m2", 1)]
+    rebs, down = derive(evs, end_mono=80.0)
+    assert len(rebs) == 2
+    assert rebs[1]["moves"] == 1 and rebs[1]["revoked"] == 1 and rebs[1]["assigned"] == 1
+    assert rebs[1]["longest_unowned_s"] == pytest.approx(0.8)
+    assert {d["partition"]: round(d["unowned_s"], 6) for d in down} == {0: 0.0, 1: 0.8}
+
+
+def test_streams_instance_killed_leaves_its_partitions_unprocessed_until_restored_elsewhere():
+    evs = [ev(1.0, "task_active", "m1", 0), ev(1.0, "task_active", "m2", 1),
+           ev(10.0, "member_exit", "m2"), ev(25.0, "task_active", "m1", 1)]  # session timeout, then a cold restore
+    rebs, down = derive(evs, end_mono=30.0)
+    assert rebs[-1]["longest_unowned_s"] == pytest.approx(15.0)
+    assert {d["partition"]: d["unowned_s"] for d in down} == {0: 0.0, 1: pytest.approx(15.0)}
+
+
+def test_other_streams_events_are_not_ownership():
+    evs = [ev(1.0, "task_active", "m1", 0), ev(5.0, "restore_start", "m2", 0), ev(6.0, "standby_start", "m2", 0)]
+    rebs, down = derive(evs, end_mono=10.0)
+    assert len(rebs) == 1 and rebs[0]["events"] == 1
