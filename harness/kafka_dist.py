@@ -81,10 +81,10 @@ def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False)
                              f"(see {work / 'metadata.log'})")
     root = ET.parse(meta).getroot()
     vs = [v.text for v in root.iter("version") if v.text and VERSION_RE.match(v.text)]
-    return sorted(set(vs), key=_key)
+    return sorted(set(vs), key=version_key)
 
 
-def _key(v: str) -> tuple[int, ...]:
+def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
 
 

@@ -66,12 +66,8 @@ def _resolve_libs(version: str, base: Path, progress) -> Path:
 
 def newest_up_to(version: str, published: list[str]) -> str | None:
     """The newest of `published` that is not newer than `version` (x.y.z), or None."""
-    fits = [v for v in published if _key(v) <= _key(version)]
-    return max(fits, key=_key) if fits else None
-
-
-def _key(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))
+    fits = [v for v in published if kafka_dist.version_key(v) <= kafka_dist.version_key(version)]
+    return max(fits, key=kafka_dist.version_key) if fits else None
 
 
 def _published(version: str) -> list[str]:
