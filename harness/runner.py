@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import clients, scenarios
+from harness import scenarios
+from harness.members import clients
 from harness.cluster.local import LocalCluster
 from harness.errors import BadInput, HarnessError, Indeterminate, SetupError
 from harness.history import History, HistoryWriter

@@ -1,8 +1,8 @@
 """Runs a Kafka Streams scenario: Streams instances as members, synthetic state, Streams invariants.
 
 A `StreamsRun` is a `Run` (same run directory, schedule, actions, faults, teardown and verdict table)
-whose members are fixtures/members/streams/StreamsMember.java on the real kafka-streams library
-(harness/streams_member.py). Before the members start, the harness fills each task's changelog
+whose members are harness/members/streams/StreamsMember.java on the real kafka-streams library
+(harness/members/streams_member.py). Before the members start, the harness fills each task's changelog
 (`<application.id>-state-changelog`) with `harness.records.per.task` records, the synthetic state a
 new instance must restore; the member applies restores at `harness.restore.records.per.second`, so the
 restore time per task is records / rate (docs/streams.md). "Stable" means every task active on exactly
@@ -23,7 +23,7 @@ from harness.invariants.streams import StreamsCheckSettings, check_streams
 from harness.members import MemberPool, MemberSpec
 from harness.runner import Run, RunResult
 from harness.scenarios import Scenario
-from harness.streams_member import streams_member_command, version_for_brokers
+from harness.members.streams_member import streams_member_command, version_for_brokers
 
 #: Streams settings of every run unless the scenario or --streams-set says otherwise; tuned for quick tests
 STREAMS_DEFAULTS: dict = {

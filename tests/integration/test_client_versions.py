@@ -7,7 +7,7 @@ Then: every invariant holds, and the members' `started` events show both version
 import pytest
 
 from fixtures.plugin import assert_run_passes
-from harness.clients import bundled_version
+from harness.members.clients import bundled_version
 from harness.history import History
 from harness.scenarios import OLDER_CLIENT
 

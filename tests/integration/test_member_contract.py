@@ -1,7 +1,7 @@
 """The member contract is a contract: a second, separately written member passes the same scenarios.
 
-fixtures/members/java/Member.java (Apache Kafka Java client) runs through `RunConfig.member_command`
-instead of harness/member.py (confluent-kafka). The runs must pass every invariant, and the histories
+harness/members/java/Member.java (Apache Kafka Java client) runs through `RunConfig.member_command`
+instead of harness/members/python_member.py (confluent-kafka). The runs must pass every invariant, and the histories
 must show that the Java member is what ran.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.plugin import assert_run_passes
 from harness.history import read_file
-from harness.java_member import java_member_command
+from harness.members.java_member import java_member_command
 
 pytestmark = pytest.mark.integration
 

@@ -1,7 +1,8 @@
 """The kafka-streams version a Streams run picks by default, on hand-made version lists."""
 import pytest
 
-from harness import kafka_dist, streams_member
+from harness import kafka_dist
+from harness.members import streams_member
 from harness.errors import BadInput
 
 PUBLISHED = ["3.9.1", "3.9.2", "4.2.2", "4.3.0", "4.3.1"]

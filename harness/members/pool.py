@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.errors import SetupError
 from harness.procs import Proc
 
-MEMBER_SCRIPT = Path(__file__).with_name("member.py")
+MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class MemberSpec:
     instance_id: str | None = None
     rack: str | None = None
     client_path: str | None = None  # an isolated confluent-kafka install, first on PYTHONPATH
-    command: tuple[str, ...] | None = None  # any program speaking the member contract; default: harness/member.py
+    command: tuple[str, ...] | None = None  # any program speaking the member contract; default: harness/members/python_member.py
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
 

@@ -1,6 +1,6 @@
 """A consumer-group member on confluent-kafka that writes its history (the member contract).
 
-Run as `python -m harness.member` (or as a script) with the HARNESS_* environment of
+Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of
 docs/member-contract.md. Imports only the standard library, confluent_kafka and harness.history, so
 it runs under an isolated install of any confluent-kafka version.
 

@@ -1,4 +1,4 @@
-"""The Kafka Streams member: fixtures/members/streams/StreamsMember.java on the real kafka-streams library.
+"""The Kafka Streams member: harness/members/streams/StreamsMember.java on the real kafka-streams library.
 
 `streams_member_command(version)` resolves kafka-streams `version` (and its dependencies: kafka-clients,
 RocksDB, Jackson) from Maven Central into the cache with a generated pom, the same way
@@ -16,10 +16,10 @@ from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
-from harness.java_member import _jar, _stamp_text
+from harness.members.java_member import _jar, _stamp_text
 from harness.tools import cache_dir, require_tool
 
-SOURCE = Path(__file__).resolve().parent.parent / "fixtures" / "members" / "streams" / "StreamsMember.java"
+SOURCE = Path(__file__).resolve().parent / "streams" / "StreamsMember.java"
 MAIN_CLASS = "StreamsMember"
 ARTIFACT = "kafka-streams"
 JVM_OPTS = ("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",

@@ -1,8 +1,8 @@
-"""The second member implementation: fixtures/members/java/Member.java on the Apache Kafka Java client.
+"""The second member implementation: harness/members/java/Member.java on the Apache Kafka Java client.
 
 `java_member_command()` compiles it once per Kafka version (and per source revision) into the cache and
 returns the command that runs it; pass that as `RunConfig.member_command` (or `MemberSpec.command`).
-It speaks the same member contract (docs/member-contract.md) as harness/member.py and shares no code
+It speaks the same member contract (docs/member-contract.md) as harness/members/python_member.py and shares no code
 with it, so a run through it checks the contract and the checkers, not one implementation's habits.
 
 Start-up time matters (a static member must be back within the session timeout, and members are
@@ -24,7 +24,7 @@ from harness import kafka_dist
 from harness.errors import SetupError
 from harness.tools import cache_dir
 
-SOURCE = Path(__file__).resolve().parent.parent / "fixtures" / "members" / "java" / "Member.java"
+SOURCE = Path(__file__).resolve().parent / "java" / "Member.java"
 MAIN_CLASS = "Member"
 # a member is small and short-lived: start fast, stay small
 JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",

@@ -14,7 +14,7 @@ VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
 
 def bundled_version() -> str:
     """The confluent-kafka version installed with the harness itself."""
-    from harness.member import client_version
+    from harness.members.python_member import client_version
     return client_version()
 
 

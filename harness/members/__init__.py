@@ -1,0 +1,13 @@
+"""Members: the processes that join a group and write their history (docs/member-contract.md).
+
+- `pool`: spawning, stopping, killing, pausing members; their lives in the harness history
+- `python_member`: the Python member on confluent-kafka (run as a script under any client install)
+- `clients`: isolated confluent-kafka installs, one per version
+- `java_member`: the Java member (`java/Member.java`) on the Apache Kafka client, built into the cache
+- `streams_member`: the Kafka Streams member (`streams/StreamsMember.java`) on kafka-streams
+
+The Java sources ship with the package as package data.
+"""
+from harness.members.pool import MemberPool, MemberProcess, MemberSpec
+
+__all__ = ["MemberPool", "MemberProcess", "MemberSpec"]
