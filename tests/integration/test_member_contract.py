@@ -12,6 +12,7 @@ import pytest
 
 from fixtures.plugin import assert_run_passes
 from harness.history import read_file
+from harness.history_schema import validate_dir
 from harness.members.java_member import java_member_command
 
 pytestmark = pytest.mark.integration
@@ -54,6 +55,7 @@ def test_java_member_kill_cooperative(run_scenario, java_member):
     assert_run_passes(result)
     # three members, one killed, one replacement
     _assert_java_members_ran(result, protocol="classic-cooperative", at_least=4)
+    assert validate_dir(result.run_dir / "history") == []
 
 
 def test_java_member_kill_consumer_protocol(run_scenario, java_member):

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from harness import runner
+from harness.history_schema import validate_dir
 
 pytestmark = pytest.mark.integration
 
@@ -15,6 +16,7 @@ pytestmark = pytest.mark.integration
 def test_replay_runs_the_same_schedule(run_scenario, kafka_cluster, runs_root):
     first = run_scenario("pause-short", protocol="consumer")
     assert first.status == "pass", first
+    assert validate_dir(first.run_dir / "history") == []
     again = runner.run_scenario(runner.replay_config(first.run_dir, runs_root=str(runs_root)), cluster=kafka_cluster)
     a = json.loads((first.run_dir / "run.json").read_text())
     b = json.loads((again.run_dir / "run.json").read_text())

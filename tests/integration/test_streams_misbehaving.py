@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from harness.history_schema import validate_dir
+
 pytestmark = pytest.mark.integration
 
 
@@ -42,3 +44,4 @@ def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
     assert "more than once under exactly_once_v2" in v.message
     assert v.measurements["missing"] == 0 and v.measurements["duplicated"] > 0
     assert {w["type"] for w in v.witnesses} == {"output"}
+    assert validate_dir(r.run_dir / "history") == []
