@@ -1,44 +1,133 @@
-"""What the runner watches while a run goes on: current ownership and unprocessed records.
+"""What the runner watches while a run goes on, read incrementally from the history files.
 
-Read straight from the history files (small, append-only) with the same reader the checkers use.
+An `Observer` keeps, per history file, the byte offset it has read up to, and on each `poll()` parses
+only the complete lines written since (a line without its newline yet is left for the next poll). It
+folds them into the few views the waits need: who owns which partition now, how many acknowledged
+records no member has processed, and each Streams instance's latest tasks. So the runner's cost per
+poll follows what was written since the last poll, not the length of the run.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from harness.history import History
+import orjson
+
+from harness.history import SCHEMA, VERSION, HistoryFormatError
 
 
-def current_ownership(history_dir: Path, topic: str) -> dict[str, set[int]]:
-    """Partitions of topic each live member holds now, by its own assigned/revoked/lost events."""
-    held: dict[str, set[int]] = {}
-    for e in History.load(history_dir):
-        t = e["type"]
+class HistoryTail:
+    """One history file read from where the last read stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.header: dict | None = None
+
+    def new_events(self) -> list[dict]:
+        """The events of the complete lines written since the last call (the header is taken, not returned)."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self.offset += end + 1
+        out = []
+        for line in data[:end].split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                ev = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                raise HistoryFormatError(f"{self.path}: bad event line: {e}") from None
+            if self.header is None:
+                if ev.get("type") != "header" or ev.get("schema") != SCHEMA or ev.get("version") != VERSION:
+                    raise HistoryFormatError(f"{self.path}: not a {SCHEMA} v{VERSION} file")
+                self.header = ev
+                continue
+            if self.header.get("source") == "member":
+                ev.setdefault("member", self.header.get("member"))
+            out.append(ev)
+        return out
+
+
+class Observer:
+    """Live views of a run's history directory; call `poll()` to take in what was written since."""
+
+    def __init__(self, history_dir: Path, topic: str) -> None:
+        self.dir = Path(history_dir)
+        self.topic = topic
+        self._tails: dict[Path, HistoryTail] = {}
+        self.owned: dict[str, set[int]] = {}
+        self._acked: dict[int, set[int]] = {}
+        self._processed: dict[int, set[int]] = {}
+        self.streams: dict[str, dict] = {}
+        self.events_read = 0
+
+    def poll(self) -> int:
+        """Read what every file gained since the last poll; returns how many events that was."""
+        n = 0
+        for path in sorted(self.dir.glob("*.jsonl")):
+            tail = self._tails.get(path)
+            if tail is None:
+                tail = self._tails[path] = HistoryTail(path)
+            for ev in tail.new_events():
+                self._fold(ev)
+                n += 1
+        self.events_read += n
+        return n
+
+    def _fold(self, e: dict) -> None:
+        t = e.get("type")
         if t in ("assigned", "revoked", "lost"):
-            ps = {p for tp, p in e["partitions"] if tp == topic}
-            cur = held.setdefault(e["member"], set())
+            ps = {p for tp, p in e.get("partitions") or () if tp == self.topic}
+            cur = self.owned.setdefault(e.get("member"), set())
             if t == "assigned":
                 cur |= ps
             else:
                 cur -= ps
-        elif t == "member_exit":
-            held.pop(e["member"], None)
+        elif t == "acked":
+            if e.get("topic") == self.topic:
+                self._acked.setdefault(e["partition"], set()).add(e["offset"])
+        elif t == "processed":
+            if e.get("topic") == self.topic:
+                seen = self._processed.setdefault(e["partition"], set())
+                seen.update(range(e["first_offset"], e["last_offset"] + 1))
         elif t == "member_start":
-            held[e["member"]] = set()
-    return held
+            self.owned[e["member"]] = set()
+            self.streams.pop(e["member"], None)
+        elif t == "member_exit":
+            self.owned.pop(e["member"], None)
+            self.streams.pop(e["member"], None)
+        if e.get("source") == "member" or t in ("tasks", "stream_state", "task_active", "task_active_end"):
+            self._fold_streams(e, t)
 
+    def _fold_streams(self, e: dict, t: str) -> None:
+        m = e.get("member")
+        if m is None or t not in ("tasks", "stream_state", "task_active", "task_active_end"):
+            return
+        v = self.streams.setdefault(m, {"active": {}, "standby": {}, "state": "CREATED", "running": set()})
+        if t == "tasks":
+            v["active"], v["standby"] = e["active"], e["standby"]
+        elif t == "stream_state":
+            v["state"] = e["to"]
+        elif t == "task_active":
+            v["running"].add(e["task"])
+        else:
+            v["running"].discard(e["task"])
 
-def acked_unprocessed(history_dir: Path, topic: str) -> int:
-    """How many acknowledged records of topic no member has processed yet."""
-    acked: dict[int, set[int]] = {}
-    ranges: dict[int, list[tuple[int, int]]] = {}
-    for e in History.load(history_dir):
-        if e["type"] == "acked" and e["topic"] == topic:
-            acked.setdefault(e["partition"], set()).add(e["offset"])
-        elif e["type"] == "processed" and e["topic"] == topic:
-            ranges.setdefault(e["partition"], []).append((e["first_offset"], e["last_offset"]))
-    missing = 0
-    for p, offs in acked.items():
-        seen = {o for a, b in ranges.get(p, []) for o in range(a, b + 1)}
-        missing += len(offs - seen)
-    return missing
+    # -- views
+    def ownership(self) -> dict[str, set[int]]:
+        """Partitions of the topic each live member holds now, by its own assigned/revoked/lost events."""
+        return {m: set(ps) for m, ps in self.owned.items()}
+
+    def unprocessed(self) -> int:
+        """How many acknowledged records of the topic no member has processed yet."""
+        return sum(len(offs - self._processed.get(p, set())) for p, offs in self._acked.items())
+
+    def streams_view(self, live: set[str]) -> dict[str, dict]:
+        """Per live Streams instance: its latest tasks snapshot (active, standby), state, and running tasks."""
+        return {m: v for m, v in self.streams.items() if m in live}

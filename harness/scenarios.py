@@ -227,7 +227,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
 ]}
 
 
-# -- Kafka Streams scenarios (harness/streams_run.py runs them; docs/streams.md)
+# -- Kafka Streams scenarios (the runner with harness/kinds/streams.py; docs/streams.md)
 def _streams_scale_out(rng, ctx):
     """The KIP-441 case: a new instance must warm its tasks up before it takes them active."""
     return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("scale_out", {}), _stable()]

@@ -54,6 +54,10 @@ class Workload:
         self._thread.start()
         return self
 
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
     def stop(self, *, timeout_s: float = 60.0) -> int:
         """Stop producing and wait for outstanding acknowledgements; returns the count still unacknowledged."""
         self._stop.set()

@@ -7,6 +7,8 @@ proxy. Inter-broker and controller traffic stay direct.
 """
 from __future__ import annotations
 
+import logging
+
 import base64
 import shutil
 import socket
@@ -26,6 +28,8 @@ from harness.errors import SetupError
 from harness.procs import Proc
 from harness.tools import free_ports
 from harness.toxiproxy import ToxiproxyServer
+
+_log = logging.getLogger(__name__)
 
 JVM_OPTS = ["-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
@@ -68,7 +72,7 @@ class LocalCluster:
     """N KRaft nodes (broker+controller) on loopback behind Toxiproxy. Use as a context manager."""
 
     def __init__(self, *, work_dir: Path, version: str = "latest", brokers: int = 3, racks: int = 3,
-                 settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=print) -> None:
+                 settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=_log.info) -> None:
         if brokers < 1:
             raise ValueError("brokers must be >= 1")
         self.work_dir = Path(work_dir)
@@ -194,6 +198,10 @@ class LocalCluster:
 
     def rack_of(self, broker_id: int) -> str:
         return self.nodes[broker_id].rack
+
+    def broker_version(self, broker_id: int) -> str:
+        """The Kafka version a broker runs now (it differs from `version` part way through an upgrade)."""
+        return self.nodes[broker_id].version
 
     def racks_in_use(self) -> list[str]:
         return sorted({n.rack for n in self.nodes.values()})

@@ -16,7 +16,7 @@ from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 
 __all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all",
-           "rules_for"]
+           "judge", "rules_for"]
 
 CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "exclusive_ownership": exclusive.check,
@@ -33,3 +33,17 @@ def check_all(history: History, settings: CheckSettings, names: Iterable[str] | 
     empty = None if has_member_events(history) else "empty history: no member events"
     return run_checkers(CHECKERS, history, settings, names,
                         precheck=lambda n: verdict(n, "unknown", empty) if empty else None)
+
+
+def judge(history: History) -> dict[str, Verdict]:
+    """The verdicts of a run, from its history alone: the settings ride in its `run_start` event
+    (`kind`, `settings`, and for Streams runs `streams_settings`)."""
+    start = next((e for e in history.events if e.get("type") == "run_start"), {})
+    settings = CheckSettings.from_dict(start.get("settings") or {})
+    if start.get("kind") == "streams" or "standby_replicas" in (start.get("settings") or {}):
+        from harness.invariants.streams import StreamsCheckSettings, check_streams
+        verdicts = check_streams(history, StreamsCheckSettings.from_dict(
+            start.get("streams_settings") or start.get("settings") or {}))
+        verdicts.update(run_checkers({"record_integrity": integrity.check}, history, settings))
+        return verdicts
+    return check_all(history, settings)

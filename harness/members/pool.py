@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import SetupError
+from harness.history import HistoryFormatError
+from harness.observe import HistoryTail
 from harness.procs import Proc
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
@@ -89,10 +91,15 @@ class MemberPool:
         return {} if protocol == "consumer" else dict(self.client_config)
 
     def _wait_started(self, m: MemberProcess, wait_s: float) -> None:
+        """Until the member's history holds a `started` event, parsed as JSON (any spacing a writer uses)."""
         deadline = time.monotonic() + wait_s
+        tail = HistoryTail(m.history)
         while time.monotonic() < deadline:
-            if m.history.exists() and b'"type":"started"' in m.history.read_bytes():
-                return
+            try:
+                if any(e.get("type") == "started" for e in tail.new_events()):
+                    return
+            except HistoryFormatError as e:
+                raise SetupError(f"member {m.member_id} writes no valid history: {e}") from None
             if not m.proc.alive():
                 self._exited(m, "crash", m.proc.popen.returncode)
                 raise SetupError(f"member {m.member_id} exited at start (see {m.proc.log_path})")

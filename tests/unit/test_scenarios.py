@@ -48,6 +48,7 @@ def test_replay_config_pins_the_recorded_schedule(tmp_path):
     sched = [{"kind": "sleep", "params": {"s": 1.5}}, {"kind": "wait_stable", "params": {}}]
     cfg = RunConfig(scenario="member-kill", seed=5, protocol="consumer")
     from dataclasses import asdict
+    (tmp_path / "history").mkdir()
     (tmp_path / "run.json").write_text(json.dumps({"config": asdict(cfg), "schedule": sched}))
     r = replay_config(tmp_path, runs_root="elsewhere")
     assert r.seed == 5 and r.protocol == "consumer" and r.runs_root == "elsewhere"

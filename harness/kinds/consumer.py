@@ -1,0 +1,85 @@
+"""Consumer-group members (the Python member on confluent-kafka, or any program of the member contract).
+
+"Stable" means every partition has exactly one live owner, owned counts differ by at most one.
+"""
+from __future__ import annotations
+
+from harness.errors import BadInput
+from harness.invariants import CheckSettings
+from harness.members import MemberSpec
+from harness.members import clients
+
+
+class ConsumerGroup:
+    """The consumer-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event)."""
+
+    name = "consumer"
+    library = "confluent-kafka"
+
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.streams_settings:
+            raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return {}
+
+    def __init__(self, plan, run) -> None:
+        self.plan = plan
+        self.run = run
+        self.cfg = plan.cfg
+        self.client_version: str | None = None
+        self.client_path: str | None = None
+
+    # -- before the members
+    def prepare(self) -> dict:
+        """Resolve the client library, create the topic; returns what run.json records about them."""
+        cfg, sc = self.cfg, self.plan.scenario
+        self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
+                                                                    progress=self.run.say)
+        return {"client_version": self.client_version, "client_library": self.library,
+                "client_settings": cfg.client_config()}
+
+    def create_topics(self) -> None:
+        cfg = self.cfg
+        self.run.cluster.create_topic(self.run.topic, partitions=cfg.partitions, replication=min(3, cfg.brokers))
+
+    def check_settings(self) -> dict:
+        """The invariants' settings: the run_start event's `settings`."""
+        cfg = self.cfg
+        return CheckSettings.from_dict({
+            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
+            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
+            **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
+
+    def pool_config(self) -> dict:
+        return self.cfg.client_config()
+
+    def member_spec(self, slot: int) -> MemberSpec:
+        sc, racks = self.plan.scenario, self.plan.racks
+        return MemberSpec(protocol=self.cfg.protocol,
+                          instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
+                          rack=racks[slot % len(racks)] if sc.racks else None,
+                          client_path=self.client_path, command=self.cfg.member_command,
+                          misbehave=self.cfg.misbehave if slot == 0 else None)
+
+    def members_started(self) -> None:
+        """The scenario's first members are up; nothing to do for a consumer group."""
+
+    # -- waiting
+    def stable_timeout(self) -> float:
+        return self.cfg.stable_timeout_s
+
+    def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
+        """(settled now, a snapshot that changes when the assignment does, a one-line summary)."""
+        own = {m: ps for m, ps in observer.ownership().items() if m in live}
+        held = sorted(p for ps in own.values() for p in ps)
+        counts = [len(ps) for ps in own.values()]
+        ok = held == list(range(self.cfg.partitions)) and bool(counts) and max(counts) - min(counts) <= 1
+        snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
+        return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
+
+    # -- the end
+    def finish(self) -> None:
+        """After the members stopped; nothing more to read for a consumer group."""

@@ -1,0 +1,232 @@
+"""Kafka Streams members: harness/members/streams/StreamsMember.java on the real kafka-streams library.
+
+Before the members start, the harness fills each task's changelog (`<application.id>-state-changelog`)
+with `harness.records.per.task` records, the synthetic state a new instance must restore; the member
+applies restores at `harness.restore.records.per.second`, so the restore time per task is records / rate
+(docs/streams.md). "Stable" means every task active on exactly one live instance and running, each with
+its configured standbys and no warmup left. At the end the output topic is read back (read_committed).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from harness.errors import BadInput
+from harness.history import HistoryWriter
+from harness.invariants import CheckSettings
+from harness.invariants.streams import StreamsCheckSettings
+from harness.kinds.streams_settings import DEFEATING_LAG, streams_settings
+from harness.members import MemberSpec
+from harness.members.streams_member import streams_member_command, version_for_brokers
+
+
+class StreamsApp:
+    """The Streams parts of a run; `run` is the runner (cluster, dir, topic, group_id, say, event)."""
+
+    name = "streams"
+    library = "kafka-streams"
+
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        streams_settings(cfg, sc)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return streams_settings(cfg, sc)
+
+    def __init__(self, plan, run) -> None:
+        self.plan = plan
+        self.run = run
+        self.cfg = plan.cfg
+        self.s = plan.settings
+        self.tasks = [f"0_{p}" for p in range(self.cfg.partitions)]
+        self.standbys = int(self.s["num.standby.replicas"])
+        self.output_topic = f"{run.topic}-out"
+        self.changelog = f"{run.group_id}-state-changelog"
+
+    # -- before the members
+    def prepare(self) -> dict:
+        """Resolve kafka-streams and build the member; returns what run.json records about them."""
+        cfg = self.cfg
+        self.version = cfg.client_version or version_for_brokers(self.plan.kafka_version, progress=self.run.say)
+        self.command = cfg.member_command or streams_member_command(self.version, progress=self.run.say)
+        return {"kind": "streams", "client_version": self.version, "client_library": self.library,
+                "client_settings": self._member_config(0), "streams_settings": self.s, "changelog": self.changelog,
+                "streams_check_settings": self.streams_check_settings()}
+
+    def create_topics(self) -> None:
+        replication = min(3, self.cfg.brokers)
+        for t in (self.run.topic, self.output_topic):
+            self.run.cluster.create_topic(t, partitions=self.cfg.partitions, replication=replication)
+        self._seed_state(replication)
+        if self.cfg.protocol == "streams" and self.standbys:
+            self._set_group_standbys()
+
+    def check_settings(self) -> dict:
+        cfg = self.cfg
+        return CheckSettings.from_dict({
+            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
+            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
+
+    def streams_check_settings(self) -> dict:
+        s, cfg = self.s, self.cfg
+        return StreamsCheckSettings.from_dict({
+            "tasks": cfg.partitions, "standby_replicas": self.standbys,
+            "max_warmup_replicas": int(s["max.warmup.replicas"]),
+            "acceptable_recovery_lag": int(s["acceptable.recovery.lag"]),
+            "probing_interval_s": int(s["probing.rebalance.interval.ms"]) / 1000,
+            "rack_aware": bool(s["harness.rack.aware"]), "protocol": cfg.protocol,
+            "zombie_tolerance_s": 2 * cfg.session_timeout_s,
+            "exactly_once": s["processing.guarantee"] == "exactly_once_v2"}).to_dict()
+
+    def pool_config(self) -> dict:
+        return {}
+
+    def _seed_state(self, replication: int) -> None:
+        """The synthetic state: records_per_task records in each partition of the store's changelog."""
+        from confluent_kafka import Producer
+        n, cluster = int(self.s["harness.records.per.task"]), self.run.cluster
+        cluster.create_topic(self.changelog, partitions=self.cfg.partitions, replication=replication,
+                             config={"cleanup.policy": "compact"})
+        self.run.say(f"writing {n} records of state per task into {self.changelog}")
+        prod = Producer({"bootstrap.servers": cluster.bootstrap(), "linger.ms": 50, "acks": "all",
+                         "enable.idempotence": True, "log_level": 3})
+        value = b"v" * 100
+        for p in range(self.cfg.partitions):
+            for i in range(n):
+                while True:
+                    try:
+                        prod.produce(self.changelog, key=f"seed-{p}-{i}".encode(), value=value, partition=p)
+                        break
+                    except BufferError:
+                        prod.poll(0.1)
+            prod.poll(0)
+        left = prod.flush(60)
+        if left:
+            raise BadInput(f"could not write the synthetic state: {left} records unacknowledged")
+        self.run.event("state_seeded", changelog=self.changelog, changelog_partitions=self.cfg.partitions,
+                       records_per_task=n)
+
+    def _set_group_standbys(self) -> None:
+        """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before
+        the first instance joins."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+        res = ConfigResource(ResourceType.GROUP, self.run.group_id, incremental_configs=[ConfigEntry(
+            "streams.num.standby.replicas", str(self.standbys), incremental_operation=AlterConfigOpType.SET)])
+        try:
+            self.run.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
+        except Exception as e:
+            raise BadInput(f"the brokers refused streams.num.standby.replicas={self.standbys} for the group: {e}") \
+                from None
+        self.run.event("group_config", group_id=self.run.group_id,
+                       config={"streams.num.standby.replicas": self.standbys})
+
+    def _member_config(self, slot: int) -> dict:
+        s, cfg = self.s, self.cfg
+        conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
+        conf["state.dir"] = str((self.run.dir.path / "state" / f"slot-{slot}").resolve())
+        conf["harness.output.topic"] = self.output_topic
+        conf["harness.start.gate"] = str(self._gate().resolve())
+        if cfg.misbehave == "defeat-warmup":
+            conf["acceptable.recovery.lag"] = DEFEATING_LAG
+        if cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
+            conf["processing.guarantee"] = "at_least_once"
+        if s["harness.rack.aware"]:
+            conf["rack.aware.assignment.tags"] = "rack"
+        if cfg.protocol == "classic":  # group timings are client settings only under the classic protocol
+            conf["session.timeout.ms"] = int(cfg.session_timeout_s * 1000)
+            conf["heartbeat.interval.ms"] = int(cfg.heartbeat_interval_s * 1000)
+        else:
+            for k in ("num.standby.replicas", "max.warmup.replicas", "acceptable.recovery.lag",
+                      "probing.rebalance.interval.ms"):
+                conf.pop(k, None)  # broker-side or unsupported under the streams protocol
+        return conf
+
+    def _gate(self) -> Path:
+        return self.run.dir.path / "state" / "start-gate"
+
+    def member_spec(self, slot: int) -> MemberSpec:
+        sc, racks = self.plan.scenario, self.plan.racks
+        return MemberSpec(protocol=self.cfg.protocol,
+                          instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
+                          rack=racks[slot % len(racks)] if (sc.racks or self.s["harness.rack.aware"]) else None,
+                          command=self.command, misbehave=self.cfg.misbehave, client_config=self._member_config(slot))
+
+    def members_started(self) -> None:
+        """Open the start gate: the first instances, each waiting in front of KafkaStreams.start(), join
+        the group together, so the first assignment spreads the tasks evenly; joined a second apart, the
+        tasks already restoring on the first instance would stay there (most caught-up) and take a probing
+        interval to balance. Instances started later find the gate open."""
+        gate = self._gate()
+        gate.parent.mkdir(parents=True, exist_ok=True)
+        gate.touch()
+        self.run.event("start_gate_opened", members=[m.member_id for m in self.run.nemesis.slots if m])
+
+    # -- waiting
+    def stable_timeout(self) -> float:
+        """Long enough for the probing rebalances that move warmed-up tasks (one per max.warmup.replicas)."""
+        s = self.s
+        rounds = math.ceil(len(self.tasks) / int(s["max.warmup.replicas"])) + 1
+        restore = len(self.tasks) * int(s["harness.records.per.task"]) / max(1.0, float(
+            s["harness.restore.records.per.second"]) or 1e9)
+        return max(self.cfg.stable_timeout_s, min(900.0, int(s["probing.rebalance.interval.ms"]) / 1000 * rounds
+                                                  + restore + 30))
+
+    def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
+        """Every task active and running on exactly one live instance, its standbys in place, no warmup
+        left, active counts within one."""
+        view = observer.streams_view(live)
+        snapshot = tuple(sorted((m, tuple(sorted(v["active"])), tuple(sorted(v["standby"])))
+                                for m, v in view.items()))
+        summary = ", ".join(f"{m}:{len(v['active'])}a/{len(v['standby'])}s" for m, v in sorted(view.items()))
+        return self._settled(view, live), snapshot, summary
+
+    def _settled(self, view: dict, live: set[str]) -> bool:
+        if not live or set(view) != live or any(v["state"] != "RUNNING" for v in view.values()):
+            return False
+        actives = [t for v in view.values() for t in v["active"]]
+        if sorted(actives) != sorted(self.tasks):
+            return False
+        if any(t not in v["running"] for v in view.values() for t in v["active"]):
+            return False  # still restoring
+        want = min(self.standbys, len(live) - 1)
+        standbys = [t for v in view.values() for t in v["standby"]]
+        if any(standbys.count(t) != want for t in self.tasks):
+            return False  # a warmup still in place, or a standby missing
+        counts = [len(v["active"]) for v in view.values()]
+        return max(counts) - min(counts) <= 1
+
+    # -- the end
+    def finish(self, *, timeout_s: float = 60.0) -> None:
+        """Read the output topic back with read_committed into history/output.jsonl: what the instances
+        committed, each record naming the input record it came from ("partition:offset")."""
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        run = self.run
+        run.say(f"reading {self.output_topic} back (read_committed)")
+        c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
+                      "isolation.level": "read_committed", "enable.auto.commit": False, "log_level": 3})
+        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        n, complete = 0, False
+        try:
+            parts = [TopicPartition(self.output_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]
+            high = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
+            c.assign(parts)
+            deadline = run.clock() + timeout_s
+            while run.clock() < deadline:
+                for msg in c.consume(500, timeout=0.5):
+                    if msg.error():
+                        continue
+                    src_p, _, src_o = msg.value().decode().partition(":")
+                    out.event("output", topic=run.topic, partition=int(src_p), offset=int(src_o),
+                              out_partition=msg.partition(), out_offset=msg.offset())
+                    n += 1
+                pos = {tp.partition: tp.offset for tp in c.position(parts)}
+                if all(pos.get(p, -1) >= h for p, h in high.items()):
+                    complete = True  # past every record and transaction marker written before the read
+                    break
+            out.event("output_read", topic=run.topic, output_topic=self.output_topic, records=n, complete=complete,
+                      end_offsets=high)
+        finally:
+            out.close()
+            c.close()
+        run.say(f"output: {n} committed records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))

@@ -1,0 +1,200 @@
+"""The nemesis: performs a schedule's actions and faults on the cluster and the members.
+
+Every fault goes through one bracket, `with self.fault(kind, ...)`: `fault_start` is recorded before
+the fault acts and `fault_end` after it was lifted, whatever happens in between, so a timeline and the
+invariants always see the window. Members live in numbered slots (a slot keeps its spec across a
+bounce or a replacement; the process in it gets a new member id each time). Waiting is left to `Waits`.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import replace
+
+from harness.errors import BadInput, Indeterminate
+from harness.members import clients
+
+
+class Nemesis:
+    """Actions on a run's cluster and member slots; `perform(action)` returns what the action did."""
+
+    def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str) -> None:
+        self.cluster = cluster
+        self.pool = pool
+        self.kind = kind
+        self.waits = waits
+        self.event = event
+        self.say = say
+        self.group_id = group_id
+        self.slots: list = []
+        self.specs: list = []
+        self._faults = 0
+
+    # -- the bracket every fault goes through
+    @contextmanager
+    def fault(self, kind: str, *, targets, members=(), brokers=()):
+        self._faults += 1
+        fid = f"f{self._faults}"
+        self.event("fault_start", fault_id=fid, kind=kind, targets=list(targets), members_affected=list(members),
+                   brokers_affected=list(brokers))
+        try:
+            yield fid
+        finally:
+            self.event("fault_end", fault_id=fid)
+
+    def perform(self, action) -> dict:
+        do = getattr(self, "_do_" + action.kind.replace("-", "_"), None)
+        if do is None:
+            raise BadInput(f"unknown action {action.kind!r}")
+        return do(**action.params) or {}
+
+    # -- member slots
+    def add_member(self):
+        spec = self.kind.member_spec(len(self.specs))
+        self.specs.append(spec)
+        m = self.pool.start(spec)
+        self.slots.append(m)
+        return m
+
+    def live_slot(self, slot: int):
+        """The live member in a slot, or None (a shrunk or mixed schedule may name an empty slot)."""
+        m = self.slots[slot] if 0 <= slot < len(self.slots) else None
+        return m if m is not None and not m.exited else None
+
+    def _live_ids(self) -> list[str]:
+        return [m.member_id for m in self.pool.live()]
+
+    # -- actions
+    def _do_sleep(self, s: float):
+        self.waits.sleep(s)
+
+    def _do_wait_stable(self):
+        return {"stable": self.waits.wait_stable("after action")}
+
+    def _do_scale_out(self):
+        return {"member": self.add_member().member_id}
+
+    def _do_scale_in(self, pick: str = "newest"):
+        live = [i for i, m in enumerate(self.slots) if m is not None and not m.exited]
+        if len(live) <= 1:
+            return {"skipped": "one member left"}
+        slot = live[-1] if pick == "newest" else live[0]
+        m = self.slots[slot]
+        self.pool.stop(m)
+        self.slots[slot] = None
+        return {"member": m.member_id}
+
+    def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
+                   protocol: str | None = None):
+        old = self.live_slot(slot)
+        if old is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        if client_version:  # a rolling client upgrade: the member comes back on another library version
+            _, path = clients.client_path(client_version, progress=self.say)
+            self.specs[slot] = replace(self.specs[slot], client_path=path)
+        if protocol:  # an online group protocol migration, one member at a time
+            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
+        self.pool.stop(old)
+        self.waits.sleep(down_s)
+        new = self.pool.start(self.specs[slot])
+        self.slots[slot] = new
+        return {"stopped": old.member_id, "started": new.member_id}
+
+    def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
+        m = self.live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        self.pool.kill(m)
+        if replace_after_s is None:
+            return {"member": m.member_id}
+        self.waits.sleep(replace_after_s)
+        return {"member": m.member_id, **self._do_replace_member(slot)}
+
+    def _do_replace_member(self, slot: int):
+        if slot >= len(self.specs) or self.live_slot(slot) is not None:
+            return {"skipped": f"slot {slot} is not empty"}
+        self.slots[slot] = self.pool.start(self.specs[slot])
+        return {"replacement": self.slots[slot].member_id}
+
+    def _do_pause_member(self, slot: int, duration_s: float):
+        m = self.live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        with self.fault("pause", targets=[m.member_id], members=[m.member_id]):
+            self.pool.pause(m)
+            try:
+                self.waits.sleep(duration_s)
+            finally:
+                self.pool.resume(m)
+        return {"member": m.member_id}
+
+    def _do_broker_bounce(self, broker: int, down_s: float = 1.0):
+        with self.fault("broker_bounce", targets=[broker], brokers=[broker]):
+            self.cluster.terminate_broker(broker)
+            self.waits.sleep(down_s)
+            self.cluster.start_broker(broker)
+        return {"broker": broker}
+
+    def _do_broker_rolling_restart(self):
+        ids = self.cluster.broker_ids()
+        with self.fault("broker_rolling_restart", targets=ids, brokers=ids):
+            self.cluster.rolling_restart()
+
+    def _do_broker_upgrade(self, version: str):
+        before, ids = self.cluster.version, self.cluster.broker_ids()
+        with self.fault("broker_upgrade", targets=ids, brokers=ids):
+            self.cluster.rolling_upgrade(version)
+        return {"from": before, "to": self.cluster.broker_version(ids[0])}
+
+    def coordinator(self, *, timeout_s: float = 30.0) -> int:
+        """The broker coordinating the group (retried: mid-rebalance or mid-failover it may not answer)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fut = self.cluster.admin().describe_consumer_groups([self.group_id])[self.group_id]
+                return fut.result(timeout=10).coordinator.id
+            except Exception as e:
+                if time.monotonic() >= deadline:
+                    raise Indeterminate(f"could not find the coordinator of {self.group_id}: {e}") from None
+                # after a coordinator failover the admin client can keep asking the old coordinator
+                # (NOT_COORDINATOR over and over): a new client looks it up afresh
+                self.cluster.reset_admin()
+                self.waits.sleep(0.5)
+
+    def _do_kill_coordinator(self, down_s: float):
+        bid = self.coordinator()
+        with self.fault("broker_kill", targets=[bid], brokers=[bid]):
+            self.cluster.kill_broker(bid)
+            self.waits.sleep(down_s)
+            self.cluster.start_broker(bid)
+        return {"broker": bid}
+
+    def _do_rack_outage(self, rack: str, down_s: float):
+        brokers = self.cluster.brokers_of_rack(rack)
+        victims = [i for i, m in enumerate(self.slots) if m is not None and not m.exited and m.spec.rack == rack]
+        with self.fault("rack_outage", targets=[rack], brokers=brokers,
+                        members=[self.slots[i].member_id for i in victims]):
+            for i in victims:
+                self.pool.kill(self.slots[i])
+            self.cluster.rack_outage(rack)
+            self.waits.sleep(down_s)
+            self.cluster.rack_restore(rack)
+            for i in victims:
+                self.slots[i] = self.pool.start(self.specs[i])
+        return {"brokers": brokers, "members": len(victims)}
+
+    def _do_network_latency(self, latency_ms: int, jitter_ms: int, duration_s: float):
+        with self.fault("network_latency", targets=self.cluster.broker_ids(), members=self._live_ids()):
+            try:
+                self.cluster.add_latency(latency_ms=latency_ms, jitter_ms=jitter_ms)
+                self.waits.sleep(duration_s)
+            finally:
+                self.cluster.heal()
+
+    def _do_network_blackhole(self, broker: int, duration_s: float):
+        with self.fault("network_blackhole", targets=[broker], members=self._live_ids(), brokers=[broker]):
+            try:
+                self.cluster.blackhole(broker_ids=[broker])
+                self.waits.sleep(duration_s)
+            finally:
+                self.cluster.heal()

@@ -1,0 +1,175 @@
+"""The run directory: the unit of record, and the one module that knows its layout (docs/run-directory.md).
+
+Everything that writes or reads a run directory goes through here: the runner, `harness check`,
+replay, nightly, the Allure attachments and the analytics job's reader. It also owns the one rule that
+turns verdicts into a status and a status into an exit code.
+
+    <run>/STATUS          incomplete | pass | fail | unknown | error (a second line may say why)
+    <run>/run.json        run metadata: config, versions, settings, seed, schedule, status
+    <run>/schedule.json   the schedule this run ran, for replay
+    <run>/history/        the history (docs/history.md)
+    <run>/logs/           member logs, harness-error.txt
+    <run>/cluster/        broker logs and data when the run had a cluster of its own
+    <run>/verdicts.json   one entry per invariant
+    <run>/timeline.svg    the ownership timeline chart, drawn after judging
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.errors import BadInput
+
+STATUS = "STATUS"
+RUN_JSON = "run.json"
+SCHEDULE_JSON = "schedule.json"
+VERDICTS_JSON = "verdicts.json"
+HISTORY = "history"
+LOGS = "logs"
+TIMELINE = "timeline.svg"
+
+#: every STATUS value, and the CLI's exit code for it
+EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 1, "error": 2, "incomplete": 2}
+
+
+def status_of(verdict_statuses) -> str:
+    """The run's status from its verdicts' statuses: fail on any invalid, pass when all hold, else unknown.
+    No verdict at all is unknown: an unjudged run is never a pass."""
+    statuses = set(verdict_statuses)
+    if "invalid" in statuses:
+        return "fail"
+    return "pass" if statuses and statuses <= {"valid", "skipped"} else "unknown"
+
+
+def exit_code(status: str) -> int:
+    """The exit code of a run with this status (2 for anything not judged)."""
+    return EXIT_CODES.get(status, 2)
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+@dataclass
+class RunResult:
+    """What a run ended with: its directory, status, verdicts (name -> Verdict) and any error."""
+
+    run_dir: Path
+    status: str
+    verdicts: dict = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.status)
+
+
+class RunDir:
+    """One run directory. `create` makes a new one (STATUS incomplete from the first moment); `open`
+    checks an existing one and refuses anything else with one line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    # -- making and finding
+    @classmethod
+    def create(cls, runs_root: str | os.PathLike, name: str) -> "RunDir":
+        """A new, unique run directory under runs_root, marked incomplete."""
+        root = Path(runs_root)
+        path, n = root / name, 1
+        while path.exists():
+            n += 1
+            path = root / f"{name}-{n}"
+        path.mkdir(parents=True)
+        d = cls(path)
+        d.history_dir.mkdir()
+        d.logs_dir.mkdir()
+        d.set_status("incomplete")
+        return d
+
+    @classmethod
+    def open(cls, path: str | os.PathLike) -> "RunDir":
+        """An existing run directory; BadInput when path is not one."""
+        p = Path(path)
+        if not p.is_dir():
+            raise BadInput(f"{path} is not a run directory (no such directory)")
+        if not (p / RUN_JSON).is_file() or not (p / HISTORY).is_dir():
+            raise BadInput(f"{path} is not a run directory (it needs {RUN_JSON} and {HISTORY}/; "
+                           "see docs/run-directory.md)")
+        return cls(p)
+
+    @staticmethod
+    def is_run_dir(path: str | os.PathLike) -> bool:
+        p = Path(path)
+        return (p / RUN_JSON).is_file() and (p / HISTORY).is_dir()
+
+    # -- places
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def history_dir(self) -> Path:
+        return self.path / HISTORY
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.path / LOGS
+
+    @property
+    def timeline_path(self) -> Path:
+        return self.path / TIMELINE
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    # -- writing (each file replaced atomically)
+    def write_json(self, name: str, obj) -> None:
+        tmp = self.path / (name + ".tmp")
+        tmp.write_text(json.dumps(obj, indent=2, default=str))
+        tmp.replace(self.path / name)
+
+    def set_status(self, status: str, reason: str | None = None) -> None:
+        if status not in EXIT_CODES:
+            raise ValueError(f"unknown run status {status!r}")
+        tmp = self.path / (STATUS + ".tmp")
+        tmp.write_text(status + ("\n" + reason if reason else "") + "\n")
+        tmp.replace(self.path / STATUS)
+
+    def write_error(self, text: str) -> Path:
+        p = self.logs_dir / "harness-error.txt"
+        p.write_text(text)
+        return p
+
+    def write_verdicts(self, verdicts: dict) -> str:
+        """verdicts.json from name -> Verdict; returns the run's status."""
+        self.write_json(VERDICTS_JSON, {k: v.to_dict() for k, v in verdicts.items()})
+        return status_of(v.status for v in verdicts.values())
+
+    # -- reading
+    def status(self) -> str:
+        try:
+            return (self.path / STATUS).read_text().split("\n", 1)[0].strip() or "incomplete"
+        except FileNotFoundError:
+            return "incomplete"
+
+    def meta(self) -> dict:
+        try:
+            return json.loads((self.path / RUN_JSON).read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise BadInput(f"{self.path}: {RUN_JSON} cannot be read: {e}") from None
+
+    def verdicts(self) -> dict:
+        p = self.path / VERDICTS_JSON
+        return json.loads(p.read_text()) if p.exists() else {}
+
+    def history(self):
+        """The run's history (harness.history.History)."""
+        from harness.history import History, HistoryFormatError
+        try:
+            return History.load(self.history_dir)
+        except HistoryFormatError as e:
+            raise BadInput(f"{self.path}: {e}") from None
