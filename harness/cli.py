@@ -100,7 +100,7 @@ def print_table(verdicts: dict, *, out=sys.stdout) -> None:
 
 
 def _finish(result) -> int:
-    from harness.runner import RunResult  # noqa: F401
+    _draw_timeline(result.run_dir)
     print()
     if result.verdicts:
         print_table(result.verdicts)
@@ -110,6 +110,19 @@ def _finish(result) -> int:
     if result.status != "pass":
         print(f"reproduce: harness replay {result.run_dir}")
     return result.exit_code
+
+
+def _draw_timeline(run_dir) -> None:
+    """timeline.svg in the run directory; a chart is a convenience, its failure is only said."""
+    from harness.report.allure_run import timeline_svg
+    from harness.rundir import RunDir
+    try:
+        if RunDir.is_run_dir(run_dir):
+            svg = timeline_svg(Path(run_dir), RunDir(run_dir).meta())
+            if svg:
+                print(f"timeline: {svg}")
+    except Exception as e:
+        print(f"no timeline chart for {run_dir}: {type(e).__name__}: {e}")
 
 
 def _nightly(args, progress) -> int:
@@ -170,7 +183,9 @@ def _key_values(items: list[str]) -> tuple[tuple[str, object], ...]:
 
 
 def _dispatch(args) -> int:
-    progress = print if not getattr(args, "quiet", False) else (lambda *_: None)
+    from harness.progress import log, setup_cli_logging
+    setup_cli_logging(quiet=getattr(args, "quiet", False))
+    progress = log.info
     if args.cmd == "scenarios":
         from harness.scenarios import SCENARIOS
         for s in SCENARIOS.values():
@@ -187,22 +202,19 @@ def _dispatch(args) -> int:
         return 0
     if args.cmd == "aggregate":
         from harness.analytics.job import aggregate
+        from harness.errors import BadInput
+        missing = [d for d in args.run_dirs if not Path(d).is_dir()]
+        if missing:
+            raise BadInput(f"no such directory: {', '.join(missing)} (aggregate reads run directories, "
+                           "or folders holding them)")
         aggregate(args.run_dirs, args.out, master=args.master)
         return 0
     if args.cmd == "check":
-        from harness.history import History
-        from harness.invariants import CheckSettings, check_all
-        meta = json.loads((args.run_dir / "run.json").read_text())
-        history = History.load(args.run_dir / "history")
-        if meta.get("kind") == "streams":
-            from harness.invariants.streams import StreamsCheckSettings
-            from harness.streams_run import judge
-            verdicts = judge(history, StreamsCheckSettings.from_dict(meta["streams_check_settings"]),
-                             CheckSettings.from_dict(meta["check_settings"]))
-        else:
-            verdicts = check_all(history, CheckSettings.from_dict(meta["check_settings"]))
+        from harness.invariants import judge
+        from harness.rundir import RunDir, status_of
+        verdicts = judge(RunDir.open(args.run_dir).history())
         print_table(verdicts)
-        return 1 if any(v.status in ("invalid", "unknown") for v in verdicts.values()) else 0
+        return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]
     if args.cmd == "nightly":
         return _nightly(args, progress)
     from harness.runner import RunConfig, replay_config, run_scenario
@@ -213,7 +225,6 @@ def _dispatch(args) -> int:
         cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=protocol, kafka_version=args.kafka_version,
                         client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
                         misbehave=args.misbehave, streams_settings=_key_values(args.streams_set))
-        cfg.validate()
         progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}, seed {seed}")
     else:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root)

@@ -18,7 +18,9 @@ from pathlib import Path
 from harness import scenarios, shrink
 from harness.cluster.local import LocalCluster
 from harness.errors import BadInput
+from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
+from harness.rundir import RunDir
 from harness.scenarios import Action
 
 # the shortest a run can take; no new run starts with less budget left
@@ -78,9 +80,9 @@ def _invalid(result: RunResult) -> set[str]:
 
 
 def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: int, deadline: float,
-                   progress=print) -> dict:
+                   progress=log.info) -> dict:
     """Shrink a failing run's schedule: a candidate still fails when an invariant that failed first fails again."""
-    meta = json.loads((result.run_dir / "run.json").read_text())
+    meta = RunDir(result.run_dir).meta()
     schedule = [Action.from_dict(a) for a in meta["schedule"]]
     target = _invalid(result)
     last_failing = {"run_dir": str(result.run_dir)}
@@ -106,7 +108,7 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
             protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
-            progress=print) -> NightlyResult:
+            progress=log.info) -> NightlyResult:
     """Run random picks until the budget is spent; shrink failures; write nightly.json."""
     rng = random.Random(seed)
     start = time.monotonic()
@@ -149,14 +151,14 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
     return result
 
 
-def report(out: Path, result: NightlyResult, *, progress=print) -> None:
+def report(out: Path, result: NightlyResult, *, progress=log.info) -> None:
     """After the night: a timeline chart in every run directory, then the PySpark aggregation over them
     (Parquet tables and `analytics/summary.html`, the night's report)."""
     from harness.report.allure_run import timeline_svg
     for r in result.runs:
         run_dir = Path(r.run_dir)
         try:
-            timeline_svg(run_dir, json.loads((run_dir / "run.json").read_text()))
+            timeline_svg(run_dir, RunDir(run_dir).meta())
         except Exception as e:  # a chart is a convenience; the verdicts stand without it
             progress(f"  no timeline for {run_dir.name}: {e}")
     if result.runs:

@@ -10,9 +10,11 @@ import hashlib
 import json
 import os
 
+from harness.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON
+
 FINISHED = ("pass", "fail", "unknown", "error")
 VERDICT_STATUSES = ("valid", "invalid", "unknown", "skipped")
-MARKERS = ("STATUS", "run.json", "verdicts.json", "history")
+MARKERS = (STATUS, RUN_JSON, VERDICTS_JSON, HISTORY)
 
 
 def is_run_dir(path: str) -> bool:
@@ -97,7 +99,7 @@ def load(run_dir: str) -> dict:
         return res
 
     try:
-        with open(os.path.join(run_dir, "STATUS")) as f:
+        with open(os.path.join(run_dir, STATUS)) as f:
             status = (f.readline() or "").strip()
     except FileNotFoundError:
         return bad("STATUS missing")
@@ -106,7 +108,7 @@ def load(run_dir: str) -> dict:
     if status not in FINISHED:
         return bad(f"STATUS {status or '(empty)'}: no verdict")
     try:
-        with open(os.path.join(run_dir, "run.json")) as f:
+        with open(os.path.join(run_dir, RUN_JSON)) as f:
             meta = json.load(f)
         if not isinstance(meta, dict):
             raise ValueError("not an object")
@@ -115,7 +117,7 @@ def load(run_dir: str) -> dict:
     except (OSError, ValueError) as e:
         return bad(f"run.json unparsable: {e}")
     verdicts = []
-    vpath = os.path.join(run_dir, "verdicts.json")
+    vpath = os.path.join(run_dir, VERDICTS_JSON)
     if os.path.exists(vpath) or status != "error":
         try:
             with open(vpath) as f:
@@ -126,7 +128,7 @@ def load(run_dir: str) -> dict:
             return bad(f"verdicts.json unparsable: {e}")
         if status in ("pass", "fail", "unknown") and not verdicts:
             return bad("verdicts.json holds no verdict")
-    hdir = os.path.join(run_dir, "history")
+    hdir = os.path.join(run_dir, HISTORY)
     files = []
     if os.path.isdir(hdir):
         for e in sorted(os.scandir(hdir), key=lambda e: e.name):

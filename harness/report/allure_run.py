@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.history import History, read_file
+from harness.history import read_file
+from harness.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON, RunDir
 
 #: how much of the end of each log file is attached to a failing test
 LOG_TAIL_BYTES = 200 * 1024
@@ -44,7 +45,7 @@ def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | Non
 
 def _steps(run_dir: Path) -> None:
     import allure
-    f = run_dir / "history" / "harness.jsonl"
+    f = run_dir / HISTORY / "harness.jsonl"
     if not f.exists():
         return
     for kind, params, t, dur, end in action_steps(f):
@@ -83,15 +84,15 @@ def log_files(run_dir: Path, meta: dict) -> list[tuple[str, Path]]:
 def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     """Render the run's ownership timeline to RUN_DIR/timeline.svg (None when there is no history)."""
     from harness.report.timeline import render_svg, tasks_as_ownership
-    if not (run_dir / "history").is_dir():
+    if not (run_dir / HISTORY).is_dir():
         return None
-    vf = run_dir / "verdicts.json"
-    verdicts = json.loads(vf.read_text()) if vf.exists() else {}
-    history = History.load(run_dir / "history")
+    d = RunDir(run_dir)
+    verdicts = d.verdicts()
+    history = d.history()
     if meta.get("kind") == "streams":  # one row per task: task 0_p runs on input partition p
         history = tasks_as_ownership(history, meta.get("topic", ""))
     svg = render_svg(history, verdicts, topic=meta.get("topic", ""))
-    out = run_dir / "timeline.svg"
+    out = d.timeline_path
     out.write_text(svg)
     return out
 
@@ -100,7 +101,7 @@ def attach_run(run_dir: Path, *, failed: bool) -> None:
     """Parameters, action steps and attachments of one run directory on the current Allure test."""
     import allure
     run_dir = Path(run_dir)
-    meta = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").exists() else {}
+    meta = json.loads((run_dir / RUN_JSON).read_text()) if (run_dir / RUN_JSON).exists() else {}
     allure.dynamic.parameter("seed", meta.get("seed", run_dir.name.rsplit("-", 1)[-1]), excluded=True)
     for key in ("kafka_version", "client_version", "protocol"):
         if meta.get(key):
@@ -113,9 +114,9 @@ def attach_run(run_dir: Path, *, failed: bool) -> None:
         allure.attach(f"{type(e).__name__}: {e}", name="timeline error", attachment_type=allure.attachment_type.TEXT)
     if svg:
         allure.attach.file(str(svg), name="ownership timeline", attachment_type=allure.attachment_type.SVG)
-    for name, label, kind in (("verdicts.json", "witnesses (verdicts.json)", allure.attachment_type.JSON),
-                              ("run.json", "run metadata (run.json)", allure.attachment_type.JSON),
-                              ("STATUS", "STATUS", allure.attachment_type.TEXT)):
+    for name, label, kind in ((VERDICTS_JSON, f"witnesses ({VERDICTS_JSON})", allure.attachment_type.JSON),
+                              (RUN_JSON, f"run metadata ({RUN_JSON})", allure.attachment_type.JSON),
+                              (STATUS, STATUS, allure.attachment_type.TEXT)):
         if (run_dir / name).exists():
             allure.attach.file(str(run_dir / name), name=label, attachment_type=kind)
     if failed:

@@ -110,8 +110,34 @@ def test_bad_streams_settings(args, needle, tmp_path):
 def test_streams_protocol_needs_a_newer_broker(tmp_path):
     r = run(["run", "streams-scale-out", "--protocol", "streams", "--kafka-version", "latest-3",
              "--runs-root", str(tmp_path)])
-    one_line_error(r, "protocol streams needs Kafka 4.1 or newer", "3.9")
-    assert next(tmp_path.glob("*/STATUS")).read_text().startswith("error")
+    one_line_error(r, "the streams protocol, which needs Kafka 4.1 or newer", "3.9")
+    assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
+
+
+def test_consumer_protocol_needs_kafka_4_before_any_broker_starts(tmp_path):
+    r = run(["run", "member-kill", "--protocol", "consumer", "--kafka-version", "latest-3",
+             "--runs-root", str(tmp_path)], timeout=120)
+    one_line_error(r, "the consumer protocol, which needs Kafka 4.0 or newer", "3.9")
+    assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
+
+
+# -- paths that are not what a command reads
+def test_check_on_a_directory_that_is_not_a_run(tmp_path):
+    one_line_error(run(["check", str(tmp_path)]), "is not a run directory")
+
+
+def test_check_on_a_missing_path(tmp_path):
+    one_line_error(run(["check", str(tmp_path / "nope")]), "is not a run directory")
+
+
+def test_replay_of_a_directory_that_is_not_a_run(tmp_path):
+    one_line_error(run(["replay", str(tmp_path)]), "is not a run directory")
+
+
+def test_aggregate_of_a_missing_directory(tmp_path):
+    one_line_error(run(["aggregate", str(tmp_path / "nonexistent"), "--out", str(tmp_path / "out")]),
+                   "no such directory", "nonexistent")
+    assert not (tmp_path / "out").exists()
 
 
 def test_streams_protocol_without_static_membership():
