@@ -7,6 +7,8 @@ tiny generated pom and `mvn dependency:copy-dependencies` give the same jars the
 """
 from __future__ import annotations
 
+import logging
+
 import fcntl
 import hashlib
 import re
@@ -19,6 +21,8 @@ from pathlib import Path
 
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir, require_tool
+
+_log = logging.getLogger(__name__)
 
 GROUP = "org.apache.kafka"
 SCALA_ARTIFACT = "kafka_2.13"
@@ -101,7 +105,7 @@ def _cached(version: str) -> KafkaDist | None:
     return None
 
 
-def resolve(version: str = "latest", *, progress=print) -> KafkaDist:
+def resolve(version: str = "latest", *, progress=_log.info) -> KafkaDist:
     """A Kafka version (x.y.z, 'latest' = newest 4.x that resolves, 'latest-3', or a prefix like '3.9') on disk."""
     if version in ALIASES or re.fullmatch(r"\d+(\.\d+)?", version):
         prefix = ALIASES.get(version, version)

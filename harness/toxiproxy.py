@@ -1,6 +1,8 @@
 """Toxiproxy: the server built with `go install` at a pinned version, and faults through toxiproxy-python."""
 from __future__ import annotations
 
+import logging
+
 import os
 import subprocess
 import time
@@ -14,11 +16,13 @@ from harness.errors import SetupError
 from harness.procs import Proc
 from harness.tools import cache_dir, require_tool
 
+_log = logging.getLogger(__name__)
+
 TOXIPROXY_VERSION = "v2.12.0"
 MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 
 
-def server_binary(*, progress=print) -> Path:
+def server_binary(*, progress=_log.info) -> Path:
     """The toxiproxy server binary, built once into the cache."""
     d = cache_dir() / "toxiproxy" / TOXIPROXY_VERSION
     binary = d / "server"
@@ -38,7 +42,7 @@ def server_binary(*, progress=print) -> Path:
 class ToxiproxyServer:
     """A running toxiproxy server on loopback; proxies and toxics through toxiproxy-python."""
 
-    def __init__(self, *, port: int, log_path: Path, progress=print) -> None:
+    def __init__(self, *, port: int, log_path: Path, progress=_log.info) -> None:
         self.port = port
         self.binary = server_binary(progress=progress)
         self.log_path = log_path

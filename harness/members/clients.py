@@ -1,6 +1,8 @@
 """Isolated installs of the confluent-kafka client, one per version, so a run can pick (or roll) versions."""
 from __future__ import annotations
 
+import logging
+
 import re
 import subprocess
 import sys
@@ -8,6 +10,8 @@ from pathlib import Path
 
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir
+
+_log = logging.getLogger(__name__)
 
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
 
@@ -18,7 +22,7 @@ def bundled_version() -> str:
     return client_version()
 
 
-def client_path(version: str | None, *, progress=print) -> tuple[str, str | None]:
+def client_path(version: str | None, *, progress=_log.info) -> tuple[str, str | None]:
     """(version, directory to put first on PYTHONPATH, or None for the harness's own install)."""
     if not version or version in ("default", bundled_version()):
         return bundled_version(), None

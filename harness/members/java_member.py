@@ -12,6 +12,8 @@ archive (training failed, JVM without CDS) the member runs the same, only slower
 """
 from __future__ import annotations
 
+import logging
+
 import fcntl
 import hashlib
 import os
@@ -23,6 +25,8 @@ from pathlib import Path
 from harness import kafka_dist
 from harness.errors import SetupError
 from harness.tools import cache_dir
+
+_log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).resolve().parent / "java" / "Member.java"
 MAIN_CLASS = "Member"
@@ -84,7 +88,7 @@ def _train(java: str, cp: str, base: Path, progress) -> Path | None:
     return None
 
 
-def java_member_command(*, kafka_version: str = "latest", progress=print) -> tuple[str, ...]:
+def java_member_command(*, kafka_version: str = "latest", progress=_log.info) -> tuple[str, ...]:
     """The command that runs the Java member against Kafka `kafka_version`'s client, compiled and cached."""
     java = shutil.which("java")
     if not java:

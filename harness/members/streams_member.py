@@ -7,6 +7,8 @@ source revision, and returns the command that runs it through the member contrac
 """
 from __future__ import annotations
 
+import logging
+
 import fcntl
 import hashlib
 import re
@@ -18,6 +20,8 @@ from harness import kafka_dist
 from harness.errors import BadInput, SetupError
 from harness.members.java_member import _jar, _stamp_text
 from harness.tools import cache_dir, require_tool
+
+_log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).resolve().parent / "streams" / "StreamsMember.java"
 MAIN_CLASS = "StreamsMember"
@@ -76,7 +80,7 @@ def _published(version: str) -> list[str]:
     return published if version in published else kafka_dist.published_versions(ARTIFACT, refresh=True)
 
 
-def version_for_brokers(broker_version: str, *, progress=print) -> str:
+def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
     """The kafka-streams version a run uses by default: the brokers' own, or while that release is still
     reaching Maven Central (its artifacts arrive one by one, kafka-streams among the last), the newest
     kafka-streams release before it."""
@@ -89,7 +93,7 @@ def version_for_brokers(broker_version: str, *, progress=print) -> str:
     return chosen
 
 
-def streams_member_command(version: str, *, progress=print) -> tuple[str, ...]:
+def streams_member_command(version: str, *, progress=_log.info) -> tuple[str, ...]:
     """The command that runs the Streams member on kafka-streams `version` (x.y.z), compiled and cached."""
     if not re.fullmatch(r"\d+\.\d+\.\d+", version):
         version = version_for_brokers(kafka_dist.resolve(version, progress=progress).version, progress=progress)

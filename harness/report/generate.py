@@ -1,6 +1,8 @@
 """The HTML report: Allure's generator from the npm registry, installed once into the cache, history carried over."""
 from __future__ import annotations
 
+import logging
+
 import shutil
 import subprocess
 from pathlib import Path
@@ -8,10 +10,12 @@ from pathlib import Path
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir, require_tool
 
+_log = logging.getLogger(__name__)
+
 ALLURE_VERSION = "2.46.1"  # npm package allure-commandline (bundles the Java generator)
 
 
-def allure_binary(progress=print) -> Path:
+def allure_binary(progress=_log.info) -> Path:
     """The `allure` command of the pinned allure-commandline, installed with npm into the cache on first use."""
     home = cache_dir() / "allure" / ALLURE_VERSION
     binary = home / "node_modules" / ".bin" / "allure"
@@ -39,7 +43,7 @@ def carry_history(results: Path, out: Path) -> bool:
     return True
 
 
-def generate(results: str | Path, out: str | Path, *, progress=print) -> Path:
+def generate(results: str | Path, out: str | Path, *, progress=_log.info) -> Path:
     """Generate the HTML report from an Allure results dir into `out` (replaced); returns out/index.html."""
     results, out = Path(results).resolve(), Path(out).resolve()
     if not results.is_dir() or not any(results.glob("*-result.json")):

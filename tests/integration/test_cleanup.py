@@ -73,7 +73,7 @@ def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
     """The same for the pytest suites: Ctrl-C while a scenario runs, then nothing of it remains."""
     rc, out, names, pids, ports = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k", "member-kill",
-         "--protocol", "consumer", "--runs-root", str(tmp_path)])
+         "-o", "log_cli=true", "--log-cli-level=INFO", "--protocol", "consumer", "--runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert rc != 0, out
     _assert_nothing_left(pids, ports, next(tmp_path.glob("*member-kill*")))

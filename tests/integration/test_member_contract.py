@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def java_member(pytestconfig) -> tuple[str, ...]:
     """The Java member's command, compiled against the same Kafka version as the shared cluster."""
-    return java_member_command(kafka_version=pytestconfig.getoption("kafka_version"))
+    return java_member_command(kafka_version=pytestconfig.getoption("harness_kafka_version"))
 
 
 def _started_events(run_dir: Path) -> dict[str, dict]:
