@@ -183,8 +183,8 @@ def figures(samples: list[dict], marks: dict[str, dict], harness_events: list[di
     marks = dict(marks)
     # the sleep phase: its action_start/action_end in the harness history (stamped with time.monotonic() in
     # this process, the sampler's clock), else from the progress line that ends the initial wait
-    sleep_bounds = [e["mono"] - t0 for e in harness_events
-                    if e.get("type") in ("action_start", "action_end") and e.get("kind") == "sleep"]
+    acts = [e["mono"] - t0 for e in harness_events if e.get("type") in ("action_start", "action_end")]
+    sleep_bounds = [acts[0], acts[-1]] if len(acts) >= 2 else acts
     sleep_len_s = sleep_s
     if sleep_bounds and cpu_at(samples, sleep_bounds[0]) is not None:  # else the progress mark stays
         main_at = cpu_at(samples, sleep_bounds[0], "main_thread_cpu_s")
@@ -235,6 +235,10 @@ def main() -> int:
     ap.add_argument("--members", type=int, default=20, help="consumer member processes (default 20)")
     ap.add_argument("--partitions", type=int, default=40, help="partitions of the run's topic (default 40)")
     ap.add_argument("--kafka-version", default="latest", help="Kafka version of the brokers (default latest)")
+    ap.add_argument("--schedule", choices=("sleep", "waits"), default="sleep",
+                    help="sleep: one sleep of MINUTES (the run is only watched for members exiting); waits: "
+                         "MINUTES of wait_stable then a 5 s sleep, over and over (the runner polls the history "
+                         "all the time, as it does through a Streams run's long waits)")
     ap.add_argument("--out", type=Path, default=None,
                     help="JSON file for the samples and the summary (default: none, only the table)")
     ap.add_argument("--runs-root", type=Path, default=Path("/tmp/runner-cpu-runs"),
@@ -253,10 +257,13 @@ def main() -> int:
 
     name = "bench-runner-cpu"
     sleep_s = args.minutes * 60
+    if args.schedule == "sleep":
+        steps = [Action("sleep", {"s": sleep_s})]
+    else:  # each round: a wait of at least stable_s (2 s) and a 5 s sleep
+        steps = [a for _ in range(int(sleep_s // 7)) for a in (Action("wait_stable", {}), Action("sleep", {"s": 5.0}))]
     scenarios.SCENARIOS[name] = Scenario(
-        name=name, doc=f"Benchmark: {args.members} members, one sleep of {sleep_s:g} s (bench/runner_cpu.py).",
-        build=lambda rng, ctx: [Action("sleep", {"s": sleep_s})], members=args.members,
-        protocols=scenarios.PROTOCOLS)
+        name=name, doc=f"Benchmark: {args.members} members, {args.schedule} for {sleep_s:g} s (bench/runner_cpu.py).",
+        build=lambda rng, ctx: list(steps), members=args.members, protocols=scenarios.PROTOCOLS)
     assert scenarios.get(name) is scenarios.SCENARIOS[name]
 
     args.runs_root.mkdir(parents=True, exist_ok=True)
