@@ -1,22 +1,25 @@
 """Invariants of consumer-group rebalancing: pure functions from a history to a verdict.
 
-The public face is what this module exports: `Verdict`, `CheckSettings`, `CHECKERS` (name -> checker,
-in report order) and `check_all`. Each checker is a pure `check(history, settings) -> Verdict` in its
+The public face is what this module exports: `judge` (a run's verdicts from its history alone), `Verdict`,
+`CheckSettings`, `CHECKERS` (name -> checker, in report order) and `check_all`; the Streams checkers are
+`harness.invariants.streams`. Each checker is a pure `check(history, settings) -> Verdict` in its
 own module (`exclusive`, `coverage`, `migrations`, `convergence`, `static`, `integrity`), reading the
 shared derived views of `timeline`; what each group protocol allows lives in `protocols`. Nothing here
 does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
 """
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static
+from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static, timeline
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
+from harness.invariants.streams import StreamsCheckSettings, judge_streams
 
-__all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all",
-           "judge", "rules_for"]
+__all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all", "judge",
+           "run_settings", "rules_for"]
 
 CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "exclusive_ownership": exclusive.check,
@@ -31,19 +34,42 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
 def check_all(history: History, settings: CheckSettings, names: Iterable[str] | None = None) -> dict[str, Verdict]:
     """Run the named checkers (all by default); one that raises is `unknown`, never valid."""
     empty = None if has_member_events(history) else "empty history: no member events"
+    if not empty:
+        try:  # the shared views, built once for every checker (they find them again with timeline.build)
+            timeline.build(history, settings)
+        except Exception:  # noqa: BLE001 - each checker then says why it cannot judge
+            pass
     return run_checkers(CHECKERS, history, settings, names,
                         precheck=lambda n: verdict(n, "unknown", empty) if empty else None)
 
 
+#: keys of the Streams settings that the consumer settings do not have: a run_start whose `settings` hold one
+#: is an old Streams run (which merged both settings into one dict)
+STREAMS_ONLY_KEYS = frozenset(f.name for f in fields(StreamsCheckSettings)) - {f.name for f in fields(CheckSettings)}
+
+
+def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSettings | None]:
+    """What the run's first `run_start` event says: its kind (`consumer` or `streams`), its CheckSettings and,
+    for a Streams run, its StreamsCheckSettings. Without a run_start, or settings in it, the defaults (the
+    partition count is then inferred from the history, see `timeline`)."""
+    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
+    kind = start.get("kind")
+    if kind not in ("consumer", "streams"):  # older runs wrote no kind; Streams ones merged both settings
+        kind = "streams" if STREAMS_ONLY_KEYS & set(settings) else "consumer"
+    check = CheckSettings.from_dict(settings)
+    if kind == "consumer":
+        return kind, check, None
+    streams = start.get("streams_settings")
+    return kind, check, StreamsCheckSettings.from_dict(streams if isinstance(streams, dict) else settings)
+
+
 def judge(history: History) -> dict[str, Verdict]:
-    """The verdicts of a run, from its history alone: the settings ride in its `run_start` event
-    (`kind`, `settings`, and for Streams runs `streams_settings`)."""
-    start = next((e for e in history.events if e.get("type") == "run_start"), {})
-    settings = CheckSettings.from_dict(start.get("settings") or {})
-    if start.get("kind") == "streams" or "standby_replicas" in (start.get("settings") or {}):
-        from harness.invariants.streams import StreamsCheckSettings, check_streams
-        verdicts = check_streams(history, StreamsCheckSettings.from_dict(
-            start.get("streams_settings") or start.get("settings") or {}))
-        verdicts.update(run_checkers({"record_integrity": integrity.check}, history, settings))
-        return verdicts
-    return check_all(history, settings)
+    """The verdicts of a run, from its history alone (never run.json): the `run_start` event's kind and
+    settings (`run_settings`) choose the checkers. A consumer run: `check_all` with its CheckSettings; a
+    Streams run: the Streams checkers with its StreamsCheckSettings, then `record_integrity` of the input
+    topic. The shared views are built once per judgment."""
+    kind, check, streams = run_settings(history)
+    if kind == "streams":
+        return judge_streams(history, streams, check)
+    return check_all(history, check)

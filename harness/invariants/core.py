@@ -89,7 +89,9 @@ def witness(ev: dict, why: str) -> dict:
 
 def has_member_events(history: History) -> bool:
     """Whether the history holds anything about group members at all."""
-    return any(e.get("type") in MEMBER_EVENT_TYPES or e.get("type") == "member_start" for e in history.events)
+    return history.derived("has_member_events", lambda: bool(
+        history.bulk("processed").n or history.bulk("committed").n or
+        any(e.get("type") in MEMBER_EVENT_TYPES or e.get("type") == "member_start" for _, e in history.control())))
 
 
 def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None) -> Verdict:

@@ -32,11 +32,12 @@ sent).
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from itertools import compress, groupby
 
 from harness.history import History
 from harness.invariants import protocols, timeline
-from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, secs, verdict, witness
 
 NAME = "exclusive_ownership"
 
@@ -54,12 +55,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     m = {"pairs_overlapping": 0, "zombie_pairs": 0, "max_zombie_window_s": 0.0, "max_zombie_running_s": 0.0,
          "zombie_batches_after_reassign": 0, "zombie_commits_after_reassign": 0, "processed_without_holding": 0,
          "double_assignments": 0, "ignored_after_exit": 0}
-
-    acts: dict[str, list[dict]] = {}  # each member's processed/committed events, in time order
-    for e in tl.events:
-        if e["type"] in ("processed", "committed") and e["mono"] <= tl.end:
-            acts.setdefault(e.get("member"), []).append(e)
-    times = {k: [e["mono"] for e in v] for k, v in acts.items()}
+    groups = _processed_groups(tl)
+    acts = _Acts(tl, groups)
     for p, owns in sorted(tl.by_partition.items()):
         for i, b in enumerate(owns):
             for a in owns[:i]:
@@ -75,42 +72,127 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                         f"it before {b.member} was assigned it"),
                                  witness(b.start_event, f"{b.member} assigned partition {p} while {a.member} held it")]
                 else:
-                    _zombie(tl, settings, a, b, acts.get(a.member, []), times.get(a.member, []), m, problems, wits)
+                    _zombie(tl, settings, a, b, acts, m, problems, wits)
 
-    starts: dict[tuple, list[int]] = {}
-    for i, e in enumerate(tl.events):
-        if e["type"] != "processed" or e.get("topic") != tl.topic or e["mono"] > tl.end:
+    n_problems = len(problems) + _processing(tl, groups, m, problems, wits)
+    for k in ("max_zombie_window_s", "max_zombie_running_s"):
+        m[k] = secs(m[k])
+    if n_problems:
+        more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    return verdict(NAME, "valid", f"no partition of {tl.topic!r} had two owners in good standing; "
+                                  f"{m['zombie_pairs']} zombie overlaps within tolerance", (), m)
+
+
+class _Group:
+    """The `processed` events of one member and one partition of the topic up to E, in history order."""
+
+    __slots__ = ("member", "partition", "rows", "seqs", "monos")
+
+    def __init__(self, member: str, partition: int, rows: list[int], seqs: list[int], monos: list[float]) -> None:
+        self.member, self.partition, self.rows, self.seqs, self.monos = member, partition, rows, seqs, monos
+
+
+def _processed_groups(tl: timeline.Timeline) -> list[_Group]:
+    b = tl.history.bulk("processed")
+    rows = timeline.rows_of(b.topic, tl.topic_code)
+    if rows:
+        rows = list(compress(rows, map(tl.end.__ge__, map(b.mono.__getitem__, rows))))
+    keys = list(zip(map(b.member.__getitem__, rows), map(b.partition.__getitem__, rows)))
+    order = sorted(range(len(rows)), key=keys.__getitem__)
+    vals = tl.history.values
+    out = []
+    for (mc, p), idx in groupby(order, key=keys.__getitem__):
+        rs = [rows[j] for j in idx]
+        out.append(_Group(vals[mc], p, rs, list(map(b.seq.__getitem__, rs)), list(map(b.mono.__getitem__, rs))))
+    return out
+
+
+def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: list[str], wits: list[dict]) -> int:
+    """(b): count `processed` events of a member not holding the partition; describe the first ones."""
+    first: list[tuple[int, _Group, int]] = []  # (seq, group, index in the group) of the earliest violations
+    total = 0
+    for g in groups:
+        n = len(g.rows)
+        alive, held = bytearray(n), bytearray(n)
+        ordered = all(x <= y for x, y in zip(g.monos, g.monos[1:]))
+        for lf in tl.lives.get(g.member, ()):
+            if ordered:
+                lo, hi = bisect_left(g.monos, lf.start), bisect_left(g.monos, lf.end)
+                alive[lo:hi] = b"\x01" * max(0, hi - lo)
+            else:
+                for j, t in enumerate(g.monos):
+                    if lf.start <= t < lf.end:
+                        alive[j] = 1
+        for o in tl.by_member.get((g.member, g.partition), ()):
+            lo, hi = bisect_right(g.seqs, o.start_seq), bisect_left(g.seqs, o.end_seq)
+            held[lo:hi] = b"\x01" * max(0, hi - lo)
+        m["ignored_after_exit"] += alive.count(0)
+        bad = int.from_bytes(alive, "little") & ~int.from_bytes(held, "little")
+        if not bad:
             continue
-        mem, p, t = e.get("member"), int(e["partition"]), e["mono"]
-        if not tl.alive(mem, t):
-            m["ignored_after_exit"] += 1
-            continue
-        mine = tl.by_member.get((mem, p), [])  # disjoint, in order
-        if (mem, p) not in starts:
-            starts[(mem, p)] = [o.start_seq for o in mine]
-        k = bisect_right(starts[(mem, p)], i - 1) - 1
-        if k >= 0 and i < mine[k].end_seq:
-            continue
-        m["processed_without_holding"] += 1
-        prev = mine[:k + 1]
+        total += bad.bit_count()
+        flags = bad.to_bytes(n, "little")
+        j = flags.find(1)
+        for _ in range(MAX_WITNESSES):
+            if j < 0:
+                break
+            first.append((g.seqs[j], g, j))
+            j = flags.find(1, j + 1)
+    m["processed_without_holding"] += total
+    first.sort(key=lambda x: x[0])
+    first = first[:MAX_WITNESSES]
+    evs = tl.history.events_at([s for s, _, _ in first])
+    for s, g, j in first:
+        mem, p, t = g.member, g.partition, g.monos[j]
+        prev = [o for o in tl.by_member.get((mem, p), ()) if o.start_seq < s]
         if prev:
             problems.append(f"{mem} processed partition {p} at {t:.3f} after its own {prev[-1].end_reason}")
             if prev[-1].end_event is not None:
                 wits.append(witness(prev[-1].end_event, f"{mem} gave up partition {p} here"))
         else:
             problems.append(f"{mem} processed partition {p} at {t:.3f} without ever being assigned it")
-        wits.append(witness(e, f"{mem} processed partition {p} while not holding it"))
-
-    for k in ("max_zombie_window_s", "max_zombie_running_s"):
-        m[k] = secs(m[k])
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    return verdict(NAME, "valid", f"no partition of {tl.topic!r} had two owners in good standing; "
-                                  f"{m['zombie_pairs']} zombie overlaps within tolerance", (), m)
+        wits.append(witness(evs[s], f"{mem} processed partition {p} while not holding it"))
+    return total
 
 
-def _zombie(tl, settings, a, b, acts: list[dict], times: list[float], m, problems, wits) -> None:
+class _Acts:
+    """A member's `processed` and `committed` events up to E, read when a zombie pair needs them."""
+
+    def __init__(self, tl: timeline.Timeline, groups: list[_Group]) -> None:
+        self.tl, self.groups = tl, {(g.member, g.partition): g for g in groups}
+        self._commits: dict[str, list[tuple[float, int, int]]] | None = None
+
+    def processed_between(self, member: str, p: int, lo: float, hi: float) -> int:
+        """How many of the member's `processed` events of partition p have lo < mono < hi."""
+        g = self.groups.get((member, p))
+        if g is None:
+            return 0
+        return sum(1 for t in g.monos if lo < t < hi)
+
+    def commits(self, member: str) -> list[tuple[float, int, int]]:
+        """(mono, seq, row) of the member's successful commits up to E, in history order."""
+        if self._commits is None:
+            c, tl = self.tl.history.bulk("committed"), self.tl
+            vals = tl.history.values
+            self._commits = {}
+            for r in range(c.n):
+                if c.ok[r] and c.mono[r] <= tl.end:
+                    self._commits.setdefault(vals[c.member[r]], []).append((c.mono[r], c.seq[r], r))
+        return self._commits.get(member, [])
+
+    def names(self, row: int, p: int) -> bool:
+        """Whether a committed row names partition p of the topic."""
+        c, tc = self.tl.history.bulk("committed"), self.tl.topic_code
+        i = bisect_left(c.c_row, row)
+        while i < len(c.c_row) and c.c_row[i] == row:
+            if c.c_topic[i] == tc and c.c_partition[i] == p:
+                return True
+            i += 1
+        return False
+
+
+def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
     """Measure and judge the overlap of a possibly fenced old owner `a` with the new owner `b`."""
     p = a.partition
     m["zombie_pairs"] += 1
@@ -127,22 +209,24 @@ def _zombie(tl, settings, a, b, acts: list[dict], times: list[float], m, problem
                             f"zombie {a.member} gave up partition {p} {window:.3f}s later" if a.end_event
                             else f"zombie {a.member} still held partition {p} at the end of the history"))
     upto = min(b.end, tl.end + 1e-9)
-    for e in acts[bisect_right(times, b.start):]:
-        if e["mono"] >= upto:
+    m["zombie_batches_after_reassign"] += acts.processed_between(a.member, p, b.start, min(upto, a.end))
+    c = tl.history.bulk("committed")
+    for t, seq, r in acts.commits(a.member):
+        if t <= b.start:
+            continue
+        if t >= upto:
             break
-        if e["type"] == "processed" and e.get("topic") == tl.topic and int(e["partition"]) == p \
-                and e["mono"] < a.end:
-            m["zombie_batches_after_reassign"] += 1
-        elif e["type"] == "committed" and e.get("ok") and p in timeline.commit_offsets(e, tl.topic):
-            if e.get("requested_mono", e["mono"]) < b.start:
-                # asked for before the new owner was assigned (a pause can freeze a member between
-                # sending a commit and reading its answer): it may have taken effect before the
-                # reassignment, so it is no proof of a zombie commit
-                m["zombie_commits_in_flight"] = m.get("zombie_commits_in_flight", 0) + 1
-                continue
-            m["zombie_commits_after_reassign"] += 1
-            problems.append(f"zombie {a.member} committed partition {p} at {e['mono']:.3f}, after {b.member} "
-                            f"was assigned it")
-            wits.append(witness(b.start_event, f"{b.member} assigned partition {p}"))
-            wits.append(witness(e, f"zombie {a.member}'s commit of partition {p} took effect after the new owner "
-                                   f"was assigned"))
+        if not acts.names(r, p):
+            continue
+        if c.requested[r] < b.start:
+            # asked for before the new owner was assigned (a pause can freeze a member between
+            # sending a commit and reading its answer): it may have taken effect before the
+            # reassignment, so it is no proof of a zombie commit
+            m["zombie_commits_in_flight"] = m.get("zombie_commits_in_flight", 0) + 1
+            continue
+        m["zombie_commits_after_reassign"] += 1
+        problems.append(f"zombie {a.member} committed partition {p} at {t:.3f}, after {b.member} "
+                        f"was assigned it")
+        wits.append(witness(b.start_event, f"{b.member} assigned partition {p}"))
+        wits.append(witness(tl.history.events_at([seq])[seq], f"zombie {a.member}'s commit of partition {p} took effect "
+                                                      f"after the new owner was assigned"))

@@ -19,10 +19,11 @@ Measurements: `acked`, `lost`, `lost_by_partition`, `duplicates`, `allowed_dupli
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import groupby
 
 from harness.history import History
 from harness.invariants import timeline
-from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
+from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 
 NAME = "record_integrity"
 MAX_LOST_WITNESSES = 10
@@ -64,72 +65,203 @@ class Ranges:
         return i >= 0 and x <= self.hi[i]
 
 
+#: a partition's processed offsets are tracked in a bytearray (a byte per offset) when they span at most
+#: this many offsets per batch processed (plus DENSE_MIN); else as Ranges
+DENSE_PER_BATCH = 64
+DENSE_MIN = 1 << 16
+
+
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge lost and duplicated records of the settings' topic."""
     if (v := empty(NAME, history)) is not None:
         return v
     tl = timeline.build(history, settings)
-    evs = tl.events
-    acked = [e for e in evs if e["type"] == "acked" and e.get("topic") == tl.topic]
-    if not acked:
+    ack, proc = history.bulk("acked"), history.bulk("processed")
+    arows = timeline.rows_of(ack.topic, tl.topic_code)
+    if not arows:
         return verdict(NAME, "unknown", f"no acknowledged record of topic {tl.topic!r}")
-    commits: dict[int, list[tuple[float, int, dict]]] = {}
-    for e in evs:
-        if e["type"] == "committed" and e.get("ok"):
-            for p, off in timeline.commit_offsets(e, tl.topic).items():
-                commits.setdefault(p, []).append((e["mono"], off, e))
-
-    seen: dict[int, Ranges] = {}
-    batches: dict[int, list[dict]] = {}
-    dups = allowed = bad = 0
+    prows = timeline.rows_of(proc.topic, tl.topic_code)
+    seen = _Seen(ack, arows, proc, prows)
+    dups = allowed = bad = n_problems = 0
     problems, wits = [], []
-    for i, e in enumerate(evs):
-        if e["type"] != "processed" or e.get("topic") != tl.topic:
+    commits: dict[int, list[tuple[float, int, int]]] | None = None
+    batches: dict[int, list[int]] = {}  # partition -> processed rows so far (kept once a duplicate is seen)
+    part, first, last = proc.partition, proc.first, proc.last
+    for r in prows:
+        p, lo, hi = part[r], first[r], last[r]
+        n_dup, a0 = seen.add(p, lo, hi)
+        if not n_dup:
+            if batches:
+                batches.setdefault(p, []).append(r)
             continue
-        p, lo, hi, mem = int(e["partition"]), int(e["first_offset"]), int(e["last_offset"]), e.get("member")
-        rs = seen.setdefault(p, Ranges())
-        over = rs.overlap(lo, hi)
-        if over:
-            mine = [o for o in tl.by_member.get((mem, p), ()) if o.start_seq < i]
-            began = mine[-1].start if mine else e["mono"]
-            before = [c for c in commits.get(p, ()) if c[0] < began]
-            bound, c_ev = (before[-1][1], before[-1][2]) if before else (None, None)
-            n_bad = 0
-            for a, b in over:
-                n = b - a + 1
-                dups += n
-                ok = 0 if settings.exactly_once else (n if bound is None else max(0, b - max(a, bound) + 1))
-                allowed += ok
-                n_bad += n - ok
-            if n_bad:
-                bad += n_bad
-                a = over[0][0]
+        if not batches:  # the first duplicate: the batches before it, for witnesses
+            for r2 in prows:
+                if r2 == r:
+                    break
+                batches.setdefault(part[r2], []).append(r2)
+        if commits is None:
+            commits = _commits(history, tl)
+        mem, i = history.values[proc.member[r]], proc.seq[r]
+        mine = [o for o in tl.by_member.get((mem, p), ()) if o.start_seq < i]
+        began = mine[-1].start if mine else proc.mono[r]
+        before = [c for c in commits.get(p, ()) if c[0] < began]
+        bound, c_seq = (before[-1][1], before[-1][2]) if before else (None, None)
+        dups += n_dup
+        ok = 0 if settings.exactly_once else (n_dup if bound is None else seen.dups_at_or_above(bound))
+        allowed += ok
+        n_bad = n_dup - ok
+        if n_bad:
+            bad += n_bad
+            n_problems += 1
+            if len(problems) < MAX_WITNESSES:
                 why = "exactly-once: no duplicate allowed" if settings.exactly_once else \
                     f"below offset {bound}, committed before {mem}'s ownership began"
-                problems.append(f"{n_bad} records of partition {p} processed again by {mem} at {e['mono']:.3f} ({why})")
-                wits.append(witness(e, f"re-processes offsets from {a} of partition {p}: {why}"))
-                earlier = next((x for x in batches.get(p, ()) if x["first_offset"] <= a <= x["last_offset"]), None)
+                problems.append(f"{n_bad} records of partition {p} processed again by {mem} at "
+                                f"{proc.mono[r]:.3f} ({why})")
+                evs = history.events_at([i] + ([c_seq] if c_seq is not None else []))
+                wits.append(witness(evs[i], f"re-processes offsets from {a0} of partition {p}: {why}"))
+                earlier = next((x for x in batches.get(p, ()) if first[x] <= a0 <= last[x]), None)
                 if earlier is not None:
-                    wits.append(witness(earlier, f"offset {a} of partition {p} was processed here first"))
-                if c_ev is not None and not settings.exactly_once:
-                    wits.append(witness(c_ev, f"committed partition {p} at offset {bound}"))
-        rs.add(lo, hi)
-        batches.setdefault(p, []).append(e)
+                    wits.append(witness(history.events_at([proc.seq[earlier]])[proc.seq[earlier]],
+                                        f"offset {a0} of partition {p} was processed here first"))
+                if c_seq is not None and not settings.exactly_once:
+                    wits.append(witness(evs[c_seq], f"committed partition {p} at offset {bound}"))
+        batches.setdefault(p, []).append(r)
 
-    lost = [e for e in acked if int(e["offset"]) not in seen.get(int(e["partition"]), Ranges())]
-    by_p: dict[int, int] = {}
-    for e in lost:
-        by_p[int(e["partition"])] = by_p.get(int(e["partition"]), 0) + 1
-    m = {"acked": len(acked), "lost": len(lost), "lost_by_partition": dict(sorted(by_p.items())),
+    lost, by_p = seen.lost()
+    n_acked = len(arows)
+    m = {"acked": n_acked, "lost": lost, "lost_by_partition": dict(sorted(by_p.items())),
          "duplicates": dups, "allowed_duplicates": allowed, "bad_duplicates": bad}
-    drained_bad = any(e["type"] == "drained" and e.get("ok") is False for e in evs)
+    drained_bad = any(e["type"] == "drained" and e.get("ok") is False for _, e in history.control())
     if lost:
-        problems.insert(0, f"{len(lost)} of {len(acked)} acknowledged records were never processed"
+        problems.insert(0, f"{lost} of {n_acked} acknowledged records were never processed"
                            + (" (the drain did not finish)" if drained_bad else ""))
+        n_problems += 1
+        firsts = history.events_at(ack.seq[r] for r in seen.first_lost(MAX_LOST_WITNESSES))
         wits = [witness(e, f"acknowledged record {e.get('key')}#{e.get('seq')} at offset {e['offset']} of "
-                           f"partition {e['partition']} never processed") for e in lost[:MAX_LOST_WITNESSES]] + wits
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                           f"partition {e['partition']} never processed") for e in firsts.values()] + wits
+    if n_problems:
+        more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    return verdict(NAME, "valid", f"all {len(acked)} acknowledged records processed; {dups} duplicates, all allowed",
+    return verdict(NAME, "valid", f"all {n_acked} acknowledged records processed; {dups} duplicates, all allowed",
                    (), m)
+
+
+def _commits(history: History, tl: timeline.Timeline) -> dict[int, list[tuple[float, int, int]]]:
+    """Partition -> (mono, offset, seq) of every successful commit of the topic, in history order."""
+    c = history.bulk("committed")
+    last: dict[int, dict[int, int]] = {}  # row -> partition -> offset (the last pair naming it wins)
+    for row, t, p, off in zip(c.c_row, c.c_topic, c.c_partition, c.c_offset):
+        if t == tl.topic_code and c.ok[row]:
+            last.setdefault(row, {})[p] = off
+    out: dict[int, list[tuple[float, int, int]]] = {}
+    for row in sorted(last):
+        for p, off in last[row].items():
+            out.setdefault(p, []).append((c.mono[row], off, c.seq[row]))
+    return out
+
+
+class _Seen:
+    """The offsets of each partition processed so far: a bytearray per partition when they are dense
+    enough, else Ranges. `add` returns the number of offsets of a batch seen before and the first of them."""
+
+    def __init__(self, ack, arows: list[int], proc, prows: list[int]) -> None:
+        self.ack, self.arows = ack, arows
+        lo: dict[int, int] = {}
+        hi: dict[int, int] = {}
+        n: dict[int, int] = {}
+        for p, a, b in zip(map(proc.partition.__getitem__, prows), map(proc.first.__getitem__, prows),
+                           map(proc.last.__getitem__, prows)):
+            if p in lo:
+                if a < lo[p]:
+                    lo[p] = a
+                if b > hi[p]:
+                    hi[p] = b
+                n[p] += 1
+            else:
+                lo[p], hi[p], n[p] = a, b, 1
+        self.base: dict[int, int] = {}
+        self.bits: dict[int, bytearray] = {}
+        self.ranges: dict[int, Ranges] = {}
+        for p in lo:
+            span = hi[p] - lo[p] + 1
+            if 0 < span <= DENSE_MIN + DENSE_PER_BATCH * n[p] and lo[p] >= 0:
+                self.base[p], self.bits[p] = lo[p], bytearray(span)
+            else:
+                self.ranges[p] = Ranges()
+        self._seg = b""
+        self._lo = 0
+
+    def add(self, p: int, lo: int, hi: int) -> tuple[int, int | None]:
+        bits = self.bits.get(p)
+        if bits is not None and lo <= hi:
+            a, b = lo - self.base[p], hi - self.base[p] + 1
+            seg = bits[a:b]
+            n = seg.count(1)
+            bits[a:b] = b"\x01" * (b - a)
+            if n:
+                self._seg, self._lo = seg, lo
+                return n, lo + seg.find(1)
+            return 0, None
+        rs = self.ranges.setdefault(p, Ranges())
+        over = rs.overlap(lo, hi)
+        rs.add(lo, hi)
+        if not over:
+            return 0, None
+        self._seg, self._lo = _bytes_of(over, lo, hi), lo
+        return sum(y - x + 1 for x, y in over), over[0][0]
+
+    def dups_at_or_above(self, bound: int) -> int:
+        """Of the last batch's duplicates, those at or above an offset."""
+        return self._seg[max(0, bound - self._lo):].count(1)
+
+    def _covered(self, p: int, o: int) -> bool:
+        bits = self.bits.get(p)
+        if bits is not None:
+            i = o - self.base[p]
+            return 0 <= i < len(bits) and bits[i] == 1
+        rs = self.ranges.get(p)
+        return rs is not None and o in rs
+
+    def lost(self) -> tuple[int, dict[int, int]]:
+        """How many acknowledged records were never processed, in all and by partition."""
+        by_p: dict[int, int] = {}
+        for p, rows in self._by_partition().items():
+            offs = list(map(self.ack.offset.__getitem__, rows))
+            bits = self.bits.get(p)
+            if bits is not None and offs and min(offs) >= self.base[p] and max(offs) < self.base[p] + len(bits):
+                b = self.base[p]
+                got = bytes(map(bits.__getitem__, [o - b for o in offs])) if b else bytes(map(bits.__getitem__, offs))
+                n = len(offs) - got.count(1)
+            else:
+                n = sum(1 for o in offs if not self._covered(p, o))
+            if n:
+                by_p[p] = n
+        return sum(by_p.values()), by_p
+
+    def first_lost(self, k: int) -> list[int]:
+        """The first k acked rows never processed, in history order."""
+        out = []
+        part, off = self.ack.partition, self.ack.offset
+        for r in self.arows:
+            if not self._covered(part[r], off[r]):
+                out.append(r)
+                if len(out) == k:
+                    break
+        return out
+
+    def _by_partition(self) -> dict[int, list[int]]:
+        part = self.ack.partition
+        ps = set(map(part.__getitem__, self.arows))
+        if len(ps) == 1:
+            return {ps.pop(): self.arows}
+        keyed = sorted(self.arows, key=part.__getitem__)
+        return {p: list(g) for p, g in groupby(keyed, key=part.__getitem__)}
+
+
+def _bytes_of(over: list[tuple[int, int]], lo: int, hi: int) -> bytes:
+    """A batch's offsets lo..hi as bytes, 1 where the ranges `over` cover them."""
+    seg = bytearray(hi - lo + 1)
+    for a, b in over:
+        seg[a - lo:b - lo + 1] = b"\x01" * (b - a + 1)
+    return bytes(seg)

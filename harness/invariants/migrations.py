@@ -63,8 +63,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if len(snaps) == 1:
         return verdict(NAME, "skipped", "one stable assignment and no transition to judge",
                        measurements={"transitions": 0})
-    stopped = [e for e in tl.events if e["type"] == "stopped"]
-    lost = [e for e in tl.events if e["type"] == "lost" and timeline.topic_partitions(e, tl.topic)]
+    stopped = [e for _, e in tl.control if e["type"] == "stopped"]
+    lost = [e for _, e in tl.control if e["type"] == "lost" and timeline.topic_partitions(e, tl.topic)]
     rows, problems, wits = [], [], []
     for s1, s2 in zip(snaps, snaps[1:]):
         members2 = set(s2.owners.values()) | {

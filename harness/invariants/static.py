@@ -93,7 +93,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 wits += [witness(x.exit_event, f"{x.member} held {sorted(held)} before it stopped"),
                          witness(first, f"{y.member} (same instance) was given {sorted(got)}")]
         w_end = first["mono"] + settings.static_grace_s if first is not None else tl.end
-        for e in tl.events:
+        for _, e in tl.control:
             if e["type"] in OWN and sd <= e["mono"] <= w_end and e.get("member") not in (x.member, y.member) \
                     and id(e) not in own and timeline.topic_partitions(e, tl.topic):
                 problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f} during the static "

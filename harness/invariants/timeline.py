@@ -27,123 +27,32 @@ the last event; events after E are not read.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from harness.history import History
 from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
-
-INF = math.inf
-OWNERSHIP_TYPES = frozenset({"assigned", "revoked", "lost"})
-#: the many per-record events; the timeline's own views read only the rest ("control" events)
-BULK_TYPES = frozenset({"processed", "committed", "acked", "failed"})
-#: fault kinds that stop a member's process (SIGSTOP): it can do nothing while one is active
-FREEZING_FAULT_KINDS = frozenset({"pause"})
-
-
-class TimelineError(ValueError):
-    """The history cannot be read as one topic's timeline (bad input, not an indeterminate outcome)."""
-
-
-@dataclass(frozen=True)
-class Life:
-    member: str
-    start: float
-    end: float  # inf: alive at the end of the history
-    instance_id: str | None
-    how: str | None
-    start_event: dict
-    exit_event: dict | None
-
-
-@dataclass(frozen=True)
-class Fault:
-    fault_id: str
-    kind: str
-    start: float
-    end: float  # inf: never lifted
-    members: frozenset
-    start_event: dict
-    end_event: dict | None
-
-    def active(self, t: float) -> bool:
-        return self.start <= t < self.end
-
-
-@dataclass(frozen=True)
-class Ownership:
-    member: str
-    partition: int
-    start: float
-    end: float  # inf: still held at the end of the history
-    start_seq: int  # index of the start event in history.events
-    end_seq: int  # index of the end event; len(events) when open
-    start_event: dict
-    end_event: dict | None
-    end_reason: str  # revoked, lost, exit, end
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    start: float
-    end: float
-    owners: dict  # partition -> member
-
-    def held(self) -> dict[str, set[int]]:
-        out: dict[str, set[int]] = {}
-        for p, m in self.owners.items():
-            out.setdefault(m, set()).add(p)
-        return out
-
-
-def topic_partitions(ev: dict, topic: str) -> list[int]:
-    """Partitions of topic named by an assigned/revoked/lost event."""
-    return [int(p) for t, p in (ev.get("partitions") or ()) if t == topic]
-
-
-def commit_offsets(ev: dict, topic: str) -> dict[int, int]:
-    """Partition -> committed offset (next to read) of topic in a `committed` event."""
-    return {int(p): int(o) for t, p, o in (ev.get("offsets") or ()) if t == topic}
-
-
-def resolve_topic(events: list[dict], topic: str) -> str:
-    """The checked topic: the given one, else the only topic the history names."""
-    if topic:
-        return topic
-    seen: set[str] = set()
-    for e in events:
-        ty = e.get("type")
-        if ty in OWNERSHIP_TYPES:
-            seen.update(t for t, _ in (e.get("partitions") or ()))
-        elif ty in ("processed", "acked", "started") and e.get("topic"):
-            seen.add(e["topic"])
-    if len(seen) > 1:
-        raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic to check")
-    return next(iter(seen), "")
-
-
-def covers(start: float, end: float, t: float, before: bool = False) -> bool:
-    """Whether [start, end) holds at t, or just before t when `before`."""
-    return start < t <= end if before else start <= t < end
+from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
+                                      Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,
+                                      resolve_topic, rows_of, topic_partitions)
 
 
 class Timeline:
     """The derived views of one history for one topic; build with `build(history, settings)`."""
 
     def __init__(self, history: History, settings: CheckSettings) -> None:
-        evs = history.events
-        self.events = evs
+        self.history = history
         self.settings = settings
-        self.control = [(i, e) for i, e in enumerate(evs) if e["type"] not in BULK_TYPES]
-        self.first_seen: dict[str, dict] = {}  # each member's first own event
-        for e in evs:
-            if e["type"] in MEMBER_EVENT_TYPES and e.get("member") and e["member"] not in self.first_seen:
-                self.first_seen[e["member"]] = e
-        self.topic = resolve_topic(evs, settings.topic)
-        runs = [e for e in evs if e["type"] == "run_end"]
-        self.end = runs[-1]["mono"] if runs else (evs[-1]["mono"] if evs else 0.0)
-        starts = [e for e in evs if e["type"] == "run_start"]
-        self.start = starts[0]["mono"] if starts else (evs[0]["mono"] if evs else 0.0)
+        #: (seq, event) of every event not of BULK_TYPES, in history order; bulk ones are history.bulk(type)
+        self.control = history.control()
+        self.n_events = len(history)
+        self.first_seen = self._first_seen()  # each member's first own event
+        self.topic = resolve_topic(history, settings.topic)
+        self.topic_code = history.code(self.topic)
+        runs = [e for _, e in self.control if e["type"] == "run_end"]
+        first, last = history.mono_range
+        self.end = runs[-1]["mono"] if runs else last
+        starts = [e for _, e in self.control if e["type"] == "run_start"]
+        self.start = starts[0]["mono"] if starts else first
         self.lives = self._lives()
         self.faults = self._faults()
         self.ownerships = self._ownerships()
@@ -154,6 +63,24 @@ class Timeline:
             self.by_member.setdefault((o.member, o.partition), []).append(o)
         self.partitions, self.partitions_inferred = self._partition_count()
         self.workload_end, self.end_before = self._workload_end()
+
+    def _first_seen(self) -> dict[str, dict]:
+        """Each member's first event of MEMBER_EVENT_TYPES, in history order (bulk ones read as dicts)."""
+        first: dict[str, tuple[int, dict | None]] = {}
+        for i, e in self.control:
+            if e["type"] in MEMBER_EVENT_TYPES and e.get("member") and e["member"] not in first:
+                first[e["member"]] = (i, e)
+        vals = self.history.values
+        for ty in ("processed", "committed"):
+            b = self.history.bulk(ty)
+            for c in set(b.member):
+                m = vals[c]
+                if m and isinstance(m, str):
+                    i = b.seq[b.member.index(c)]
+                    if m not in first or i < first[m][0]:
+                        first[m] = (i, None)
+        got = self.history.events_at([i for i, e in first.values() if e is None])
+        return {m: e if e is not None else got[i] for m, (i, e) in sorted(first.items(), key=lambda x: x[1][0])}
 
     # -- building
     def _lives(self) -> dict[str, list[Life]]:
@@ -195,22 +122,7 @@ class Timeline:
         return lives
 
     def _faults(self) -> list[Fault]:
-        open_: dict[str, dict] = {}
-        out: list[Fault] = []
-        for _, e in self.control:
-            if e["mono"] > self.end:
-                break
-            if e["type"] == "fault_start":
-                open_[e.get("fault_id")] = e
-            elif e["type"] == "fault_end" and e.get("fault_id") in open_:
-                s = open_.pop(e["fault_id"])
-                out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], e["mono"],
-                                 frozenset(s.get("members_affected") or ()), s, e))
-        for s in open_.values():
-            out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], INF,
-                             frozenset(s.get("members_affected") or ()), s, None))
-        out.sort(key=lambda f: f.start)
-        return out
+        return faults_of(self.control, self.end)
 
     def _ownerships(self) -> list[Ownership]:
         open_: dict[tuple[str, int], tuple[float, int, dict]] = {}
@@ -235,7 +147,7 @@ class Timeline:
                 for key in [k for k in open_ if k[0] == m]:
                     close(key, t, i, e, "exit")
         for key in list(open_):
-            close(key, INF, len(self.events), None, "end")
+            close(key, INF, self.n_events, None, "end")
         out.sort(key=lambda o: o.start_seq)
         return out
 
@@ -243,9 +155,13 @@ class Timeline:
         if self.settings.partitions > 0:
             return self.settings.partitions, False
         seen = {o.partition for o in self.ownerships}
-        for e in self.events:
-            if e["type"] in ("processed", "acked") and e.get("topic") == self.topic:
-                seen.add(int(e["partition"]))
+        for ty in ("processed", "acked"):
+            b = self.history.bulk(ty)
+            rows = rows_of(b.topic, self.topic_code)
+            if len(rows) == len(b.topic) and rows:
+                seen.add(max(b.partition))
+            elif rows:
+                seen.add(max(map(b.partition.__getitem__, rows)))
         return (max(seen) + 1 if seen else 0), True
 
     def shutdown_start(self, life: Life) -> float:
@@ -382,11 +298,14 @@ class Timeline:
         return out
 
     def member_events(self, member: str, types: frozenset | set | tuple) -> list[tuple[int, dict]]:
-        evs = enumerate(self.events) if set(types) & BULK_TYPES else self.control
-        return [(i, e) for i, e in evs
+        """(seq, event) of a member's control events of these types up to E."""
+        if set(types) & BULK_TYPES:
+            raise ValueError("member_events reads control events only; bulk ones are history.bulk(type)")
+        return [(i, e) for i, e in self.control
                 if e.get("member") == member and e["type"] in types and e["mono"] <= self.end]
 
 
 def build(history: History, settings: CheckSettings) -> Timeline:
-    """The timeline of a history for the settings' topic."""
-    return Timeline(history, settings)
+    """The timeline of a history for the settings' topic: built once per history and settings, then shared by
+    every checker of the judgment (the history does not change)."""
+    return history.derived(("timeline", settings), lambda: Timeline(history, settings))

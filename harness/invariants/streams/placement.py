@@ -1,0 +1,94 @@
+"""Streams invariants 4 (`standby_placement`, KIP-708) and 5 (`task_balance`); see the package docstring."""
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+
+from harness.history import History
+from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
+from harness.invariants.streams.view import (DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _holders,
+                                             _outcome, _task_ids, _unstable, _View, view)
+
+from harness.invariants.streams.tasks import rules_racks
+
+
+def check_standby_placement(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge standby placement at every stable point: apart from the active, enough of them, spread over racks."""
+    name = "standby_placement"
+    if (v := _empty(name, history)) is not None:
+        return v
+    vw, want = view(history), settings.standby_replicas
+    if want <= 0 and not any(s.standby for ss in vw.snaps.values() for s in ss):
+        return verdict(name, "skipped", "no standby replicas configured and none seen")
+    points = vw.stable_points(settings.settle_s)
+    m = {"stable_points": len(points), "tasks_checked": 0, "rack_spread_ok": None}
+    if not points:
+        return _unstable(name, settings, m)
+    problems, wits = [], []
+    for t, snaps in points:
+        act, stb = _holders(snaps)
+        tasks = _task_ids(settings, set(act) | set(stb))
+        need = min(want, len(snaps) - 1)
+        racked = settings.rack_aware and want >= 1 and len({vw.racks.get(x) for x in snaps} - {None}) >= 2
+        extra = sum(max(0, len(stb[task]) - want) for task in tasks)
+        if extra > settings.max_warmup_replicas:
+            problems.append(f"{extra} standbys beyond standby_replicas={want} at {t:.3f}, more than "
+                            f"max_warmup_replicas={settings.max_warmup_replicas} warmups")
+        for task in tasks:
+            m["tasks_checked"] += 1
+            why = []
+            if both := sorted(set(act[task]) & set(stb[task])):
+                why.append(f"task {task} has a standby on {', '.join(both)}, which runs it active")
+            if len(stb[task]) < need:
+                why.append(f"task {task} has {len(stb[task])} standbys ({', '.join(stb[task]) or 'none'}), "
+                           f"want {need}")
+            copies = sorted(set(act[task] + stb[task]))
+            if racked and len(racks := {vw.racks.get(x) for x in copies} - {None}) < 2:
+                if not rules_racks(settings):
+                    m["rack_spread_unmet"] = m.get("rack_spread_unmet", 0) + 1
+                    continue
+                why.append(f"every copy of task {task} is on rack {next(iter(racks), None)} ({', '.join(copies)}): "
+                           f"one rack outage loses them all")
+            elif racked:
+                m["rack_spread_ok"] = (m["rack_spread_ok"] or 0) + 1
+            for w in why:
+                problems.append(f"{w} at {t:.3f}")
+                wits += [witness(snaps[x].event, w) for x in act[task] + stb[task] if snaps[x] is not None][:2]
+    ok = f"standbys well placed at {len(points)} stable points"
+    if m.get("rack_spread_unmet"):
+        ok += (f"; rack spread measured, not judged, under the {settings.protocol} protocol (its assignor is not "
+               f"rack-aware): {m['rack_spread_unmet']} task checks had every copy on one rack")
+    return _outcome(name, problems, wits, m, ok)
+
+
+def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verdict:
+    """Judge the last stable assignment: every task active exactly once, counts balanced across clients."""
+    name = "task_balance"
+    if (v := _empty(name, history)) is not None:
+        return v
+    vw = view(history)
+    points = vw.stable_points(settings.settle_s)
+    if not points:
+        return _unstable(name, settings)
+    t, snaps = points[-1]
+    owners, _ = _holders(snaps)
+    act = {x: len(getattr(s, "active", ())) for x, s in snaps.items()}
+    stateful = {x: len(s.active | s.standby) if s else 0 for x, s in snaps.items()}
+    m = {"at_s": secs(t), "active_per_client": act, "stateful_per_client": stateful}
+    problems, wits = [], []
+    for task in _task_ids(settings, set(owners)):
+        if len(owners[task]) != 1:
+            problems.append(f"task {task} has {len(owners[task])} active owners "
+                            f"({', '.join(owners[task]) or 'none'}) at {t:.3f}")
+            wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners[task]]
+    for what, counts, slack in (("active", act, settings.active_balance_slack),
+                                ("active+standby", stateful, settings.stateful_balance_slack)):
+        hi, lo = max(counts, key=counts.get), min(counts, key=counts.get)
+        if counts[hi] - counts[lo] > slack:
+            problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
+                            f"(slack {slack})")
+            wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
+                     if snaps[x] is not None]
+    return _outcome(name, problems, wits, m, f"at {t:.3f} every task is active once on {len(act)} clients, "
+                                             f"balanced within the slack")

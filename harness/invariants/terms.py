@@ -1,0 +1,136 @@
+"""The shapes the timeline is made of (lives, faults, ownership intervals, snapshots) and the small
+helpers that read events; the definitions are in `timeline`'s docstring."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import compress
+
+from harness.history import BULK_TYPES as BULK
+from harness.history import History
+
+INF = math.inf
+OWNERSHIP_TYPES = frozenset({"assigned", "revoked", "lost"})
+#: the many per-record events, stored as columns by the reader; the timeline's own views read only the rest
+#: ("control" events)
+BULK_TYPES = frozenset(BULK)
+#: fault kinds that stop a member's process (SIGSTOP): it can do nothing while one is active
+FREEZING_FAULT_KINDS = frozenset({"pause"})
+
+
+class TimelineError(ValueError):
+    """The history cannot be read as one topic's timeline (bad input, not an indeterminate outcome)."""
+
+
+@dataclass(frozen=True)
+class Life:
+    member: str
+    start: float
+    end: float  # inf: alive at the end of the history
+    instance_id: str | None
+    how: str | None
+    start_event: dict
+    exit_event: dict | None
+
+
+@dataclass(frozen=True)
+class Fault:
+    fault_id: str
+    kind: str
+    start: float
+    end: float  # inf: never lifted
+    members: frozenset
+    start_event: dict
+    end_event: dict | None
+
+    def active(self, t: float) -> bool:
+        return self.start <= t < self.end
+
+
+@dataclass(frozen=True)
+class Ownership:
+    member: str
+    partition: int
+    start: float
+    end: float  # inf: still held at the end of the history
+    start_seq: int  # index of the start event in history.events
+    end_seq: int  # index of the end event; len(events) when open
+    start_event: dict
+    end_event: dict | None
+    end_reason: str  # revoked, lost, exit, end
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    start: float
+    end: float
+    owners: dict  # partition -> member
+
+    def held(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for p, m in self.owners.items():
+            out.setdefault(m, set()).add(p)
+        return out
+
+
+def topic_partitions(ev: dict, topic: str) -> list[int]:
+    """Partitions of topic named by an assigned/revoked/lost event."""
+    return [int(p) for t, p in (ev.get("partitions") or ()) if t == topic]
+
+
+def commit_offsets(ev: dict, topic: str) -> dict[int, int]:
+    """Partition -> committed offset (next to read) of topic in a `committed` event."""
+    return {int(p): int(o) for t, p, o in (ev.get("offsets") or ()) if t == topic}
+
+
+def resolve_topic(history: History, topic: str) -> str:
+    """The checked topic: the given one, else the only topic the history names."""
+    if topic:
+        return topic
+    seen: set[str] = set()
+    for _, e in history.control():
+        ty = e.get("type")
+        if ty in OWNERSHIP_TYPES:
+            seen.update(t for t, _ in (e.get("partitions") or ()))
+        elif ty == "started" and e.get("topic"):
+            seen.add(e["topic"])
+    vals = history.values
+    for ty in ("processed", "acked"):
+        seen.update(vals[c] for c in set(history.bulk(ty).topic) if vals[c])
+    if len(seen) > 1:
+        raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic to check")
+    return next(iter(seen), "")
+
+
+def rows_of(column, code: int | None) -> list[int]:
+    """The rows of a code column that hold the code (every row when they all do)."""
+    if code is None or not column:
+        return []
+    if column.count(code) == len(column):
+        return list(range(len(column)))
+    return list(compress(range(len(column)), map(code.__eq__, column)))
+
+
+def faults_of(control: list[tuple[int, dict]], end: float) -> list[Fault]:
+    """The fault windows of a history's control events up to E, by start."""
+    open_: dict[str, dict] = {}
+    out: list[Fault] = []
+    for _, e in control:
+        if e["mono"] > end:
+            break
+        if e["type"] == "fault_start":
+            open_[e.get("fault_id")] = e
+        elif e["type"] == "fault_end" and e.get("fault_id") in open_:
+            s = open_.pop(e["fault_id"])
+            out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], e["mono"],
+                             frozenset(s.get("members_affected") or ()), s, e))
+    for s in open_.values():
+        out.append(Fault(s.get("fault_id"), s.get("kind", ""), s["mono"], INF,
+                         frozenset(s.get("members_affected") or ()), s, None))
+    out.sort(key=lambda f: f.start)
+    return out
+
+
+def covers(start: float, end: float, t: float, before: bool = False) -> bool:
+    """Whether [start, end) holds at t, or just before t when `before`."""
+    return start < t <= end if before else start <= t < end
