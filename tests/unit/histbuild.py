@@ -21,7 +21,7 @@ def _tps(parts, topic):
 
 # -- harness events
 def run_start(t: float = 0.0, **fields) -> dict:
-    return ev("run_start", t, "harness", run_id="r1", scenario="test", seed=1, settings={}, **fields)
+    return ev("run_start", t, "harness", **{"run_id": "r1", "scenario": "test", "seed": 1, "settings": {}, **fields})
 
 
 def run_end(t: float, status: str = "complete") -> dict:

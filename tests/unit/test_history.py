@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.history import History, HistoryFormatError, HistoryWriter, read_file
+from harness.history import BULK_TYPES, History, HistoryFormatError, HistoryWriter, read_file
 
 
 def test_round_trip_and_merge_order(tmp_path):
@@ -78,3 +78,109 @@ def test_sigkill_while_writing_leaves_a_readable_history(tmp_path):
     assert len(events) > 10
     assert [e["first_offset"] for e in events] == list(range(len(events)))
 
+
+
+# -- the compact reader: bulk events as columns, the rest as dicts; same answers as plain dicts
+def _write_run(d, n=300):
+    """A small run: a harness file, a producer, two members, their lines interleaved on the clock; a blank
+    line in one file and a torn last line in another."""
+    import random
+    rng = random.Random(7)
+    t = [100.0]
+
+    def tick():
+        t[0] += rng.choice([0.0, 0.001, 0.01])  # equal monos too: ties keep file order
+        return t[0]
+
+    h = HistoryWriter(d / "harness.jsonl", source="harness")
+    p = HistoryWriter(d / "producer.jsonl", source="producer", member="producer")
+    ms = {m: HistoryWriter(d / f"member-{m}.jsonl", source="member", member=m) for m in ("m1", "m2")}
+    h._write({"type": "run_start", "mono": tick(), "wall": 1.0, "settings": {"topic": "t", "partitions": 2}})
+    for m, w in ms.items():
+        h._write({"type": "member_start", "mono": tick(), "wall": 1.0, "member": m})
+        w._write({"type": "assigned", "mono": tick(), "wall": 1.0, "partitions": [["t", 0 if m == "m1" else 1]]})
+    offs = {0: 0, 1: 0}
+    for i in range(n):
+        part = i % 2
+        p._write({"type": "acked", "mono": tick(), "wall": 1.0, "topic": "t", "partition": part, "offset": offs[part],
+                  "key": f"k{i}", "seq": i})
+        if rng.random() < 0.9:  # some records are lost
+            ms["m1" if part == 0 else "m2"]._write({"type": "processed", "mono": tick(), "wall": 1.0, "topic": "t",
+                                                   "partition": part, "first_offset": offs[part],
+                                                   "last_offset": offs[part], "count": 1})
+        if i % 7 == 0:
+            ms["m1"]._write({"type": "committed", "mono": tick(), "wall": 1.0, "offsets": [["t", 0, offs[0]]],
+                             "ok": True, "error": None})
+        if i % 11 == 0:
+            p._write({"type": "failed", "mono": tick(), "wall": 1.0, "topic": "t", "key": "x", "seq": 0,
+                      "error": "e"})
+        offs[part] += 1
+    h._write({"type": "run_end", "mono": tick(), "wall": 1.0, "status": "complete"})
+    for w in (h, p, *ms.values()):
+        w.close()
+    with open(d / "member-m2.jsonl", "ab") as f:
+        f.write(b"\n")  # a blank line (skipped) ...
+    with open(d / "member-m1.jsonl", "ab") as f:
+        f.write(b'{"type":"processed","mono":1')  # ... and a torn last line (dropped)
+
+
+def _plain(d):
+    """What the reader gave before it stored columns: every file's dicts, merged by (mono, file order)."""
+    evs = [e for f in sorted(d.glob("*.jsonl")) for e in read_file(f)[1]]
+    return [evs[i] for i in sorted(range(len(evs)), key=lambda i: (evs[i]["mono"], i))]
+
+
+def test_load_gives_the_same_events_as_plain_dicts(tmp_path):
+    _write_run(tmp_path)
+    h, plain = History.load(tmp_path), _plain(tmp_path)
+    assert len(h) == len(plain)
+    assert [e["type"] for _, e in h.control()] == [e["type"] for e in plain if e["type"] not in BULK_TYPES]
+    assert h.events == plain  # built on first use, in history order
+    assert [e["type"] for e in h.of_type("member_start", "run_end")] == ["member_start"] * 2 + ["run_end"]
+
+
+def test_columns_hold_what_the_dicts_say(tmp_path):
+    _write_run(tmp_path)
+    h, plain = History.load(tmp_path), _plain(tmp_path)
+    for ty in BULK_TYPES:
+        b = h.bulk(ty)
+        want = [(i, e) for i, e in enumerate(plain) if e["type"] == ty]
+        assert list(b.seq) == [i for i, _ in want] and b.n == len(want)
+        assert h.events_at(b.seq[:5]) == {i: e for i, e in want[:5]}
+    p, vals = h.bulk("processed"), h.values
+    got = [(vals[p.member[r]], vals[p.topic[r]], p.partition[r], p.first[r], p.last[r], p.mono[r]) for r in range(p.n)]
+    assert got == [(e["member"], e["topic"], e["partition"], e["first_offset"], e["last_offset"], e["mono"])
+                   for e in plain if e["type"] == "processed"]
+    c = h.bulk("committed")
+    assert [(c.c_row[i], vals[c.c_topic[i]], c.c_partition[i], c.c_offset[i]) for i in range(len(c.c_row))] == \
+        [(r, *e["offsets"][0]) for r, e in enumerate(x for x in plain if x["type"] == "committed")]
+
+
+def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path):
+    from harness.invariants import CheckSettings, check_all, judge
+    _write_run(tmp_path)
+    loaded, plain = History.load(tmp_path), History.from_events(_plain(tmp_path))
+    s = CheckSettings(topic="t", partitions=2)
+    a = {n: v.to_dict() for n, v in check_all(loaded, s).items()}
+    assert a == {n: v.to_dict() for n, v in check_all(plain, s).items()}
+    assert a["record_integrity"]["status"] == "invalid"  # the lost records are found, with their witnesses
+    assert a["record_integrity"]["witnesses"][0]["type"] == "acked"
+    assert {n: v.to_dict() for n, v in judge(History.load(tmp_path)).items()} == a
+
+
+def test_a_bulk_event_without_its_fields_is_refused(tmp_path):
+    p = tmp_path / "member-m1.jsonl"
+    with HistoryWriter(p, source="member", member="m1") as w:
+        w.event("processed", topic="t", partition=0, first_offset=0)  # no last_offset
+    with pytest.raises(HistoryFormatError, match="processed event lacks a field"):
+        History.load(tmp_path)
+
+
+def test_a_torn_line_elsewhere_than_at_the_end_is_an_error(tmp_path):
+    p = tmp_path / "m.jsonl"
+    with HistoryWriter(p, source="member", member="m1") as w:
+        w.event("started")
+    with open(p, "a") as f:
+        f.write('{"type": "assigned", "mono": 1\n{"type":"stopped","mono":2}\n')
+    with pytest.raises(HistoryFormatError, match=r"m.jsonl:3: bad event line"):
+        History.load(tmp_path)

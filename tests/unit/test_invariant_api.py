@@ -4,10 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
-from histbuild import acked, assigned, history, processed, run_end, settings, steady
+from histbuild import acked, assigned, history, processed, run_end, run_start, settings, steady
 
 import harness.invariants as inv
-from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, protocols
+from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
 
 PACKAGE = Path(inv.__file__).parent
 STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "typing"}
@@ -105,8 +105,8 @@ def test_protocol_rules_live_in_one_place():
 
 def test_invariants_do_no_io():
     """Only the stdlib allow-list, harness.history and sibling modules are imported; no I/O builtins are called."""
-    files = sorted(PACKAGE.glob("*.py"))
-    assert len(files) >= 9
+    files = sorted(PACKAGE.rglob("*.py"))  # the streams package too
+    assert len(files) >= 15
     for f in files:
         for node in ast.walk(ast.parse(f.read_text(), str(f))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -123,3 +123,68 @@ def test_invariants_do_no_io():
                 ok = n in STDLIB_ALLOWED or n == "harness.history" or n == "harness.invariants" \
                     or n.startswith("harness.invariants.")
                 assert ok, f"{f.name} imports {n}"
+
+
+# -- judge(history): the settings come from the history's run_start alone
+def _consumer_run(**start):
+    evs = [*steady(), *[acked(0.8, p, 0) for p in range(4)],
+           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)]]
+    evs = [e for e in evs if e["type"] != "run_start"] + ([run_start(0.0, **start)] if start is not None else [])
+    return history(evs)
+
+
+def test_judge_reads_the_consumer_settings_from_run_start():
+    vs = judge(_consumer_run(kind="consumer", settings={"topic": "t", "partitions": 4, "protocol": "classic-eager"}))
+    assert list(vs) == list(CHECKERS)
+    assert vs["bounded_migrations"].status == "skipped" and "classic-eager" in vs["bounded_migrations"].message
+    assert vs["coverage_liveness"].measurements["partitions_inferred"] is False
+    assert {n: v.status for n, v in vs.items()} == {n: v.status for n, v in check_all(
+        _consumer_run(), CheckSettings(topic="t", partitions=4, protocol="classic-eager")).items()}
+
+
+@pytest.mark.parametrize("start", [None, {"settings": {"topic": "t"}}, {"settings": None}])
+def test_judge_without_settings_uses_the_defaults(start):
+    """No run_start, a run_start like the synthetic generator's (only the topic), or settings: null."""
+    h = _consumer_run() if start is None else history(
+        [e for e in _consumer_run().events if e["type"] != "run_start"], run_start(0.0, **start))
+    if start is None:
+        h = history([e for e in h.events if e["type"] != "run_start"])
+    vs = judge(h)
+    assert list(vs) == list(CHECKERS)
+    assert vs["coverage_liveness"].status == "valid"
+    assert vs["coverage_liveness"].measurements["partitions_inferred"] is True  # partitions 0: inferred
+    assert run_settings(h)[0] == "consumer"
+
+
+def test_run_settings_tells_streams_runs_old_and_new():
+    from harness.invariants.streams import StreamsCheckSettings
+    new = history(run_start(0.0, kind="streams", settings={"topic": "in", "partitions": 4},
+                            streams_settings={"tasks": 4, "standby_replicas": 1, "exactly_once": True}))
+    kind, check, streams = run_settings(new)
+    assert (kind, check.topic, streams) == ("streams", "in", StreamsCheckSettings(tasks=4, standby_replicas=1,
+                                                                                   exactly_once=True))
+    old = history(run_start(0.0, settings={"topic": "in", "partitions": 4, "tasks": 4, "standby_replicas": 0,
+                                           "protocol": "classic"}))  # both settings merged, no kind
+    kind, check, streams = run_settings(old)
+    assert kind == "streams" and check.topic == "in" and streams.tasks == 4 and streams.protocol == "classic"
+
+
+def test_judge_dispatches_a_streams_run():
+    from harness.invariants.streams import STREAMS_CHECKERS
+    h = history(run_start(0.0, kind="streams", settings={"topic": "t"}, streams_settings={"tasks": 4}), run_end(9.0))
+    vs = judge(h)
+    assert list(vs) == [*STREAMS_CHECKERS, "record_integrity"]
+    assert vs["task_exclusive_active"].status == "unknown"  # no Streams events at all
+
+
+def test_the_timeline_is_built_once_per_judgment(monkeypatch):
+    built = []
+    real = timeline.Timeline.__init__
+
+    def counting(self, h, s):
+        built.append(s)
+        real(self, h, s)
+
+    monkeypatch.setattr(timeline.Timeline, "__init__", counting)
+    check_all(_consumer_run(), settings())
+    assert len(built) == 1
