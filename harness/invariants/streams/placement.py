@@ -1,15 +1,9 @@
 """Streams invariants 4 (`standby_placement`, KIP-708) and 5 (`task_balance`); see the package docstring."""
 from __future__ import annotations
 
-import math
-from bisect import bisect_left, bisect_right
-from collections import defaultdict
-
 from harness.history import History
-from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
-from harness.invariants.streams.view import (DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _holders,
-                                             _outcome, _task_ids, _unstable, _View, view)
-
+from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view
 from harness.invariants.streams.tasks import rules_racks
 
 

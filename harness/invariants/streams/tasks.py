@@ -1,14 +1,13 @@
 """Streams invariants 1 (`task_exclusive_active`) and 2 (`warmup_before_active`, KIP-441); see the package docstring."""
 from __future__ import annotations
 
-import math
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 
 from harness.history import History
 from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
-from harness.invariants.streams.view import (DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _holders,
-                                             _outcome, _task_ids, _unstable, _View, view)
+from harness.invariants.streams.view import DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _outcome, view
+
 
 def check_task_exclusive_active(history: History, settings: StreamsCheckSettings) -> Verdict:
     """Judge that no task runs on two clients at once, beyond a zombie's tolerance."""

@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
-from collections import defaultdict
 
 from harness.history import History
-from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
-from harness.invariants.streams.view import (DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _holders,
-                                             _outcome, _task_ids, _unstable, _View, view)
+from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.streams.view import DOWN_STATES, StreamsCheckSettings, _empty, _outcome, _View, view
+
 
 def _all_running_at(vw: _View) -> float | None:
     """The first moment every live member was RUNNING, if any."""
