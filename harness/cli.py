@@ -88,8 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def print_table(verdicts: dict, *, out=sys.stdout) -> None:
+def print_table(verdicts: dict, *, out=None) -> None:
     """The verdict table: one row per invariant."""
+    out = out or sys.stdout
     out.write(f"{'invariant':<22} {'verdict':<9} detail\n")
     for name, v in verdicts.items():
         d = v if isinstance(v, dict) else v.to_dict()

@@ -111,7 +111,8 @@ class Run:
         self._start_cluster()
         self.meta.update({
             "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
-            "group_id": self.group_id, "kafka_version": self.cluster.version, "backend": "local",
+            "group_id": self.group_id, "kafka_version": self.cluster.version,
+            "backend": getattr(self.cluster, "backend", "local"),
             "brokers": len(self.cluster.broker_ids()), "broker_settings": self.cluster.settings.properties(),
             "check_settings": self.kind.check_settings(), "cluster_dir": str(self.cluster.work_dir),
             "schedule": plan.schedule_dicts(), "replay": f"harness replay {d.path}"})
@@ -150,6 +151,7 @@ class Run:
             self.cluster.start()
         else:
             self.cluster = self.shared_cluster
+            self._shared_on_event = self.cluster.on_event
             self.cluster.on_event = self.event
 
     def _run_schedule(self) -> None:
@@ -186,6 +188,7 @@ class Run:
                 self.cluster.heal()
             except Exception:
                 pass
+            self.cluster.on_event = self._shared_on_event  # not this run's history, closed after it
 
     def _judge(self) -> RunResult:
         self.event("run_end", status="complete")

@@ -71,6 +71,8 @@ def _noop(*_a, **_k) -> None:
 class LocalCluster:
     """N KRaft nodes (broker+controller) on loopback behind Toxiproxy. Use as a context manager."""
 
+    backend = "local"
+
     def __init__(self, *, work_dir: Path, version: str = "latest", brokers: int = 3, racks: int = 3,
                  settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=_log.info) -> None:
         if brokers < 1:
