@@ -29,6 +29,22 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
         sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    def members_and_settings(sp):
+        sp.add_argument("--member", default="python", choices=["python", "java"],
+                        help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
+                             "Apache Kafka Java client of the brokers' version)")
+        sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
+                        help="your own member program (docs/member-contract.md), split like a shell line: "
+                             "'CMD ARGS' for every slot, or slotN='CMD ARGS' for slot N only (0-based: slot0 is "
+                             "the first member); repeatable, so a run can mix your members with the harness's")
+        sp.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a client setting for every member (HARNESS_CLIENT_CONFIG); repeatable")
+        sp.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a broker setting into every broker's server.properties; repeatable")
+        sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
+                             "e.g. consumer.session.timeout.ms=10000; repeatable")
+
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario name (see `harness scenarios`)")
@@ -51,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
                         "(repeatable; docs/streams.md lists them)")
+    members_and_settings(r)
     common(r)
 
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
@@ -67,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
                         "streams for the Kafka Streams scenarios)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
+    members_and_settings(n)
     common(n)
 
     sub.add_parser("scenarios", help="list the scenarios")
@@ -136,6 +154,15 @@ def _nightly(args, progress) -> int:
         from harness.errors import BadInput
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; "
                        f"known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
+    extra = member_options(args)
+    if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings"}:
+        from harness.errors import BadInput
+        raise BadInput("--member, --member-command and --client-set apply to consumer groups: leave the Streams "
+                       "protocols (classic, streams) out of --protocols")
+    if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
+        from harness.errors import BadInput
+        raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
+    _nightly_with(extra)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     progress(f"nightly: budget {budget:.0f}s, seed {seed}")
     res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],
@@ -166,6 +193,66 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
+
+
+def _nightly_with(extra: dict) -> None:
+    """Every run of the night takes the member and settings options, every cluster of the night the broker
+    settings. (harness/nightly.py builds its RunConfigs and clusters itself; these defaults reach them.)"""
+    if not extra:
+        return
+    import functools
+    from harness import nightly
+    from harness.cluster.base import BrokerSettings
+    from harness.runner import RunConfig
+    nightly.RunConfig = functools.partial(RunConfig, **extra)
+    broker = dict(extra.get("broker_settings") or ())
+    if broker:
+        nightly.LocalCluster = functools.partial(nightly.LocalCluster, settings=BrokerSettings.for_brokers(3, broker))
+
+
+def _settings(items: list[str], flag: str) -> tuple[tuple[str, str], ...]:
+    """KEY=VALUE pairs of a --*-set flag, values as text (as server.properties and librdkafka take them)."""
+    from harness.errors import BadInput
+    out: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise BadInput(f"{flag} wants KEY=VALUE, got {item!r}")
+        out[key.strip()] = value
+    return tuple(out.items())
+
+
+def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tuple[int, tuple[str, ...]], ...]]:
+    """--member-command values: 'CMD ARGS' for every slot, slotN='CMD ARGS' for slot N (0-based)."""
+    import re
+    import shlex
+    from harness.errors import BadInput
+    every, slots = None, {}
+    for item in items:
+        m = re.match(r"^slot(\d+)=(.*)$", item, re.S)
+        try:
+            cmd = tuple(shlex.split(m.group(2) if m else item))
+        except ValueError as e:
+            raise BadInput(f"--member-command {item!r} cannot be split into words: {e}") from None
+        if not cmd:
+            raise BadInput(f"--member-command {item!r} names no program")
+        if m:
+            slots[int(m.group(1))] = cmd
+        elif every is not None:
+            raise BadInput("--member-command without slotN= given twice: one command for every slot, or name slots")
+        else:
+            every = cmd
+    return every, tuple(sorted(slots.items()))
+
+
+def member_options(args) -> dict:
+    """RunConfig fields from --member, --member-command and the --*-set flags (only those given)."""
+    every, slots = _member_commands(args.member_command)
+    out = {"member": args.member if args.member != "python" else None, "member_command": every,
+           "slot_commands": slots, "client_settings": _settings(args.client_set, "--client-set"),
+           "broker_settings": _settings(args.broker_set, "--broker-set"),
+           "group_settings": _settings(args.group_set, "--group-set")}
+    return {k: v for k, v in out.items() if v}
 
 
 def _key_values(items: list[str]) -> tuple[tuple[str, object], ...]:
@@ -225,7 +312,8 @@ def _dispatch(args) -> int:
         protocol = args.protocol or get(args.scenario).default_protocol
         cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=protocol, kafka_version=args.kafka_version,
                         client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
-                        misbehave=args.misbehave, streams_settings=_key_values(args.streams_set))
+                        misbehave=args.misbehave, streams_settings=_key_values(args.streams_set),
+                        **member_options(args))
         progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}, seed {seed}")
     else:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root)

@@ -19,11 +19,26 @@ from harness.rundir import SCHEDULE_JSON, RunDir
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra")
+#: client settings a member's contract fixes; `--client-set` may not change them
+RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
+                        "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",
+                        "client.rack": "HARNESS_RACK", "enable.auto.commit": "the contract commits itself",
+                        "client.id": "the member id"}
 #: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
 #: at_least_once while the run is judged as exactly_once_v2
 STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos")
-#: what the brokers must run for a group protocol: (major, minor)
+#: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
+#: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
+#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md)
 PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
+#: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
+#: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
+CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
+#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
+GROUP_CONFIGS_SINCE = (4, 0)
+#: the built-in member kinds `--member` picks from
+MEMBER_KINDS = ("python", "java")
+Settings = tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -46,7 +61,12 @@ class RunConfig:
     drain_timeout_s: float = 60.0
     quiet_period_s: float = 3.0
     misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
-    member_command: tuple[str, ...] | None = None
+    member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
+    member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
+    slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
+    client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
+    broker_settings: Settings = ()  # into every broker's server.properties (a run's own cluster only)
+    group_settings: Settings = ()  # GROUP config resources set through the Admin API before the first member
     schedule: tuple[dict, ...] | None = None  # replay: run exactly this schedule
     streams_settings: tuple[tuple[str, object], ...] = ()  # Streams runs: settings over the scenario's
 
@@ -62,8 +82,30 @@ class RunConfig:
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
+        if self.member not in MEMBER_KINDS:
+            raise BadInput(f"unknown member {self.member!r}; known: {', '.join(MEMBER_KINDS)}")
+        for slot, cmd in self.slot_commands:
+            if slot < 0 or not cmd:
+                raise BadInput(f"bad member command for slot {slot}: a slot is 0 or more, a command not empty")
+        for flag, pairs in (("client", self.client_settings), ("broker", self.broker_settings),
+                            ("group", self.group_settings)):
+            for k, v in pairs:
+                if not k or not isinstance(v, str):
+                    raise BadInput(f"bad {flag} setting {k!r}={v!r}: KEY=VALUE with a non-empty KEY")
+        reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)
+        if reserved:
+            raise BadInput(f"client setting {reserved[0]} is the harness's to set ({RESERVED_CLIENT_KEYS[reserved[0]]})")
         kind_of(sc).check_config(self, sc)
         return sc
+
+    def slot_command(self, slot: int) -> tuple[str, ...] | None:
+        """The program slot `slot` runs, or None for the built-in member."""
+        return dict(self.slot_commands).get(slot, self.member_command)
+
+    def user_settings(self) -> dict:
+        """The settings asked for on the command line, as run.json and run_start record them."""
+        return {"client_settings": dict(self.client_settings), "broker_settings": dict(self.broker_settings),
+                "group_settings": dict(self.group_settings)}
 
     def client_config(self) -> dict:
         """The classic protocol's group timings, as client settings."""
@@ -124,9 +166,41 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             how = "runs with" if p == cfg.protocol else "moves members to"
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
                            f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
+    _check_versions(cfg, sc, version, schedule)
+    if cfg.broker_settings and not own:
+        have = shared.settings.properties()
+        k, v = next(((k, v) for k, v in cfg.broker_settings if have.get(k) != v), (None, None))
+        if k is not None:
+            raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
+                           f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
     settings = kind_of(sc).settings(cfg, sc)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".post")[0].split(".")[:3])
+
+
+def _check_versions(cfg: RunConfig, sc: Scenario, version: str, schedule) -> None:
+    """Group settings need 4.0 brokers; a protocol the Python member's client version cannot speak is refused."""
+    if cfg.group_settings and _major_minor(version) < GROUP_CONFIGS_SINCE:
+        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {GROUP_CONFIGS_SINCE[0]}."
+                       f"{GROUP_CONFIGS_SINCE[1]} or newer (group configs); the cluster runs {version}")
+    if sc.kind != "consumer" or cfg.member != "python" or cfg.member_command:
+        return  # no Python member runs, unless a slot command says otherwise: nothing of confluent-kafka to check
+    from harness.members.clients import VERSION_RE, bundled_version
+    first = cfg.client_version or sc.initial_client
+    versions = {(first or "default", cfg.protocol)}
+    for a in schedule:  # a bounce may bring a member back on another version or protocol
+        if a.kind == "bounce":
+            versions.add((a.params.get("client_version") or first or "default", a.params.get("protocol") or cfg.protocol))
+    for v, p in sorted(versions):
+        v = bundled_version() if v in ("default", None) else v
+        since = CLIENT_PROTOCOL_SINCE.get(p)
+        if since and VERSION_RE.match(v) and _version_tuple(v) < since:
+            raise BadInput(f"confluent-kafka {v} cannot speak the {p} group protocol (KIP-848); it needs "
+                           f"confluent-kafka {'.'.join(map(str, since))} or newer (2.12.0 for GA)")
 
 
 def replay_config(run_dir: Path, **overrides) -> RunConfig:
@@ -146,6 +220,9 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     if cfg.get("member_command"):
         cfg["member_command"] = tuple(cfg["member_command"])
     cfg["streams_settings"] = tuple(tuple(kv) for kv in cfg.get("streams_settings") or ())
+    cfg["slot_commands"] = tuple((int(s), tuple(c)) for s, c in cfg.get("slot_commands") or ())
+    for key in ("client_settings", "broker_settings", "group_settings"):
+        cfg[key] = tuple((k, v) for k, v in cfg.get(key) or ())
     known = {f for f in RunConfig.__dataclass_fields__}
     return replace(RunConfig(**{k: v for k, v in cfg.items() if k in known}), **overrides)
 

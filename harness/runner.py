@@ -19,11 +19,13 @@ import traceback
 from contextlib import ExitStack
 from datetime import datetime, timezone
 
+from harness.cluster.base import BrokerSettings
 from harness.cluster.local import LocalCluster
 from harness.errors import HarnessError
 from harness.history import HistoryWriter
 from harness.invariants import judge
 from harness.kinds import kind_of
+from harness.kinds.consumer import set_group_configs
 from harness.members import MemberPool
 from harness.nemesis import Nemesis
 from harness.observe import Observer
@@ -38,9 +40,10 @@ __all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunRes
 log = logging.getLogger("harness.run")
 
 
-def new_cluster(*, work_dir, version: str, brokers: int, on_event, progress) -> LocalCluster:
+def new_cluster(*, work_dir, version: str, brokers: int, on_event, progress, settings=None) -> LocalCluster:
     """The backend a run starts for itself."""
-    return LocalCluster(work_dir=work_dir, version=version, brokers=brokers, on_event=on_event, progress=progress)
+    return LocalCluster(work_dir=work_dir, version=version, brokers=brokers, on_event=on_event, progress=progress,
+                        settings=settings)
 
 
 class Run:
@@ -115,14 +118,16 @@ class Run:
             "backend": getattr(self.cluster, "backend", "local"),
             "brokers": len(self.cluster.broker_ids()), "broker_settings": self.cluster.settings.properties(),
             "check_settings": self.kind.check_settings(), "cluster_dir": str(self.cluster.work_dir),
-            "schedule": plan.schedule_dicts(), "replay": f"harness replay {d.path}"})
+            "schedule": plan.schedule_dicts(), "replay": f"harness replay {d.path}",
+            "group_settings": dict(cfg.group_settings)})
         self.meta.setdefault("kind", plan.kind)
         d.write_json("run.json", self.meta)
         d.write_json("schedule.json", plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
-                   settings=self.meta["check_settings"],
+                   settings=self.meta["check_settings"], **cfg.user_settings(),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}))
         self.kind.create_topics()
+        set_group_configs(self, dict(cfg.group_settings))
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=d.history_dir, log_dir=d.logs_dir, on_event=self.event,
                                client_config=self.kind.pool_config())
@@ -147,7 +152,9 @@ class Run:
             version = self.plan.kafka_version
             self.say(f"starting a {self.cfg.brokers}-broker Kafka {version} cluster")
             self.cluster = self.make_cluster(work_dir=self.dir.path / "cluster", version=version,
-                                             brokers=self.cfg.brokers, on_event=self.event, progress=self.say)
+                                             brokers=self.cfg.brokers, on_event=self.event, progress=self.say,
+                                             settings=BrokerSettings.for_brokers(self.cfg.brokers,
+                                                                                 dict(self.cfg.broker_settings)))
             self.cluster.start()
         else:
             self.cluster = self.shared_cluster

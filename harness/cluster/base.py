@@ -22,7 +22,12 @@ class BrokerSettings:
     group_min_session_timeout_ms: int = 1000
     consumer_session_timeout_ms: int = 6000
     consumer_heartbeat_interval_ms: int = 500
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # `--broker-set KEY=VALUE`: over everything above
+
+    @classmethod
+    def for_brokers(cls, brokers: int, extra: dict | None = None) -> "BrokerSettings":
+        """The defaults for a cluster of `brokers` nodes (replication no wider than the cluster), plus extra."""
+        return cls(replication_factor=min(3, brokers), min_insync_replicas=min(2, brokers), extra=dict(extra or {}))
 
     def properties(self) -> dict[str, str]:
         props = {

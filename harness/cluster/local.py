@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 import base64
+import re
 import shutil
 import socket
 import subprocess
@@ -64,6 +65,21 @@ def new_cluster_id() -> str:
             return cid
 
 
+#: what a broker says in broker.log when it refuses its configuration at start
+_REFUSAL = re.compile(r"((?:org\.apache\.kafka\.common\.config\.)?ConfigException: .*|"
+                      r"java\.lang\.IllegalArgumentException: .*|requirement failed: .*)")
+
+
+def startup_failure(log: Path) -> str:
+    """The reason a broker gave for exiting at start (a refused setting, most often), as one line, or ''."""
+    try:
+        text = log.read_text(errors="replace")[-200_000:]
+    except OSError:
+        return ""
+    found = _REFUSAL.findall(text)
+    return found[0].strip()[:300] if found else ""
+
+
 def _noop(*_a, **_k) -> None:
     pass
 
@@ -81,8 +97,7 @@ class LocalCluster:
         self.requested_version = version
         self.n = brokers
         self.racks = max(1, racks)
-        self.settings = settings or BrokerSettings(replication_factor=min(3, brokers),
-                                                   min_insync_replicas=min(2, brokers))
+        self.settings = settings or BrokerSettings.for_brokers(brokers)
         self.on_event = on_event
         self.progress = progress
         self.nodes: dict[int, Node] = {}
@@ -251,7 +266,9 @@ class LocalCluster:
             for nid in ids:
                 p = self.nodes[nid].proc
                 if p is None or not p.alive():
-                    raise SetupError(f"broker {nid} exited during start-up (see {self.nodes[nid].log})")
+                    why = startup_failure(self.nodes[nid].log)
+                    raise SetupError(f"broker {nid} exited during start-up{': ' + why if why else ''} "
+                                     f"(see {self.nodes[nid].log})")
             # ports first: asking for metadata before the listeners are up only grows the client's backoff
             if all(self._port_open(self.nodes[i].client_port) for i in ids) and ids <= self.registered_brokers():
                 for nid in ids:

@@ -1,4 +1,5 @@
-"""Consumer-group members (the Python member on confluent-kafka, or any program of the member contract).
+"""Consumer-group members (the Python member on confluent-kafka, the Java member, or any program of the
+member contract, chosen per slot).
 
 "Stable" means every partition has exactly one live owner, owned counts differ by at most one.
 """
@@ -31,15 +32,28 @@ class ConsumerGroup:
         self.cfg = plan.cfg
         self.client_version: str | None = None
         self.client_path: str | None = None
+        self.builtin: tuple[str, ...] | None = None  # the built-in member's command (None: the Python member)
 
     # -- before the members
     def prepare(self) -> dict:
         """Resolve the client library, create the topic; returns what run.json records about them."""
         cfg, sc = self.cfg, self.plan.scenario
-        self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
-                                                                    progress=self.run.say)
-        return {"client_version": self.client_version, "client_library": self.library,
-                "client_settings": cfg.client_config()}
+        library = self.library
+        if cfg.member == "java":
+            from harness.members.java_member import java_member_command
+            self.builtin = java_member_command(kafka_version=self.plan.kafka_version, progress=self.run.say)
+            self.client_version, library = self.plan.kafka_version, "kafka-clients"
+        else:
+            self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
+                                                                        progress=self.run.say)
+            if cfg.member_command is None:  # a Python member runs: its client must take the settings
+                clients.check_settings(self.client_path, self.client_version, cfg.protocol,
+                                       {**self._protocol_timings(), **dict(cfg.client_settings)})
+        return {"client_version": self.client_version, "client_library": library,
+                "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
+
+    def _protocol_timings(self) -> dict:
+        return {} if self.cfg.protocol == "consumer" else self.cfg.client_config()
 
     def create_topics(self) -> None:
         cfg = self.cfg
@@ -61,8 +75,9 @@ class ConsumerGroup:
         return MemberSpec(protocol=self.cfg.protocol,
                           instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if sc.racks else None,
-                          client_path=self.client_path, command=self.cfg.member_command,
-                          misbehave=self.cfg.misbehave if slot == 0 else None)
+                          client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
+                          misbehave=self.cfg.misbehave if slot == 0 else None,
+                          client_config=dict(self.cfg.client_settings))
 
     def members_started(self) -> None:
         """The scenario's first members are up; nothing to do for a consumer group."""
@@ -83,3 +98,20 @@ class ConsumerGroup:
     # -- the end
     def finish(self) -> None:
         """After the members stopped; nothing more to read for a consumer group."""
+
+
+def set_group_configs(run, settings: dict) -> None:
+    """Group settings as GROUP config resources (KIP-848's group configs), set through the Admin API before
+    the first member joins; the brokers' refusal is one line (BadInput)."""
+    if not settings:
+        return
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+    res = ConfigResource(ResourceType.GROUP, run.group_id, incremental_configs=[
+        ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()])
+    try:
+        run.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
+    except Exception as e:
+        err = e.args[0] if getattr(e, "args", None) else e
+        raise BadInput(f"the brokers refused group setting(s) {', '.join(f'{k}={v}' for k, v in settings.items())}: "
+                       f"{getattr(err, 'str', lambda: str(err))()}") from None
+    run.event("group_config", group_id=run.group_id, config=dict(settings))

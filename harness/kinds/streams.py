@@ -28,6 +28,12 @@ class StreamsApp:
 
     @staticmethod
     def check_config(cfg, sc) -> None:
+        if cfg.client_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --client-set does not apply "
+                           "(use --streams-set)")
+        if cfg.slot_commands or cfg.member != "python":
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --member and slot member commands "
+                           "do not apply (a --member-command for every slot does)")
         streams_settings(cfg, sc)
 
     @staticmethod

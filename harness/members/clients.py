@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 
+import json
+import os
 import re
 import subprocess
 import sys
@@ -44,3 +46,19 @@ def client_path(version: str | None, *, progress=_log.info) -> tuple[str, str | 
         raise SetupError(f"installing confluent-kafka {version} failed (see {log})")
     (target / "COMPLETE").write_text(version)
     return version, str(target)
+
+
+def check_settings(path: str | None, version: str, protocol: str, conf: dict) -> None:
+    """Construct the Python member's consumer with `conf` under the confluent-kafka install at `path` (no
+    broker needed: librdkafka refuses an unknown property or a bad value when the consumer is made).
+    BadInput with librdkafka's own words when it refuses."""
+    from harness.members.pool import MEMBER_SCRIPT
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
+    env.update({"HARNESS_CHECK_CONFIG": "1", "HARNESS_PROTOCOL": protocol, "HARNESS_CLIENT_CONFIG": json.dumps(conf)})
+    if path:
+        env["PYTHONPATH"] = os.pathsep.join([path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    r = subprocess.run([sys.executable, str(MEMBER_SCRIPT)], env=env, capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()] or [f"exit code {r.returncode}"]
+        raise BadInput(f"confluent-kafka {version} refuses the client settings: "
+                       f"{lines[-1].removeprefix('member: ').removeprefix('the client refused its settings: ')}")

@@ -29,6 +29,17 @@ class MemberSpec:
     client_config: dict = field(default_factory=dict)
 
 
+def _last_line(path: Path, limit: int = 300) -> str:
+    """The last non-blank line of a member's log (what it said when it exited), shortened."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+            lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1][:limit] if lines else ""
+
+
 class MemberProcess:
     """One running member process and where its history goes."""
 
@@ -62,7 +73,10 @@ class MemberPool:
     def live(self) -> list[MemberProcess]:
         return [m for m in self.members.values() if not m.exited]
 
-    def start(self, spec: MemberSpec, *, wait_s: float = 30.0) -> MemberProcess:
+    #: how long a member has to write its `started` event (docs/member-contract.md)
+    START_WAIT_S = 30.0
+
+    def start(self, spec: MemberSpec, *, wait_s: float = START_WAIT_S) -> MemberProcess:
         """Spawn a member and wait for its `started` event."""
         self._n += 1
         member_id = f"m{self._n}"
@@ -102,7 +116,9 @@ class MemberPool:
                 raise SetupError(f"member {m.member_id} writes no valid history: {e}") from None
             if not m.proc.alive():
                 self._exited(m, "crash", m.proc.popen.returncode)
-                raise SetupError(f"member {m.member_id} exited at start (see {m.proc.log_path})")
+                why = _last_line(m.proc.log_path)
+                raise SetupError(f"member {m.member_id} exited at start with code {m.proc.popen.returncode}"
+                                 f"{': ' + why if why else ''} (see {m.proc.log_path})")
             time.sleep(0.05)
         raise SetupError(f"member {m.member_id} did not start within {wait_s}s (see {m.proc.log_path})")
 

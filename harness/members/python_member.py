@@ -31,6 +31,51 @@ PROTOCOL_CONFIG = {
     "classic-cooperative": {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"},
     "consumer": {"group.protocol": "consumer"},
 }
+#: librdkafka knows `group.protocol` (KIP-848, early access) from 2.4.0; before it the property is refused
+GROUP_PROTOCOL_SINCE = 0x02040000
+
+
+def protocol_config(protocol: str) -> dict:
+    """The client settings of a protocol that this client library knows. `group.protocol=classic` is the
+    default, so it is left out where the library does not know the property; `consumer` cannot be had there."""
+    if protocol not in PROTOCOL_CONFIG:
+        raise SystemExit(f"member: unknown protocol {protocol!r}")
+    conf = dict(PROTOCOL_CONFIG[protocol])
+    if confluent_kafka.libversion()[1] < GROUP_PROTOCOL_SINCE:
+        if protocol == "consumer":
+            raise SystemExit(f"member: confluent-kafka {client_version()} (librdkafka {confluent_kafka.libversion()[0]}) "
+                             "cannot speak the consumer group protocol (KIP-848): it needs 2.4.0 or newer")
+        del conf["group.protocol"]
+    return conf
+
+
+def consumer_config(env: dict) -> dict:
+    """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given."""
+    conf = {"enable.auto.commit": False, "auto.offset.reset": "earliest",
+            **protocol_config(env["HARNESS_PROTOCOL"]), **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")}
+    for key, var in (("bootstrap.servers", "HARNESS_BOOTSTRAP"), ("group.id", "HARNESS_GROUP_ID"),
+                     ("client.id", "HARNESS_MEMBER_ID"), ("group.instance.id", "HARNESS_INSTANCE_ID"),
+                     ("client.rack", "HARNESS_RACK")):
+        if env.get(var):
+            conf[key] = env[var]
+    return conf
+
+
+def make_consumer(conf: dict):
+    """Consumer(conf), or exit with librdkafka's reason on one line (an unknown property, a bad value)."""
+    try:
+        return Consumer(conf)
+    except (KafkaException, ValueError, TypeError) as e:
+        err = e.args[0] if e.args else e
+        raise SystemExit(f"member: the client refused its settings: {getattr(err, 'str', lambda: str(err))()}") \
+            from None
+
+
+def check_config(env: dict) -> int:
+    """HARNESS_CHECK_CONFIG=1: make the consumer the member would make, without a broker, and close it."""
+    conf = consumer_config({**env, "HARNESS_GROUP_ID": "harness-config-check", "HARNESS_BOOTSTRAP": ""})
+    make_consumer(conf).close()
+    return 0
 
 
 def client_version() -> str:
@@ -51,27 +96,13 @@ class Member:
         self.topic = env["HARNESS_TOPIC"]
         self.group_id = env["HARNESS_GROUP_ID"]
         self.protocol = env["HARNESS_PROTOCOL"]
-        if self.protocol not in PROTOCOL_CONFIG:
-            raise SystemExit(f"member: unknown protocol {self.protocol!r}")
+        conf = consumer_config(env)
         self.instance_id = env.get("HARNESS_INSTANCE_ID") or None
         self.rack = env.get("HARNESS_RACK") or None
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
+        self.consumer = make_consumer(conf)
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
-        conf = {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": self.group_id,
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            "client.id": self.member_id,
-            **PROTOCOL_CONFIG[self.protocol],
-            **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"),
-        }
-        if self.instance_id:
-            conf["group.instance.id"] = self.instance_id
-        if self.rack:
-            conf["client.rack"] = self.rack
-        self.consumer = Consumer(conf)
         self.running = True
         self.held: set[tuple[str, int]] = set()
         self.side = None  # the misbehaving member's own reader, outside the group
@@ -193,6 +224,8 @@ class Member:
 
 
 def main() -> int:
+    if os.environ.get("HARNESS_CHECK_CONFIG"):
+        return check_config(dict(os.environ))
     return Member(dict(os.environ)).run()
 
 
