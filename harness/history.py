@@ -1,25 +1,18 @@
-"""Append-only JSON-lines history: the writer every process uses and the reader checkers get.
-
-Standard library only (orjson when installed, to read faster): members run the writer under an isolated
-client install, and the invariants read its output without any I/O of their own. The reader keeps a long
-history lean: the few *control* events (ownership, lives, faults, run start and end, ...) are dicts, the
-many per-record events of `BULK_TYPES` are columns (`Bulk`: an `array` per field, rows in history order),
-and files are read in chunks. `History.events` (all as dicts) is built on first use, reading the bulk
-events' lines again from their files.
-"""
+"""Append-only JSON-lines history: the writer every process uses (standard library only: members run it in an
+isolated client install) and the reader checkers get (numpy, imported when reading; orjson if installed). It keeps
+control events as dicts, the many events of `BULK_TYPES` as columns (`Bulk`): a compact bulk line (as the writers
+write) is read by numpy without a dict (`_Chunk`), any other by orjson; files merge by a stable argsort of `mono`."""
 from __future__ import annotations
 
-import gc
 import json
 import os
 import time
 from array import array
 from bisect import bisect_right
 from collections import defaultdict
-from itertools import accumulate, compress, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 try:  # a C JSON parser, several times faster than json's; the writer does not need it
     from orjson import loads as _loads
@@ -32,43 +25,31 @@ VERSION = 1
 BULK_TYPES = ("processed", "committed", "acked", "failed")
 _KIND = defaultdict(int, {t: k for k, t in enumerate(BULK_TYPES, start=1)})  # other types: 0, control events
 CHUNK_BYTES = 4 << 20
-_MONO, _ACKED = itemgetter("mono"), itemgetter("partition", "offset")
-_PROCESSED = itemgetter("mono", "partition", "first_offset", "last_offset")
-
 
 class HistoryFormatError(ValueError):
     """A history file is not of a schema or version this reader knows, or not JSON lines."""
 
-
 class HistoryWriter:
     """Writes one event per line, each with one write() and flushed, so SIGKILL tears at most the last line."""
-
     def __init__(self, path: str | os.PathLike, *, source: str, **header: object) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        (p := Path(path)).parent.mkdir(parents=True, exist_ok=True)
+        self.path = p
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._write({"type": "header", "schema": SCHEMA, "version": VERSION, "source": source, **header})
-
-    def _write(self, obj: dict) -> None:
+    def _write(self, obj: dict) -> None:  # compact, as the reader's fast path expects
         os.write(self._fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
-
     def event(self, type_: str, **fields: object) -> dict:
         """Append one event stamped with the shared monotonic clock and wall time."""
-        ev = {"type": type_, "mono": time.monotonic(), "wall": time.time(), **fields}
-        self._write(ev)
+        self._write(ev := {"type": type_, "mono": time.monotonic(), "wall": time.time(), **fields})
         return ev
-
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-
     def __enter__(self) -> "HistoryWriter":
         return self
-
     def __exit__(self, *exc: object) -> None:
         self.close()
-
 
 def _header(path, line: bytes) -> dict:
     try:
@@ -81,39 +62,28 @@ def _header(path, line: bytes) -> dict:
         raise HistoryFormatError(f"{path}: history version {header.get('version')!r} is not supported (want {VERSION})")
     return header
 
-
-def _chunks(path) -> Iterator[tuple[int, int, list[bytes]]]:
-    """(first line's byte offset and number from 0, complete lines) of a file by chunks; the text after the last
-    newline (empty, or a line torn by a killed writer) is dropped."""
+def _blocks(path) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, complete lines) of a file by blocks; what follows the last newline (a torn line) is dropped."""
     with open(path, "rb") as f:
-        carry, pos, lineno = b"", 0, 0
+        carry, pos = b"", 0
         while block := f.read(CHUNK_BYTES):
             buf = carry + block if carry else block
-            if (cut := buf.rfind(b"\n")) >= 0:
-                lines, carry = buf[:cut].split(b"\n"), buf[cut + 1:]
-                yield pos, lineno, lines
-                pos, lineno = pos + cut + 1, lineno + len(lines)
-            else:
-                carry = buf
+            if cut := buf.rfind(b"\n") + 1:
+                yield pos, buf[:cut]
+            carry, pos = buf[cut:], pos + cut
 
-
-def _parse(path, lines: list[bytes], lineno: int) -> tuple[list, list[int]]:
-    """The events of some lines (blank ones skipped: their line numbers are returned)."""
+def _parse(path, lines: list[bytes], numbers: Sequence[int]) -> tuple[list, list[int]]:
+    """The events of some lines, numbered from 0 in their file (blank ones skipped: their indices are returned)."""
     try:
         return list(map(_loads, lines)), []
     except ValueError:
-        pass
-    out, blank = [], []
-    for n, line in enumerate(lines, start=lineno):
-        if not line.strip():
-            blank.append(n)
-            continue
+        out, blank = [], []
+    for j, line in enumerate(lines):
         try:
-            out.append(_loads(line))
+            out.append(_loads(line)) if line.strip() else blank.append(j)
         except ValueError as e:
-            raise HistoryFormatError(f"{path}:{n + 1}: bad event line: {e}") from None
+            raise HistoryFormatError(f"{path}:{numbers[j] + 1}: bad event line: {e}") from None
     return out, blank
-
 
 def _defaults(ev: dict, header: dict) -> dict:
     if not isinstance(ev, dict):
@@ -123,278 +93,308 @@ def _defaults(ev: dict, header: dict) -> dict:
         ev.setdefault("member", header.get("member"))
     return ev
 
-
 def read_file(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """Read one history file: its header and its events as dicts (a torn last line is dropped)."""
-    header, events = None, []
-    for _, lineno, lines in _chunks(path):
+    header, events, lineno = None, [], 0
+    for _, buf in _blocks(path):
+        lines = buf[:-1].split(b"\n")
+        lineno += len(lines)
         if header is None:
-            header = _header(path, lines[0])
-            lines, lineno = lines[1:], 1
-        evs, _ = _parse(path, lines, lineno)
+            header, lines = _header(path, lines[0]), lines[1:]
+        evs, _ = _parse(path, lines, range(lineno - len(lines), lineno))
         events += [_defaults(e, header) for e in evs]
     if header is None:
         raise HistoryFormatError(f"{path}: empty history file (no header)")
     return header, events
 
+def _np():  # the reader's columns: imported when reading, so that members' writers need no numpy
+    import numpy
+    return numpy
 
 class Bulk:
-    """The events of one bulk type in history order, an array per field (strings as codes into `History.values`,
+    """One bulk type's events in history order, a numpy array per field (strings as codes into `History.values`,
     0 is None): `seq` (position in history order); `processed`: `mono`, `member`, `topic`, `partition`, `first`,
-    `last` (offsets), `task`; `acked`: `topic`, `partition`, `offset`; `committed`: `mono`, `member`, `ok` (1: true),
-    `requested` (`requested_mono`, else `mono`) and its offsets by row: `c_row`, `c_topic`, `c_partition`, `c_offset`."""
-
+    `last` (offsets), `task`; `acked`: `mono`, `topic`, `partition`, `offset`; `committed`: `mono`, `member`, `ok`,
+    `requested` (`requested_mono`, else `mono`), its offsets by row: `c_row`, `c_topic`, `c_partition`, `c_offset`."""
     FIELDS = ("seq", "mono", "member", "topic", "task", "partition", "first", "last", "offset", "ok", "requested",
               "c_row", "c_topic", "c_partition", "c_offset")
     __slots__ = (*FIELDS, "type", "n")
+    def __init__(self, type_: str, cols: dict) -> None:
+        self.type, self.n = type_, len(cols.get("seq", ()))
+        for f, dt in zip(self.FIELDS, "qdiiiqqqqbdiiqq"):
+            setattr(self, f, _np().asarray(cols.get(f, ()), dtype=dt))
 
-    def __init__(self, type_: str) -> None:
-        self.type, self.n = type_, 0  # n: rows
-        for f, tc in zip(self.FIELDS, "qdiiiqqqqbdiiqq"):
-            setattr(self, f, array(tc))
+#: the columns of each bulk type but committed: (column, event field, kind: f float, i integer, c code)
+_SPEC = {"processed": (("mono", "mono", "f"), ("partition", "partition", "i"), ("first", "first_offset", "i"),
+                       ("last", "last_offset", "i"), ("task", "task", "c"), ("member", "member", "c"),
+                       ("topic", "topic", "c")),
+         "acked": (("mono", "mono", "f"), ("topic", "topic", "c"), ("partition", "partition", "i"),
+                   ("offset", "offset", "i")), "committed": (), "failed": (("mono", "mono", "f"),)}
 
-    def _reorder(self, order: list[int]) -> None:
-        if self.c_row:  # the offsets table follows its rows: renumber them, then sort the table by row
-            new = array("i", bytes(4 * len(order)))
-            for i, r in enumerate(order):
-                new[r] = i
-            self.c_row = array("i", map(new.__getitem__, self.c_row))
-        for fs, idx in ((self.FIELDS[1:11], order), (self.FIELDS[11:], sorted(range(len(self.c_row)),
-                                                                               key=self.c_row.__getitem__))):
-            for f in fs:
-                if col := getattr(self, f):
-                    setattr(self, f, array(col.typecode, map(col.__getitem__, idx)))
-
-
-class _Columns:
-    """Builds the Bulk of every type from dicts, chunk by chunk."""
-    def __init__(self, codes: dict) -> None:
-        self.codes, self.bulk = codes, {t: Bulk(t) for t in BULK_TYPES}
-
-    def code(self, values: Iterable) -> list[int]:
-        values, cs = list(values), self.codes
-        for v in set(values):
-            cs.setdefault(v, len(cs))
-        return list(map(cs.__getitem__, values))
-
-    def add(self, type_: str, ds: list[dict], member_default=None) -> None:
-        """Store the events; HistoryFormatError when one lacks a field its type needs or has a wrong one."""
-        b = self.bulk[type_]
-        try:
-            cols = self._values(type_, ds, member_default, b.n)
-        except (KeyError, TypeError, ValueError, OverflowError):
-            for d in ds:  # which one
-                try:
-                    self._values(type_, [d], member_default, 0)
-                except (KeyError, TypeError, ValueError, OverflowError) as e:
-                    raise HistoryFormatError(f"a {type_} event lacks a field or has a wrong one ({e!r}): "
-                                             f"{d!r:.200}") from None
-            raise
-        for f, col in cols.items():
-            getattr(b, f).extend(col)
-        b.n += len(ds)
-
-    def _values(self, type_: str, ds: list[dict], mdef, n: int) -> dict[str, array]:
-        out = {}
-        if type_ == "processed":
-            mono, part, first, last = zip(*map(_PROCESSED, ds))
-            out = {"mono": array("d", mono), "partition": array("q", part), "first": array("q", first),
-                   "last": array("q", last), "task": array("i", self.code(map(dict.get, ds, repeat("task"))))}
-        elif type_ == "acked":
-            part, off = zip(*map(_ACKED, ds))
-            out = {"partition": array("q", part), "offset": array("q", off)}
-        elif type_ == "committed":
+def _dict_columns(type_: str, ds: list[dict], mdef, code) -> dict:
+    """The columns of some events of one bulk type as dicts (HistoryFormatError when one lacks a field or has a
+    wrong one); `code` turns a list of values into codes."""
+    try:
+        out = {col: code([d.get(key, mdef if key == "member" else None) for d in ds]) if kind == "c"
+               else array("d" if kind == "f" else "q", [d[key] for d in ds]) for col, key, kind in _SPEC[type_]}
+        if type_ == "committed":
             offs = [[(t, int(p), int(o)) for t, p, o in (d.get("offsets") or ())] for d in ds]
-            out = {"mono": array("d", map(_MONO, ds)), "ok": array("b", [1 if d.get("ok") else 0 for d in ds]),
-                   "requested": array("d", [d.get("requested_mono", d["mono"]) for d in ds]),
-                   "c_row": array("i", [i for i, tps in enumerate(offs, start=n) for _ in tps]),
-                   "c_topic": array("i", self.code(x[0] for tps in offs for x in tps)),
-                   "c_partition": array("q", [x[1] for tps in offs for x in tps]),
-                   "c_offset": array("q", [x[2] for tps in offs for x in tps])}
-        if type_ in ("processed", "committed"):
-            out["member"] = array("i", self.code(map(dict.get, ds, repeat("member"), repeat(mdef))))
-        if type_ in ("processed", "acked"):
-            out["topic"] = array("i", self.code(map(dict.get, ds, repeat("topic"))))
+            flat = [x for tps in offs for x in tps]
+            out.update(mono=array("d", [d["mono"] for d in ds]), ok=[1 if d.get("ok") else 0 for d in ds],
+                       requested=array("d", [d.get("requested_mono", d["mono"]) for d in ds]), c_row=[
+                           i for i, x in enumerate(offs) for _ in x], member=code([d.get("member", mdef) for d in ds]),
+                       c_topic=code([x[0] for x in flat]), c_partition=array("q", [x[1] for x in flat]),
+                       c_offset=array("q", [x[2] for x in flat]))
         return out
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        for d in ds if len(ds) > 1 else ():  # which one
+            _dict_columns(type_, [d], mdef, code)
+        raise HistoryFormatError(f"a {type_} event lacks a field or has a wrong one ({e!r}): {ds[0]!r:.200}") from None
 
+def _template(line: bytes, type_: str) -> tuple[list, set] | None:
+    """The layout of a compact event line, [(literal, kind, field)]: a value of kind n (number) or s (string)
+    follows each literal (the last: None); and its fields. None when the line cannot serve."""
+    try:
+        d, spec, out, lit = _loads(line), {key: kind for _, key, kind in _SPEC[type_]}, [], "{"
+    except ValueError:
+        return None
+    if not isinstance(d, dict) or d.get("type") != type_ or not {k for k, c in spec.items() if c != "c"} <= d.keys():
+        return None
+    for i, (k, v) in enumerate(d.items()):
+        if not k.isascii() or not k.isprintable() or '"' in k or "\\" in k:
+            return None
+        lit, kind = lit + ("," if i else "") + f'"{k}":', spec.get(k)
+        if k == "type" or (v is None and kind in (None, "c")) or (kind is None and isinstance(v, bool)):
+            lit += json.dumps(v)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and kind != "c":
+            out, lit = out + [(lit, "n", k)], ""
+        elif isinstance(v, str) and kind in (None, "c"):
+            out, lit = out + [(lit + '"', "s", k)], '"'
+        else:
+            return None
+    out = [(x.encode(), kind, k) for x, kind, k in out] + [((lit + "}").encode(), None, None)]
+    return (out, set(d)) if max(len(x) for x, _, _ in out) < 4000 else None
+
+class _Chunk:
+    """The complete lines of a block of a file, read with numpy: line bounds, layouts, values."""
+    def __init__(self, buf: bytes) -> None:
+        np = self.np = _np()
+        a = np.frombuffer(buf, np.uint8)
+        self.a = np.concatenate((a, np.zeros(4096, np.uint8)))  # room for reading past a line's end
+        self.u64 = np.ndarray((len(a) + 4088,), "<u8", self.a, 0, (1,))  # the 8 bytes from each position
+        self.e = nl = np.flatnonzero(a == 10)
+        self.s, end, self.buf = np.concatenate(([0], nl[:-1] + 1)), [len(a)], buf
+        self.delim = np.concatenate((np.flatnonzero((a == 44) | (a == 125)), end))  # where a number ends
+        self.quote = np.concatenate((np.flatnonzero(a == 34), end))  # where a string ends
+        odd = np.flatnonzero((a == 92) | (a >= 128) | ((a < 32) & (a != 10)))  # escapes, non-ASCII, controls
+        self.plain = np.searchsorted(odd, self.s) == np.searchsorted(odd, self.e)
+    def line(self, i: int) -> bytes:
+        return self.buf[self.s[i]:self.e[i]]
+    def match(self, tmpl: list, lines, whole: bool = True):
+        """Which lines have the layout (`whole`: and nothing after it), and the [start, end) of each value."""
+        np, pos, ok, spans = self.np, self.s[lines], self.np.ones(len(lines), bool), {}
+        for lit, kind, key in tmpl:
+            for j in range(0, len(lit), 8):  # 8 bytes at a time
+                word, w = int.from_bytes(lit[j:j + 8], "little"), self.u64[pos + j]
+                ok &= (w if len(lit) - j >= 8 else w & ((1 << 8 * (len(lit) - j)) - 1)) == word
+            pos = pos + len(lit)
+            if kind:
+                ends = self.delim if kind == "n" else self.quote
+                end = ends[np.minimum(np.searchsorted(ends, pos), len(ends) - 1)]
+                spans[key], pos = (pos, end), end
+        return (ok & (pos == self.e[lines]) if whole else ok), spans
+    def number(self, st, en, integer: bool, value: bool = True):
+        """The JSON numbers at [st, en) that are plain (digits; for floats one dot too), and which are."""
+        np, w = self.np, en - st
+        W = max(1, min(int(w.max(initial=1)), 18 if integer else 40))
+        inside = np.arange(W) < w[:, None]
+        M = np.where(inside, self.a[np.minimum(st[:, None] + np.arange(W), len(self.a) - 1)], 0).astype(np.uint8)
+        dig, dot = (M >= 48) & (M <= 57), M == 46
+        ok = (w >= 1) & (w <= W) & (dig | ~inside | (False if integer else dot)).all(1) & dig[:, 0] \
+            & dig[np.arange(len(w)), np.clip(w - 1, 0, W - 1)] & (dot.sum(1) <= (0 if integer else 1)) \
+            & ((M[:, 0] != 48) | (w == 1) | (dot[:, 1] if W > 1 else False))
+        if integer:  # digit times its power of ten
+            power = np.where(inside, 10 ** np.maximum(w[:, None] - 1 - np.arange(W), 0), 0)
+            return ((M.astype(np.int64) - 48) * power).sum(1), ok
+        M[~ok], M[~ok, 0] = 0, 48  # (those are read by orjson)
+        return (np.ascontiguousarray(M).view(f"S{W}").ravel().astype(np.float64) if value else None), ok
+    def strings(self, st, en, code):
+        """The codes of the strings at [st, en)."""
+        np, w = self.np, en - st
+        W = max(1, int(w.max(initial=0)))
+        M = np.where(np.arange(W) < w[:, None], self.a[st[:, None] + np.arange(W)], 0).astype(np.uint8)
+        if (M == M[0]).all():
+            return np.full(len(w), code([bytes(M[0]).rstrip(b"\0").decode()])[0], np.int64)
+        u, inv = np.unique(np.ascontiguousarray(M).view(f"S{W}").ravel(), return_inverse=True)
+        return np.asarray(code([x.decode() for x in u]), np.int64)[inv.ravel()]
 
 class _File:
-    """What is needed to read the events of a loaded file again: the byte offset of each line, the numbers of
-    its blank lines (no event), its first event's id in file order, its events."""
-
+    """A loaded file, to read its events again: its path, header, first event's id, byte offset of each event."""
     def __init__(self, path: Path, header: dict, base: int) -> None:
-        self.path, self.header, self.base, self.count, self.index, self.blank = path, header, base, 0, array("q"), []
-
+        self.path, self.header, self.base, self.count, self.index = path, header, base, 0, []
     def read(self, ordinals: list[int]) -> dict[int, dict]:
         """The file's events of the given ordinals (from 0), read again."""
-        out: dict[int, dict] = {}
         with open(self.path, "rb") as f:
-            for o in sorted(set(ordinals)):
-                n = o + 1  # the line number: the header is line 0, blank lines hold no event
-                for b in self.blank:
-                    n += b <= n
-                f.seek(self.index[n])
-                out[o] = _defaults(_loads(f.readline()), self.header)
-        return out
-
+            return {o: _defaults(_loads((f.seek(int(self.index[o])), f.readline())[1]), self.header)
+                    for o in sorted(set(ordinals))}
 
 class History:
     """Every event of a run, merged from all its files and ordered by the shared monotonic clock (ties in file
     order, files by name). `History(events)` keeps the given order, `from_events` sorts, `load` reads a
     directory. The invariants read `control()`, `bulk(type)`, `values`/`code()`, `events_at(seqs)`, and keep
     what they derive in `derived()`; `events` (all as dicts) is for other callers."""
-
     def __init__(self, events: Iterable[dict] | None = None, headers: list[dict] | None = None) -> None:
         self.headers: list[dict] = list(headers or [])
         self._derived, self._codes, self._values = {}, {None: 0}, []  # views; string -> code; code -> string
-        self._files: list[_File] = []
-        self._perm: array | None = None  # history order -> file order (loaded histories)
-        #: the mono of the first and of the last event in history order
+        self._files, self._perm, self._pieces = [], None, []  # loaded files; history order -> file order; columns
         evs = self._events = list(events or ())
-        cols, control, ids = _Columns(self._codes), [], [[] for _ in range(len(BULK_TYPES) + 1)]
-        self._ingest(evs, 0, None, cols, control, ids)
-        self._n, self._control, self._bulk = len(evs), list(zip(ids[0], control)), cols.bulk
-        for k, t in enumerate(BULK_TYPES, start=1):
-            cols.bulk[t].seq = array("q", ids[k])
-        self.mono_range = (evs[0].get("mono", 0.0), evs[-1].get("mono", 0.0)) if evs else (0.0, 0.0)
-
-    @staticmethod
-    def _ingest(evs: list, base: int, header: dict | None, cols: _Columns, control: list, ids: list[list[int]]) -> bytes:
-        """File events (ids from base on): control ones as dicts (with the file's defaults), bulk ones into their
-        columns; return their kinds."""
-        try:
-            ks = bytes(map(_KIND.__getitem__, map(dict.get, evs, repeat("type"))))
-        except TypeError as e:
-            raise HistoryFormatError(f"an event that is no JSON object with a string type ({e})") from None
-        mdef = header.get("member") if header and header.get("source") == "member" else None
-        present = set(ks)
-        for k in sorted(present):
-            sel = list(map(k.__eq__, ks)) if len(present) > 1 else None
-            oids = list(compress(range(base, base + len(ks)), sel)) if sel else list(range(base, base + len(ks)))
-            ds = list(compress(evs, sel)) if sel else evs
-            if k == 0:
-                control += [_defaults(d, header) for d in ds] if header else ds
-            else:
-                cols.add(BULK_TYPES[k - 1], ds, mdef)
-            ids[k] += oids
-        return ks
-
+        ids, control = self._dicts(evs, None, None, self._pieces, list(range(len(evs))))
+        self._control, self._n = list(zip(ids, control)), len(evs)
+        self._finish(None)
+        self.mono_range = (evs[0].get("mono", 0.0), evs[-1].get("mono", 0.0)) if evs else (0.0, 0.0)  # first, last
+    def _code_list(self, values: list) -> list[int]:
+        cs = self._codes
+        for v in set(values):
+            cs.setdefault(v, len(cs))
+        return list(map(cs.__getitem__, values))
+    def _finish(self, inv) -> None:
+        """Each bulk type's columns from its pieces, rows in history order (`inv`: file order -> history order)."""
+        np, self._bulk = _np(), {}
+        for t in BULK_TYPES:
+            cols: dict[str, list] = {}
+            for _, ids, cs in (x for x in self._pieces if x[0] == t):
+                if "c_row" in cs:  # rows of the offsets table: relative to the piece
+                    cs["c_row"] = np.asarray(cs["c_row"], np.int64) + sum(map(len, cols.get("seq", ())))
+                for f, v in (("seq", ids), *cs.items()):
+                    cols.setdefault(f, []).append(np.asarray(v))
+            cols = {f: np.concatenate(v) for f, v in cols.items()}
+            if inv is not None and cols:
+                order = np.argsort(seq := inv[cols["seq"]], kind="stable")
+                cols = {f: (v[order] if not f.startswith("c_") else v) for f, v in cols.items()} | {"seq": seq[order]}
+                if "c_row" in cols:
+                    o = np.argsort(c := np.argsort(order)[cols["c_row"]], kind="stable")  # rows renumbered
+                    cols.update({f: v[o] for f, v in cols.items() if f.startswith("c_")}, c_row=c[o])
+            self._bulk[t] = Bulk(t, cols)
+        self._pieces = []
     @classmethod
     def from_events(cls, events: Iterable[dict]) -> "History":
         """Build a history from events in any order (used by tests with hand-made events)."""
         evs = list(events)
         return cls([evs[i] for i in sorted(range(len(evs)), key=lambda i: (evs[i]["mono"], i))])
-
     @classmethod
     def load(cls, history_dir: str | os.PathLike) -> "History":
         """Load and merge every `*.jsonl` file of a run's history directory."""
-        was = gc.isenabled()
-        gc.disable()  # a million short-lived dicts: the cyclic collector would scan them over and over
-        try:
-            return cls()._load(Path(history_dir))
-        finally:
-            if was:
-                gc.enable()
-
-    def _load(self, history_dir: Path) -> "History":
-        self._events, cols = None, _Columns(self._codes)
-        monos, kinds, control = array("d"), bytearray(), []  # every event's mono and kind in file order; control ones
-        ids: list[list[int]] = [[] for _ in range(len(BULK_TYPES) + 1)]  # file-order ids of each kind
-        for path in sorted(history_dir.glob("*.jsonl")):
-            fh = None
-            for pos, lineno, lines in _chunks(path):
-                if fh is None:
-                    fh = _File(path, _header(path, lines[0]), len(monos))
-                    self.headers.append(fh.header)
-                fh.index.extend(accumulate(map((1).__add__, map(len, lines[:-1])), initial=pos))
-                evs, blank = _parse(path, lines[1:] if lineno == 0 else lines, lineno or 1)
-                fh.blank += blank
-                try:
-                    kinds += self._ingest(evs, len(monos), fh.header, cols, control, ids)
-                    monos.extend(map(_MONO, evs))
-                except (KeyError, TypeError) as e:
-                    raise HistoryFormatError(f"{path}: an event without a type or a numeric mono ({e!r})") from None
-                fh.count += len(evs)
+        self, np = cls(), _np()
+        self._events, monos, control, cids, n = None, [], [], [], 0  # monos in file order; control events, ids
+        for path in sorted(Path(history_dir).glob("*.jsonl")):
+            fh, lineno = None, 0
+            for pos, buf in _blocks(path):
+                ch, first = _Chunk(buf), fh is None
+                if first:
+                    self.headers.append((fh := _File(path, _header(path, ch.line(0)), n)).header)
+                mdef = fh.header.get("member") if fh.header.get("source") == "member" else None
+                lines, mono, pieces = np.arange(first, len(ch.s)), np.zeros(len(ch.s)), []
+                kind = np.zeros(len(ch.s), np.uint8)
+                kind[lines] = 255  # not read yet; 254: blank
+                for t in ("processed", "acked", "failed"):
+                    pieces += self._fast(ch, t, lines[ch.plain[lines]], kind, mono, mdef)
+                evs, blank = _parse(path, list(map(ch.line, rest := np.flatnonzero(kind == 255))), rest + lineno)
+                kind[rest[blank]] = 254
+                cl, cd = self._dicts(evs, fh.header, mdef, pieces, np.delete(rest, blank).tolist(), kind, mono)
+                ev, rank = lines[kind[lines] != 254], np.zeros(len(ch.s), np.int64)
+                rank[ev] = np.arange(n, n + len(ev))
+                self._pieces += [(t, rank[li], cols) for t, li, cols in pieces]
+                cids, control, monos = cids + [rank[cl]], control + cd, monos + [mono[ev]]
+                fh.index.append(pos + ch.s[ev])
+                n, fh.count, lineno = n + len(ev), fh.count + len(ev), lineno + len(ch.s)
             if fh is None:
                 raise HistoryFormatError(f"{path}: empty history file (no header)")
+            fh.index = np.concatenate(fh.index)
             self._files.append(fh)
-        self._n = len(monos)
-        # history order: by mono, ties in file order; each kind's rows keep that order among themselves
-        perm = sorted(range(len(monos)), key=monos.__getitem__)
-        self._perm = array("i", perm)
-        self.mono_range = (monos[perm[0]], monos[perm[-1]]) if perm else (0.0, 0.0)
-        in_order = bytes(map(kinds.__getitem__, perm))
-        seqs = [list(compress(range(len(perm)), map(k.__eq__, in_order))) if oids else []
-                for k, oids in enumerate(ids)]
-        order = sorted(range(len(control)), key=array("d", map(monos.__getitem__, ids[0])).__getitem__)
-        self._control = [(s, control[i]) for s, i in zip(seqs[0], order)]
-        for k, t in enumerate(BULK_TYPES, start=1):
-            oids, ss = ids[k], seqs[k]
-            o = sorted(range(len(oids)), key=array("d", map(monos.__getitem__, oids)).__getitem__)
-            if o != list(range(len(o))):
-                cols.bulk[t]._reorder(o)
-            cols.bulk[t].seq = array("q", ss)
-        self._bulk = cols.bulk
+        monos = np.concatenate(monos) if monos else np.zeros(0)
+        self._n, self._perm, inv = n, np.argsort(monos, kind="stable"), np.empty(n, np.int64)
+        inv[self._perm] = np.arange(n)
+        self.mono_range = (float(monos[self._perm[0]]), float(monos[self._perm[-1]])) if n else (0.0, 0.0)
+        self._control = sorted(zip(inv[np.concatenate(cids)].tolist() if cids else [], control), key=itemgetter(0))
+        self._finish(inv)
         return self
-
+    def _fast(self, ch: _Chunk, t: str, lines, kind, mono, mdef) -> list:
+        """Read the lines of a bulk type laid out compactly (as the writers do) with numpy, without dicts."""
+        np, out, spec = ch.np, [], {key: (col, kd) for col, key, kd in _SPEC[t]}
+        lines = lines[ch.match([(b'{"type":"%s",' % t.encode(), None, None)], lines, False)[0]]
+        for _ in range(3):  # a few layouts (field orders) per block
+            if not len(lines) or not (got := _template(ch.line(lines[0]), t)):
+                break
+            (tmpl, keys), cols, (ok, spans) = got, {}, ch.match(got[0], lines)
+            for key in [key for _, kd, key in tmpl if kd == "n"]:
+                col, kd = spec.get(key, (None, "f"))
+                v, good = ch.number(*(x[idx := np.flatnonzero(ok)] for x in spans[key]), kd == "i", col is not None)
+                ok[idx[~good]] = False
+                cols.update({col: (idx, v)} if col else {})
+            if not ok.any():
+                break
+            cols = {c: v[ok[idx]] for c, (idx, v) in cols.items()} | {
+                col: ch.strings(*(x[ok] for x in spans[key]), self._code_list) if key in spans else np.full(
+                    int(ok.sum()), self._code_list([mdef if key == "member" and key not in keys else None])[0])
+                for key, (col, kd) in spec.items() if kd == "c"}
+            got = lines[ok]
+            kind[got], mono[got] = _KIND[t], cols["mono"]
+            out, lines = out + [(t, got, cols)], lines[~ok]
+        return out
+    def _dicts(self, evs: list, header, mdef, pieces, ids, kind=None, mono=None) -> tuple:
+        """Events as dicts (and ids): bulk ones to `pieces` as columns; the control ones' ids and dicts returned."""
+        try:
+            ks = [_KIND[e.get("type")] for e in evs]
+            if kind is not None:
+                kind[ids], mono[ids] = ks, array("d", [e["mono"] for e in evs])
+        except (AttributeError, KeyError, TypeError) as e:
+            raise HistoryFormatError(f"an event without a type or a numeric mono, or no JSON object ({e!r})") from None
+        for k, t in enumerate(BULK_TYPES, start=1):
+            if sel := [j for j, kk in enumerate(ks) if kk == k]:
+                cols = _dict_columns(t, [evs[j] for j in sel], mdef, self._code_list)
+                pieces.append((t, [ids[j] for j in sel], cols))
+        sel = [j for j, kk in enumerate(ks) if not kk]
+        return [ids[j] for j in sel], [_defaults(evs[j], header) for j in sel] if header else [evs[j] for j in sel]
     # -- what every caller reads
     @property
     def events(self) -> list[dict]:
         """Every event as a dict, in history order (built on first use for a loaded history)."""
         if self._events is None:
             flat = [e for fh in self._files for e in read_file(fh.path)[1][:fh.count]]
-            self._events = [flat[o] for o in self._perm]
+            self._events = [flat[o] for o in self._perm.tolist()]
         return self._events
-
     def __iter__(self) -> Iterator[dict]:
         return iter(self.events)
-
     def __len__(self) -> int:  # without building `events`
         return self._n
-
     def of_type(self, *types: str) -> list[dict]:
         if self._events is None and not set(types) & set(BULK_TYPES):
             return [e for _, e in self._control if e.get("type") in types]
         return [e for e in self.events if e.get("type") in types]
-
     # -- what the invariants read
     def control(self) -> list[tuple[int, dict]]:
         """(seq, event) of every event not of BULK_TYPES, in history order."""
         return self._control
-
     def bulk(self, type_: str) -> Bulk:
         """The columns of one bulk type."""
         return self._bulk[type_]
-
     @property
     def values(self) -> list:
         """The strings the columns hold as codes: values[code]."""
-        if len(self._values) != len(self._codes):
-            self._values = list(self._codes)
+        self._values = self._values if len(self._values) == len(self._codes) else list(self._codes)
         return self._values
-
     def code(self, value) -> int | None:
         """The code of a string in the columns (None: no column holds it)."""
-        try:
-            return self._codes.get(value)
-        except TypeError:
-            return None
-
+        return self._codes.get(value) if getattr(value, "__hash__", None) is not None else None
     def events_at(self, seqs: Iterable[int]) -> dict[int, dict]:
         """Events by position in history order, as dicts (read again from their files when loaded)."""
         if self._events is not None:
-            return {s: self._events[s] for s in seqs}
-        bases, want, out = [fh.base for fh in self._files], {}, {}
-        for s in seqs:
-            f = bisect_right(bases, self._perm[s]) - 1
-            want.setdefault(f, []).append((s, self._perm[s] - bases[f]))
-        for f, pairs in want.items():
-            got = self._files[f].read([o for _, o in pairs])
-            out.update({s: got[o] for s, o in pairs})
+            return {s: self._events[s] for s in map(int, seqs)}
+        bases, out = [fh.base for fh in self._files], {}
+        for s, o in ((s, int(self._perm[s])) for s in map(int, seqs)):  # a few events: witnesses
+            fh = self._files[bisect_right(bases, o) - 1]
+            out[s] = fh.read([o - fh.base])[o - fh.base]
         return out
-
     def derived(self, key, build: Callable[[], object]):
         """A view derived from this history, built once per key (the history does not change)."""
-        if key not in self._derived:
-            self._derived[key] = build()
-        return self._derived[key]
+        return self._derived[key] if key in self._derived else self._derived.setdefault(key, build())

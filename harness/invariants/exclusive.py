@@ -32,8 +32,7 @@ sent).
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from itertools import compress, groupby
+import numpy as np
 
 from harness.history import History
 from harness.invariants import protocols, timeline
@@ -96,16 +95,14 @@ class _Group:
 def _processed_groups(tl: timeline.Timeline) -> list[_Group]:
     b = tl.history.bulk("processed")
     rows = timeline.rows_of(b.topic, tl.topic_code)
-    if rows:
-        rows = list(compress(rows, map(tl.end.__ge__, map(b.mono.__getitem__, rows))))
-    keys = list(zip(map(b.member.__getitem__, rows), map(b.partition.__getitem__, rows)))
-    order = sorted(range(len(rows)), key=keys.__getitem__)
+    rows = rows[b.mono[rows] <= tl.end]
+    mem, part = b.member[rows], b.partition[rows]
+    order = np.lexsort((part, mem))  # stable: each group keeps history order
+    rows, mem, part = rows[order], mem[order], part[order]
+    cut = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
     vals = tl.history.values
-    out = []
-    for (mc, p), idx in groupby(order, key=keys.__getitem__):
-        rs = [rows[j] for j in idx]
-        out.append(_Group(vals[mc], p, rs, list(map(b.seq.__getitem__, rs)), list(map(b.mono.__getitem__, rs))))
-    return out
+    return [_Group(vals[int(mem[i])], int(part[i]), rs, b.seq[rs], b.mono[rs])
+            for i, rs in zip(np.concatenate(([0], cut)).tolist() if len(rows) else [], np.split(rows, cut))]
 
 
 def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: list[str], wits: list[dict]) -> int:
@@ -114,37 +111,22 @@ def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: 
     total = 0
     for g in groups:
         n = len(g.rows)
-        alive, held = bytearray(n), bytearray(n)
-        ordered = all(x <= y for x, y in zip(g.monos, g.monos[1:]))
+        alive, held = np.zeros(n, bool), np.zeros(n, bool)
         for lf in tl.lives.get(g.member, ()):
-            if ordered:
-                lo, hi = bisect_left(g.monos, lf.start), bisect_left(g.monos, lf.end)
-                alive[lo:hi] = b"\x01" * max(0, hi - lo)
-            else:
-                for j, t in enumerate(g.monos):
-                    if lf.start <= t < lf.end:
-                        alive[j] = 1
+            alive |= (g.monos >= lf.start) & (g.monos < lf.end)
         for o in tl.by_member.get((g.member, g.partition), ()):
-            lo, hi = bisect_right(g.seqs, o.start_seq), bisect_left(g.seqs, o.end_seq)
-            held[lo:hi] = b"\x01" * max(0, hi - lo)
-        m["ignored_after_exit"] += alive.count(0)
-        bad = int.from_bytes(alive, "little") & ~int.from_bytes(held, "little")
-        if not bad:
-            continue
-        total += bad.bit_count()
-        flags = bad.to_bytes(n, "little")
-        j = flags.find(1)
-        for _ in range(MAX_WITNESSES):
-            if j < 0:
-                break
-            first.append((g.seqs[j], g, j))
-            j = flags.find(1, j + 1)
+            lo, hi = np.searchsorted(g.seqs, o.start_seq, "right"), np.searchsorted(g.seqs, o.end_seq, "left")
+            held[lo:hi] = True
+        m["ignored_after_exit"] += int(n - np.count_nonzero(alive))
+        bad = np.flatnonzero(alive & ~held)
+        total += len(bad)
+        first += [(int(g.seqs[j]), g, int(j)) for j in bad[:MAX_WITNESSES]]
     m["processed_without_holding"] += total
     first.sort(key=lambda x: x[0])
     first = first[:MAX_WITNESSES]
     evs = tl.history.events_at([s for s, _, _ in first])
     for s, g, j in first:
-        mem, p, t = g.member, g.partition, g.monos[j]
+        mem, p, t = g.member, g.partition, float(g.monos[j])
         prev = [o for o in tl.by_member.get((mem, p), ()) if o.start_seq < s]
         if prev:
             problems.append(f"{mem} processed partition {p} at {t:.3f} after its own {prev[-1].end_reason}")
@@ -168,7 +150,7 @@ class _Acts:
         g = self.groups.get((member, p))
         if g is None:
             return 0
-        return sum(1 for t in g.monos if lo < t < hi)
+        return int(np.count_nonzero((g.monos > lo) & (g.monos < hi)))
 
     def commits(self, member: str) -> list[tuple[float, int, int]]:
         """(mono, seq, row) of the member's successful commits up to E, in history order."""
@@ -176,15 +158,14 @@ class _Acts:
             c, tl = self.tl.history.bulk("committed"), self.tl
             vals = tl.history.values
             self._commits = {}
-            for r in range(c.n):
-                if c.ok[r] and c.mono[r] <= tl.end:
-                    self._commits.setdefault(vals[c.member[r]], []).append((c.mono[r], c.seq[r], r))
+            for r in np.flatnonzero((c.ok != 0) & (c.mono <= tl.end)).tolist():
+                self._commits.setdefault(vals[c.member[r]], []).append((float(c.mono[r]), int(c.seq[r]), r))
         return self._commits.get(member, [])
 
     def names(self, row: int, p: int) -> bool:
         """Whether a committed row names partition p of the topic."""
         c, tc = self.tl.history.bulk("committed"), self.tl.topic_code
-        i = bisect_left(c.c_row, row)
+        i = int(np.searchsorted(c.c_row, row, "left"))
         while i < len(c.c_row) and c.c_row[i] == row:
             if c.c_topic[i] == tc and c.c_partition[i] == p:
                 return True

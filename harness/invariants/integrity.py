@@ -21,6 +21,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import groupby
 
+import numpy as np
+
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
@@ -78,10 +80,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     tl = timeline.build(history, settings)
     ack, proc = history.bulk("acked"), history.bulk("processed")
     arows = timeline.rows_of(ack.topic, tl.topic_code)
-    if not arows:
+    if not len(arows):
         return verdict(NAME, "unknown", f"no acknowledged record of topic {tl.topic!r}")
     prows = timeline.rows_of(proc.topic, tl.topic_code)
-    seen = _Seen(ack, arows, proc, prows)
+    seen = _Disjoint.of(ack, arows, proc, prows)  # no batch overlaps another: no duplicate, no loop over batches
+    if seen is None:
+        ack, proc = _lists(ack, "partition", "offset", "seq"), _lists(proc, *_PROC)
+        arows, prows = arows.tolist(), prows.tolist()
+        seen = _Seen(ack, arows, proc, prows)
+    else:
+        prows = ()
     dups = allowed = bad = n_problems = 0
     problems, wits = [], []
     commits: dict[int, list[tuple[float, int, int]]] | None = None
@@ -147,17 +155,57 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                    (), m)
 
 
+_PROC = ("partition", "first", "last", "member", "seq", "mono")
+
+
+class _lists:
+    """Some columns as lists (read one row at a time)."""
+
+    def __init__(self, bulk, *fields: str) -> None:
+        self.__dict__.update({f: getattr(bulk, f).tolist() for f in fields})
+
+
+class _Disjoint:
+    """The processed offsets when no batch overlaps another (so none is a duplicate): `lost` and `first_lost`
+    as `_Seen` has them, computed on the columns at once."""
+
+    @classmethod
+    def of(cls, ack, arows, proc, prows) -> "_Disjoint | None":
+        p, lo, hi = proc.partition[prows], proc.first[prows], proc.last[prows]
+        o = np.lexsort((lo, p))
+        p, lo, hi = p[o], lo[o], hi[o]
+        if (lo > hi).any() or ((p[1:] == p[:-1]) & (lo[1:] <= hi[:-1])).any():
+            return None
+        self = cls()
+        ap, ao = ack.partition[arows], ack.offset[arows]
+        self.ap, self.arows, self.covered = ap, arows, np.zeros(len(arows), bool)
+        for q in np.unique(ap):
+            sel = np.flatnonzero(ap == q)
+            a, b = np.searchsorted(p, q, "left"), np.searchsorted(p, q, "right")
+            i = np.searchsorted(lo[a:b], ao[sel], "right") - 1
+            self.covered[sel] = (i >= 0) & (ao[sel] <= hi[a:b][np.maximum(i, 0)]) if b > a else False
+        return self
+
+    def lost(self) -> tuple[int, dict[int, int]]:
+        q, n = np.unique(self.ap[~self.covered], return_counts=True)
+        return int(n.sum()), dict(zip(q.tolist(), n.tolist()))
+
+    def first_lost(self, k: int) -> list[int]:
+        return self.arows[np.flatnonzero(~self.covered)[:k]].tolist()
+
+
 def _commits(history: History, tl: timeline.Timeline) -> dict[int, list[tuple[float, int, int]]]:
     """Partition -> (mono, offset, seq) of every successful commit of the topic, in history order."""
     c = history.bulk("committed")
     last: dict[int, dict[int, int]] = {}  # row -> partition -> offset (the last pair naming it wins)
-    for row, t, p, off in zip(c.c_row, c.c_topic, c.c_partition, c.c_offset):
-        if t == tl.topic_code and c.ok[row]:
+    ok, mono, seq = c.ok.tolist(), c.mono.tolist(), c.seq.tolist()
+    for row, t, p, off in zip(c.c_row.tolist(), c.c_topic.tolist(), c.c_partition.tolist(), c.c_offset.tolist()):
+        if t == tl.topic_code and ok[row]:
             last.setdefault(row, {})[p] = off
     out: dict[int, list[tuple[float, int, int]]] = {}
     for row in sorted(last):
         for p, off in last[row].items():
-            out.setdefault(p, []).append((c.mono[row], off, c.seq[row]))
+            out.setdefault(p, []).append((mono[row], off, seq[row]))
     return out
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import compress
+
+import numpy as np
 
 from harness.history import BULK_TYPES as BULK
 from harness.history import History
@@ -96,19 +97,17 @@ def resolve_topic(history: History, topic: str) -> str:
             seen.add(e["topic"])
     vals = history.values
     for ty in ("processed", "acked"):
-        seen.update(vals[c] for c in set(history.bulk(ty).topic) if vals[c])
+        seen.update(vals[c] for c in np.unique(history.bulk(ty).topic).tolist() if vals[c])
     if len(seen) > 1:
         raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic to check")
     return next(iter(seen), "")
 
 
-def rows_of(column, code: int | None) -> list[int]:
-    """The rows of a code column that hold the code (every row when they all do)."""
-    if code is None or not column:
-        return []
-    if column.count(code) == len(column):
-        return list(range(len(column)))
-    return list(compress(range(len(column)), map(code.__eq__, column)))
+def rows_of(column, code: int | None):
+    """The rows (a numpy array) of a code column that hold the code."""
+    if code is None or not len(column):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(column == code)
 
 
 def faults_of(control: list[tuple[int, dict]], end: float) -> list[Fault]:

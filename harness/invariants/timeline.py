@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from harness.history import History
 from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
@@ -73,10 +75,10 @@ class Timeline:
         vals = self.history.values
         for ty in ("processed", "committed"):
             b = self.history.bulk(ty)
-            for c in set(b.member):
+            codes, at = np.unique(b.member, return_index=True)  # each member's first row
+            for c, i in zip(codes.tolist(), b.seq[at].tolist()):
                 m = vals[c]
                 if m and isinstance(m, str):
-                    i = b.seq[b.member.index(c)]
                     if m not in first or i < first[m][0]:
                         first[m] = (i, None)
         got = self.history.events_at([i for i, e in first.values() if e is None])
@@ -158,10 +160,8 @@ class Timeline:
         for ty in ("processed", "acked"):
             b = self.history.bulk(ty)
             rows = rows_of(b.topic, self.topic_code)
-            if len(rows) == len(b.topic) and rows:
-                seen.add(max(b.partition))
-            elif rows:
-                seen.add(max(map(b.partition.__getitem__, rows)))
+            if len(rows):
+                seen.add(int(b.partition[rows].max()))
         return (max(seen) + 1 if seen else 0), True
 
     def shutdown_start(self, life: Life) -> float:

@@ -20,7 +20,8 @@ def check_output_integrity(history: History, settings: StreamsCheckSettings) -> 
         return verdict(name, "unknown", f"the read_committed read of {rd.get('output_topic')} did not reach its end "
                        f"({rd.get('records')} records read): an open transaction, or a broker down", [rd])
     ack, tc = history.bulk("acked"), history.code(rd.get("topic"))
-    acked = {(p, o): s for t, p, o, s in zip(ack.topic, ack.partition, ack.offset, ack.seq) if t == tc}
+    acked = {(p, o): s for t, p, o, s in zip(ack.topic.tolist(), ack.partition.tolist(), ack.offset.tolist(),
+                                                      ack.seq.tolist()) if t == tc}
     seen: dict[tuple, list[dict]] = defaultdict(list)
     for e in control:
         if e["type"] == "output" and e.get("topic") == rd.get("topic"):

@@ -16,6 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
+import numpy as np
+
 from harness.history import History
 from harness.invariants.core import SettingsDict, Verdict, verdict
 from harness.invariants.timeline import faults_of
@@ -81,8 +83,9 @@ class _View:
         self.faults = [(f.start, f.end, f.members, f.start_event) for f in faults_of(control, self.end)]
         for ty in ("processed", "committed"):  # a member's first bulk event may open its life
             b = history.bulk(ty)
-            for c in set(b.member):
-                m, t = history.values[c], b.mono[b.member.index(c)]
+            codes, at = np.unique(b.member, return_index=True)  # each member's first row
+            for c, t in zip(codes.tolist(), b.mono[at].tolist()):
+                m = history.values[c]
                 if m and t <= self.end and t < self.start.get(m, INF):
                     self.start[m] = t
         for e in self.events:
@@ -131,7 +134,7 @@ class _View:
     def own_processed(self) -> list[tuple[int, str, str, float]]:
         """(row, member, task, mono) of the `processed` events written within their member's life, in order."""
         b, vals, out = self.history.bulk("processed"), self.history.values, []
-        for r, (c, k, t) in enumerate(zip(b.member, b.task, b.mono)):
+        for r, (c, k, t) in enumerate(zip(b.member.tolist(), b.task.tolist(), b.mono.tolist())):
             m = vals[c]
             if m in self.start and self.start[m] <= t <= self.end_of(m) and t <= self.end:
                 out.append((r, m, vals[k], t))
