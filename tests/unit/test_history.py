@@ -184,3 +184,64 @@ def test_a_torn_line_elsewhere_than_at_the_end_is_an_error(tmp_path):
         f.write('{"type": "assigned", "mono": 1\n{"type":"stopped","mono":2}\n')
     with pytest.raises(HistoryFormatError, match=r"m.jsonl:3: bad event line"):
         History.load(tmp_path)
+
+
+# -- the reader's numpy path (compact lines) and its fallback (any other valid JSON line)
+def _columns(h):
+    vals, out = h.values, {}
+    for ty in BULK_TYPES:
+        b = h.bulk(ty)
+        cols = {f: getattr(b, f) for f in ("member", "topic", "task", "mono", "partition", "first", "last", "offset")}
+        out[ty] = [(int(b.seq[r]), *((vals[c[r]] if f in ("member", "topic", "task") else c[r].item()) if len(c)
+                                     else None for f, c in cols.items())) for r in range(b.n)]
+    return out
+
+
+def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path):
+    """Member files by other writers: other spacing, field order, escapes, exponents, nulls, non-ASCII; the
+    columns and events must be what the dicts say (as History.from_events builds them)."""
+    hdr = '{"type":"header","schema":"rebalance-history","version":1,"source":"member","member":"m1"}\n'
+    lines = [
+        '{"type":"processed","mono":1.5,"wall":1.0,"topic":"t","partition":0,"first_offset":0,"last_offset":4}',
+        '{"type": "processed", "mono": 1.6, "topic": "t", "partition": 1, "first_offset": 5, "last_offset": 9}',
+        '{"mono":1.7,"type":"processed","topic":"t","partition":2,"first_offset":10,"last_offset":12}',
+        '{"type":"processed","mono":1.8e0,"topic":"t\\"q","partition":0,"first_offset":13,"last_offset":14}',
+        '{"type":"processed","mono":1.9,"topic":"t\\u00e9","partition":3,"first_offset":-1,"last_offset":0}',
+        '{"type":"processed","mono":2,"member":null,"topic":"t","partition":0,"first_offset":0,"last_offset":0}',
+        '{"type":"processed","mono":2.1,"member":"m9","topic":"u","task":"0_1","partition":0,"first_offset":1,'
+        '"last_offset":1,"extra":[1,{"a":null}]}',
+        '{"type":"processed","mono":2.25,"topic":"t","partition":0,"first_offset":12345678901234567,'
+        '"last_offset":12345678901234568}',
+        '{"type":"acked","mono":2.3,"topic":"t","partition":0,"offset":7,"key":"k,\\"}","seq":1}',
+        '{"type":"acked","mono":2.4,"topic":"t","partition":0,"offset":8,"key":"k","seq":1.5e3}',
+        '{"type":"acked","mono":0.000001,"topic":"t","partition":5,"offset":0}',
+        '{"type":"failed","mono":2.5,"topic":"t","error":"x"}',
+        '{"type":"committed","mono":2.6,"offsets":[["t",0,5]],"ok":true}',
+        '{"type":"stopped","mono":2.7}',
+    ]
+    (tmp_path / "member-m1.jsonl").write_text(hdr + "\n".join(lines) + "\n")
+    h = History.load(tmp_path)
+    plain = _plain(tmp_path)
+    assert h.events == plain
+    assert _columns(h) == _columns(History(plain))
+    i = next(i for i, e in enumerate(plain) if e.get("topic") == 't"q')
+    assert History.load(tmp_path).events_at([0, i]) == {0: plain[0], i: plain[i]}  # read again from the file
+
+
+@pytest.mark.parametrize("line, what", [
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":1.5,"first_offset":0,"last_offset":1}', "lacks a field"),
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":"1","first_offset":0,"last_offset":1}', "lacks a field"),
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":1,"first_offset":0}', "lacks a field"),
+    ('{"type":"processed","mono":1.,"topic":"t","partition":1,"first_offset":0,"last_offset":1}', "bad event line"),
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":01,"first_offset":0,"last_offset":1}', "bad event line"),
+    ('{"type":"acked","mono":1.0,"topic":"t","partition":1,"offset":2}x', "bad event line"),
+    ('{"type":"acked","mono":1.0,"topic":"t\tx","partition":1,"offset":2}', "bad event line"),
+    ('{"type":"acked","mono":"1","topic":"t","partition":1,"offset":2}', "numeric mono"),
+])
+def test_a_wrong_bulk_line_among_compact_ones_is_refused(tmp_path, line, what):
+    good = '{"type":"%s","mono":0.5,"topic":"t","partition":1,%s}' % (
+        ("processed", '"first_offset":0,"last_offset":1') if "processed" in line else ("acked", '"offset":1'))
+    hdr = '{"type":"header","schema":"rebalance-history","version":1,"source":"member","member":"m1"}\n'
+    (tmp_path / "member-m1.jsonl").write_text(hdr + f"{good}\n{line}\n{good}\n")
+    with pytest.raises(HistoryFormatError, match=what):
+        History.load(tmp_path)
