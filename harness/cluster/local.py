@@ -7,9 +7,8 @@ proxy. Inter-broker and controller traffic stay direct.
 """
 from __future__ import annotations
 
-import logging
-
 import base64
+import logging
 import re
 import shutil
 import socket
@@ -76,8 +75,7 @@ def startup_failure(log: Path) -> str:
         text = log.read_text(errors="replace")[-200_000:]
     except OSError:
         return ""
-    found = _REFUSAL.findall(text)
-    return found[0].strip()[:300] if found else ""
+    return next((f.strip()[:300] for f in _REFUSAL.findall(text)), "")
 
 
 def _noop(*_a, **_k) -> None:
@@ -199,7 +197,9 @@ class LocalCluster:
         with open(node.log.with_name("format.log"), "w") as log:
             r = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=120)
         if r.returncode != 0:
-            raise SetupError(f"formatting broker {node.node_id} storage failed (see {node.log.with_name('format.log')})")
+            why = startup_failure(node.log.with_name("format.log"))
+            raise SetupError(f"formatting broker {node.node_id} storage failed{': ' + why if why else ''} "
+                             f"(see {node.log.with_name('format.log')})")
 
     def _spawn(self, node: Node) -> None:
         node.proc = Proc.spawn(self._java(node.version, "kafka.Kafka", str(node.config)),

@@ -142,3 +142,61 @@ def test_aggregate_of_a_missing_directory(tmp_path):
 
 def test_streams_protocol_without_static_membership():
     one_line_error(run(["run", "streams-static-bounce", "--protocol", "streams"]), "does not run with protocol streams")
+
+
+# -- members and settings (docs/settings.md): refused with one line before any broker starts
+@pytest.mark.parametrize("args, needle", [
+    (["--member", "cobol"], "invalid choice: 'cobol'"),
+    (["--member-command", "slot1="], "names no program"),
+    (["--member-command", "prog a", "--member-command", "prog b"], "given twice"),
+    (["--member-command", "prog 'unclosed"], "cannot be split"),
+    (["--client-set", "fetch.min.bytes"], "--client-set wants KEY=VALUE"),
+    (["--broker-set", "=1"], "--broker-set wants KEY=VALUE"),
+    (["--group-set", "consumer.session.timeout.ms"], "--group-set wants KEY=VALUE"),
+    (["--client-set", "group.id=mine"], "group.id is the harness's to set"),
+    (["--client-set", "group.protocol=consumer"], "use --protocol"),
+    (["--client-version", "2.3.0", "--protocol", "consumer"], "confluent-kafka 2.3.0 cannot speak the consumer"),
+    (["--group-set", "consumer.session.timeout.ms=10000", "--kafka-version", "latest-3"],
+     "need Kafka 4.0 or newer"),
+])
+def test_bad_member_or_setting_refused_before_any_run_directory(args, needle, tmp_path):
+    one_line_error(run(["run", "member-kill", *args, "--runs-root", str(tmp_path)], timeout=120), needle)
+    assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--client-set", "no.such.property=1"], 'No such configuration property: "no.such.property"'),
+    (["--client-set", "fetch.min.bytes=lots"], 'Invalid value for configuration property "fetch.min.bytes"'),
+    (["--protocol", "consumer", "--client-set", "session.timeout.ms=10000"], "is not supported for `group.protocol"),
+])
+def test_client_setting_the_client_refuses(args, needle, tmp_path):
+    """Checked by constructing the Python member's consumer in its own client install: no broker starts."""
+    r = run(["run", "member-kill", *args, "--runs-root", str(tmp_path), "--quiet"], timeout=120)
+    one_line_error(r, "refuses the client settings", needle)
+    run_dir = next(tmp_path.glob("*-member-kill-*"))
+    assert (run_dir / "STATUS").read_text().startswith("error")
+    assert not (run_dir / "cluster").exists(), "no broker was started"
+
+
+def test_client_setting_refused_by_an_old_client(tmp_path):
+    """A setting librdkafka 2.0 does not know yet (KIP-848's group.remote.assignor) is refused by that install."""
+    r = run(["run", "member-kill", "--client-version", "2.0.2", "--client-set", "group.remote.assignor=uniform",
+             "--runs-root", str(tmp_path), "--quiet"], timeout=300)
+    one_line_error(r, "confluent-kafka 2.0.2 refuses", "group.remote.assignor")
+
+
+def test_broker_setting_the_broker_refuses(tmp_path):
+    """A broker refuses a bad value at start (here already when its storage is formatted): its reason, one line."""
+    r = run(["run", "member-kill", "--broker-set", "num.network.threads=many", "--runs-root", str(tmp_path),
+             "--quiet"], timeout=300)
+    one_line_error(r, "broker 1", "Invalid value many for configuration num.network.threads")
+
+
+def test_streams_runs_take_no_client_settings(tmp_path):
+    one_line_error(run(["run", "streams-scale-out", "--client-set", "fetch.min.bytes=1", "--runs-root",
+                        str(tmp_path)]), "--client-set does not apply")
+
+
+def test_nightly_member_options_without_streams_protocols(tmp_path):
+    one_line_error(run(["nightly", "--budget", "2m", "--protocols", "classic-eager,streams", "--client-set",
+                        "fetch.min.bytes=1", "--runs-root", str(tmp_path)]), "leave the Streams protocols")

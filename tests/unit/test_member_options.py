@@ -1,0 +1,92 @@
+"""Members and settings options: parsing, what RunConfig keeps, and what plan.resolve refuses up front."""
+from argparse import Namespace
+from dataclasses import replace
+
+import pytest
+
+from harness.cli import member_options
+from harness.cluster.base import BrokerSettings
+from harness.cluster.fake import FakeCluster
+from harness.errors import BadInput
+from harness.plan import RunConfig, resolve
+
+
+def opts(**kw):
+    base = {"member": "python", "member_command": [], "client_set": [], "broker_set": [], "group_set": []}
+    return member_options(Namespace(**{**base, **kw}))
+
+
+def test_member_commands_for_every_slot_and_for_chosen_slots():
+    o = opts(member_command=["python3 app.py --x 'a b'", "slot2=java -jar app.jar"])
+    assert o["member_command"] == ("python3", "app.py", "--x", "a b")
+    assert o["slot_commands"] == ((2, ("java", "-jar", "app.jar")),)
+    cfg = RunConfig(scenario="member-kill", seed=1, **o)
+    assert cfg.slot_command(2) == ("java", "-jar", "app.jar")
+    assert cfg.slot_command(0) == cfg.member_command
+
+
+def test_settings_are_text_and_the_last_value_wins():
+    o = opts(client_set=["fetch.wait.max.ms=100", "fetch.wait.max.ms=200"], broker_set=["a.b=x=y"])
+    assert o["client_settings"] == (("fetch.wait.max.ms", "200"),)
+    assert o["broker_settings"] == (("a.b", "x=y"),)
+    assert "group_settings" not in o  # only what was given
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"client_set": ["nokey"]}, "KEY=VALUE"), ({"member_command": ["slot0="]}, "names no program"),
+    ({"member_command": ["a", "b"]}, "given twice")])
+def test_malformed_options(kw, needle):
+    with pytest.raises(BadInput, match=needle):
+        opts(**kw)
+
+
+def shared(version="4.3.1", **extra):
+    return FakeCluster(work_dir="/nonexistent", version=version, settings=BrokerSettings.for_brokers(3, extra))
+
+
+def test_broker_settings_on_a_shared_cluster_only_when_it_has_them():
+    cfg = RunConfig(scenario="member-kill", seed=1, broker_settings=(("num.io.threads", "4"),))
+    with pytest.raises(BadInput, match="cannot apply to a run on a shared cluster"):
+        resolve(cfg, shared=shared())
+    assert resolve(cfg, shared=shared(**{"num.io.threads": "4"})).kafka_version == "4.3.1"
+
+
+def test_group_settings_need_kafka_4():
+    cfg = RunConfig(scenario="member-kill", seed=1, group_settings=(("consumer.session.timeout.ms", "9000"),))
+    with pytest.raises(BadInput, match="need Kafka 4.0 or newer"):
+        resolve(cfg, shared=shared("3.9.2"))
+    resolve(cfg, shared=shared())
+
+
+def test_consumer_protocol_needs_confluent_kafka_2_4():
+    cfg = RunConfig(scenario="member-kill", seed=1, protocol="consumer", client_version="2.3.0")
+    with pytest.raises(BadInput, match="2.3.0 cannot speak the consumer group protocol"):
+        resolve(cfg, shared=shared())
+    resolve(replace(cfg, client_version="2.4.0"), shared=shared())
+    resolve(replace(cfg, protocol="classic-eager"), shared=shared())  # old clients run the classic protocols
+    resolve(replace(cfg, member_command=("my-app",)), shared=shared())  # not the Python member: not ours to check
+
+
+@pytest.mark.parametrize("kw, needle", [
+    ({"client_settings": (("group.id", "x"),)}, "harness's to set"), ({"member": "cobol"}, "unknown member"),
+    ({"slot_commands": ((-1, ("a",)),)}, "bad member command")])
+def test_validate_refuses(kw, needle):
+    with pytest.raises(BadInput, match=needle):
+        RunConfig(scenario="member-kill", seed=1, **kw).validate()
+
+
+def test_streams_scenarios_take_no_client_settings():
+    with pytest.raises(BadInput, match="--client-set does not apply"):
+        RunConfig(scenario="streams-scale-out", seed=1, protocol="classic",
+                  client_settings=(("a", "b"),)).validate()
+
+
+def test_replay_takes_members_and_settings_from_run_json(tmp_path):
+    import json
+    from harness.plan import config_dict, replay_config
+    cfg = RunConfig(scenario="member-kill", seed=1, member="java", slot_commands=((1, ("app", "-v")),),
+                    client_settings=(("a", "1"),), broker_settings=(("b", "2"),), group_settings=(("c", "3"),))
+    (tmp_path / "history").mkdir()
+    (tmp_path / "run.json").write_text(json.dumps({"config": config_dict(cfg), "schedule": []}))
+    again = replay_config(tmp_path)
+    assert replace(again, schedule=None) == cfg
