@@ -1,8 +1,10 @@
 """Verify: members run the confluent-kafka version a run asks for, and a rolling client upgrade works.
 
 Setup: the shared cluster; `client-rolling-upgrade` starts three members on an older confluent-kafka
-(an isolated install in the cache) and bounces each onto the harness's own version.
-Then: every invariant holds, and the members' `started` events show both versions, old ones first.
+(an isolated install in the cache) and bounces each onto the harness's own version. The smoke scenario
+member-kill runs on old releases under the classic protocols: 2.3.0 by default, 2.0.2 (the first with wheels
+for this Python) and the newest release under the `slow` marker (`-m slow`, or nightly).
+Then: every invariant holds, and the members' `started` events show the versions asked for.
 """
 import pytest
 
@@ -12,6 +14,7 @@ from harness.history import History
 from harness.scenarios import OLDER_CLIENT
 
 pytestmark = pytest.mark.integration
+NEWEST = "2.16.1"  # the newest confluent-kafka release when this was written (also the harness's own)
 
 
 def test_rolling_client_upgrade(run_scenario):
@@ -21,3 +24,22 @@ def test_rolling_client_upgrade(run_scenario):
     versions = [e["client"].split()[1] for e in started]
     assert versions[:3] == [OLDER_CLIENT] * 3, versions
     assert versions[3:] == [bundled_version()] * 3, versions
+
+
+@pytest.mark.parametrize("version, proto", [
+    ("2.3.0", "classic-cooperative"),
+    pytest.param("2.0.2", "classic-eager", marks=pytest.mark.slow),
+    # one run (2026-11-23, Kafka 4.3.1, member-kill seed of the test id): 15 acknowledged records never processed
+    # under cooperative-sticky on librdkafka 2.0.2; not narrowed down yet, kept visible as an xfail
+    pytest.param("2.0.2", "classic-cooperative", marks=[pytest.mark.slow, pytest.mark.xfail(
+        strict=False, reason="seen: records never processed under cooperative-sticky on confluent-kafka 2.0.2")]),
+    pytest.param(NEWEST, "classic-cooperative", marks=pytest.mark.slow),
+])
+def test_smoke_on_a_client_version(version, proto, run_scenario, request):
+    """Old librdkafka does not know `group.protocol`: the member leaves it out under the classic protocols."""
+    if "slow" in request.node.keywords and "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("a slow client version: run with -m slow (nightly)")
+    result = run_scenario("member-kill", protocol=proto, client_version=version)
+    assert_run_passes(result)
+    started = [e for e in History.load(result.run_dir / "history") if e["type"] == "started"]
+    assert started and {e["client"].split()[1] for e in started} == {version}
