@@ -1,7 +1,6 @@
 """Append-only JSON-lines history: the writer every process uses (standard library only: members run it in an
-isolated client install) and the reader checkers get (numpy, imported when reading; orjson if installed). It keeps
-control events as dicts, the many events of `BULK_TYPES` as columns (`Bulk`): a compact bulk line (as the writers
-write) is read by numpy without a dict (`_Chunk`), any other by orjson; files merge by a stable argsort of `mono`."""
+isolated client install) and the reader checkers get (numpy; orjson if installed): control events as dicts, those of
+`BULK_TYPES` as columns (`Bulk`), a compact line read by numpy (`_Chunk`), others by orjson; merged on `mono`."""
 from __future__ import annotations
 
 import json
@@ -25,6 +24,8 @@ VERSION = 1
 BULK_TYPES = ("processed", "committed", "acked", "failed")
 _KIND = defaultdict(int, {t: k for k, t in enumerate(BULK_TYPES, start=1)})  # other types: 0, control events
 CHUNK_BYTES = 4 << 20
+_P10 = [float(10 ** i) for i in range(23)]  # exact doubles
+_WORD = {t: int.from_bytes((b'"' + t.encode() + b'",')[:8], "little") for t in BULK_TYPES}  # bytes 8-15 of a line
 
 class HistoryFormatError(ValueError):
     """A history file is not of a schema or version this reader knows, or not JSON lines."""
@@ -97,8 +98,7 @@ def read_file(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """Read one history file: its header and its events as dicts (a torn last line is dropped)."""
     header, events, lineno = None, [], 0
     for _, buf in _blocks(path):
-        lines = buf[:-1].split(b"\n")
-        lineno += len(lines)
+        lineno += len(lines := buf[:-1].split(b"\n"))
         if header is None:
             header, lines = _header(path, lines[0]), lines[1:]
         evs, _ = _parse(path, lines, range(lineno - len(lines), lineno))
@@ -124,27 +124,27 @@ class Bulk:
         for f, dt in zip(self.FIELDS, "qdiiiqqqqbdiiqq"):
             setattr(self, f, _np().asarray(cols.get(f, ()), dtype=dt))
 
-#: the columns of each bulk type but committed: (column, event field, kind: f float, i integer, c code)
+#: the columns of each bulk type (committed: and more): (column, event field, kind: f float, i integer, c code)
 _SPEC = {"processed": (("mono", "mono", "f"), ("partition", "partition", "i"), ("first", "first_offset", "i"),
                        ("last", "last_offset", "i"), ("task", "task", "c"), ("member", "member", "c"),
-                       ("topic", "topic", "c")),
+                       ("topic", "topic", "c")), "failed": (("mono", "mono", "f"),),
          "acked": (("mono", "mono", "f"), ("topic", "topic", "c"), ("partition", "partition", "i"),
-                   ("offset", "offset", "i")), "committed": (), "failed": (("mono", "mono", "f"),)}
+                   ("offset", "offset", "i")), "committed": (("mono", "mono", "f"), ("member", "member", "c"))}
+_COMMITTED = {"requested_mono": ("requested", "f"), "c_partition": ("c_partition", "i"), "c_offset": ("c_offset", "i"),
+              "c_topic": ("c_topic", "c")}  # what the numpy path reads of a committed line too
 
 def _dict_columns(type_: str, ds: list[dict], mdef, code) -> dict:
-    """The columns of some events of one bulk type as dicts (HistoryFormatError when one lacks a field or has a
-    wrong one); `code` turns a list of values into codes."""
+    """The columns of some events of a bulk type (HistoryFormatError if one lacks a field); `code`: values' codes."""
     try:
         out = {col: code([d.get(key, mdef if key == "member" else None) for d in ds]) if kind == "c"
                else array("d" if kind == "f" else "q", [d[key] for d in ds]) for col, key, kind in _SPEC[type_]}
         if type_ == "committed":
             offs = [[(t, int(p), int(o)) for t, p, o in (d.get("offsets") or ())] for d in ds]
             flat = [x for tps in offs for x in tps]
-            out.update(mono=array("d", [d["mono"] for d in ds]), ok=[1 if d.get("ok") else 0 for d in ds],
-                       requested=array("d", [d.get("requested_mono", d["mono"]) for d in ds]), c_row=[
-                           i for i, x in enumerate(offs) for _ in x], member=code([d.get("member", mdef) for d in ds]),
-                       c_topic=code([x[0] for x in flat]), c_partition=array("q", [x[1] for x in flat]),
-                       c_offset=array("q", [x[2] for x in flat]))
+            out.update(ok=[1 if d.get("ok") else 0 for d in ds], c_row=[i for i, x in enumerate(offs) for _ in x],
+                       requested=array("d", [d.get("requested_mono", d["mono"]) for d in ds]), c_topic=code(
+                           [x[0] for x in flat]), c_partition=array("q", [x[1] for x in flat]), c_offset=array(
+                           "q", [x[2] for x in flat]))
         return out
     except (KeyError, TypeError, ValueError, OverflowError) as e:
         for d in ds if len(ds) > 1 else ():  # which one
@@ -152,13 +152,14 @@ def _dict_columns(type_: str, ds: list[dict], mdef, code) -> dict:
         raise HistoryFormatError(f"a {type_} event lacks a field or has a wrong one ({e!r}): {ds[0]!r:.200}") from None
 
 def _template(line: bytes, type_: str) -> tuple[list, set] | None:
-    """The layout of a compact event line, [(literal, kind, field)]: a value of kind n (number) or s (string)
-    follows each literal (the last: None); and its fields. None when the line cannot serve."""
+    """A compact line's layout, [(literal, kind, field)]: a value of kind n or s (number, string) follows each literal
+    but the last; and the line's dict. None when the line cannot serve."""
     try:
         d, spec, out, lit = _loads(line), {key: kind for _, key, kind in _SPEC[type_]}, [], "{"
     except ValueError:
         return None
-    if not isinstance(d, dict) or d.get("type") != type_ or not {k for k, c in spec.items() if c != "c"} <= d.keys():
+    if not isinstance(d, dict) or d.get("type") != type_ or not {k for k, c in spec.items() if c != "c"} <= d.keys() \
+            or not isinstance(d.get("ok"), (bool, type(None))):
         return None
     for i, (k, v) in enumerate(d.items()):
         if not k.isascii() or not k.isprintable() or '"' in k or "\\" in k:
@@ -166,6 +167,9 @@ def _template(line: bytes, type_: str) -> tuple[list, set] | None:
         lit, kind = lit + ("," if i else "") + f'"{k}":', spec.get(k)
         if k == "type" or (v is None and kind in (None, "c")) or (kind is None and isinstance(v, bool)):
             lit += json.dumps(v)
+        elif k == "offsets" and type_[0] == "c" and type(v) is list and len(v) == 1 and type(v[0]) is list \
+                and list(map(type, v[0])) == [str, int, int]:  # one committed offset: [[topic, partition, offset]]
+            out, lit = out + [(lit + '[["', "s", "c_topic"), ('",', "n", "c_partition"), (",", "n", "c_offset")], "]]"
         elif isinstance(v, (int, float)) and not isinstance(v, bool) and kind != "c":
             out, lit = out + [(lit, "n", k)], ""
         elif isinstance(v, str) and kind in (None, "c"):
@@ -173,20 +177,20 @@ def _template(line: bytes, type_: str) -> tuple[list, set] | None:
         else:
             return None
     out = [(x.encode(), kind, k) for x, kind, k in out] + [((lit + "}").encode(), None, None)]
-    return (out, set(d)) if max(len(x) for x, _, _ in out) < 4000 else None
+    return (out, d) if max(len(x) for x, _, _ in out) < 4000 else None
 
 class _Chunk:
     """The complete lines of a block of a file, read with numpy: line bounds, layouts, values."""
     def __init__(self, buf: bytes) -> None:
         np = self.np = _np()
-        a = np.frombuffer(buf, np.uint8)
-        self.a = np.concatenate((a, np.zeros(4096, np.uint8)))  # room for reading past a line's end
+        self.mask = np.array([(1 << 8 * i) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
+        self.a = np.concatenate((a := np.frombuffer(buf, np.uint8), np.zeros(4096, np.uint8)))  # room past the end
         self.u64 = np.ndarray((len(a) + 4088,), "<u8", self.a, 0, (1,))  # the 8 bytes from each position
         self.e = nl = np.flatnonzero(a == 10)
         self.s, end, self.buf = np.concatenate(([0], nl[:-1] + 1)), [len(a)], buf
-        self.delim = np.concatenate((np.flatnonzero((a == 44) | (a == 125)), end))  # where a number ends
-        self.quote = np.concatenate((np.flatnonzero(a == 34), end))  # where a string ends
-        odd = np.flatnonzero((a == 92) | (a >= 128) | ((a < 32) & (a != 10)))  # escapes, non-ASCII, controls
+        self.ends = {"n": np.concatenate((np.flatnonzero((a == 44) | (a == 125) | (a == 93)), end)),  # of a number
+                     "s": np.concatenate((np.flatnonzero(a == 34), end))}  # where a string ends
+        odd = np.flatnonzero((a.view(np.int8) < 32) | (a == 92))  # escapes, non-ASCII, controls (newlines: at ends)
         self.plain = np.searchsorted(odd, self.s) == np.searchsorted(odd, self.e)
     def line(self, i: int) -> bytes:
         return self.buf[self.s[i]:self.e[i]]
@@ -199,64 +203,62 @@ class _Chunk:
                 ok &= (w if len(lit) - j >= 8 else w & ((1 << 8 * (len(lit) - j)) - 1)) == word
             pos = pos + len(lit)
             if kind:
-                ends = self.delim if kind == "n" else self.quote
-                end = ends[np.minimum(np.searchsorted(ends, pos), len(ends) - 1)]
+                end = self.ends[kind][np.minimum(np.searchsorted(self.ends[kind], pos), len(self.ends[kind]) - 1)]
                 spans[key], pos = (pos, end), end
         return (ok & (pos == self.e[lines]) if whole else ok), spans
     def number(self, st, en, integer: bool, value: bool = True):
         """The JSON numbers at [st, en) that are plain (digits; for floats one dot too), and which are."""
         np, w = self.np, en - st
-        W = max(1, min(int(w.max(initial=1)), 18 if integer else 40))
-        inside = np.arange(W) < w[:, None]
-        M = np.where(inside, self.a[np.minimum(st[:, None] + np.arange(W), len(self.a) - 1)], 0).astype(np.uint8)
+        W = max(1, min(int(w.max(initial=1)), 18 if integer else 24))
+        M = np.stack([self.u64[st + j] for j in range(0, W, 8)], 1).view(np.uint8)[:, :W]
+        M = np.where(inside := np.arange(W) < w[:, None], M, 0)
         dig, dot = (M >= 48) & (M <= 57), M == 46
         ok = (w >= 1) & (w <= W) & (dig | ~inside | (False if integer else dot)).all(1) & dig[:, 0] \
             & dig[np.arange(len(w)), np.clip(w - 1, 0, W - 1)] & (dot.sum(1) <= (0 if integer else 1)) \
             & ((M[:, 0] != 48) | (w == 1) | (dot[:, 1] if W > 1 else False))
-        if integer:  # digit times its power of ten
-            power = np.where(inside, 10 ** np.maximum(w[:, None] - 1 - np.arange(W), 0), 0)
-            return ((M.astype(np.int64) - 48) * power).sum(1), ok
-        M[~ok], M[~ok, 0] = 0, 48  # (those are read by orjson)
-        return (np.ascontiguousarray(M).view(f"S{W}").ravel().astype(np.float64) if value else None), ok
+        if not value:
+            return None, ok
+        m, d = np.zeros(len(w), np.int64), M.astype(np.int64) - 48
+        for j in range(W):  # the digits as an integer
+            m = np.where(dig[:, j], m * 10 + d[:, j], m)
+        if integer:
+            return m, ok
+        frac = np.where(dot.any(1), w - 1 - dot.argmax(1), 0)  # m / 10**frac: exact when both are (Clinger)
+        v, slow = m / np.asarray(_P10)[np.minimum(frac, 22)], ok & ((dig.sum(1) > 15) | (frac > 22))
+        if slow.any():
+            v[slow] = np.ascontiguousarray(np.where(inside, M, 0)[slow]).view(f"S{W}").ravel().astype(np.float64)
+        return v, ok
     def strings(self, st, en, code):
-        """The codes of the strings at [st, en)."""
+        """The codes of the strings at [st, en) (8 bytes at a time, zeros after the end)."""
         np, w = self.np, en - st
-        W = max(1, int(w.max(initial=0)))
-        M = np.where(np.arange(W) < w[:, None], self.a[st[:, None] + np.arange(W)], 0).astype(np.uint8)
+        keep = np.clip(w[:, None] - np.arange(0, max(1, int(w.max(initial=0))), 8), 0, 8)
+        M = np.stack([self.u64[st + 8 * j] for j in range(keep.shape[1])], 1) & self.mask[keep]
         if (M == M[0]).all():
-            return np.full(len(w), code([bytes(M[0]).rstrip(b"\0").decode()])[0], np.int64)
-        u, inv = np.unique(np.ascontiguousarray(M).view(f"S{W}").ravel(), return_inverse=True)
+            return np.full(len(w), code([M[0].tobytes().rstrip(b"\0").decode()])[0], np.int64)
+        u, inv = np.unique(np.ascontiguousarray(M).view(f"S{8 * keep.shape[1]}").ravel(), return_inverse=True)
         return np.asarray(code([x.decode() for x in u]), np.int64)[inv.ravel()]
 
 class _File:
     """A loaded file, to read its events again: its path, header, first event's id, byte offset of each event."""
     def __init__(self, path: Path, header: dict, base: int) -> None:
         self.path, self.header, self.base, self.count, self.index = path, header, base, 0, []
-    def read(self, ordinals: list[int]) -> dict[int, dict]:
-        """The file's events of the given ordinals (from 0), read again."""
-        with open(self.path, "rb") as f:
-            return {o: _defaults(_loads((f.seek(int(self.index[o])), f.readline())[1]), self.header)
-                    for o in sorted(set(ordinals))}
 
 class History:
-    """Every event of a run, merged from all its files and ordered by the shared monotonic clock (ties in file
-    order, files by name). `History(events)` keeps the given order, `from_events` sorts, `load` reads a
-    directory. The invariants read `control()`, `bulk(type)`, `values`/`code()`, `events_at(seqs)`, and keep
-    what they derive in `derived()`; `events` (all as dicts) is for other callers."""
+    """Every event of a run, merged from its files by the shared monotonic clock (ties in file order, files by name).
+    `History(events)` keeps the given order, `from_events` sorts, `load` reads a directory. The invariants read
+    `control()`, `bulk(type)`, `values`/`code()`, `events_at(seqs)`, keep views in `derived()`; `events`: all dicts."""
     def __init__(self, events: Iterable[dict] | None = None, headers: list[dict] | None = None) -> None:
         self.headers: list[dict] = list(headers or [])
         self._derived, self._codes, self._values = {}, {None: 0}, []  # views; string -> code; code -> string
         self._files, self._perm, self._pieces = [], None, []  # loaded files; history order -> file order; columns
         evs = self._events = list(events or ())
-        ids, control = self._dicts(evs, None, None, self._pieces, list(range(len(evs))))
-        self._control, self._n = list(zip(ids, control)), len(evs)
+        self._control, self._n = list(zip(*self._dicts(evs, None, None, self._pieces, list(range(len(evs)))))), len(evs)
         self._finish(None)
         self.mono_range = (evs[0].get("mono", 0.0), evs[-1].get("mono", 0.0)) if evs else (0.0, 0.0)  # first, last
     def _code_list(self, values: list) -> list[int]:
-        cs = self._codes
         for v in set(values):
-            cs.setdefault(v, len(cs))
-        return list(map(cs.__getitem__, values))
+            self._codes.setdefault(v, len(self._codes))
+        return list(map(self._codes.__getitem__, values))
     def _finish(self, inv) -> None:
         """Each bulk type's columns from its pieces, rows in history order (`inv`: file order -> history order)."""
         np, self._bulk = _np(), {}
@@ -279,8 +281,7 @@ class History:
     @classmethod
     def from_events(cls, events: Iterable[dict]) -> "History":
         """Build a history from events in any order (used by tests with hand-made events)."""
-        evs = list(events)
-        return cls([evs[i] for i in sorted(range(len(evs)), key=lambda i: (evs[i]["mono"], i))])
+        return cls(sorted(events, key=itemgetter("mono")))  # stable: ties in the given order
     @classmethod
     def load(cls, history_dir: str | os.PathLike) -> "History":
         """Load and merge every `*.jsonl` file of a run's history directory."""
@@ -293,11 +294,11 @@ class History:
                 if first:
                     self.headers.append((fh := _File(path, _header(path, ch.line(0)), n)).header)
                 mdef = fh.header.get("member") if fh.header.get("source") == "member" else None
-                lines, mono, pieces = np.arange(first, len(ch.s)), np.zeros(len(ch.s)), []
-                kind = np.zeros(len(ch.s), np.uint8)
+                lines, mono, pieces, kind = np.arange(first, m := len(ch.s)), np.zeros(m), [], np.zeros(m, np.uint8)
                 kind[lines] = 255  # not read yet; 254: blank
-                for t in ("processed", "acked", "failed"):
-                    pieces += self._fast(ch, t, lines[ch.plain[lines]], kind, mono, mdef)
+                word = ch.u64[ch.s[plain := lines[ch.plain[lines]]] + 8]  # bytes 8 to 15 of {"type":"acked",...
+                for t in BULK_TYPES:
+                    pieces += self._fast(ch, t, plain[word == _WORD[t]], kind, mono, mdef)
                 evs, blank = _parse(path, list(map(ch.line, rest := np.flatnonzero(kind == 255))), rest + lineno)
                 kind[rest[blank]] = 254
                 cl, cd = self._dicts(evs, fh.header, mdef, pieces, np.delete(rest, blank).tolist(), kind, mono)
@@ -320,8 +321,7 @@ class History:
         return self
     def _fast(self, ch: _Chunk, t: str, lines, kind, mono, mdef) -> list:
         """Read the lines of a bulk type laid out compactly (as the writers do) with numpy, without dicts."""
-        np, out, spec = ch.np, [], {key: (col, kd) for col, key, kd in _SPEC[t]}
-        lines = lines[ch.match([(b'{"type":"%s",' % t.encode(), None, None)], lines, False)[0]]
+        np, out, spec = ch.np, [], {key: (col, kd) for col, key, kd in _SPEC[t]} | (_COMMITTED if t[0] == "c" else {})
         for _ in range(3):  # a few layouts (field orders) per block
             if not len(lines) or not (got := _template(ch.line(lines[0]), t)):
                 break
@@ -337,6 +337,9 @@ class History:
                 col: ch.strings(*(x[ok] for x in spans[key]), self._code_list) if key in spans else np.full(
                     int(ok.sum()), self._code_list([mdef if key == "member" and key not in keys else None])[0])
                 for key, (col, kd) in spec.items() if kd == "c"}
+            if t == "committed":  # one offset per row
+                cols |= dict(ok=np.full(len(m := cols["mono"]), int(bool(keys.get("ok")))), c_row=np.arange(len(m)),
+                             requested=cols.get("requested", m))
             got = lines[ok]
             kind[got], mono[got] = _KIND[t], cols["mono"]
             out, lines = out + [(t, got, cols)], lines[~ok]
@@ -351,11 +354,10 @@ class History:
             raise HistoryFormatError(f"an event without a type or a numeric mono, or no JSON object ({e!r})") from None
         for k, t in enumerate(BULK_TYPES, start=1):
             if sel := [j for j, kk in enumerate(ks) if kk == k]:
-                cols = _dict_columns(t, [evs[j] for j in sel], mdef, self._code_list)
-                pieces.append((t, [ids[j] for j in sel], cols))
+                pieces.append((t, [ids[j] for j in sel], _dict_columns(t, [evs[j] for j in sel], mdef,
+                                                                       self._code_list)))
         sel = [j for j, kk in enumerate(ks) if not kk]
         return [ids[j] for j in sel], [_defaults(evs[j], header) for j in sel] if header else [evs[j] for j in sel]
-    # -- what every caller reads
     @property
     def events(self) -> list[dict]:
         """Every event as a dict, in history order (built on first use for a loaded history)."""
@@ -368,10 +370,8 @@ class History:
     def __len__(self) -> int:  # without building `events`
         return self._n
     def of_type(self, *types: str) -> list[dict]:
-        if self._events is None and not set(types) & set(BULK_TYPES):
-            return [e for _, e in self._control if e.get("type") in types]
-        return [e for e in self.events if e.get("type") in types]
-    # -- what the invariants read
+        return [e for _, e in self._control if e.get("type") in types] if self._events is None and not \
+            set(types) & set(BULK_TYPES) else [e for e in self.events if e.get("type") in types]
     def control(self) -> list[tuple[int, dict]]:
         """(seq, event) of every event not of BULK_TYPES, in history order."""
         return self._control
@@ -392,8 +392,8 @@ class History:
             return {s: self._events[s] for s in map(int, seqs)}
         bases, out = [fh.base for fh in self._files], {}
         for s, o in ((s, int(self._perm[s])) for s in map(int, seqs)):  # a few events: witnesses
-            fh = self._files[bisect_right(bases, o) - 1]
-            out[s] = fh.read([o - fh.base])[o - fh.base]
+            with open((fh := self._files[bisect_right(bases, o) - 1]).path, "rb") as f:
+                out[s] = _defaults(_loads((f.seek(int(fh.index[o - fh.base])), f.readline())[1]), fh.header)
         return out
     def derived(self, key, build: Callable[[], object]):
         """A view derived from this history, built once per key (the history does not change)."""

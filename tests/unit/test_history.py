@@ -194,6 +194,8 @@ def _columns(h):
         cols = {f: getattr(b, f) for f in ("member", "topic", "task", "mono", "partition", "first", "last", "offset")}
         out[ty] = [(int(b.seq[r]), *((vals[c[r]] if f in ("member", "topic", "task") else c[r].item()) if len(c)
                                      else None for f, c in cols.items())) for r in range(b.n)]
+        out[ty] += [(vals[t], p, o, r) for t, p, o, r in zip(b.c_topic, b.c_partition, b.c_offset, b.c_row)]
+        out[ty] += [(b.ok.tolist(), b.requested.tolist())]
     return out
 
 
@@ -217,6 +219,11 @@ def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path):
         '{"type":"acked","mono":0.000001,"topic":"t","partition":5,"offset":0}',
         '{"type":"failed","mono":2.5,"topic":"t","error":"x"}',
         '{"type":"committed","mono":2.6,"offsets":[["t",0,5]],"ok":true}',
+        '{"type":"committed","mono":2.61,"offsets":[["t",1,6]],"ok":false,"requested_mono":2.0}',
+        '{"type":"committed","mono":2.62,"member":"m2","offsets":[["t",1,6],["u",2,3]],"ok":true}',
+        '{"type":"committed","mono":2.63,"offsets":[],"ok":1}',
+        '{"type":"committed","mono":2.64,"offsets":[["t",1,7]]}',
+        '{"type":"committed","mono":2.65,"offsets":[["t",0,5]],"ok":true}',
         '{"type":"stopped","mono":2.7}',
     ]
     (tmp_path / "member-m1.jsonl").write_text(hdr + "\n".join(lines) + "\n")
