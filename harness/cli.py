@@ -162,13 +162,12 @@ def _nightly(args, progress) -> int:
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
-    _nightly_with(extra)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     progress(f"nightly: budget {budget:.0f}s, seed {seed}")
     res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],
                   client_versions=[None if v == "default" else v for v in args.client_versions.split(",") if v],
                   protocols=protocols, runs_root=args.runs_root, shrink_attempts=args.shrink_attempts,
-                  progress=progress)
+                  run_options=extra, progress=progress)
     counts: dict[str, int] = {}
     for r in res.runs:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -193,21 +192,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
-
-
-def _nightly_with(extra: dict) -> None:
-    """Every run of the night takes the member and settings options, every cluster of the night the broker
-    settings. (harness/nightly.py builds its RunConfigs and clusters itself; these defaults reach them.)"""
-    if not extra:
-        return
-    import functools
-    from harness import nightly
-    from harness.cluster.base import BrokerSettings
-    from harness.runner import RunConfig
-    nightly.RunConfig = functools.partial(RunConfig, **extra)
-    broker = dict(extra.get("broker_settings") or ())
-    if broker:
-        nightly.LocalCluster = functools.partial(nightly.LocalCluster, settings=BrokerSettings.for_brokers(3, broker))
 
 
 def _settings(items: list[str], flag: str) -> tuple[tuple[str, str], ...]:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import scenarios, shrink
+from harness.cluster.base import BrokerSettings
 from harness.cluster.local import LocalCluster
 from harness.errors import BadInput
 from harness.progress import log
@@ -108,8 +109,12 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
             protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
-            progress=log.info) -> NightlyResult:
-    """Run random picks until the budget is spent; shrink failures; write nightly.json."""
+            run_options: dict | None = None, progress=log.info) -> NightlyResult:
+    """Run random picks until the budget is spent; shrink failures; write nightly.json. `run_options` are
+    RunConfig fields every run of the night takes (members, client/broker/group settings); the night's
+    clusters start with its broker settings."""
+    run_options = dict(run_options or {})
+    broker_settings = BrokerSettings.for_brokers(3, dict(run_options.get("broker_settings") or ()))
     rng = random.Random(seed)
     start = time.monotonic()
     deadline = start + budget_s
@@ -125,12 +130,13 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols)
             if kv not in clusters:
                 progress(f"starting a Kafka {kv} cluster")
-                c = LocalCluster(work_dir=out / f"cluster-{kv}", version=kv, progress=progress)
+                c = LocalCluster(work_dir=out / f"cluster-{kv}", version=kv, settings=broker_settings,
+                                 progress=progress)
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c
             cfg = RunConfig(scenario=sc.name, seed=run_seed, protocol=protocol, kafka_version=kv, client_version=cv,
-                            runs_root=str(out))
+                            runs_root=str(out), **run_options)
             left = deadline - time.monotonic()
             progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] {sc.name} {protocol} kafka={kv} "
                      f"client={cv or 'default'} seed={run_seed}")
