@@ -184,12 +184,13 @@ class _Chunk:
     def __init__(self, buf: bytes) -> None:
         np = self.np = _np()
         self.mask = np.array([(1 << 8 * i) - 1 for i in range(9)], np.uint64)  # the low i bytes of a word
-        self.a = np.concatenate((a := np.frombuffer(buf, np.uint8), np.zeros(4096, np.uint8)))  # room past the end
+        self.a = np.frombuffer(buf + b',"' + bytes(4094), np.uint8)  # ends of a number and a string; room to read on
+        a, p = self.a[:len(buf)], self.a[:len(buf) + 2]
         self.u64 = np.ndarray((len(a) + 4088,), "<u8", self.a, 0, (1,))  # the 8 bytes from each position
         self.e = nl = np.flatnonzero(a == 10)
-        self.s, end, self.buf = np.concatenate(([0], nl[:-1] + 1)), [len(a)], buf
-        self.ends = {"n": np.concatenate((np.flatnonzero((a == 44) | (a == 125) | (a == 93)), end)),  # of a number
-                     "s": np.concatenate((np.flatnonzero(a == 34), end))}  # where a string ends
+        self.s, self.buf = np.concatenate(([0], nl[:-1] + 1)), buf
+        self.ends = {"n": np.flatnonzero((p == 44) | (p == 125) | (p == 93)),  # where a number ends
+                     "s": np.flatnonzero(p == 34)}  # where a string ends
         odd = np.flatnonzero((a.view(np.int8) < 32) | (a == 92))  # escapes, non-ASCII, controls (newlines: at ends)
         self.plain = np.searchsorted(odd, self.s) == np.searchsorted(odd, self.e)
     def line(self, i: int) -> bytes:
@@ -218,9 +219,9 @@ class _Chunk:
             & ((M[:, 0] != 48) | (w == 1) | (dot[:, 1] if W > 1 else False))
         if not value:
             return None, ok
-        m, d = np.zeros(len(w), np.int64), M.astype(np.int64) - 48
+        m = np.zeros(len(w), np.int64)
         for j in range(W):  # the digits as an integer
-            m = np.where(dig[:, j], m * 10 + d[:, j], m)
+            m = np.where(dig[:, j], m * 10 + (M[:, j] - 48), m)
         if integer:
             return m, ok
         frac = np.where(dot.any(1), w - 1 - dot.argmax(1), 0)  # m / 10**frac: exact when both are (Clinger)
@@ -291,8 +292,7 @@ class History:
             fh, lineno = None, 0
             for pos, buf in _blocks(path):
                 ch, first = _Chunk(buf), fh is None
-                if first:
-                    self.headers.append((fh := _File(path, _header(path, ch.line(0)), n)).header)
+                self.headers += [(fh := _File(path, _header(path, ch.line(0)), n)).header] if first else []
                 mdef = fh.header.get("member") if fh.header.get("source") == "member" else None
                 lines, mono, pieces, kind = np.arange(first, m := len(ch.s)), np.zeros(m), [], np.zeros(m, np.uint8)
                 kind[lines] = 255  # not read yet; 254: blank
