@@ -211,23 +211,23 @@ class _Chunk:
         """The JSON numbers at [st, en) that are plain (digits; for floats one dot too), and which are."""
         np, w = self.np, en - st
         W = max(1, min(int(w.max(initial=1)), 18 if integer else 24))
-        M = np.stack([self.u64[st + j] for j in range(0, W, 8)], 1).view(np.uint8)[:, :W]
-        M = np.where(inside := np.arange(W) < w[:, None], M, 0)
-        dig, dot = (M >= 48) & (M <= 57), M == 46
-        ok = (w >= 1) & (w <= W) & (dig | ~inside | (False if integer else dot)).all(1) & dig[:, 0] \
-            & dig[np.arange(len(w)), np.clip(w - 1, 0, W - 1)] & (dot.sum(1) <= (0 if integer else 1)) \
-            & ((M[:, 0] != 48) | (w == 1) | (dot[:, 1] if W > 1 else False))
+        B = np.stack([self.u64[st + j] for j in range(0, W, 8)], 1).view(np.uint8)[:, :W]
+        M = np.where(inside := np.arange(W)[:, None] < w, B.T, 0)  # byte j of every number: row j
+        dig, dot = (M - 48) < 10, M == 46
+        ok = (w >= 1) & (w <= W) & (dig | ~inside | (False if integer else dot)).all(0) & dig[0] \
+            & dig[np.clip(w - 1, 0, W - 1), np.arange(len(w))] & ((n_dot := dot.sum(0)) <= (0 if integer else 1)) \
+            & ((M[0] != 48) | (w == 1) | (dot[1] if W > 1 else False))
         if not value:
             return None, ok
         m = np.zeros(len(w), np.int64)
         for j in range(W):  # the digits as an integer
-            m = np.where(dig[:, j], m * 10 + (M[:, j] - 48), m)
+            m = np.where(dig[j], m * 10 + (M[j] - 48), m)
         if integer:
             return m, ok
-        frac = np.where(dot.any(1), w - 1 - dot.argmax(1), 0)  # m / 10**frac: exact when both are (Clinger)
-        v, slow = m / np.asarray(_P10)[np.minimum(frac, 22)], ok & ((dig.sum(1) > 15) | (frac > 22))
+        frac = np.where(n_dot > 0, w - 1 - (dot * np.arange(W)[:, None]).sum(0), 0)  # m / 10**frac: exact (Clinger)
+        v, slow = m / np.asarray(_P10)[np.clip(frac, 0, 22)], ok & ((w - n_dot > 15) | (frac > 22))
         if slow.any():
-            v[slow] = np.ascontiguousarray(np.where(inside, M, 0)[slow]).view(f"S{W}").ravel().astype(np.float64)
+            v[slow] = np.ascontiguousarray(np.where(inside, M, 0).T[slow]).view(f"S{W}").ravel().astype(np.float64)
         return v, ok
     def strings(self, st, en, code):
         """The codes of the strings at [st, en) (8 bytes at a time, zeros after the end)."""
