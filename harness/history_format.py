@@ -1,0 +1,117 @@
+"""The history format (docs/history.md, harness/history.schema.json): the writer every process uses and
+the plain reading of one file. Standard library only (orjson when installed): member processes import
+the writer under an isolated client install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+try:  # a C JSON parser, several times faster than json's; the writer does not need it
+    from orjson import loads
+except ImportError:  # pragma: no cover - members' isolated installs
+    loads = json.loads
+_loads = loads
+
+SCHEMA = "rebalance-history"
+VERSION = 1
+#: the many per-record event types, stored as columns by the reader
+BULK_TYPES = ("processed", "committed", "acked", "failed")
+CHUNK_BYTES = 4 << 20
+
+
+class HistoryFormatError(ValueError):
+    """A history file is not of a schema or version this reader knows, or not JSON lines."""
+
+
+class HistoryWriter:
+    """Writes one event per line, each with one write() and flushed, so SIGKILL tears at most the last line."""
+
+    def __init__(self, path: str | os.PathLike, *, source: str, **header: object) -> None:
+        (p := Path(path)).parent.mkdir(parents=True, exist_ok=True)
+        self.path = p
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._write({"type": "header", "schema": SCHEMA, "version": VERSION, "source": source, **header})
+
+    def _write(self, obj: dict) -> None:  # compact, as the reader's fast path expects
+        os.write(self._fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
+
+    def event(self, type_: str, **fields: object) -> dict:
+        """Append one event stamped with the shared monotonic clock and wall time."""
+        self._write(ev := {"type": type_, "mono": time.monotonic(), "wall": time.time(), **fields})
+        return ev
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> "HistoryWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _header(path, line: bytes) -> dict:
+    try:
+        header = _loads(line)
+    except ValueError as e:
+        raise HistoryFormatError(f"{path}: header is not JSON: {e}") from None
+    if not isinstance(header, dict) or header.get("type") != "header" or header.get("schema") != SCHEMA:
+        raise HistoryFormatError(f"{path}: not a {SCHEMA} file")
+    if header.get("version") != VERSION:
+        raise HistoryFormatError(f"{path}: history version {header.get('version')!r} is not supported (want {VERSION})")
+    return header
+
+
+def _blocks(path) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, complete lines) of a file by blocks; what follows the last newline (a torn line) is dropped."""
+    with open(path, "rb") as f:
+        carry, pos = b"", 0
+        while block := f.read(CHUNK_BYTES):
+            buf = carry + block if carry else block
+            if cut := buf.rfind(b"\n") + 1:
+                yield pos, buf[:cut]
+            carry, pos = buf[cut:], pos + cut
+
+
+def _parse(path, lines: list[bytes], numbers: Sequence[int]) -> tuple[list, list[int]]:
+    """The events of some lines, numbered from 0 in their file (blank ones skipped: their indices are returned)."""
+    try:
+        return list(map(_loads, lines)), []
+    except ValueError:
+        out, blank = [], []
+    for j, line in enumerate(lines):
+        try:
+            out.append(_loads(line)) if line.strip() else blank.append(j)
+        except ValueError as e:
+            raise HistoryFormatError(f"{path}:{numbers[j] + 1}: bad event line: {e}") from None
+    return out, blank
+
+
+def _defaults(ev: dict, header: dict) -> dict:
+    if not isinstance(ev, dict):
+        raise HistoryFormatError(f"an event line is not a JSON object: {ev!r:.80}")
+    ev.setdefault("source", header.get("source"))
+    if header.get("source") == "member":
+        ev.setdefault("member", header.get("member"))
+    return ev
+
+
+def read_file(path: str | os.PathLike) -> tuple[dict, list[dict]]:
+    """Read one history file: its header and its events as dicts (a torn last line is dropped)."""
+    header, events, lineno = None, [], 0
+    for _, buf in _blocks(path):
+        lineno += len(lines := buf[:-1].split(b"\n"))
+        if header is None:
+            header, lines = _header(path, lines[0]), lines[1:]
+        evs, _ = _parse(path, lines, range(lineno - len(lines), lineno))
+        events += [_defaults(e, header) for e in evs]
+    if header is None:
+        raise HistoryFormatError(f"{path}: empty history file (no header)")
+    return header, events
