@@ -14,9 +14,25 @@ import time
 log = logging.getLogger("harness")
 
 
+class _Stdout(logging.StreamHandler):
+    """A handler writing to whatever `sys.stdout` is when a record comes (not the one of its creation, which
+    a caller such as pytest's capture may have closed since)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def setup_cli_logging(*, quiet: bool = False) -> None:
     """INFO lines of the harness on stdout, as plain messages (the CLI's progress)."""
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _Stdout()
     handler.setFormatter(logging.Formatter("%(message)s"))
     log.handlers[:] = [handler]
     log.setLevel(logging.WARNING if quiet else logging.INFO)

@@ -61,10 +61,14 @@ def fake_scenarios(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def no_process_left():
+    """No process the test started outlives it (processes already running, such as a session's shared
+    cluster when the integration tests run first in the same pytest process, are not this test's)."""
+    before = {p.pid for p in procs.live_children()}
     yield
-    left = [p.pid for p in procs.live_children()]
-    procs.kill_all()
-    assert not left, f"processes left alive: {left}"
+    left = [p for p in procs.live_children() if p.pid not in before]
+    for p in left:
+        p.kill()
+    assert not left, f"processes left alive: {[p.pid for p in left]}"
 
 
 @pytest.fixture
