@@ -15,6 +15,7 @@ from harness.errors import BadInput
 from harness.history import HistoryWriter
 from harness.invariants import CheckSettings
 from harness.invariants.streams import StreamsCheckSettings
+from harness.kinds.consumer import set_group_configs
 from harness.kinds.streams_settings import DEFEATING_LAG, streams_settings
 from harness.members import MemberSpec
 from harness.members.streams_member import streams_member_command, version_for_brokers
@@ -116,16 +117,7 @@ class StreamsApp:
     def _set_group_standbys(self) -> None:
         """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before
         the first instance joins."""
-        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-        res = ConfigResource(ResourceType.GROUP, self.run.group_id, incremental_configs=[ConfigEntry(
-            "streams.num.standby.replicas", str(self.standbys), incremental_operation=AlterConfigOpType.SET)])
-        try:
-            self.run.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
-        except Exception as e:
-            raise BadInput(f"the brokers refused streams.num.standby.replicas={self.standbys} for the group: {e}") \
-                from None
-        self.run.event("group_config", group_id=self.run.group_id,
-                       config={"streams.num.standby.replicas": self.standbys})
+        set_group_configs(self.run, {"streams.num.standby.replicas": self.standbys})
 
     def _member_config(self, slot: int) -> dict:
         s, cfg = self.s, self.cfg

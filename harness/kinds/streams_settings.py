@@ -35,7 +35,7 @@ def _int(settings: dict, key: str, lo: int) -> int:
     return n
 
 
-def streams_settings(cfg, sc: Scenario) -> dict:
+def streams_settings(cfg, sc) -> dict:
     """The Streams settings of a run (defaults, the scenario's, the run's own), checked: BadInput if wrong."""
     settings = {**STREAMS_DEFAULTS, **sc.streams}
     for k, v in cfg.streams_settings:
