@@ -47,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("scenario", help="scenario name (see `harness scenarios`)")
+    r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
+                                    ".toml or naming an existing file (docs/scenarios.md); the command line's "
+                                    "options win over the file's settings")
     r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol)")
@@ -298,7 +300,8 @@ def _dispatch(args) -> int:
                         client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
                         misbehave=args.misbehave, streams_settings=_key_values(args.streams_set),
                         **member_options(args))
-        progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}, seed {seed}")
+        progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
+                 f"protocol {cfg.protocol}, seed {seed}")
     else:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root)
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")

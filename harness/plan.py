@@ -9,10 +9,10 @@ one line before a broker or member starts.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
-from harness import kafka_dist, scenarios
+from harness import kafka_dist, scenario_file, scenarios
 from harness.errors import BadInput
 from harness.kinds import kind_of
 from harness.rundir import SCHEDULE_JSON, RunDir
@@ -69,10 +69,30 @@ class RunConfig:
     group_settings: Settings = ()  # GROUP config resources set through the Admin API before the first member
     schedule: tuple[dict, ...] | None = None  # replay: run exactly this schedule
     streams_settings: tuple[tuple[str, object], ...] = ()  # Streams runs: settings over the scenario's
+    scenario_file: str | None = None  # a scenario file's path (then `scenario` is the name the file gives)
+    scenario_text: str | None = None  # and its text, as read when the run was asked for (replay reads this)
+
+    def __post_init__(self):
+        """A scenario given as a file path: read it once; its settings become defaults under the ones given."""
+        if self.scenario_text is not None or not scenarios.is_file(self.scenario):
+            return
+        text, model = scenario_file.read(self.scenario)
+        given = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key, value in scenario_file.run_defaults(model).items():
+            if key in ("client_settings", "broker_settings", "group_settings", "slot_commands"):
+                merged = {**dict(value), **dict(given[key])}
+                value = tuple(sorted(merged.items()) if key == "slot_commands" else merged.items())
+            elif given[key] != RunConfig.__dataclass_fields__[key].default:
+                continue  # said by the caller: it wins over the file
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "scenario_file", self.scenario)
+        object.__setattr__(self, "scenario_text", text)
+        object.__setattr__(self, "scenario", model.name)
 
     def validate(self) -> Scenario:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""
-        sc = scenarios.get(self.scenario)
+        sc = (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
+              else scenarios.get(self.scenario))
         if self.protocol not in PROTOCOLS + STREAMS_PROTOCOLS:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
         if self.protocol not in sc.protocols:

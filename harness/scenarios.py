@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from harness.errors import BadInput
@@ -282,12 +283,28 @@ SCENARIOS.update({s.name: s for s in [
 ]})
 
 
+#: reads a scenario file into a Scenario; set by harness.scenario_file, which builds on this module (and so
+#: is not imported from it: the dependency runs one way)
+file_loader: Callable[[str], Scenario] | None = None
+pause_tolerance = _pause_tolerance
+
+
+def is_file(name: str) -> bool:
+    """Whether a scenario argument names a file: not a built-in, and ends in .toml or is an existing file."""
+    return name not in SCENARIOS and (name.endswith(".toml") or Path(name).is_file())
+
+
 def get(name: str) -> Scenario:
-    """The scenario of that name, or BadInput listing the known ones."""
+    """The scenario of that name, or of that scenario file, or BadInput listing the known ones."""
+    if is_file(name):
+        if file_loader is None:
+            raise BadInput(f"{name}: scenario files need harness.scenario_file imported (harness.plan does)")
+        return file_loader(name)
     try:
         return SCENARIOS[name]
     except KeyError:
-        raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}") from None
+        raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)} (or a scenario file, "
+                       "docs/scenarios.md)") from None
 
 
 def schedule(scenario: Scenario, *, seed: int, ctx: ScenarioContext) -> list[Action]:
