@@ -200,3 +200,23 @@ def test_streams_runs_take_no_client_settings(tmp_path):
 def test_nightly_member_options_without_streams_protocols(tmp_path):
     one_line_error(run(["nightly", "--budget", "2m", "--protocols", "classic-eager,streams", "--client-set",
                         "fetch.min.bytes=1", "--runs-root", str(tmp_path)]), "leave the Streams protocols")
+
+
+# -- scenario files (docs/scenarios.md): a bad file is one line naming file, step and field, before anything starts
+@pytest.mark.parametrize("text, needles", [
+    ('name = "x"\n[[steps]]\naction = "broker_bounce"\nbroker = 1\ndwn_s = 2', ["steps[0] (broker_bounce)", "dwn_s"]),
+    ('name = "x"\n[[steps]]\naction = "nope"', ["steps[0] (nope)", "unknown action"]),
+    ('name = "x"\nnme = 1\n[[steps]]\naction = "scale_out"', ["nme", "unknown field"]),
+    ('name = "x"\n[[steps]\n', ["not valid TOML"]),
+])
+def test_bad_scenario_file(text, needles, tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    one_line_error(run(["run", str(f), "--runs-root", str(tmp_path / "runs")], timeout=60), str(f), *needles)
+    assert not (tmp_path / "runs").exists(), "refused before any run directory or broker"
+
+
+def test_missing_scenario_file(tmp_path):
+    one_line_error(run(["run", str(tmp_path / "nope.toml"), "--runs-root", str(tmp_path / "runs")], timeout=60),
+                   "nope.toml", "cannot read the scenario file")
+    assert not (tmp_path / "runs").exists()
