@@ -92,7 +92,7 @@ class RunConfig:
     def validate(self) -> Scenario:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""
         sc = (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
-              else scenarios.get(self.scenario))
+              else scenario_of(self.scenario))
         if self.protocol not in PROTOCOLS + STREAMS_PROTOCOLS:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
         if self.protocol not in sc.protocols:
@@ -152,6 +152,11 @@ class RunPlan:
 
     def schedule_dicts(self) -> list[dict]:
         return [a.to_dict() for a in self.schedule]
+
+
+def scenario_of(name: str) -> Scenario:
+    """A built-in scenario by name, or the scenario of a file (docs/scenarios.md); BadInput when neither."""
+    return scenario_file.load(name) if scenarios.is_file(name) else scenarios.get(name)
 
 
 def _major_minor(version: str) -> tuple[int, int]:

@@ -224,5 +224,3 @@ def run_defaults(model: ScenarioFile) -> dict:
            "session_timeout_s": g.session_timeout_s, "rate_per_s": w.rate_per_s, "partitions": w.partitions}
     return {k: v for k, v in out.items() if v}
 
-
-scenarios.file_loader = load

@@ -193,7 +193,7 @@ def _random_mix(rng, ctx, *, actions: int | None = None):
     return out
 
 
-def _pause_tolerance(ctx, sched):
+def pause_tolerance(ctx, sched):
     """A paused member holds its partitions until it runs again: the window is the pause plus detection."""
     longest = max((a.params.get("duration_s", 0) for a in sched if a.kind == "pause_member"), default=0)
     return {"zombie_tolerance_s": longest + 2 * ctx.session_timeout_s}
@@ -205,9 +205,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("member-kill", "SIGKILL one member, wait for the group to recover, start a replacement.", _hard_kill,
              smoke=True),
     Scenario("pause-short", "Pause a member (SIGSTOP) for less than the session timeout.", _pause(True),
-             check_overrides=_pause_tolerance),
+             check_overrides=pause_tolerance),
     Scenario("pause-long", "Pause a member for longer than the session timeout: it comes back a zombie.",
-             _pause(False), check_overrides=_pause_tolerance),
+             _pause(False), check_overrides=pause_tolerance),
     Scenario("static-bounce", "Rolling bounce of static members within the session timeout.", _static_bounce,
              static=True),
     Scenario("broker-rolling-restart", "Restart every broker in turn with members running.",
@@ -222,7 +222,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
     Scenario("client-rolling-upgrade", f"Rolling bounce from confluent-kafka {OLDER_CLIENT} (or --client-version) "
              "onto the harness's own version.", _client_upgrade, initial_client=OLDER_CLIENT),
     Scenario("random-mix", "A seeded random mix of member, broker and network faults (10-14 actions).",
-             _random_mix, check_overrides=_pause_tolerance),
+             _random_mix, check_overrides=pause_tolerance),
     Scenario("protocol-migration", "Rolling bounce from the classic protocol to the consumer protocol.",
              _protocol_migration, protocols=("classic-eager", "classic-cooperative")),
 ]}
@@ -283,23 +283,14 @@ SCENARIOS.update({s.name: s for s in [
 ]})
 
 
-#: reads a scenario file into a Scenario; set by harness.scenario_file, which builds on this module (and so
-#: is not imported from it: the dependency runs one way)
-file_loader: Callable[[str], Scenario] | None = None
-pause_tolerance = _pause_tolerance
-
-
 def is_file(name: str) -> bool:
     """Whether a scenario argument names a file: not a built-in, and ends in .toml or is an existing file."""
     return name not in SCENARIOS and (name.endswith(".toml") or Path(name).is_file())
 
 
 def get(name: str) -> Scenario:
-    """The scenario of that name, or of that scenario file, or BadInput listing the known ones."""
-    if is_file(name):
-        if file_loader is None:
-            raise BadInput(f"{name}: scenario files need harness.scenario_file imported (harness.plan does)")
-        return file_loader(name)
+    """The built-in scenario of that name, or BadInput listing the known ones (a scenario file is read by
+    harness.scenario_file, which builds on this module; `harness.plan.scenario_of` takes either)."""
     try:
         return SCENARIOS[name]
     except KeyError:

@@ -7,7 +7,7 @@ import pytest
 
 from harness import scenario_file, scenarios
 from harness.errors import BadInput
-from harness.plan import RunConfig, replay_config
+from harness.plan import RunConfig, replay_config, scenario_of
 from harness.scenarios import ScenarioContext
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "docs" / "examples").glob("*.toml"))
@@ -35,7 +35,7 @@ def test_examples_are_there():
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_examples_load_and_validate(path):
-    sc = scenarios.get(str(path))
+    sc = scenario_of(str(path))
     sched = scenarios.schedule(sc, seed=1, ctx=CTX)
     assert sched and sc.kind == "consumer"
     cfg = RunConfig(scenario=str(path), seed=1, protocol=sc.default_protocol)
@@ -43,7 +43,7 @@ def test_examples_load_and_validate(path):
 
 
 def test_same_seed_same_schedule_and_ranges_in_bounds(tmp_path):
-    sc = scenarios.get(write(tmp_path, GOOD))
+    sc = scenario_of(write(tmp_path, GOOD))
     assert scenarios.schedule(sc, seed=7, ctx=CTX) == scenarios.schedule(sc, seed=7, ctx=CTX)
     seen = set()
     for seed in range(50):
@@ -104,7 +104,7 @@ def test_replay_reads_the_recorded_text_not_the_file(tmp_path):
 def test_a_built_in_name_is_not_a_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "member-kill").write_text("not toml")
-    assert scenarios.get("member-kill") is scenarios.SCENARIOS["member-kill"]
+    assert scenario_of("member-kill") is scenarios.SCENARIOS["member-kill"]
 
 
 STEP = '\n[[steps]]\naction = "broker_bounce"\nbroker = 1\n'
@@ -133,7 +133,7 @@ STEP = '\n[[steps]]\naction = "broker_bounce"\nbroker = 1\n'
 def test_bad_files_are_one_line_naming_file_step_and_field(tmp_path, text, needles):
     path = write(tmp_path, text, "bad.toml")
     with pytest.raises(BadInput) as e:
-        scenarios.get(path)
+        scenario_of(path)
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(path), msg
     for n in needles:
@@ -145,7 +145,7 @@ def test_bad_files_are_one_line_naming_file_step_and_field(tmp_path, text, needl
 def test_missing_file(tmp_path):
     path = str(tmp_path / "nope.toml")
     with pytest.raises(BadInput, match="nope.toml: cannot read the scenario file"):
-        scenarios.get(path)
+        scenario_of(path)
     with pytest.raises(BadInput, match="nope.toml"):
         RunConfig(scenario=path, seed=1)
 
