@@ -57,13 +57,14 @@ class HistoryTail:
 class Observer:
     """Live views of a run's history directory; call `poll()` to take in what was written since."""
 
-    def __init__(self, history_dir: Path, topic: str) -> None:
+    def __init__(self, history_dir: Path, topics: str | list[str]) -> None:
         self.dir = Path(history_dir)
-        self.topic = topic
+        self.topics = frozenset([topics] if isinstance(topics, str) else topics)
         self._tails: dict[Path, HistoryTail] = {}
-        self.owned: dict[str, set[int]] = {}
-        self._acked: dict[int, set[int]] = {}
-        self._processed: dict[int, set[int]] = {}
+        self.owned: dict[str, set[tuple[str, int]]] = {}
+        self.subscriptions: dict[str, tuple[str, ...]] = {}
+        self._acked: dict[tuple[str, int], set[int]] = {}
+        self._processed: dict[tuple[str, int], set[int]] = {}
         self.streams: dict[str, dict] = {}
         self.events_read = 0
 
@@ -83,19 +84,21 @@ class Observer:
     def _fold(self, e: dict) -> None:
         t = e.get("type")
         if t in ("assigned", "revoked", "lost"):
-            ps = {p for tp, p in e.get("partitions") or () if tp == self.topic}
+            ps = {(tp, p) for tp, p in e.get("partitions") or () if tp in self.topics}
             cur = self.owned.setdefault(e.get("member"), set())
             if t == "assigned":
                 cur |= ps
             else:
                 cur -= ps
         elif t == "acked":
-            if e.get("topic") == self.topic:
-                self._acked.setdefault(e["partition"], set()).add(e["offset"])
+            if e.get("topic") in self.topics:
+                self._acked.setdefault((e["topic"], e["partition"]), set()).add(e["offset"])
         elif t == "processed":
-            if e.get("topic") == self.topic:
-                seen = self._processed.setdefault(e["partition"], set())
+            if e.get("topic") in self.topics:
+                seen = self._processed.setdefault((e["topic"], e["partition"]), set())
                 seen.update(range(e["first_offset"], e["last_offset"] + 1))
+        elif t == "started" and isinstance(e.get("subscription"), list):
+            self.subscriptions[e.get("member")] = tuple(e["subscription"])
         elif t == "member_start":
             self.owned[e["member"]] = set()
             self.streams.pop(e["member"], None)
@@ -120,12 +123,13 @@ class Observer:
             v["running"].discard(e["task"])
 
     # -- views
-    def ownership(self) -> dict[str, set[int]]:
-        """Partitions of the topic each live member holds now, by its own assigned/revoked/lost events."""
+    def ownership(self) -> dict[str, set[tuple[str, int]]]:
+        """(topic, partition) of the run's topics each live member holds now, by its own assigned/revoked/lost
+        events."""
         return {m: set(ps) for m, ps in self.owned.items()}
 
     def unprocessed(self) -> int:
-        """How many acknowledged records of the topic no member has processed yet."""
+        """How many acknowledged records of the run's topics no member has processed yet."""
         return sum(len(offs - self._processed.get(p, set())) for p, offs in self._acked.items())
 
     def streams_view(self, live: set[str]) -> dict[str, dict]:

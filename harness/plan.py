@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from harness import kafka_dist, scenario_file, scenarios
+from harness.topics import check as check_topics
 from harness.errors import BadInput
 from harness.kinds import kind_of
 from harness.rundir import SCHEDULE_JSON, RunDir
@@ -71,6 +72,9 @@ class RunConfig:
     streams_settings: tuple[tuple[str, object], ...] = ()  # Streams runs: settings over the scenario's
     scenario_file: str | None = None  # a scenario file's path (then `scenario` is the name the file gives)
     scenario_text: str | None = None  # and its text, as read when the run was asked for (replay reads this)
+    topics: tuple[tuple[str, int], ...] = ()  # named topics (name, partitions); none: one topic of `partitions`
+    subscription: tuple[str, ...] = ()  # every slot's subscription (names or ^regexes); none: every topic
+    slot_subscriptions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, subscription): slot N's own
 
     def __post_init__(self):
         """A scenario given as a file path: read it once; its settings become defaults under the ones given."""
@@ -79,9 +83,9 @@ class RunConfig:
         text, model = scenario_file.read(self.scenario)
         given = {f.name: getattr(self, f.name) for f in fields(self)}
         for key, value in scenario_file.run_defaults(model).items():
-            if key in ("client_settings", "broker_settings", "group_settings", "slot_commands"):
+            if key in ("client_settings", "broker_settings", "group_settings", "slot_commands", "slot_subscriptions"):
                 merged = {**dict(value), **dict(given[key])}
-                value = tuple(sorted(merged.items()) if key == "slot_commands" else merged.items())
+                value = tuple(sorted(merged.items()) if key.startswith("slot_") else merged.items())
             elif given[key] != RunConfig.__dataclass_fields__[key].default:
                 continue  # said by the caller: it wins over the file
             object.__setattr__(self, key, value)
@@ -112,6 +116,12 @@ class RunConfig:
             for k, v in pairs:
                 if not k or not isinstance(v, str):
                     raise BadInput(f"bad {flag} setting {k!r}={v!r}: KEY=VALUE with a non-empty KEY")
+        subs = {f"slot {s}": e for s, e in self.slot_subscriptions}
+        if self.subscription:
+            subs["every member"] = self.subscription
+        if (self.topics or subs) and sc.kind != "consumer":
+            raise BadInput(f"scenario {self.scenario}: topics and subscriptions are for consumer-group members")
+        check_topics(self.topics, subs)
         reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)
         if reserved:
             raise BadInput(f"client setting {reserved[0]} is the harness's to set ({RESERVED_CLIENT_KEYS[reserved[0]]})")
@@ -121,6 +131,10 @@ class RunConfig:
     def slot_command(self, slot: int) -> tuple[str, ...] | None:
         """The program slot `slot` runs, or None for the built-in member."""
         return dict(self.slot_commands).get(slot, self.member_command)
+
+    def slot_subscription(self, slot: int) -> tuple[str, ...]:
+        """The subscription entries of slot `slot` (empty: every topic of the run)."""
+        return dict(self.slot_subscriptions).get(slot, self.subscription)
 
     def user_settings(self) -> dict:
         """The settings asked for on the command line, as run.json and run_start record them."""
@@ -246,6 +260,9 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
         cfg["member_command"] = tuple(cfg["member_command"])
     cfg["streams_settings"] = tuple(tuple(kv) for kv in cfg.get("streams_settings") or ())
     cfg["slot_commands"] = tuple((int(s), tuple(c)) for s, c in cfg.get("slot_commands") or ())
+    cfg["slot_subscriptions"] = tuple((int(s), tuple(e)) for s, e in cfg.get("slot_subscriptions") or ())
+    cfg["topics"] = tuple((n, int(p)) for n, p in cfg.get("topics") or ())
+    cfg["subscription"] = tuple(cfg.get("subscription") or ())
     for key in ("client_settings", "broker_settings", "group_settings"):
         cfg[key] = tuple((k, v) for k, v in cfg.get(key) or ())
     known = {f for f in RunConfig.__dataclass_fields__}

@@ -32,6 +32,7 @@ from harness.observe import Observer
 from harness.plan import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
                           resolve)
 from harness.rundir import RunDir, RunResult, utc_now
+from harness.topics import run_topics
 from harness.waits import Waits
 from harness.workload import Workload
 
@@ -61,7 +62,8 @@ class Run:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         self.dir = RunDir.create(cfg.runs_root, f"{stamp}-{cfg.scenario}-{cfg.protocol}-{cfg.seed}")
         self.run_id = self.dir.name
-        self.topic, self.group_id = f"t-{self.run_id}", f"g-{self.run_id}"
+        self.topics = run_topics(self.run_id, cfg.topics, cfg.partitions)
+        self.topic, self.group_id = self.topics[0].real, f"g-{self.run_id}"
         self.kind = kind_of(self.plan.scenario)(self.plan, self)
         self.hist: HistoryWriter | None = None
         self.cluster = self.pool = self.nemesis = self.workload = None
@@ -114,6 +116,7 @@ class Run:
         self._start_cluster()
         self.meta.update({
             "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
+            "topics": [[t.real, t.partitions] for t in self.topics],
             "group_id": self.group_id, "kafka_version": self.cluster.version,
             "backend": getattr(self.cluster, "backend", "local"),
             "brokers": len(self.cluster.broker_ids()), "broker_settings": self.cluster.settings.properties(),
@@ -131,15 +134,15 @@ class Run:
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=d.history_dir, log_dir=d.logs_dir, on_event=self.event,
                                client_config=self.kind.pool_config())
-        self.observer = Observer(d.history_dir, self.topic)
+        self.observer = Observer(d.history_dir, [t.real for t in self.topics])
         self.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg, event=self.event,
                            say=self.say, clock=self.clock)
         self.nemesis = Nemesis(cluster=self.cluster, pool=self.pool, kind=self.kind, waits=self.waits,
                                event=self.event, say=self.say, group_id=self.group_id)
-        self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topic=self.topic,
-                                 history_path=d.history_dir / "producer.jsonl", rate_per_s=cfg.rate_per_s)
+        self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in self.topics],
+                                           history_path=d.history_dir / "producer.jsonl", rate_per_s=cfg.rate_per_s)
         self.workload.start()
-        self.say(f"topic {self.topic}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
+        self.say(f"topic{'s' if len(self.topics) > 1 else ''} {', '.join(t.real for t in self.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
                  f"{plan.kind} members ({cfg.protocol}, {self.meta['client_library']} {self.meta['client_version']})")
         for _ in range(plan.scenario.members):
             self.nemesis.add_member()

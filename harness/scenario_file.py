@@ -24,6 +24,7 @@ from harness import scenarios
 from harness.errors import BadInput
 from harness.nemesis import Nemesis
 from harness.scenarios import PROTOCOLS, Action, Scenario
+from harness.topics import check as check_topics
 
 Scalar = Union[bool, int, float, str]
 Number = Union[int, float]
@@ -44,6 +45,13 @@ class Members(_Strict):
     command: str | None = None
     slot_commands: dict[str, str] = {}
     client_settings: dict[str, Scalar] = {}
+    subscription: list[str] = []  # every member's: topic names and ^regexes (none: every topic)
+    slot_subscriptions: dict[str, list[str]] = {}  # slot N's own
+
+
+class Topic(_Strict):
+    name: str
+    partitions: int = Field(6, ge=1)
 
 
 class Cluster(_Strict):
@@ -80,6 +88,7 @@ class ScenarioFile(_Strict):
     cluster: Cluster = Cluster()
     group: Group = Group()
     workload: Workload = Workload()
+    topics: list[Topic] = []
     steps: list[Step] = Field(min_length=1)
 
 
@@ -152,9 +161,16 @@ def parse(text: str, path) -> ScenarioFile:
         raise BadInput(f"{_where(path, tuple(err['loc']), raw.get('steps') or [])}: {msg}") from None
     for i, step in enumerate(model.steps):
         _check_step(path, i, step)
-    for slot in model.members.slot_commands:
-        if not slot.isdigit():
-            raise BadInput(f"{path}: members.slot_commands: slot {slot!r} is not a number (0-based slot)")
+    for key in ("slot_commands", "slot_subscriptions"):
+        for slot in getattr(model.members, key):
+            if not slot.isdigit():
+                raise BadInput(f"{path}: members.{key}: slot {slot!r} is not a number (0-based slot)")
+    subs = {"members.subscription": model.members.subscription} if model.members.subscription else {}
+    subs.update({f"members.slot_subscriptions.{n}": e for n, e in model.members.slot_subscriptions.items()})
+    try:
+        check_topics(tuple((t.name, t.partitions) for t in model.topics), subs)
+    except BadInput as e:
+        raise BadInput(f"{path}: {e}") from None
     return model
 
 
@@ -221,6 +237,8 @@ def run_defaults(model: ScenarioFile) -> dict:
            "client_settings": tuple((k, _text(v)) for k, v in m.client_settings.items()),
            "broker_settings": tuple((k, _text(v)) for k, v in c.broker_settings.items()),
            "group_settings": tuple((k, _text(v)) for k, v in g.settings.items()),
-           "session_timeout_s": g.session_timeout_s, "rate_per_s": w.rate_per_s, "partitions": w.partitions}
+           "session_timeout_s": g.session_timeout_s, "rate_per_s": w.rate_per_s, "partitions": w.partitions,
+           "topics": tuple((t.name, t.partitions) for t in model.topics), "subscription": tuple(m.subscription),
+           "slot_subscriptions": tuple(sorted((int(n), tuple(e)) for n, e in m.slot_subscriptions.items()))}
     return {k: v for k, v in out.items() if v}
 

@@ -11,11 +11,12 @@ from harness.history import HistoryWriter
 
 
 class Workload:
-    """A producer thread writing `k<n>` keys with per-key sequence numbers to one topic."""
+    """A producer thread writing `k<n>` keys with per-key sequence numbers, in turn to each of the topics (the
+    rate is the total over them)."""
 
-    def __init__(self, *, bootstrap: str, topic: str, history_path: Path, rate_per_s: float = 50.0,
+    def __init__(self, *, bootstrap: str, topics: list[str], history_path: Path, rate_per_s: float = 50.0,
                  keys: int = 60) -> None:
-        self.topic = topic
+        self.topics = list(topics)
         self.rate = rate_per_s
         self.keys = keys
         self.hist = HistoryWriter(history_path, source="producer", member="producer")
@@ -36,19 +37,21 @@ class Workload:
             self.hist.event("failed", topic=msg.topic(), key=key, seq=seq, error=str(err))
 
     def _run(self) -> None:
-        seqs = [0] * self.keys
+        seqs = [[0] * self.keys for _ in self.topics]
         interval = 1.0 / self.rate
         nxt = time.monotonic()
         n = 0
         while not self._stop.is_set():
-            k = n % self.keys
-            self.producer.produce(self.topic, key=f"k{k}".encode(), value=f"k{k}:{seqs[k]}".encode(),
+            k, t = n % self.keys, (n // self.keys) % len(self.topics)
+            self.producer.produce(self.topics[t], key=f"k{k}".encode(), value=f"k{k}:{seqs[t][k]}".encode(),
                                   on_delivery=self._on_delivery)
-            seqs[k] += 1
+            seqs[t][k] += 1
             n += 1
             self.sent = n
             nxt += interval
-            self.producer.poll(max(0.0, nxt - time.monotonic()))
+            # poll serves delivery callbacks and may return as soon as one ran: wait out the interval in full
+            while (wait := nxt - time.monotonic()) > 0 and not self._stop.is_set():
+                self.producer.poll(wait)
 
     def start(self) -> "Workload":
         self._thread.start()

@@ -55,10 +55,12 @@ def write_atomic(path: Path, text: str) -> None:
 class FakeWorkload:
     """A producer thread writing keys `k<n>` with per-key sequence numbers into the fake topic's files."""
 
-    def __init__(self, *, bootstrap: str, topic: str, history_path: Path, rate_per_s: float = 50.0,
+    def __init__(self, *, bootstrap: str, topics: list[str], history_path: Path, rate_per_s: float = 50.0,
                  keys: int = 60) -> None:
         self.root = fake_root(bootstrap)
-        self.topic = topic
+        if len(topics) != 1:
+            raise SetupError(f"the fake cluster's producer writes one topic, not {len(topics)}")
+        self.topic = topic = topics[0]
         self.partitions = partitions_of(self.root, topic)
         self.rate = rate_per_s
         self.keys = keys

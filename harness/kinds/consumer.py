@@ -1,7 +1,9 @@
 """Consumer-group members (the Python member on confluent-kafka, the Java member, or any program of the
 member contract, chosen per slot).
 
-"Stable" means every partition has exactly one live owner, owned counts differ by at most one.
+"Stable" means every partition of every topic a live member subscribes to has exactly one live owner, and
+no member holds two or more partitions more than a member that could take one of them (with one
+subscription: owned counts differ by at most one).
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from harness.errors import BadInput
 from harness.invariants import CheckSettings
 from harness.members import MemberSpec
 from harness.members import clients
+from harness.topics import real_subscription, subscribed
 
 
 class ConsumerGroup:
@@ -21,6 +24,12 @@ class ConsumerGroup:
     def check_config(cfg, sc) -> None:
         if cfg.streams_settings:
             raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
+        if cfg.member == "java" and cfg.member_command is None:
+            for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
+                                                                   if cfg.slot_command(n) is None)]:
+                if len(sub) > 1 and any(e.startswith("^") for e in sub):
+                    raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
+                                   f"({who}: {', '.join(sub)})")
 
     @staticmethod
     def settings(cfg, sc) -> dict:
@@ -56,14 +65,15 @@ class ConsumerGroup:
         return {} if self.cfg.protocol == "consumer" else self.cfg.client_config()
 
     def create_topics(self) -> None:
-        cfg = self.cfg
-        self.run.cluster.create_topic(self.run.topic, partitions=cfg.partitions, replication=min(3, cfg.brokers))
+        for t in self.run.topics:
+            self.run.cluster.create_topic(t.real, partitions=t.partitions, replication=min(3, self.cfg.brokers))
 
     def check_settings(self) -> dict:
         """The invariants' settings: the run_start event's `settings`."""
-        cfg = self.cfg
+        cfg, ts = self.cfg, self.run.topics
+        named = {"topics": [[t.real, t.partitions] for t in ts]} if cfg.topics else {}
         return CheckSettings.from_dict({
-            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
+            **named, "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
 
@@ -77,7 +87,8 @@ class ConsumerGroup:
                           rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
-                          client_config=dict(self.cfg.client_settings))
+                          client_config=dict(self.cfg.client_settings),
+                          topics=real_subscription(self.run.run_id, self.run.topics, self.cfg.slot_subscription(slot)))
 
     def members_started(self) -> None:
         """The scenario's first members are up; nothing to do for a consumer group."""
@@ -89,15 +100,33 @@ class ConsumerGroup:
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
         """(settled now, a snapshot that changes when the assignment does, a one-line summary)."""
         own = {m: ps for m, ps in observer.ownership().items() if m in live}
-        held = sorted(p for ps in own.values() for p in ps)
-        counts = [len(ps) for ps in own.values()]
-        ok = held == list(range(self.cfg.partitions)) and bool(counts) and max(counts) - min(counts) <= 1
+        subs = {m: observer.subscriptions.get(m) for m in own}
+        ok = _complete(own, subs, self.run.topics) and _balanced(own, subs)
         snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
         return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
 
     # -- the end
     def finish(self) -> None:
         """After the members stopped; nothing more to read for a consumer group."""
+
+
+def _takes(sub: tuple[str, ...] | None, topic: str) -> bool:
+    """Whether a member with this subscription (None: not said, taken as every topic) can own the topic."""
+    return sub is None or subscribed(sub, topic)
+
+
+def _complete(own: dict, subs: dict, topics) -> bool:
+    """Every partition of every topic some live member subscribes to has exactly one live owner."""
+    held = sorted(tp for ps in own.values() for tp in ps)
+    want = sorted((t.real, p) for t in topics if any(_takes(s, t.real) for s in subs.values())
+                  for p in range(t.partitions))
+    return bool(own) and held == want
+
+
+def _balanced(own: dict, subs: dict) -> bool:
+    """No member holds two or more partitions more than a member that could take one of them."""
+    return not any(len(own[a]) - len(own[b]) >= 2 and any(_takes(subs[b], t) for t, _ in own[a])
+                   for a in own for b in own)
 
 
 def set_group_configs(run, settings: dict) -> None:

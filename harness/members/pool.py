@@ -27,6 +27,7 @@ class MemberSpec:
     command: tuple[str, ...] | None = None  # any program speaking the member contract; default: harness/members/python_member.py
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
+    topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -83,7 +84,8 @@ class MemberPool:
         history = self.history_dir / f"member-{member_id}.jsonl"
         env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
         env.update({
-            "HARNESS_BOOTSTRAP": self.bootstrap, "HARNESS_GROUP_ID": self.group_id, "HARNESS_TOPIC": self.topic,
+            "HARNESS_BOOTSTRAP": self.bootstrap, "HARNESS_GROUP_ID": self.group_id,
+            "HARNESS_TOPIC": (spec.topics or (self.topic,))[0], "HARNESS_TOPICS": ",".join(spec.topics or (self.topic,)),
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),

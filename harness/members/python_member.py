@@ -94,6 +94,7 @@ class Member:
     def __init__(self, env: dict) -> None:
         self.member_id = env["HARNESS_MEMBER_ID"]
         self.topic = env["HARNESS_TOPIC"]
+        self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
         self.group_id = env["HARNESS_GROUP_ID"]
         self.protocol = env["HARNESS_PROTOCOL"]
         conf = consumer_config(env)
@@ -200,11 +201,11 @@ class Member:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
-        self.consumer.subscribe([self.topic], on_assign=self.on_assign, on_revoke=self.on_revoke,
+        self.consumer.subscribe(self.subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
                                 on_lost=self.on_lost)
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
-                        group_id=self.group_id, topic=self.topic, instance_id=self.instance_id,
-                        rack=self.rack, client=f"confluent-kafka {client_version()} "
+                        group_id=self.group_id, topic=self.topic, subscription=self.subscription,
+                        instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}")
         while self.running:
             msgs = self.consumer.consume(num_messages=500, timeout=0.2)

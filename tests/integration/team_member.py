@@ -62,9 +62,10 @@ def on_lost(c, tps):
     owned.difference_update((tp.topic, tp.partition) for tp in tps)
 
 
-consumer.subscribe([E["HARNESS_TOPIC"]], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+subscription = (E.get("HARNESS_TOPICS") or E["HARNESS_TOPIC"]).split(",")
+consumer.subscribe(subscription, on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
 emit("started", member=ME, pid=os.getpid(), protocol=protocol, group_id=E["HARNESS_GROUP_ID"],
-     topic=E["HARNESS_TOPIC"], instance_id=E.get("HARNESS_INSTANCE_ID") or None, rack=E.get("HARNESS_RACK") or None,
+     topic=E["HARNESS_TOPIC"], subscription=subscription, instance_id=E.get("HARNESS_INSTANCE_ID") or None, rack=E.get("HARNESS_RACK") or None,
      client="team-app on confluent-kafka")
 
 while not stop:

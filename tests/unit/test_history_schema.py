@@ -333,7 +333,7 @@ def test_workload_lines_validate(tmp_path):
     from confluent_kafka import KafkaError
 
     from harness.workload import Workload
-    w = Workload(bootstrap="127.0.0.1:9", topic="t", history_path=tmp_path / "producer.jsonl")
+    w = Workload(bootstrap="127.0.0.1:9", topics=["t"], history_path=tmp_path / "producer.jsonl")
     try:
         w._on_delivery(None, _Msg("k3", 0, 17))
         w._on_delivery(KafkaError(KafkaError._MSG_TIMED_OUT), _Msg("k4", 1, -1001))
