@@ -208,6 +208,11 @@ def test_nightly_member_options_without_streams_protocols(tmp_path):
     ('name = "x"\n[[steps]]\naction = "nope"', ["steps[0] (nope)", "unknown action"]),
     ('name = "x"\nnme = 1\n[[steps]]\naction = "scale_out"', ["nme", "unknown field"]),
     ('name = "x"\n[[steps]\n', ["not valid TOML"]),
+    ('name = "x"\n[[topics]]\nname = "a"\n[members]\nsubscription = ["b"]\n[[steps]]\naction = "scale_out"',
+     ["members.subscription", "names topic 'b'"]),
+    ('name = "x"\n[[topics]]\nname = "a"\n[members]\nslot_subscriptions = { "1" = ["^a("] }\n[[steps]]\n'
+     'action = "scale_out"', ["members.slot_subscriptions.1", "bad regex"]),
+    ('name = "x"\n[[topics]]\nname = "a"\npartitions = 0\n[[steps]]\naction = "scale_out"', ["topics.0.partitions"]),
 ])
 def test_bad_scenario_file(text, needles, tmp_path):
     f = tmp_path / "bad.toml"
