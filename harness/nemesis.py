@@ -13,10 +13,12 @@ from dataclasses import replace
 
 from harness.errors import BadInput, Indeterminate
 from harness.members import clients
+from harness.nemesis_group import GroupActions, Setting
 
 
-class Nemesis:
-    """Actions on a run's cluster and member slots; `perform(action)` returns what the action did."""
+class Nemesis(GroupActions):
+    """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
+    on how members run are in `harness.nemesis_group`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str) -> None:
         self.cluster = cluster
@@ -85,10 +87,12 @@ class Nemesis:
         return {"member": m.member_id}
 
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
-                   protocol: str | None = None):
+                   protocol: str | None = None, client_settings: dict[str, Setting] | None = None,
+                   static: bool | None = None):
         old = self.live_slot(slot)
         if old is None:
             return {"skipped": f"slot {slot} has no live member"}
+        self.respec(slot, client_settings, static)  # a settings change rolled through the group
         if client_version:  # a rolling client upgrade: the member comes back on another library version
             _, path = clients.client_path(client_version, progress=self.say)
             self.specs[slot] = replace(self.specs[slot], client_path=path)

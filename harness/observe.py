@@ -23,6 +23,21 @@ class HistoryTail:
         self.offset = 0
         self.header: dict | None = None
 
+    @classmethod
+    def from_now(cls, path: Path, header: dict) -> "HistoryTail":
+        """A tail of a file whose header was read before, from the end it has now: only what comes next."""
+        tail = cls(path)
+        tail.header = header
+        try:
+            with open(path, "rb") as f:
+                size = f.seek(0, 2)
+                f.seek(max(0, size - 65536))
+                last = f.read()
+        except FileNotFoundError:
+            return tail
+        tail.offset = size - (len(last) - 1 - last.rfind(b"\n"))  # after the last complete line
+        return tail
+
     def new_events(self) -> list[dict]:
         """The events of the complete lines written since the last call (the header is taken, not returned)."""
         try:

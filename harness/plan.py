@@ -37,6 +37,8 @@ PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
 GROUP_CONFIGS_SINCE = (4, 0)
+#: actions on how consumer-group members run (harness/nemesis_group.py)
+GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
 Settings = tuple[tuple[str, str], ...]
@@ -206,6 +208,14 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
                            f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
     _check_versions(cfg, sc, version, schedule)
+    for i, a in enumerate(schedule):
+        if a.kind in GROUP_ONLY_ACTIONS and sc.kind != "consumer":
+            raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
+        if a.kind == "change_subscription":
+            check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params.get("subscription") or ())})
+        if a.kind == "group_config" and _major_minor(version) < GROUP_CONFIGS_SINCE:
+            raise BadInput(f"step {i} (group_config) needs Kafka {GROUP_CONFIGS_SINCE[0]}.{GROUP_CONFIGS_SINCE[1]} "
+                           f"or newer (group configs); the cluster runs {version}")
     if cfg.broker_settings and not own:
         have = shared.settings.properties()
         k, v = next(((k, v) for k, v in cfg.broker_settings if have.get(k) != v), (None, None))

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness import scenarios
 from harness.errors import BadInput
+from harness.members.clients import setting_text as _text
 from harness.nemesis import Nemesis
 from harness.scenarios import PROTOCOLS, Action, Scenario
 from harness.topics import check as check_topics
@@ -208,7 +209,7 @@ def _builder(model: ScenarioFile):
 
 
 def scenario_of(model: ScenarioFile) -> Scenario:
-    pauses = any(s.action == "pause_member" for s in model.steps)
+    pauses = any(s.action in ("pause_member", "poll_stall") for s in model.steps)
     extra = {"check_overrides": scenarios.pause_tolerance} if pauses else {}
     return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model),
                     members=model.members.count, static=model.members.static, racks=model.members.racks,
@@ -222,10 +223,6 @@ def loads(text: str, path) -> Scenario:
 def load(path) -> Scenario:
     """The Scenario of a file (BadInput, one line, when it cannot be)."""
     return scenario_of(read(path)[1])
-
-
-def _text(v) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 def run_defaults(model: ScenarioFile) -> dict:

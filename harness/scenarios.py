@@ -194,8 +194,10 @@ def _random_mix(rng, ctx, *, actions: int | None = None):
 
 
 def pause_tolerance(ctx, sched):
-    """A paused member holds its partitions until it runs again: the window is the pause plus detection."""
-    longest = max((a.params.get("duration_s", 0) for a in sched if a.kind == "pause_member"), default=0)
+    """A paused member (or one that stopped polling) holds its partitions, in its own view, until it runs (polls)
+    again: the window is the pause plus detection."""
+    longest = max((a.params.get("duration_s", 0) for a in sched if a.kind in ("pause_member", "poll_stall")),
+                  default=0)
     return {"zombie_tolerance_s": longest + 2 * ctx.session_timeout_s}
 
 

@@ -56,8 +56,11 @@ class ConsumerGroup:
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
                                                                         progress=self.run.say)
             if cfg.member_command is None:  # a Python member runs: its client must take the settings
-                clients.check_settings(self.client_path, self.client_version, cfg.protocol,
-                                       {**self._protocol_timings(), **dict(cfg.client_settings)})
+                base = {**self._protocol_timings(), **dict(cfg.client_settings)}
+                rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
+                          for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
+                for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
+                    clients.check_settings(self.client_path, self.client_version, cfg.protocol, {**base, **extra})
         return {"client_version": self.client_version, "client_library": library,
                 "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
 
@@ -88,7 +91,11 @@ class ConsumerGroup:
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
                           client_config=dict(self.cfg.client_settings),
-                          topics=real_subscription(self.run.run_id, self.run.topics, self.cfg.slot_subscription(slot)))
+                          topics=self.real_subscription(self.cfg.slot_subscription(slot)))
+
+    def real_subscription(self, entries: tuple[str, ...]) -> tuple[str, ...]:
+        """A subscription's entries (the run's topic names, ^regexes) as the member's client says them."""
+        return real_subscription(self.run.run_id, self.run.topics, entries)
 
     def members_started(self) -> None:
         """The scenario's first members are up; nothing to do for a consumer group."""

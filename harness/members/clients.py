@@ -13,6 +13,11 @@ from pathlib import Path
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir
 
+
+def setting_text(v) -> str:
+    """A setting's value as a client or broker takes it: TOML's booleans as `true`/`false`, the rest as written."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
+
 _log = logging.getLogger(__name__)
 
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.errors import SetupError
+from harness.errors import Indeterminate, SetupError
 from harness.history import HistoryFormatError
 from harness.observe import HistoryTail
 from harness.procs import Proc
@@ -50,6 +51,10 @@ class MemberProcess:
         self.proc = proc
         self.history = history
         self.exited = False
+        self.started: dict = {}  # its `started` event: its pid and the controls it takes, among others
+        self.header: dict = {}  # its history's header line
+        self.control_path = history.with_name(f"control-{member_id}.json")
+        self.control_seq = 0
 
     @property
     def pid(self) -> int:
@@ -90,6 +95,7 @@ class MemberPool:
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
             "HARNESS_MISBEHAVE": spec.misbehave or "",
+            "HARNESS_CONTROL": str(history.with_name(f"control-{member_id}.json")),
         })
         if spec.client_path:
             env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -112,7 +118,9 @@ class MemberPool:
         tail = HistoryTail(m.history)
         while time.monotonic() < deadline:
             try:
-                if any(e.get("type") == "started" for e in tail.new_events()):
+                started = next((e for e in tail.new_events() if e.get("type") == "started"), None)
+                if started is not None:
+                    m.started, m.header = started, tail.header
                     return
             except HistoryFormatError as e:
                 raise SetupError(f"member {m.member_id} writes no valid history: {e}") from None
@@ -140,6 +148,35 @@ class MemberPool:
         """SIGKILL; the exit is recorded at the moment the signal is sent."""
         self._exited(m, "kill", -9)
         m.proc.kill()
+
+    #: how long a member has to answer a control (docs/member-contract.md, "Controls")
+    CONTROL_WAIT_S = 15.0
+
+    def control(self, m: MemberProcess, *, wait_s: float = CONTROL_WAIT_S, **change) -> dict:
+        """Ask a live member to change how it runs: write the change (with a new `seq`) to its control file,
+        send SIGUSR1 to the process that wrote `started`, wait for its `control` event of that seq (returned).
+        Indeterminate when the member does not take such a control or does not answer."""
+        takes = set(m.started.get("controls") or ())
+        if not set(change) <= takes:
+            raise Indeterminate(f"member {m.member_id} does not take the {', '.join(sorted(set(change) - takes))} "
+                                f"control (its `started` event lists {sorted(takes) or 'none'}; docs/member-contract.md)")
+        m.control_seq += 1
+        tmp = m.control_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"seq": m.control_seq, **change}))
+        os.replace(tmp, m.control_path)
+        tail = HistoryTail.from_now(m.history, m.header)
+        try:
+            os.kill(int(m.started.get("pid") or m.pid), signal.SIGUSR1)
+        except ProcessLookupError:
+            raise Indeterminate(f"member {m.member_id} is gone: it cannot take a control") from None
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            done = next((e for e in tail.new_events() if e.get("type") == "control"
+                         and e.get("seq") == m.control_seq), None)
+            if done is not None:
+                return done
+            time.sleep(0.02)
+        raise Indeterminate(f"member {m.member_id} did not answer control {m.control_seq} {change} within {wait_s}s")
 
     def pause(self, m: MemberProcess) -> None:
         m.proc.pause()

@@ -95,6 +95,8 @@ class Member:
         self.member_id = env["HARNESS_MEMBER_ID"]
         self.topic = env["HARNESS_TOPIC"]
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
+        self.control_path = env.get("HARNESS_CONTROL") or None
+        self.control_seq, self.control_pending, self.stalled = 0, False, False
         self.group_id = env["HARNESS_GROUP_ID"]
         self.protocol = env["HARNESS_PROTOCOL"]
         conf = consumer_config(env)
@@ -201,13 +203,19 @@ class Member:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
-        self.consumer.subscribe(self.subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
-                                on_lost=self.on_lost)
+        signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "control_pending", True))
+        self._subscribe()
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
-                                            f"librdkafka {confluent_kafka.libversion()[0]}")
+                                            f"librdkafka {confluent_kafka.libversion()[0]}",
+                        controls=["stall", "subscription"] if self.control_path else [])
         while self.running:
+            if self.control_pending:
+                self._control()
+            if self.stalled:  # no poll: the client's background thread goes on heartbeating
+                time.sleep(0.02)
+                continue
             msgs = self.consumer.consume(num_messages=500, timeout=0.2)
             if msgs:
                 by_part = self._record_batch(msgs)
@@ -222,6 +230,32 @@ class Member:
             self.hist.event("stopped", member=self.member_id, reason="sigterm")
             self.hist.close()
         return 0
+
+
+    def _subscribe(self) -> None:
+        self.consumer.subscribe(self.subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
+                                on_lost=self.on_lost)
+
+    def _control(self) -> None:
+        """Apply the harness's control file (docs/member-contract.md, "Controls"): stall or resume polling,
+        change the subscription; then say so in a `control` event with the file's seq."""
+        self.control_pending = False
+        try:
+            with open(self.control_path) as f:
+                c = json.load(f)
+        except (OSError, ValueError) as e:
+            self.hist.event("error", member=self.member_id, fatal=False, error=f"control file: {e}")
+            return
+        if c.get("seq", 0) <= self.control_seq:
+            return
+        self.control_seq = c["seq"]
+        if "stall" in c:
+            self.stalled = bool(c["stall"])
+        if "subscription" in c:
+            self.subscription = list(c["subscription"])
+            self._subscribe()
+        self.hist.event("control", member=self.member_id, seq=self.control_seq,
+                        **{k: c[k] for k in ("stall", "subscription") if k in c})
 
 
 def main() -> int:

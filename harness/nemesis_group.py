@@ -1,0 +1,89 @@
+"""The nemesis's actions on how a group's members run, rather than on whether they run: a poll stall, a
+subscription change, a rolling change of client settings, a member leaving while another joins, and a group
+setting changed at run time.
+
+A poll stall and a subscription change are asked of a live member through its control file
+(docs/member-contract.md, "Controls"); a member that does not list the control in its `started` event cannot
+be asked, and the run is then indeterminate, never a pass. Each action is bracketed as a fault (`fault_start`
+.. `fault_end`), so that the timeline shows it and the invariants count it as a disturbance; only a poll
+stall lists its member as affected (it may hold partitions it does not serve meanwhile).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.kinds.consumer import set_group_configs
+from harness.members.clients import setting_text as _text
+
+Setting = str | int | float | bool
+
+
+class GroupActions:
+    """Mixed into `Nemesis` (which has slots, specs, pool, kind, waits, fault and the basic actions)."""
+
+    def _do_poll_stall(self, slot: int, duration_s: float):
+        """The member stops calling poll for duration_s while its client stays up (heartbeats go on in the
+        background): past `max.poll.interval.ms` the client leaves the group; what it does when it polls
+        again is in its history (lost or revoked partitions, errors)."""
+        m = self.live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        with self.fault("poll_stall", targets=[m.member_id], members=[m.member_id]):
+            self.pool.control(m, stall=True)
+            try:
+                self.waits.sleep(duration_s)
+            finally:
+                if not m.exited:
+                    self.pool.control(m, stall=False)
+        return {"member": m.member_id}
+
+    def _do_change_subscription(self, slot: int, subscription: list[str]):
+        """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now
+        on, without a restart; a later restart of the slot keeps the new subscription."""
+        m = self.live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        real = self.kind.real_subscription(tuple(subscription))
+        self.specs[slot] = replace(self.specs[slot], topics=real)
+        with self.fault("subscription_change", targets=[m.member_id]):
+            self.pool.control(m, subscription=list(real))
+        return {"member": m.member_id, "subscription": list(real)}
+
+    def _do_settings_roll(self, client_settings: dict[str, Setting] | None = None, static: bool | None = None,
+                          down_s: float = 0.5):
+        """Every live member in turn, in slot order, restarts with these client settings over its own (and
+        static membership switched on or off when `static` is given), the group settling in between."""
+        done = []
+        for slot in [i for i in range(len(self.slots)) if self.live_slot(i) is not None]:
+            done.append(self._do_bounce(slot, down_s=down_s, client_settings=client_settings, static=static))
+            self.waits.wait_stable(f"settings roll, slot {slot}")
+        return {"restarted": done}
+
+    def respec(self, slot: int, client_settings: dict | None, static: bool | None) -> None:
+        """The slot's spec with changed client settings and static membership, for its next start."""
+        spec = self.specs[slot]
+        if client_settings:
+            spec = replace(spec, client_config={**spec.client_config,
+                                                **{k: _text(v) for k, v in client_settings.items()}})
+        if static is not None:
+            spec = replace(spec, instance_id=f"{self.group_id}-s{slot}" if static else None)
+        self.specs[slot] = spec
+
+    def _do_leave_during_join(self, slot: int):
+        """A new member starts joining (its `started` event: subscribed, join under way) and at once the member
+        in the slot leaves gracefully."""
+        m = self.live_slot(slot)
+        if m is None:
+            return {"skipped": f"slot {slot} has no live member"}
+        with self.fault("leave_during_join", targets=[m.member_id]):
+            new = self.add_member()
+            self.pool.stop(m)
+        self.slots[slot] = None
+        return {"joined": new.member_id, "left": m.member_id}
+
+    def _do_group_config(self, settings: dict[str, Setting]):
+        """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs."""
+        text = {k: _text(v) for k, v in settings.items()}
+        with self.fault("group_config", targets=[self.group_id]):
+            set_group_configs(self.kind.run, text)
+        return {"settings": text}
