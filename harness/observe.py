@@ -112,7 +112,7 @@ class Observer:
             if e.get("topic") in self.topics:
                 seen = self._processed.setdefault((e["topic"], e["partition"]), set())
                 seen.update(range(e["first_offset"], e["last_offset"] + 1))
-        elif t == "started" and isinstance(e.get("subscription"), list):
+        elif t in ("started", "control") and isinstance(e.get("subscription"), list):  # a change comes as a control
             self.subscriptions[e.get("member")] = tuple(e["subscription"])
         elif t == "member_start":
             self.owned[e["member"]] = set()

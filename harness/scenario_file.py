@@ -32,6 +32,9 @@ Number = Union[int, float]
 #: step fields that are not the action's parameters
 STEP_FIELDS = ("action", "after", "repeat", "wait_stable")
 ACTIONS = tuple(sorted(n[4:] for n, _ in inspect.getmembers(Nemesis, inspect.isfunction) if n.startswith("_do_")))
+#: (action, parameter) whose value is a list (a subscription): written as a list, never read as a range
+LIST_PARAMS = frozenset((a, k) for a in ACTIONS for k, h in typing.get_type_hints(getattr(Nemesis, "_do_" + a)).items()
+                        if typing.get_origin(h) is list)
 
 
 class _Strict(BaseModel):
@@ -138,6 +141,12 @@ def _check_step(path, i: int, step: Step) -> None:
         if k not in takes:
             bad(k, f"unknown parameter of {step.action} (it takes: {', '.join(takes) or 'none'}; "
                    f"every step: {', '.join(STEP_FIELDS[1:])})")
+        if (step.action, k) in LIST_PARAMS:  # a list is the value itself, never a range
+            try:
+                TypeAdapter(hints[k]).validate_python(v)
+            except ValidationError as e:
+                bad(k, f"{v!r}: {e.errors()[0]['msg']}")
+            continue
         _check_value(hints.get(k, typing.Any), v, lambda msg, k=k: bad(k, msg))
     for name, p in sig.parameters.items():
         if name != "self" and p.default is inspect.Parameter.empty and name not in params:
@@ -201,7 +210,8 @@ def _builder(model: ScenarioFile):
             for _ in range(step.repeat):
                 if step.after is not None:
                     out.append(Action("sleep", {"s": _draw(rng, step.after)}))
-                out.append(Action(step.action, {k: _draw(rng, v) for k, v in (step.model_extra or {}).items()}))
+                out.append(Action(step.action, {k: v if (step.action, k) in LIST_PARAMS else _draw(rng, v)
+                                                for k, v in (step.model_extra or {}).items()}))
                 if stable:
                     out.append(Action("wait_stable", {}))
         return out

@@ -96,6 +96,7 @@ class Member:
         self.topic = env["HARNESS_TOPIC"]
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
         self.control_path = env.get("HARNESS_CONTROL") or None
+        self.given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")  # the harness's settings, as given
         self.control_seq, self.control_pending, self.stalled = 0, False, False
         self.group_id = env["HARNESS_GROUP_ID"]
         self.protocol = env["HARNESS_PROTOCOL"]
@@ -209,7 +210,7 @@ class Member:
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}",
-                        controls=["stall", "subscription"] if self.control_path else [])
+                        controls=["stall", "subscription"] if self.control_path else [], client_config=self.given)
         while self.running:
             if self.control_pending:
                 self._control()
