@@ -88,7 +88,7 @@ class Nemesis(GroupActions):
 
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
                    protocol: str | None = None, client_settings: dict[str, Setting] | None = None,
-                   static: bool | None = None):
+                   static: bool | None = None, wipe_state: bool = False):
         old = self.live_slot(slot)
         if old is None:
             return {"skipped": f"slot {slot} has no live member"}
@@ -99,10 +99,11 @@ class Nemesis(GroupActions):
         if protocol:  # an online group protocol migration, one member at a time
             self.specs[slot] = replace(self.specs[slot], protocol=protocol)
         self.pool.stop(old)
+        wiped = self.kind.wipe_state(slot) if wipe_state else {}  # a fresh pod; kept: a StatefulSet's volume
         self.waits.sleep(down_s)
         new = self.pool.start(self.specs[slot])
         self.slots[slot] = new
-        return {"stopped": old.member_id, "started": new.member_id}
+        return {"stopped": old.member_id, "started": new.member_id, **wiped}
 
     def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
         m = self.live_slot(slot)

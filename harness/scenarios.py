@@ -266,6 +266,15 @@ def _streams_eos_kill(rng, ctx):
             _stable()]
 
 
+def _streams_pod_restarts(rng, ctx):
+    """As on Kubernetes: an instance restarted keeping its state directory (a StatefulSet's volume), then
+    another on a wiped one (a fresh pod): the second restores its tasks' state from the changelog."""
+    first, second = rng.sample(range(3), 2)
+    return [Action("sleep", {"s": 2.0}),
+            Action("bounce", {"slot": first, "down_s": round(rng.uniform(1, 3), 2)}), _stable(),
+            Action("bounce", {"slot": second, "down_s": round(rng.uniform(1, 3), 2), "wipe_state": True}), _stable()]
+
+
 _STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
 SCENARIOS.update({s.name: s for s in [
     Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
@@ -282,6 +291,9 @@ SCENARIOS.update({s.name: s for s in [
     Scenario("streams-eos-kill", "Kafka Streams, exactly_once_v2: SIGKILL an instance, start a replacement; "
              "no record twice in the committed output.", _streams_eos_kill,
              streams={"processing.guarantee": "exactly_once_v2", "num.standby.replicas": 1}, **_STREAMS),
+    Scenario("streams-pod-restarts", "Kafka Streams as on Kubernetes: one instance restarted with its state "
+             "directory kept (a StatefulSet), another with it wiped (a fresh pod).", _streams_pod_restarts,
+             **_STREAMS),
 ]})
 
 

@@ -97,6 +97,10 @@ class ConsumerGroup:
         """A subscription's entries (the run's topic names, ^regexes) as the member's client says them."""
         return real_subscription(self.run.run_id, self.run.topics, entries)
 
+    def wipe_state(self, slot: int) -> dict:
+        """A consumer member keeps no local state: nothing to wipe."""
+        return {}
+
     def members_started(self) -> None:
         """The scenario's first members are up; nothing to do for a consumer group."""
 

@@ -9,6 +9,7 @@ its configured standbys and no warmup left. At the end the output topic is read 
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 from harness.errors import BadInput
@@ -149,6 +150,15 @@ class StreamsApp:
                           instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if (sc.racks or self.s["harness.rack.aware"]) else None,
                           command=self.command, misbehave=self.cfg.misbehave, client_config=self._member_config(slot))
+
+    def wipe_state(self, slot: int) -> dict:
+        """Delete the slot's state directory while its instance is down: it comes back as a fresh pod would
+        (a bounce otherwise keeps the directory, as a StatefulSet's volume does)."""
+        d = self.run.dir.path / "state" / f"slot-{slot}"
+        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) if d.exists() else 0
+        shutil.rmtree(d, ignore_errors=True)
+        self.run.event("state_wiped", slot=slot, path=str(d), bytes=size)
+        return {"state_wiped_bytes": size}
 
     def members_started(self) -> None:
         """Open the start gate: the first instances, each waiting in front of KafkaStreams.start(), join
