@@ -208,6 +208,9 @@ def test_nightly_member_options_without_streams_protocols(tmp_path):
     ('name = "x"\n[[steps]]\naction = "nope"', ["steps[0] (nope)", "unknown action"]),
     ('name = "x"\nnme = 1\n[[steps]]\naction = "scale_out"', ["nme", "unknown field"]),
     ('name = "x"\n[[steps]\n', ["not valid TOML"]),
+    ('name = "x"\n[[steps]]\naction = "network_latency"\nlatency_ms = { choice = [] }\njitter_ms = 0\n'
+     'duration_s = 1.0', ["steps[0] (network_latency)", "latency_ms", "choice is a non-empty list"]),
+    ('name = "x"\n[[steps]]\naction = "rack_outage"\nrack = "anywhere"\ndown_s = 1.0', ["rack", "not a rack"]),
 ])
 def test_bad_scenario_file(text, needles, tmp_path):
     f = tmp_path / "bad.toml"

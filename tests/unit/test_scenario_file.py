@@ -138,7 +138,7 @@ def test_bad_files_are_one_line_naming_file_step_and_field(tmp_path, text, needl
     assert "\n" not in msg and msg.startswith(path), msg
     for n in needles:
         assert n in msg, msg
-    with pytest.raises(BadInput):  # and before anything starts: RunConfig refuses it too
+    with pytest.raises(BadInput):  # and before anything starts: the run's config is refused too
         RunConfig.for_scenario(path, seed=1)
 
 
@@ -148,6 +148,22 @@ def test_missing_file(tmp_path):
         scenario_of(path)
     with pytest.raises(BadInput, match="nope.toml"):
         RunConfig.for_scenario(path, seed=1)
+
+
+def test_constructing_a_run_config_reads_no_file(tmp_path, monkeypatch):
+    path = write(tmp_path, GOOD)
+    monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("a RunConfig read a file"))
+    cfg = RunConfig(scenario=path, seed=1)
+    assert cfg.scenario == path and cfg.scenario_text is None and cfg.scenario_file is None
+
+
+def test_for_scenario_gives_the_scenarios_default_protocol(tmp_path):
+    path = write(tmp_path, 'name = "c"\nprotocols = ["consumer", "classic-eager"]' + STEP)
+    assert RunConfig.for_scenario(path, seed=1).protocol == "consumer"
+    assert RunConfig.for_scenario(path, seed=1, protocol=None).protocol == "consumer"
+    assert RunConfig.for_scenario(path, seed=1, protocol="classic-eager").protocol == "classic-eager"
+    assert RunConfig.for_scenario("broker-upgrade", seed=1).protocol == "classic-cooperative"
+    assert RunConfig.for_scenario("streams-scale-in", seed=1).protocol == "classic"
 
 
 def test_every_action_of_the_nemesis_is_known():
