@@ -117,7 +117,7 @@ def _value(raw, hint, bad, *, param: str | None = None, draws: dict, least: floa
     except ValueError as e:
         bad(str(e))
     for x in values.examples(v, draws):
-        if param is not None and (why := values.word_error(param, x)) and hint is int:
+        if hint is int and param is not None and (why := values.word_error(param, x)):
             bad(why)
         try:
             TypeAdapter(hint).validate_python(x, strict=True)
@@ -148,8 +148,11 @@ def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
     for name, p in sig.parameters.items():
         if name != "self" and p.default is inspect.Parameter.empty and name not in params:
             bad(name, f"missing required parameter of {step.action}")
-    after, settle = ((None if raw is None else _value(raw, float, lambda msg, f=f: bad(f, msg), draws=draws, least=0))
-                     for f, raw in (("after", step.after), ("settle", step.settle)))
+
+    def seconds(field, raw) -> Value | None:
+        return None if raw is None else _value(raw, float, lambda msg: bad(field, msg), draws=draws, least=0)
+
+    after, settle = seconds("after", step.after), seconds("settle", step.settle)
     repeat = _value(step.repeat, int, lambda msg: bad("repeat", msg), draws=draws, least=1)
     each = "slot" in params and params["slot"] == Value("word", "each")
     return StepValues(after, settle, repeat, params, each)
