@@ -294,12 +294,10 @@ def _dispatch(args) -> int:
     from harness.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-        from harness.plan import scenario_of
-        protocol = args.protocol or scenario_of(args.scenario).default_protocol
-        cfg = RunConfig(scenario=args.scenario, seed=seed, protocol=protocol, kafka_version=args.kafka_version,
-                        client_version=args.client_version, runs_root=args.runs_root, brokers=args.brokers,
-                        misbehave=args.misbehave, streams_settings=_key_values(args.streams_set),
-                        **member_options(args))
+        cfg = RunConfig.for_scenario(args.scenario, seed=seed, protocol=args.protocol,
+                                     kafka_version=args.kafka_version, client_version=args.client_version,
+                                     runs_root=args.runs_root, brokers=args.brokers, misbehave=args.misbehave,
+                                     streams_settings=_key_values(args.streams_set), **member_options(args))
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:

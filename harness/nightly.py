@@ -135,8 +135,8 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c
-            cfg = RunConfig(scenario=sc.name, seed=run_seed, protocol=protocol, kafka_version=kv, client_version=cv,
-                            runs_root=str(out), **run_options)
+            cfg = RunConfig.for_scenario(sc.name, seed=run_seed, protocol=protocol, kafka_version=kv,
+                                         client_version=cv, runs_root=str(out), **run_options)
             left = deadline - time.monotonic()
             progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] {sc.name} {protocol} kafka={kv} "
                      f"client={cv or 'default'} seed={run_seed}")

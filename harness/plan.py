@@ -9,7 +9,7 @@ one line before a broker or member starts.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from harness import kafka_dist, scenario_file, scenarios
@@ -48,7 +48,7 @@ Settings = tuple[tuple[str, str], ...]
 class RunConfig:
     """Everything that decides a run; recorded in run.json and enough to replay it."""
 
-    scenario: str
+    scenario: str  # a built-in's name, or the name a scenario file gives (`for_scenario` reads the file)
     seed: int
     protocol: str = "classic-cooperative"
     kafka_version: str = "latest"
@@ -78,27 +78,30 @@ class RunConfig:
     subscription: tuple[str, ...] = ()  # every slot's subscription (names or ^regexes); none: every topic
     slot_subscriptions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, subscription): slot N's own
 
-    def __post_init__(self):
-        """A scenario given as a file path: read it once; its settings become defaults under the ones given."""
-        if self.scenario_text is not None or not scenarios.is_file(self.scenario):
-            return
-        text, model = scenario_file.read(self.scenario)
-        given = {f.name: getattr(self, f.name) for f in fields(self)}
+    @classmethod
+    def for_scenario(cls, scenario: str, **given) -> "RunConfig":
+        """The config of a run of `scenario`, a built-in's name or a scenario file's path (read here, once): the
+        file's settings are defaults under the ones given (a given value equal to the field's default cannot be
+        told from none: the file's then stands); no `protocol` (or None) is the scenario's default one."""
+        if not scenarios.is_file(scenario):
+            if given.get("protocol") is None:
+                given["protocol"] = scenarios.get(scenario).default_protocol
+            return cls(scenario=scenario, **given)
+        text, model = scenario_file.read(scenario)
+        if given.get("protocol") is None:
+            given["protocol"] = scenario_file.scenario_of(model, scenario).default_protocol
         for key, value in scenario_file.run_defaults(model).items():
             if key in ("client_settings", "broker_settings", "group_settings", "slot_commands", "slot_subscriptions"):
-                merged = {**dict(value), **dict(given[key])}
-                value = tuple(sorted(merged.items()) if key.startswith("slot_") else merged.items())
-            elif given[key] != RunConfig.__dataclass_fields__[key].default:
-                continue  # said by the caller: it wins over the file
-            object.__setattr__(self, key, value)
-        object.__setattr__(self, "scenario_file", self.scenario)
-        object.__setattr__(self, "scenario_text", text)
-        object.__setattr__(self, "scenario", model.name)
+                merged = {**dict(value), **dict(given.get(key, ()))}
+                given[key] = tuple(sorted(merged.items()) if key.startswith("slot_") else merged.items())
+            elif given.get(key, cls.__dataclass_fields__[key].default) == cls.__dataclass_fields__[key].default:
+                given[key] = value  # the caller said nothing (or the default): the file's stands
+        return cls(scenario=model.name, scenario_file=scenario, scenario_text=text, **given)
 
     def validate(self) -> Scenario:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""
         sc = (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
-              else scenario_of(self.scenario))
+              else scenarios.get(self.scenario))
         if self.protocol not in PROTOCOLS + STREAMS_PROTOCOLS:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
         if self.protocol not in sc.protocols:

@@ -1,8 +1,8 @@
 """Scenarios written as TOML files (docs/scenarios.md): read with `tomllib`, validated with pydantic.
 
-A file gives the same `Scenario` a built-in is: its `build(rng, ctx)` draws every range, `after` and
-`repeat` from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded
-one. A step's parameters are checked against the nemesis method that performs it (`Nemesis._do_<action>`):
+A file gives the same `Scenario` a Python builder does (most built-ins are such files, harness/builtin/):
+its `build(rng, ctx)` draws the named draws, then every value of every step (harness/scenario_values.py)
+from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's parameters are checked against the nemesis method that performs it (`Nemesis._do_<action>`):
 an unknown parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
 `BadInput` line naming the file, the step (index and action) and the field, before anything starts.
 
@@ -14,27 +14,40 @@ from __future__ import annotations
 import inspect
 import shlex
 import tomllib
+import types
 import typing
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, NamedTuple, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from harness import scenarios
+from harness import scenario_values as values
 from harness.errors import BadInput
 from harness.members.clients import setting_text as _text
 from harness.nemesis import Nemesis
-from harness.scenarios import PROTOCOLS, Action, Scenario
+from harness.scenario_model import PROTOCOLS, Action, Scenario, pause_tolerance
+from harness.scenario_values import Value
 from harness.topics import check as check_topics
 
 Scalar = Union[bool, int, float, str]
 Number = Union[int, float]
 #: step fields that are not the action's parameters
-STEP_FIELDS = ("action", "after", "repeat", "wait_stable")
+STEP_FIELDS = ("action", "after", "settle", "repeat", "wait_stable")
 ACTIONS = tuple(sorted(n[4:] for n, _ in inspect.getmembers(Nemesis, inspect.isfunction) if n.startswith("_do_")))
-#: (action, parameter) whose value is a list (a subscription): written as a list, never read as a range
-LIST_PARAMS = frozenset((a, k) for a in ACTIONS for k, h in typing.get_type_hints(getattr(Nemesis, "_do_" + a)).items()
-                        if typing.get_origin(h) is list)
+
+
+def _literal(hint) -> bool:
+    """Whether a parameter's type is a list or a table (or one of them or None)."""
+    origin = typing.get_origin(hint)
+    if origin in (Union, types.UnionType):
+        return any(_literal(h) for h in typing.get_args(hint))
+    return origin in (list, dict)
+
+
+#: (action, parameter) whose value is a list (a subscription) or a table (settings): written as it is, never
+#: read as a range or a value form
+LITERAL_PARAMS = frozenset((a, k) for a in ACTIONS for k, h in typing.get_type_hints(getattr(Nemesis, "_do_" + a)).items()
+                           if _literal(h))
 
 
 class _Strict(BaseModel):
@@ -49,6 +62,7 @@ class Members(_Strict):
     command: str | None = None
     slot_commands: dict[str, str] = {}
     client_settings: dict[str, Scalar] = {}
+    initial_client: str | None = None  # confluent-kafka version members start on, unless --client-version
     subscription: list[str] = []  # every member's: topic names and ^regexes (none: every topic)
     slot_subscriptions: dict[str, list[str]] = {}  # slot N's own
 
@@ -61,6 +75,7 @@ class Topic(_Strict):
 class Cluster(_Strict):
     brokers: int | None = Field(None, ge=1)
     kafka_version: str | None = None
+    initial_kafka: str | None = None  # the run's own cluster starts on this; `version = "target"` is --kafka-version
     broker_settings: dict[str, Scalar] = {}
 
 
@@ -75,24 +90,28 @@ class Workload(_Strict):
 
 
 class Step(BaseModel):
-    """One step; every field but these four is a parameter of the action (checked against the nemesis)."""
+    """One step; every field but these is a parameter of the action (checked against the nemesis). Values are
+    read and checked by `_check_step` (harness/scenario_values.py)."""
 
     model_config = ConfigDict(extra="allow")
     action: str
-    after: Number | list[Number] | None = None
-    repeat: int = Field(1, ge=1)
+    after: Any = None  # a sleep before the step
+    settle: Any = None  # a sleep after the step, before its wait_stable
+    repeat: Any = 1
     wait_stable: bool | None = None  # default: true, except after sleep and wait_stable themselves
 
 
 class ScenarioFile(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     doc: str = ""
+    smoke: bool = False  # one of the short smoke set (suites/test_chaos.py)
     protocols: list[Literal[PROTOCOLS]] = Field(default_factory=lambda: list(PROTOCOLS), min_length=1)  # type: ignore[valid-type]
     members: Members = Members()
     cluster: Cluster = Cluster()
     group: Group = Group()
     workload: Workload = Workload()
     topics: list[Topic] = []
+    draws: dict[str, Any] = {}  # name -> a value drawn once per run, used as { draw = "name" }
     steps: list[Step] = Field(min_length=1)
 
 
@@ -106,27 +125,36 @@ def _where(path, loc: tuple, steps: list) -> str:
     return f"{path}: {'.'.join(str(x) for x in loc) or '(top level)'}"
 
 
-def _is_range(v) -> bool:
-    return isinstance(v, list)
+class StepValues(NamedTuple):
+    """A step's values, read (harness/scenario_values.py); `each`: once per member slot, in a seeded order."""
+
+    after: Value | None
+    settle: Value | None
+    repeat: Value
+    params: dict[str, Value]
+    each: bool
 
 
-def _check_value(hint, v, bad) -> None:
-    if _is_range(v):
-        if len(v) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            bad(f"a range is [lo, hi] of two numbers, got {v!r}")
-        if v[0] > v[1]:
-            bad(f"range [{v[0]}, {v[1]}] has lo > hi")
-        values = v
-    else:
-        values = [v]
-    for x in values:
+def _value(raw, hint, bad, *, param: str | None = None, draws: dict, least: float | None = None) -> Value:
+    """A raw value read and checked against the type `hint` (and a least value); `bad(msg)` raises."""
+    try:
+        v = values.read(raw, param=param, draws=draws)
+    except ValueError as e:
+        bad(str(e))
+    for x in values.examples(v, draws):
+        if hint is int and param is not None and (why := values.word_error(param, x)):
+            bad(why)
         try:
-            TypeAdapter(hint).validate_python(x)
+            TypeAdapter(hint).validate_python(x, strict=True)
         except ValidationError as e:
-            bad(f"{x!r}: {e.errors()[0]['msg']}")
+            what = "seconds (session_timeout)" if v.form == "session_timeout" else repr(x)
+            bad(f"{what}: {e.errors()[0]['msg']}")
+        if least is not None and x < least:
+            bad(f"{x!r}: at least {least:g}")
+    return v
 
 
-def _check_step(path, i: int, step: Step) -> None:
+def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
     def bad(field, msg):
         raise BadInput(f"{path}: steps[{i}] ({step.action}): {field}: {msg}")
 
@@ -136,25 +164,53 @@ def _check_step(path, i: int, step: Step) -> None:
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn)
     takes = [p for p in sig.parameters if p != "self"]
-    params = step.model_extra or {}
-    for k, v in params.items():
+    params = {}
+    for k, v in (step.model_extra or {}).items():
         if k not in takes:
             bad(k, f"unknown parameter of {step.action} (it takes: {', '.join(takes) or 'none'}; "
                    f"every step: {', '.join(STEP_FIELDS[1:])})")
-        if (step.action, k) in LIST_PARAMS:  # a list is the value itself, never a range
+        if (step.action, k) in LITERAL_PARAMS:  # a list or a table is the value itself, never a range or form
             try:
                 TypeAdapter(hints[k]).validate_python(v)
             except ValidationError as e:
                 bad(k, f"{v!r}: {e.errors()[0]['msg']}")
+            params[k] = values.Value("fixed", v)
             continue
-        _check_value(hints.get(k, typing.Any), v, lambda msg, k=k: bad(k, msg))
+        params[k] = _value(v, hints.get(k, typing.Any), lambda msg, k=k: bad(k, msg), param=k, draws=draws)
     for name, p in sig.parameters.items():
         if name != "self" and p.default is inspect.Parameter.empty and name not in params:
             bad(name, f"missing required parameter of {step.action}")
-    if step.after is not None:
-        _check_value(float, step.after, lambda msg: bad("after", msg))
-        if min(step.after if _is_range(step.after) else [step.after]) < 0:
-            bad("after", "a wait before a step is 0 or more seconds")
+
+    def seconds(field, raw) -> Value | None:
+        return None if raw is None else _value(raw, float, lambda msg: bad(field, msg), draws=draws, least=0)
+
+    after, settle = seconds("after", step.after), seconds("settle", step.settle)
+    repeat = _value(step.repeat, int, lambda msg: bad("repeat", msg), draws=draws, least=1)
+    each = "slot" in params and params["slot"] == Value("word", "each")
+    return StepValues(after, settle, repeat, params, each)
+
+
+def _draws(path, model: ScenarioFile) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    for name, raw in model.draws.items():
+        def bad(msg, name=name):
+            raise BadInput(f"{path}: draws.{name}: {msg}")
+        try:
+            out[name] = values.read(raw)
+        except ValueError as e:
+            bad(str(e))
+    return out
+
+
+def _read_values(path, model: ScenarioFile) -> tuple[dict[str, Value], list[StepValues]]:
+    """The file's named draws and every step's values, checked; BadInput (one line) naming the field."""
+    draws = _draws(path, model)
+    steps = [_check_step(path, i, step, draws) for i, step in enumerate(model.steps)]
+    used = {v.arg for s in steps for v in (s.after, s.settle, s.repeat, *s.params.values()) if v and v.form == "draw"}
+    for name in draws:
+        if name not in used:
+            raise BadInput(f"{path}: draws.{name}: drawn but used by no step (a step says {{ draw = \"{name}\" }})")
+    return draws, steps
 
 
 def parse(text: str, path) -> ScenarioFile:
@@ -169,8 +225,7 @@ def parse(text: str, path) -> ScenarioFile:
         err = e.errors()[0]
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
         raise BadInput(f"{_where(path, tuple(err['loc']), raw.get('steps') or [])}: {msg}") from None
-    for i, step in enumerate(model.steps):
-        _check_step(path, i, step)
+    _read_values(path, model)
     for key in ("slot_commands", "slot_subscriptions"):
         for slot in getattr(model.members, key):
             if not slot.isdigit():
@@ -193,46 +248,52 @@ def read(path) -> tuple[str, ScenarioFile]:
     return text, parse(text, path)
 
 
-def _draw(rng, v):
-    if not _is_range(v):
-        return v
-    lo, hi = v
-    if isinstance(lo, int) and isinstance(hi, int):
-        return rng.randint(lo, hi)
-    return round(rng.uniform(lo, hi), 2)
+def _builder(model: ScenarioFile, path):
+    draws, steps = _read_values(path, model)
+    slots = model.members.count
 
-
-def _builder(model: ScenarioFile):
     def build(rng, ctx) -> list[Action]:
+        drawn = {name: values.draw(v, rng, ctx) for name, v in draws.items()}
         out: list[Action] = []
-        for step in model.steps:
+
+        def sleep(v: Value | None) -> None:
+            if v is not None:
+                out.append(Action("sleep", {"s": values.draw(v, rng, ctx, drawn=drawn)}))
+
+        for step, vals in zip(model.steps, steps):
             stable = step.wait_stable if step.wait_stable is not None else step.action not in ("sleep", "wait_stable")
-            for _ in range(step.repeat):
-                if step.after is not None:
-                    out.append(Action("sleep", {"s": _draw(rng, step.after)}))
-                out.append(Action(step.action, {k: v if (step.action, k) in LIST_PARAMS else _draw(rng, v)
-                                                for k, v in (step.model_extra or {}).items()}))
-                if stable:
-                    out.append(Action("wait_stable", {}))
+            for _ in range(values.draw(vals.repeat, rng, ctx, drawn=drawn)):
+                for slot in rng.sample(range(slots), slots) if vals.each else [None]:
+                    sleep(vals.after)
+                    out.append(Action(step.action, {
+                        k: slot if vals.each and k == "slot" else values.draw(v, rng, ctx, param=k, slots=slots,
+                                                                              drawn=drawn)
+                        for k, v in vals.params.items()}))
+                    sleep(vals.settle)
+                    if stable:
+                        out.append(Action("wait_stable", {}))
         return out
     return build
 
 
-def scenario_of(model: ScenarioFile) -> Scenario:
+def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
+    """The Scenario of a checked model (the one interpreter of built-in files and users' files)."""
     pauses = any(s.action in ("pause_member", "poll_stall") for s in model.steps)
-    extra = {"check_overrides": scenarios.pause_tolerance} if pauses else {}
-    return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model),
+    extra = {"check_overrides": pause_tolerance} if pauses else {}
+    return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model, path),
                     members=model.members.count, static=model.members.static, racks=model.members.racks,
-                    protocols=tuple(model.protocols), **extra)
+                    protocols=tuple(model.protocols), smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
+                    initial_client=model.members.initial_client, **extra)
 
 
 def loads(text: str, path) -> Scenario:
-    return scenario_of(parse(text, path))
+    """The Scenario of a file's text (BadInput, one line, when it cannot be)."""
+    return scenario_of(parse(text, path), path)
 
 
 def load(path) -> Scenario:
     """The Scenario of a file (BadInput, one line, when it cannot be)."""
-    return scenario_of(read(path)[1])
+    return scenario_of(read(path)[1], path)
 
 
 def run_defaults(model: ScenarioFile) -> dict:

@@ -1,166 +1,29 @@
-"""Named, parameterised scenarios: a seed turns each into a concrete schedule of actions.
+"""The built-in scenarios: TOML files shipped in harness/builtin/, and the few a file cannot say.
 
-A schedule is a list of small frozen `Action` records. The runner logs each before it acts and is
-the only part that waits. Every timing and choice here comes from `random.Random(seed)`, so the same
-seed gives the same schedule; the schedule a run actually ran is saved with it and replayed as is.
+Every consumer-group scenario a file can say is a file under harness/builtin/ (one per scenario, named
+after it), read by the same interpreter as a user's file (harness/scenario_file.py, docs/scenarios.md).
+Two kinds stay Python builders here: `random-mix`, which draws the kind of each action, and the Kafka
+Streams `streams-*` scenarios, since the file format describes consumer-group members only. The files are
+read on first use of `SCENARIOS`, not at import.
 """
 from __future__ import annotations
 
-import random
-from dataclasses import asdict, dataclass, field
+from collections.abc import MutableMapping
+from functools import cached_property
+from importlib import resources
 from pathlib import Path
-from typing import Callable
 
+from harness import scenario_file
 from harness.errors import BadInput
+from harness.scenario_model import (PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext,
+                                    pause_tolerance, schedule)
 
-PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
-#: group protocols of Kafka Streams members: the classic one, and KIP-1071's broker-side `streams`
-STREAMS_PROTOCOLS = ("classic", "streams")
-
-
-@dataclass(frozen=True)
-class Action:
-    """One step: what to do and its parameters (member slots, durations in seconds)."""
-
-    kind: str
-    params: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Action":
-        return cls(kind=d["kind"], params=dict(d.get("params") or {}))
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A scenario: how to build its schedule, and what the run needs and tolerates."""
-
-    name: str
-    doc: str
-    build: Callable[[random.Random, "ScenarioContext"], list[Action]]
-    members: int = 3
-    static: bool = False
-    racks: bool = False
-    initial_kafka: str | None = None  # e.g. 'latest-3' for the upgrade scenario: needs its own cluster
-    initial_client: str | None = None  # confluent-kafka version members start on, unless --client-version
-    protocols: tuple[str, ...] = PROTOCOLS
-    check_overrides: Callable[["ScenarioContext", list[Action]], dict] = lambda ctx, sched: {}
-    smoke: bool = False
-    kind: str = "consumer"  # "consumer" (consumer-group members) or "streams" (Kafka Streams members)
-    streams: dict = field(default_factory=dict)  # Streams settings of the scenario (over STREAMS_DEFAULTS)
-    max_members: int | None = None  # the most members the schedule ever runs (default: members)
-
-    @property
-    def default_protocol(self) -> str:
-        return "classic-cooperative" if "classic-cooperative" in self.protocols else self.protocols[0]
-
-
-@dataclass(frozen=True)
-class ScenarioContext:
-    session_timeout_s: float
-    brokers: int
-    racks: int
-    target_kafka: str = "latest"
-    target_client: str = "default"
+__all__ = ["PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
+           "is_file", "pause_tolerance", "schedule", "builtin_files"]
 
 
 def _stable() -> Action:
     return Action("wait_stable", {})
-
-
-def _scale_out_in(rng, ctx):
-    extra = rng.randint(2, 3)
-    acts = [Action("scale_out", {}) for _ in range(extra)]
-    ins = [Action("scale_in", {"pick": "newest"}) for _ in range(extra)]
-    out = []
-    for a in acts + ins:
-        out += [a, _stable(), Action("sleep", {"s": round(rng.uniform(0.5, 2.0), 2)})]
-    return out
-
-
-def _rolling_bounce(rng, ctx, *, n=3):
-    out = []
-    for slot in rng.sample(range(n), n):
-        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2)}), _stable()]
-    return out
-
-
-def _hard_kill(rng, ctx):
-    slot = rng.randrange(3)
-    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}), Action("kill_member", {"slot": slot}), _stable(),
-            Action("replace_member", {"slot": slot}), _stable()]
-
-
-def _pause(short: bool):
-    def build(rng, ctx):
-        st = ctx.session_timeout_s
-        dur = round(rng.uniform(0.2, 0.4) * st, 2) if short else round(rng.uniform(1.4, 1.8) * st, 2)
-        return [Action("sleep", {"s": 1.0}), Action("pause_member", {"slot": rng.randrange(3), "duration_s": dur}),
-                _stable()]
-    return build
-
-
-def _static_bounce(rng, ctx):
-    out = []
-    for slot in rng.sample(range(3), 3):
-        down = round(rng.uniform(0.1, 0.3) * ctx.session_timeout_s, 2)
-        out += [Action("bounce", {"slot": slot, "down_s": down}), Action("sleep", {"s": 2.0}), _stable()]
-    return out
-
-
-def _broker_rolling_restart(rng, ctx):
-    return [Action("sleep", {"s": 1.0}), Action("broker_rolling_restart", {}), _stable()]
-
-
-def _broker_upgrade(rng, ctx):
-    return [Action("sleep", {"s": 1.0}), Action("broker_upgrade", {"version": ctx.target_kafka}), _stable()]
-
-
-def _coordinator_kill(rng, ctx):
-    return [Action("sleep", {"s": 1.0}),
-            Action("kill_coordinator", {"down_s": round(rng.uniform(2, 5), 2)}), _stable()]
-
-
-def _rack_outage(rng, ctx):
-    rack = f"r{rng.randrange(ctx.racks)}"
-    return [Action("sleep", {"s": 1.0}), Action("rack_outage", {"rack": rack, "down_s": round(rng.uniform(3, 6), 2)}),
-            _stable()]
-
-
-def _latency(rng, ctx):
-    return [Action("sleep", {"s": 1.0}),
-            Action("network_latency", {"latency_ms": rng.choice([100, 200, 300]), "jitter_ms": rng.choice([0, 50]),
-                                       "duration_s": round(rng.uniform(4, 8), 2)}), _stable()]
-
-
-def _blackhole(rng, ctx):
-    return [Action("sleep", {"s": 1.0}),
-            Action("network_blackhole", {"broker": rng.randint(1, ctx.brokers),
-                                         "duration_s": round(rng.uniform(0.2, 0.5) * ctx.session_timeout_s, 2)}),
-            _stable()]
-
-
-OLDER_CLIENT = "2.12.2"
-
-
-def _client_upgrade(rng, ctx):
-    """Each member in turn comes back on the harness's own confluent-kafka version."""
-    out = []
-    for slot in rng.sample(range(3), 3):
-        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2),
-                                  "client_version": ctx.target_client}), _stable()]
-    return out
-
-
-def _protocol_migration(rng, ctx):
-    """Each member in turn comes back speaking the consumer protocol (KIP-848 online migration)."""
-    out = []
-    for slot in rng.sample(range(3), 3):
-        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2), "protocol": "consumer"}),
-                _stable()]
-    return out
 
 
 def _mix_action(rng, ctx) -> Action:
@@ -193,41 +56,10 @@ def _random_mix(rng, ctx, *, actions: int | None = None):
     return out
 
 
-def pause_tolerance(ctx, sched):
-    """A paused member (or one that stopped polling) holds its partitions, in its own view, until it runs (polls)
-    again: the window is the pause plus detection."""
-    longest = max((a.params.get("duration_s", 0) for a in sched if a.kind in ("pause_member", "poll_stall")),
-                  default=0)
-    return {"zombie_tolerance_s": longest + 2 * ctx.session_timeout_s}
-
-
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in [
-    Scenario("scale-out-in", "Scale out one member at a time, then back in.", _scale_out_in, members=1, smoke=True),
-    Scenario("rolling-bounce", "Gracefully restart every member in turn.", _rolling_bounce),
-    Scenario("member-kill", "SIGKILL one member, wait for the group to recover, start a replacement.", _hard_kill,
-             smoke=True),
-    Scenario("pause-short", "Pause a member (SIGSTOP) for less than the session timeout.", _pause(True),
-             check_overrides=pause_tolerance),
-    Scenario("pause-long", "Pause a member for longer than the session timeout: it comes back a zombie.",
-             _pause(False), check_overrides=pause_tolerance),
-    Scenario("static-bounce", "Rolling bounce of static members within the session timeout.", _static_bounce,
-             static=True),
-    Scenario("broker-rolling-restart", "Restart every broker in turn with members running.",
-             _broker_rolling_restart),
-    Scenario("broker-upgrade", "Roll the brokers from the newest 3.9.x to the newest 4.x with members running.",
-             _broker_upgrade, initial_kafka="latest-3", protocols=("classic-eager", "classic-cooperative")),
-    Scenario("coordinator-kill", "SIGKILL the broker that coordinates the group, restart it.", _coordinator_kill),
-    Scenario("rack-outage", "Kill every broker and member of one rack, then restore them.", _rack_outage, racks=True),
-    Scenario("network-latency", "Add latency and jitter between members and brokers.", _latency),
-    Scenario("network-blackhole", "Blackhole one broker's client traffic for less than the session timeout.",
-             _blackhole, smoke=True),
-    Scenario("client-rolling-upgrade", f"Rolling bounce from confluent-kafka {OLDER_CLIENT} (or --client-version) "
-             "onto the harness's own version.", _client_upgrade, initial_client=OLDER_CLIENT),
+PYTHON_BUILT_INS = [
     Scenario("random-mix", "A seeded random mix of member, broker and network faults (10-14 actions).",
              _random_mix, check_overrides=pause_tolerance),
-    Scenario("protocol-migration", "Rolling bounce from the classic protocol to the consumer protocol.",
-             _protocol_migration, protocols=("classic-eager", "classic-cooperative")),
-]}
+]
 
 
 # -- Kafka Streams scenarios (the runner with harness/kinds/streams.py; docs/streams.md)
@@ -276,7 +108,7 @@ def _streams_pod_restarts(rng, ctx):
 
 
 _STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
-SCENARIOS.update({s.name: s for s in [
+PYTHON_BUILT_INS += [
     Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
              _streams_scale_out, members=2, max_members=3, smoke=True, **_STREAMS),
     Scenario("streams-scale-in", "Kafka Streams: stop one of three instances with standbys.", _streams_scale_in,
@@ -294,7 +126,41 @@ SCENARIOS.update({s.name: s for s in [
     Scenario("streams-pod-restarts", "Kafka Streams as on Kubernetes: one instance restarted with its state "
              "directory kept (a StatefulSet), another with it wiped (a fresh pod).", _streams_pod_restarts,
              **_STREAMS),
-]})
+]
+
+
+def builtin_files() -> list:
+    """The shipped scenario files (harness/builtin/*.toml, package data), by name."""
+    return sorted((f for f in resources.files("harness").joinpath("builtin").iterdir() if f.name.endswith(".toml")),
+                  key=lambda f: f.name)
+
+
+class _BuiltIns(MutableMapping):
+    """Name -> Scenario of every built-in: the shipped files (in name order), then the Python ones. The files
+    are read on first use; tests and benchmarks may add their own scenarios."""
+
+    @cached_property
+    def _all(self) -> dict[str, Scenario]:
+        files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
+        return {s.name: s for s in files + PYTHON_BUILT_INS}
+
+    def __getitem__(self, name: str) -> Scenario:
+        return self._all[name]
+
+    def __setitem__(self, name: str, sc: Scenario) -> None:
+        self._all[name] = sc
+
+    def __delitem__(self, name: str) -> None:
+        del self._all[name]
+
+    def __iter__(self):
+        return iter(self._all)
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+
+SCENARIOS: MutableMapping[str, Scenario] = _BuiltIns()
 
 
 def is_file(name: str) -> bool:
@@ -303,15 +169,10 @@ def is_file(name: str) -> bool:
 
 
 def get(name: str) -> Scenario:
-    """The built-in scenario of that name, or BadInput listing the known ones (a scenario file is read by
-    harness.scenario_file, which builds on this module; `harness.plan.scenario_of` takes either)."""
+    """The built-in scenario of that name, or BadInput listing the known ones (a user's scenario file is
+    read by harness.scenario_file; `harness.plan.scenario_of` takes either)."""
     try:
         return SCENARIOS[name]
     except KeyError:
         raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)} (or a scenario file, "
                        "docs/scenarios.md)") from None
-
-
-def schedule(scenario: Scenario, *, seed: int, ctx: ScenarioContext) -> list[Action]:
-    """The concrete schedule a seed gives for a scenario."""
-    return scenario.build(random.Random(seed), ctx)

@@ -213,6 +213,9 @@ def test_nightly_member_options_without_streams_protocols(tmp_path):
     ('name = "x"\n[[topics]]\nname = "a"\n[members]\nslot_subscriptions = { "1" = ["^a("] }\n[[steps]]\n'
      'action = "scale_out"', ["members.slot_subscriptions.1", "bad regex"]),
     ('name = "x"\n[[topics]]\nname = "a"\npartitions = 0\n[[steps]]\naction = "scale_out"', ["topics.0.partitions"]),
+    ('name = "x"\n[[steps]]\naction = "network_latency"\nlatency_ms = { choice = [] }\njitter_ms = 0\n'
+     'duration_s = 1.0', ["steps[0] (network_latency)", "latency_ms", "choice is a non-empty list"]),
+    ('name = "x"\n[[steps]]\naction = "rack_outage"\nrack = "anywhere"\ndown_s = 1.0', ["rack", "not a rack"]),
 ])
 def test_bad_scenario_file(text, needles, tmp_path):
     f = tmp_path / "bad.toml"

@@ -11,7 +11,7 @@ import pytest
 from fixtures.plugin import assert_run_passes
 from harness.members.clients import bundled_version
 from harness.history import History
-from harness.scenarios import OLDER_CLIENT
+from harness.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.integration
 NEWEST = "2.16.1"  # the newest confluent-kafka release when this was written (also the harness's own)
@@ -22,7 +22,7 @@ def test_rolling_client_upgrade(run_scenario):
     assert_run_passes(result)
     started = [e for e in History.load(result.run_dir / "history") if e["type"] == "started"]
     versions = [e["client"].split()[1] for e in started]
-    assert versions[:3] == [OLDER_CLIENT] * 3, versions
+    assert versions[:3] == [SCENARIOS["client-rolling-upgrade"].initial_client] * 3, versions
     assert versions[3:] == [bundled_version()] * 3, versions
 
 

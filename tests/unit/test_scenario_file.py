@@ -38,7 +38,7 @@ def test_examples_load_and_validate(path):
     sc = scenario_of(str(path))
     sched = scenarios.schedule(sc, seed=1, ctx=CTX)
     assert sched and sc.kind == "consumer"
-    cfg = RunConfig(scenario=str(path), seed=1, protocol=sc.default_protocol)
+    cfg = RunConfig.for_scenario(str(path), seed=1, protocol=sc.default_protocol)
     assert cfg.validate().name == sc.name == cfg.scenario and cfg.scenario_file == str(path)
 
 
@@ -80,7 +80,7 @@ partitions = 4
 [[steps]]
 action = "scale_out"
 """)
-    cfg = RunConfig(scenario=path, seed=1, protocol="consumer", brokers=5, client_settings=(("a", "c"),))
+    cfg = RunConfig.for_scenario(path, seed=1, protocol="consumer", brokers=5, client_settings=(("a", "c"),))
     assert (cfg.scenario, cfg.brokers, cfg.partitions, cfg.rate_per_s) == ("d", 5, 4, 20)
     assert dict(cfg.client_settings) == {"fetch.wait.max.ms": "100", "a": "c"}
     assert cfg.broker_settings == (("num.io.threads", "4"),)
@@ -92,7 +92,7 @@ action = "scale_out"
 
 def test_replay_reads_the_recorded_text_not_the_file(tmp_path):
     path = write(tmp_path, GOOD)
-    cfg = RunConfig(scenario=path, seed=3)
+    cfg = RunConfig.for_scenario(path, seed=3)
     Path(path).unlink()
     (tmp_path / "run" / "history").mkdir(parents=True)
     sched = [a.to_dict() for a in scenarios.schedule(cfg.validate(), seed=3, ctx=CTX)]
@@ -138,8 +138,8 @@ def test_bad_files_are_one_line_naming_file_step_and_field(tmp_path, text, needl
     assert "\n" not in msg and msg.startswith(path), msg
     for n in needles:
         assert n in msg, msg
-    with pytest.raises(BadInput):  # and before anything starts: RunConfig refuses it too
-        RunConfig(scenario=path, seed=1)
+    with pytest.raises(BadInput):  # and before anything starts: the run's config is refused too
+        RunConfig.for_scenario(path, seed=1)
 
 
 def test_missing_file(tmp_path):
@@ -147,7 +147,23 @@ def test_missing_file(tmp_path):
     with pytest.raises(BadInput, match="nope.toml: cannot read the scenario file"):
         scenario_of(path)
     with pytest.raises(BadInput, match="nope.toml"):
-        RunConfig(scenario=path, seed=1)
+        RunConfig.for_scenario(path, seed=1)
+
+
+def test_constructing_a_run_config_reads_no_file(tmp_path, monkeypatch):
+    path = write(tmp_path, GOOD)
+    monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("a RunConfig read a file"))
+    cfg = RunConfig(scenario=path, seed=1)
+    assert cfg.scenario == path and cfg.scenario_text is None and cfg.scenario_file is None
+
+
+def test_for_scenario_gives_the_scenarios_default_protocol(tmp_path):
+    path = write(tmp_path, 'name = "c"\nprotocols = ["consumer", "classic-eager"]' + STEP)
+    assert RunConfig.for_scenario(path, seed=1).protocol == "consumer"
+    assert RunConfig.for_scenario(path, seed=1, protocol=None).protocol == "consumer"
+    assert RunConfig.for_scenario(path, seed=1, protocol="classic-eager").protocol == "classic-eager"
+    assert RunConfig.for_scenario("broker-upgrade", seed=1).protocol == "classic-cooperative"
+    assert RunConfig.for_scenario("streams-scale-in", seed=1).protocol == "classic"
 
 
 def test_every_action_of_the_nemesis_is_known():

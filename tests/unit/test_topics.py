@@ -106,7 +106,7 @@ def test_scenario_files_say_topics_and_subscriptions(tmp_path):
     good.write_text('name = "t"\n[[topics]]\nname = "a"\npartitions = 2\n[[topics]]\nname = "b"\n'
                     '[members]\nsubscription = ["a"]\nslot_subscriptions = { "1" = ["^b.*"] }\n'
                     '[[steps]]\naction = "scale_out"\n')
-    cfg = RunConfig(scenario=str(good), seed=1)
+    cfg = RunConfig.for_scenario(str(good), seed=1)
     assert cfg.topics == (("a", 2), ("b", 6)) and cfg.subscription == ("a",)
     assert cfg.slot_subscriptions == ((1, ("^b.*",)),)
     bad = tmp_path / "bad.toml"
