@@ -90,6 +90,8 @@ class CheckSettings(SettingsDict):
             topics = tuple((str(t), int(n)) for t, n in (self.topics or ()))
         except (TypeError, ValueError):
             raise ValueError(f"topics must be [name, partitions] pairs, not {self.topics!r}") from None
+        if len({t for t, _ in topics}) < len(topics):
+            raise ValueError(f"a topic is named twice in topics {[list(x) for x in topics]}")
         object.__setattr__(self, "topics", topics)
 
     def to_dict(self) -> dict:

@@ -44,6 +44,10 @@ def test_topics_setting_round_trips_through_json_and_stays_hashable():
     assert d["topics"] == [[O, 3], [P, 2]]
     assert CheckSettings.from_dict(json.loads(json.dumps(d))) == s
     assert CheckSettings().to_dict()["topics"] == []
+    with pytest.raises(ValueError):
+        CheckSettings(topics=((O, 3), (O, 2)))
+    with pytest.raises(ValueError):
+        CheckSettings.from_dict({"topics": [[O]]})
 
 
 def test_global_index_names_partitions_by_topic():
