@@ -64,10 +64,15 @@ class SettingsDict:
 
 @dataclass(frozen=True, kw_only=True)
 class CheckSettings(SettingsDict):
-    """What the checkers need to know about a run, and the tolerances they judge it with."""
+    """What the checkers need to know about a run, and the tolerances they judge it with.
+
+    `topics`: the run's topics with their partition counts, in run order ((name, partitions), ...; JSON: a
+    list of [name, partitions] lists). When given, the checkers judge the group over all of them and
+    `topic`/`partitions` are ignored; when empty, the one topic of `topic`/`partitions` (see `timeline`)."""
 
     topic: str = ""
     partitions: int = 0
+    topics: tuple[tuple[str, int], ...] = ()
     protocol: str = "classic-cooperative"
     session_timeout_s: float = 6.0
     zombie_tolerance_s: float = 2.0
@@ -78,6 +83,22 @@ class CheckSettings(SettingsDict):
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False
+
+    def __post_init__(self) -> None:
+        # a tuple of (str, int) tuples whatever it was given as (JSON lists): hashable, as a cache key
+        try:
+            topics = tuple((str(t), int(n)) for t, n in (self.topics or ()))
+        except (TypeError, ValueError):
+            raise ValueError(f"topics must be [name, partitions] pairs, not {self.topics!r}") from None
+        if len({t for t, _ in topics}) < len(topics):
+            raise ValueError(f"a topic is named twice in topics {[list(x) for x in topics]}")
+        object.__setattr__(self, "topics", topics)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready dict (`topics` as lists)."""
+        d = asdict(self)
+        d["topics"] = [[t, n] for t, n in self.topics]
+        return d
 
 
 def witness(ev: dict, why: str) -> dict:

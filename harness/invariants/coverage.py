@@ -2,20 +2,23 @@
 
 Final coverage. At the workload end W (see `timeline`: the end of the history, or the moment the
 runner's final teardown began), if no disturbance (fault active, member start or exit, broker event)
-happened in the last `settle_s` seconds before W, every partition 0..partitions-1 must have exactly one
-owner among live members. Otherwise the verdict is `unknown` (the run never settled), unless a gap
-below already makes it `invalid`. No W (no member alive at the end, no `drained` event): `unknown`.
+happened in the last `settle_s` seconds before W, every partition of every topic of the run that some
+member alive then subscribes to (see `topics`; without subscriptions: every topic) must have exactly
+one owner among live members, and no partition more than one. Otherwise the verdict is `unknown` (the
+run never settled), unless a gap below already makes it `invalid`. No W (no member alive at the end,
+no `drained` event): `unknown`.
 
 Unowned time. For every partition, the longest stretch during which no live member held it, counted
 from the group's first assignment (of any partition of the topic; the start of the run before it is
 ignored) up to W; a stretch still open at W counts up to W. It is a violation when it exceeds
 `max_unowned_s`. Faults do not pause this clock: a partition held by a paused member is owned, one
-whose owner was killed is not.
+whose owner was killed is not. Partitions of a topic no member of the run ever subscribes to are not
+measured.
 
 Tolerances: `settle_s` (how long after the last disturbance coverage must hold: longer than a session
 timeout plus a rebalance), `max_unowned_s` (the longest tolerated gap per rebalance).
 Measurements: `max_unowned_s`, `max_unowned_partition`, `unowned_s_by_partition`, `unowned_partitions`,
-`multi_owned_partitions`, `settled_for_s`.
+`multi_owned_partitions`, `settled_for_s`. With several topics partitions are named "topic-p".
 """
 from __future__ import annotations
 
@@ -42,12 +45,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
 
     gaps = _gaps(tl, horizon)
     by_p = {p: max((g[1] - g[0] for g in gs), default=0.0) for p, gs in gaps.items()}
-    m["unowned_s_by_partition"] = {p: secs(v) for p, v in sorted(by_p.items())}
+    m["unowned_s_by_partition"] = {tl.name(p): secs(v) for p, v in sorted(by_p.items())}
     if by_p:
         worst = max(by_p, key=lambda p: (by_p[p], -p))
-        m["max_unowned_s"], m["max_unowned_partition"] = secs(by_p[worst]), worst
-        for p in sorted(by_p):
-            for s, e, se, ee in gaps[p]:
+        m["max_unowned_s"], m["max_unowned_partition"] = secs(by_p[worst]), tl.name(worst)
+        for g in sorted(by_p):
+            p = tl.name(g)
+            for s, e, se, ee in gaps[g]:
                 if e - s > settings.max_unowned_s:
                     problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
                                     f"(bound {settings.max_unowned_s:g}s)")
@@ -71,29 +75,31 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         else:
             owners = tl.owners_at(W, before)
             alive = tl.alive_members(W, before)
-            none = [p for p in range(P) if not [x for x in owners.get(p, ()) if x in alive]]
-            many = [p for p in range(P) if len([x for x in owners.get(p, ()) if x in alive]) > 1]
-            m["unowned_partitions"], m["multi_owned_partitions"] = none, many
+            required = tl.required(W, before)
+            none = [p for p in required if not [x for x in owners.get(p, ()) if x in alive]]
+            many = [p for p in tl.all_partitions if len([x for x in owners.get(p, ()) if x in alive]) > 1]
+            m["unowned_partitions"], m["multi_owned_partitions"] = tl.names(none), tl.names(many)
             if none:
-                problems.append(f"at the end, {W - since:.1f}s after the last disturbance, partitions {none} "
-                                f"have no live owner")
+                problems.append(f"at the end, {W - since:.1f}s after the last disturbance, partitions "
+                                f"{tl.names(none)} have no live owner")
                 for p in none[:4]:
                     gone = [o for o in tl.by_partition.get(p, ()) if o.end <= W]
                     if gone and gone[-1].end_event is not None:
-                        wits.append(witness(gone[-1].end_event, f"partition {p}'s last owner gave it up here; "
-                                                                f"no owner at the end"))
+                        wits.append(witness(gone[-1].end_event, f"partition {tl.name(p)}'s last owner gave it up "
+                                                                f"here; no owner at the end"))
             if many:
-                problems.append(f"at the end partitions {many} have more than one live owner")
+                problems.append(f"at the end partitions {tl.names(many)} have more than one live owner")
                 for p in many[:4]:
                     for o in tl.by_partition[p]:
                         if timeline.covers(o.start, o.end, W, before):
-                            wits.append(witness(o.start_event, f"{o.member} holds partition {p} at the end"))
+                            wits.append(witness(o.start_event, f"{o.member} holds partition {tl.name(p)} at the end"))
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     if status_unknown:
         return verdict(NAME, "unknown", status_unknown, (), m)
-    return verdict(NAME, "valid", f"all {P} partitions have one live owner at the end; longest gap "
+    n = len(tl.required(W, before)) if W is not None else P
+    return verdict(NAME, "valid", f"all {n} partitions have one live owner at the end; longest gap "
                                   f"{m['max_unowned_s'] or 0:.3f}s", (), m)
 
 
@@ -103,7 +109,7 @@ def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
         return {}
     first = min(tl.ownerships, key=lambda o: o.start_seq)
     out: dict[int, list[tuple]] = {}
-    for p in range(tl.partitions):
+    for p in tl.layout.partitions(tl.subscriptions.ever(tl.lives)):
         owns = sorted(tl.by_partition.get(p, ()), key=lambda o: o.start)
         gs, reach, reach_ev = [], first.start, None
         for o in owns:

@@ -28,7 +28,8 @@ scenarios that pause members set it to the pause plus detection. Measurements: `
 `max_zombie_running_s` (the window minus the time the zombie was paused, i.e. the time it could act),
 `zombie_pairs`, `zombie_batches_after_reassign`, `processed_without_holding`.
 Events a member logs after its own `member_exit` are not read (a SIGKILL is recorded just before it is
-sent).
+sent). Every partition of every topic of the run is judged; with several topics, partitions are named
+"topic-p".
 """
 from __future__ import annotations
 
@@ -42,13 +43,13 @@ NAME = "exclusive_ownership"
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
-    """Judge exclusive ownership (assignment and processing) of the settings' topic."""
+    """Judge exclusive ownership (assignment and processing) of the run's topics."""
     if (v := empty(NAME, history)) is not None:
         return v
     rules = protocols.rules_for(settings.protocol)
     tl = timeline.build(history, settings)
     if not tl.ownerships:
-        return verdict(NAME, "unknown", f"no partition of topic {tl.topic!r} was ever assigned")
+        return verdict(NAME, "unknown", f"no partition of {tl.layout.describe()} was ever assigned")
     problems: list[str] = []
     wits: list[dict] = []
     m = {"pairs_overlapping": 0, "zombie_pairs": 0, "max_zombie_window_s": 0.0, "max_zombie_running_s": 0.0,
@@ -56,7 +57,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
          "double_assignments": 0, "ignored_after_exit": 0}
     groups = _processed_groups(tl)
     acts = _Acts(tl, groups)
-    for p, owns in sorted(tl.by_partition.items()):
+    for g, owns in sorted(tl.by_partition.items()):
+        p = tl.name(g)
         for i, b in enumerate(owns):
             for a in owns[:i]:
                 if a.member == b.member or not a.end > b.start:
@@ -79,12 +81,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if n_problems:
         more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    return verdict(NAME, "valid", f"no partition of {tl.topic!r} had two owners in good standing; "
+    return verdict(NAME, "valid", f"no partition of {', '.join(map(repr, tl.topics))} had two owners in good "
+                                  f"standing; "
                                   f"{m['zombie_pairs']} zombie overlaps within tolerance", (), m)
 
 
 class _Group:
-    """The `processed` events of one member and one partition of the topic up to E, in history order."""
+    """The `processed` events of one member and one partition of the run's topics up to E, in history order."""
 
     __slots__ = ("member", "partition", "rows", "seqs", "monos")
 
@@ -94,9 +97,9 @@ class _Group:
 
 def _processed_groups(tl: timeline.Timeline) -> list[_Group]:
     b = tl.history.bulk("processed")
-    rows = timeline.rows_of(b.topic, tl.topic_code)
+    rows, gpart = tl.layout.columns(b)
     rows = rows[b.mono[rows] <= tl.end]
-    mem, part = b.member[rows], b.partition[rows]
+    mem, part = b.member[rows], gpart[rows]
     order = np.lexsort((part, mem))  # stable: each group keeps history order
     rows, mem, part = rows[order], mem[order], part[order]
     cut = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
@@ -126,8 +129,9 @@ def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: 
     first = first[:MAX_WITNESSES]
     evs = tl.history.events_at([s for s, _, _ in first])
     for s, g, j in first:
-        mem, p, t = g.member, g.partition, float(g.monos[j])
-        prev = [o for o in tl.by_member.get((mem, p), ()) if o.start_seq < s]
+        mem, gp, t = g.member, g.partition, float(g.monos[j])
+        p = tl.name(gp)
+        prev = [o for o in tl.by_member.get((mem, gp), ()) if o.start_seq < s]
         if prev:
             problems.append(f"{mem} processed partition {p} at {t:.3f} after its own {prev[-1].end_reason}")
             if prev[-1].end_event is not None:
@@ -163,11 +167,12 @@ class _Acts:
         return self._commits.get(member, [])
 
     def names(self, row: int, p: int) -> bool:
-        """Whether a committed row names partition p of the topic."""
-        c, tc = self.tl.history.bulk("committed"), self.tl.topic_code
+        """Whether a committed row names partition p (of the run's topics)."""
+        c, lay = self.tl.history.bulk("committed"), self.tl.layout
         i = int(np.searchsorted(c.c_row, row, "left"))
         while i < len(c.c_row) and c.c_row[i] == row:
-            if c.c_topic[i] == tc and c.c_partition[i] == p:
+            base = lay.code_base(int(c.c_topic[i]))
+            if base >= 0 and (c.c_partition[i] >= 0 or not lay.multi) and base + c.c_partition[i] == p:
                 return True
             i += 1
         return False
@@ -175,7 +180,7 @@ class _Acts:
 
 def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
     """Measure and judge the overlap of a possibly fenced old owner `a` with the new owner `b`."""
-    p = a.partition
+    gp, p = a.partition, tl.name(a.partition)
     m["zombie_pairs"] += 1
     end = min(a.end, b.end, tl.end)
     window = max(0.0, end - b.start)
@@ -190,14 +195,14 @@ def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
                             f"zombie {a.member} gave up partition {p} {window:.3f}s later" if a.end_event
                             else f"zombie {a.member} still held partition {p} at the end of the history"))
     upto = min(b.end, tl.end + 1e-9)
-    m["zombie_batches_after_reassign"] += acts.processed_between(a.member, p, b.start, min(upto, a.end))
+    m["zombie_batches_after_reassign"] += acts.processed_between(a.member, gp, b.start, min(upto, a.end))
     c = tl.history.bulk("committed")
     for t, seq, r in acts.commits(a.member):
         if t <= b.start:
             continue
         if t >= upto:
             break
-        if not acts.names(r, p):
+        if not acts.names(r, gp):
             continue
         if c.requested[r] < b.start:
             # asked for before the new owner was assigned (a pause can freeze a member between

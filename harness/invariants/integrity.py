@@ -1,6 +1,6 @@
 """Record integrity: every acknowledged record is processed; duplicates only where at-least-once allows.
 
-Lost records. Every producer `acked` record of the checked topic (partition, offset) must lie in some
+Lost records. Every producer `acked` record of the run's topics (partition, offset) must lie in some
 `processed` range [first_offset, last_offset] of that partition, by any member at any time. Offsets
 that were never acknowledged (a failed send, a transaction marker) need not be covered. A `drained`
 event with ok=false does not excuse anything: records missing then are lost. Witnesses: the first
@@ -14,7 +14,8 @@ duplicate is allowed, as the new owner starts from the reset position). A duplic
 re-reads what the group had already committed: a violation. With `exactly_once`, every duplicate is.
 
 Measurements: `acked`, `lost`, `lost_by_partition`, `duplicates`, `allowed_duplicates`,
-`bad_duplicates` (all in records). `unknown` when the topic has no acknowledged record.
+`bad_duplicates` (all in records). `unknown` when the topics have no acknowledged record. Every topic of
+the run is judged; with several, partitions are named "topic-p" (see `topics`).
 """
 from __future__ import annotations
 
@@ -74,15 +75,17 @@ DENSE_MIN = 1 << 16
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
-    """Judge lost and duplicated records of the settings' topic."""
+    """Judge lost and duplicated records of the run's topics."""
     if (v := empty(NAME, history)) is not None:
         return v
     tl = timeline.build(history, settings)
     ack, proc = history.bulk("acked"), history.bulk("processed")
-    arows = timeline.rows_of(ack.topic, tl.topic_code)
+    arows, apart = tl.layout.columns(ack)
     if not len(arows):
-        return verdict(NAME, "unknown", f"no acknowledged record of topic {tl.topic!r}")
-    prows = timeline.rows_of(proc.topic, tl.topic_code)
+        return verdict(NAME, "unknown", f"no acknowledged record of {tl.layout.describe()}")
+    prows, ppart = tl.layout.columns(proc)
+    if tl.layout.multi:  # the partition columns as global partitions (see `topics`)
+        ack, proc = _Global(ack, apart), _Global(proc, ppart)
     seen = _Disjoint.of(ack, arows, proc, prows)  # no batch overlaps another: no duplicate, no loop over batches
     if seen is None:
         ack, proc = _lists(ack, "partition", "offset", "seq"), _lists(proc, *_PROC)
@@ -124,21 +127,21 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             if len(problems) < MAX_WITNESSES:
                 why = "exactly-once: no duplicate allowed" if settings.exactly_once else \
                     f"below offset {bound}, committed before {mem}'s ownership began"
-                problems.append(f"{n_bad} records of partition {p} processed again by {mem} at "
+                problems.append(f"{n_bad} records of partition {tl.name(p)} processed again by {mem} at "
                                 f"{proc.mono[r]:.3f} ({why})")
                 evs = history.events_at([i] + ([c_seq] if c_seq is not None else []))
-                wits.append(witness(evs[i], f"re-processes offsets from {a0} of partition {p}: {why}"))
+                wits.append(witness(evs[i], f"re-processes offsets from {a0} of partition {tl.name(p)}: {why}"))
                 earlier = next((x for x in batches.get(p, ()) if first[x] <= a0 <= last[x]), None)
                 if earlier is not None:
                     wits.append(witness(history.events_at([proc.seq[earlier]])[proc.seq[earlier]],
-                                        f"offset {a0} of partition {p} was processed here first"))
+                                        f"offset {a0} of partition {tl.name(p)} was processed here first"))
                 if c_seq is not None and not settings.exactly_once:
-                    wits.append(witness(evs[c_seq], f"committed partition {p} at offset {bound}"))
+                    wits.append(witness(evs[c_seq], f"committed partition {tl.name(p)} at offset {bound}"))
         batches.setdefault(p, []).append(r)
 
     lost, by_p = seen.lost()
     n_acked = len(arows)
-    m = {"acked": n_acked, "lost": lost, "lost_by_partition": dict(sorted(by_p.items())),
+    m = {"acked": n_acked, "lost": lost, "lost_by_partition": {tl.name(p): n for p, n in sorted(by_p.items())},
          "duplicates": dups, "allowed_duplicates": allowed, "bad_duplicates": bad}
     drained_bad = any(e["type"] == "drained" and e.get("ok") is False for _, e in history.control())
     if lost:
@@ -147,7 +150,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         n_problems += 1
         firsts = history.events_at(ack.seq[r] for r in seen.first_lost(MAX_LOST_WITNESSES))
         wits = [witness(e, f"acknowledged record {e.get('key')}#{e.get('seq')} at offset {e['offset']} of "
-                           f"partition {e['partition']} never processed") for e in firsts.values()] + wits
+                           f"partition {tl.layout.event_name(e)} never processed") for e in firsts.values()] + wits
     if n_problems:
         more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
@@ -156,6 +159,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
 
 
 _PROC = ("partition", "first", "last", "member", "seq", "mono")
+
+
+class _Global:
+    """A bulk type's columns with `partition` replaced by the global partitions of a run of several topics."""
+
+    def __init__(self, bulk, partition) -> None:
+        self._bulk, self.partition = bulk, partition
+
+    def __getattr__(self, name: str):
+        return getattr(self._bulk, name)
 
 
 class _lists:
@@ -195,13 +208,14 @@ class _Disjoint:
 
 
 def _commits(history: History, tl: timeline.Timeline) -> dict[int, list[tuple[float, int, int]]]:
-    """Partition -> (mono, offset, seq) of every successful commit of the topic, in history order."""
-    c = history.bulk("committed")
+    """Partition -> (mono, offset, seq) of every successful commit of the run's topics, in history order."""
+    c, lay = history.bulk("committed"), tl.layout
     last: dict[int, dict[int, int]] = {}  # row -> partition -> offset (the last pair naming it wins)
     ok, mono, seq = c.ok.tolist(), c.mono.tolist(), c.seq.tolist()
     for row, t, p, off in zip(c.c_row.tolist(), c.c_topic.tolist(), c.c_partition.tolist(), c.c_offset.tolist()):
-        if t == tl.topic_code and ok[row]:
-            last.setdefault(row, {})[p] = off
+        base = lay.code_base(t)
+        if base >= 0 and ok[row] and (p >= 0 or not lay.multi):
+            last.setdefault(row, {})[base + p] = off
     out: dict[int, list[tuple[float, int, int]]] = {}
     for row in sorted(last):
         for p, off in last[row].items():

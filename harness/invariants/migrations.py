@@ -1,8 +1,9 @@
 """Bounded migrations: a sticky assignor moves no more partitions than reaching balance needs.
 
 Snapshots are the stable assignment snapshots of `timeline` (maximal stretches of positive length over
-which every partition has exactly one owner and nothing changes); every pair of consecutive snapshots
-S1, S2 is one transition, whatever happened between them (one rebalance or several).
+which every required partition, of every topic of the run, has exactly one owner and nothing
+changes); every pair of consecutive snapshots S1, S2 is one transition, whatever happened between
+them (one rebalance or several).
 
 - The members of S2: every member owning a partition in S2, and every member alive throughout S2 that
   did not write `stopped` before S2 ended (a member that has joined but got nothing counts; one that
@@ -11,10 +12,10 @@ S1, S2 is one transition, whatever happened between them (one rebalance or sever
   wrote no `lost` between the snapshots (a fenced member rejoins empty-handed: the assignor cannot
   keep its partitions, so they do not count).
 - A move: a partition owned in S1 by a member that kept its membership, owned in S2 by another member.
-- The fewest moves: over the N members of S2 with P partitions, a balanced assignment gives ceil(P/N)
-  to P mod N members and floor(P/N) to the rest. Giving the larger quotas to the members that kept the
-  most partitions, the fewest moves are the sum over members that kept their membership of
-  max(0, held in S1 - quota).
+- The fewest moves: over the N members of S2 with the P partitions of S2 (all topics together), a
+  balanced assignment gives ceil(P/N) to P mod N members and floor(P/N) to the rest. Giving the larger
+  quotas to the members that kept the most partitions, the fewest moves are the sum over members that
+  kept their membership of max(0, held in S1 - quota).
 - A member killed or crashed between the snapshots stays in the group, for the broker, until its
   session times out: a member that joins meanwhile is balanced against it too, and its partitions are
   handed out in a second rebalance. So when such members (*phantoms*) owned partitions in S1, the fewest
@@ -22,8 +23,11 @@ S1, S2 is one transition, whatever happened between them (one rebalance or sever
   second rebalance then only hands out the phantoms' partitions, which are no moves).
 - Violation: moves > fewest + `migration_slack`.
 
-`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), and when
-there is no transition (fewer than two snapshots, yet some); `unknown` when the assignment was never
+`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), when
+there is no transition (fewer than two snapshots, yet some), and when the members' subscriptions
+differ: when two `started` events of the run's members subscribe to different sets of the run's
+topics (a member without a subscription subscribes to all), the whole run is `skipped` (the fewest
+moves under differing subscriptions are not computed here); `unknown` when the assignment was never
 complete. Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky and cooperative
 assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`, `members`; totals.
 """
@@ -57,6 +61,11 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     tl = timeline.build(history, settings)
     if tl.partitions <= 0:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
+    subs = tl.subscriptions.distinct(tl.lives)
+    if len(subs) > 1:
+        said = "; ".join(f"{', '.join(ms)}: {tl.subscriptions.show(t)}" for t, ms in subs.items())
+        return verdict(NAME, "skipped", f"members subscribe to different topics ({said}): the fewest moves under "
+                                        f"differing subscriptions are not computed")
     snaps = tl.snapshots()
     if not snaps:
         return verdict(NAME, "unknown", "the assignment was never complete: no stable snapshot")
@@ -64,7 +73,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "skipped", "one stable assignment and no transition to judge",
                        measurements={"transitions": 0})
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
-    lost = [e for _, e in tl.control if e["type"] == "lost" and timeline.topic_partitions(e, tl.topic)]
+    lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
     rows, problems, wits = [], [], []
     for s1, s2 in zip(snaps, snaps[1:]):
         members2 = set(s2.owners.values()) | {
@@ -73,14 +82,15 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             and not any(e.get("member") == x and e["mono"] < s2.end for e in stopped)}
         fenced = {e.get("member") for e in lost if s1.end <= e["mono"] <= s2.start}
         held1 = s1.held()
+        held1 = {x: {p for p in ps if p in s2.owners} for x, ps in held1.items()}  # what S2 still needs
         kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
-        moved = sorted(p for p, x in s1.owners.items() if x in kept and s2.owners[p] != x)
-        least = min_moves(tl.partitions, members2, kept)
+        moved = sorted(p for p, x in s1.owners.items() if x in kept and p in s2.owners and s2.owners[p] != x)
+        least = min_moves(len(s2.owners), members2, kept)
         phantoms = {x for x in held1 if x not in members2 and any(
             lf.exit_event is not None and lf.how in ("kill", "crash") and s1.end <= lf.end <= s2.start
             for lf in tl.lives.get(x, ()))}
         if phantoms:
-            least = max(least, min_moves(tl.partitions, members2 | phantoms, kept))
+            least = max(least, min_moves(len(s2.owners), members2 | phantoms, kept))
         rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2),
                      "phantoms": len(phantoms)})
         if len(moved) > least + settings.migration_slack:
@@ -88,7 +98,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                             f"(slack {settings.migration_slack})")
             for p in moved:
                 o = next(o for o in tl.by_partition[p] if o.member == s2.owners[p] and o.start <= s2.start < o.end)
-                wits.append(witness(o.start_event, f"partition {p} moved from {s1.owners[p]} to {s2.owners[p]} "
+                wits.append(witness(o.start_event, f"partition {tl.name(p)} moved from {s1.owners[p]} to "
+                                                   f"{s2.owners[p]} "
                                                    f"although {s1.owners[p]} stayed in the group"))
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),

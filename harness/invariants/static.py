@@ -16,6 +16,7 @@ within `session_timeout_s` of X's exit. For each restart:
   `assigned` + `static_grace_s` (to the end of the history when Y never got one). The shutdown events
   and the returning assignments of other restarts (a rolling bounce) are not counted against it.
 
+Every topic of the run is judged (partitions named "topic-p" when there are several).
 `skipped` when no restart happened (a restart later than the session timeout is no static restart:
 the group rightly rebalances). Tolerance: `static_grace_s`, how long the returning assignment may
 take to arrive in pieces. Measurements: `restarts`, `late_restarts`, `max_return_s` (Y's first
@@ -63,15 +64,14 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             if sd <= e["mono"] <= x.end:
                 own.add(id(e))
         held = {o.partition for o in tl.ownerships if o.member == x.member and o.start < sd <= o.end}
-        ys = [e for _, e in tl.member_events(y.member, OWN) if e["mono"] >= y.start and
-              timeline.topic_partitions(e, tl.topic)]
+        ys = [e for _, e in tl.member_events(y.member, OWN) if e["mono"] >= y.start and tl.event_partitions(e)]
         first = next((e for e in ys if e["type"] == "assigned"), None)
         got = None
         if first is not None:
             stop = next((e["mono"] for e in ys if e["type"] != "assigned" and e["mono"] > first["mono"]), None)
             upto = min(first["mono"] + settings.static_grace_s, stop if stop is not None else timeline.INF)
             back = [e for e in ys if e["type"] == "assigned" and first["mono"] <= e["mono"] <= upto]
-            got = {p for e in back for p in timeline.topic_partitions(e, tl.topic)}
+            got = {p for e in back for p in tl.event_partitions(e)}
             own.update(id(e) for e in back)
         rows.append((x, y, sd, held, first, got))
 
@@ -81,21 +81,21 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         who = f"{x.instance_id} ({x.member} -> {y.member})"
         if first is None:
             if held and tl.end - y.start > settings.session_timeout_s:
-                problems.append(f"{who} was not given its partitions {sorted(held)} back")
-                wits += [witness(x.exit_event, f"{x.member} exited holding {sorted(held)}"),
+                problems.append(f"{who} was not given its partitions {tl.names(held)} back")
+                wits += [witness(x.exit_event, f"{x.member} exited holding {tl.names(held)}"),
                          witness(y.start_event, f"{y.member} restarted and was never assigned anything")]
             elif held:
                 unknown.append(f"{who}: the history ends before its partitions came back")
         else:
             returns.append(first["mono"] - x.end)
             if got != held:
-                problems.append(f"{who} got {sorted(got)} back, held {sorted(held)}")
-                wits += [witness(x.exit_event, f"{x.member} held {sorted(held)} before it stopped"),
-                         witness(first, f"{y.member} (same instance) was given {sorted(got)}")]
+                problems.append(f"{who} got {tl.names(got)} back, held {tl.names(held)}")
+                wits += [witness(x.exit_event, f"{x.member} held {tl.names(held)} before it stopped"),
+                         witness(first, f"{y.member} (same instance) was given {tl.names(got)}")]
         w_end = first["mono"] + settings.static_grace_s if first is not None else tl.end
         for _, e in tl.control:
             if e["type"] in OWN and sd <= e["mono"] <= w_end and e.get("member") not in (x.member, y.member) \
-                    and id(e) not in own and timeline.topic_partitions(e, tl.topic):
+                    and id(e) not in own and tl.event_partitions(e):
                 problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f} during the static "
                                 f"restart of {who}")
                 wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))

@@ -20,7 +20,7 @@ FREEZING_FAULT_KINDS = frozenset({"pause"})
 
 
 class TimelineError(ValueError):
-    """The history cannot be read as one topic's timeline (bad input, not an indeterminate outcome)."""
+    """The history cannot be read as a timeline of the run's topics (bad input, not an indeterminate outcome)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ def commit_offsets(ev: dict, topic: str) -> dict[int, int]:
 
 
 def resolve_topic(history: History, topic: str) -> str:
-    """The checked topic: the given one, else the only topic the history names."""
+    """The checked topic when the settings name no `topics`: the given one, else the only topic the history
+    names (TimelineError when it names several: the run's topics must then be set)."""
     if topic:
         return topic
     seen: set[str] = set()
@@ -99,7 +100,8 @@ def resolve_topic(history: History, topic: str) -> str:
     for ty in ("processed", "acked"):
         seen.update(vals[c] for c in np.unique(history.bulk(ty).topic).tolist() if vals[c])
     if len(seen) > 1:
-        raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic to check")
+        raise TimelineError(f"the history names several topics ({', '.join(sorted(seen))}); set the topic "
+                            f"to check, or the run's topics (CheckSettings.topics)")
     return next(iter(seen), "")
 
 

@@ -21,8 +21,13 @@ the last event; events after E are not read.
   graceful stop revokes: W is then the start of the first shutdown after the last `drained` (its first
   trailing `revoked`/`stopped`, or its exit), judged just before it; E when no member stops after it.
   None when no member is alive at E and there is no `drained` event (no end state to judge).
+- **Partitions** are those of every topic of the run, each a global index (`topics`: partition p of the
+  i-th topic is base[i] + p; with one topic, p itself). A member subscribes to some of the topics
+  (`topics.Subscriptions`: every one unless its `started` says otherwise). The partitions *required* at
+  t are those of the topics some member alive at t subscribes to (all of them when no member is
+  alive): a topic nobody alive subscribes to need not be owned.
 - **Stable snapshot**: a maximal stretch of positive length over which the ownership map does not
-  change and is complete: every partition 0..P-1 has exactly one owner (owners are alive by
+  change and is complete: every required partition has exactly one owner (owners are alive by
   construction). Snapshots are separated by a change of the map or by an incomplete stretch.
 """
 from __future__ import annotations
@@ -36,10 +41,11 @@ from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
                                       Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,
                                       resolve_topic, rows_of, topic_partitions)
+from harness.invariants.topics import Layout, Subscriptions, raw_spans
 
 
 class Timeline:
-    """The derived views of one history for one topic; build with `build(history, settings)`."""
+    """The derived views of one history over the run's topics; build with `build(history, settings)`."""
 
     def __init__(self, history: History, settings: CheckSettings) -> None:
         self.history = history
@@ -48,7 +54,15 @@ class Timeline:
         self.control = history.control()
         self.n_events = len(history)
         self.first_seen = self._first_seen()  # each member's first own event
-        self.topic = resolve_topic(history, settings.topic)
+        if settings.topics:
+            names, declared = [t for t, _ in settings.topics], [int(n) for _, n in settings.topics]
+        else:
+            names, declared = [resolve_topic(history, settings.topic)], [settings.partitions]
+        spans = raw_spans(history, names, self.control) if len(names) > 1 else [0]
+        #: the run's topics and the global index of their partitions (see `topics`)
+        self.layout = Layout(history, names, [max(d, s) for d, s in zip(declared, spans)])
+        self.topics = names
+        self.topic = names[0]  # the first topic (the only one of a single-topic run)
         self.topic_code = history.code(self.topic)
         runs = [e for _, e in self.control if e["type"] == "run_end"]
         first, last = history.mono_range
@@ -56,6 +70,7 @@ class Timeline:
         starts = [e for _, e in self.control if e["type"] == "run_start"]
         self.start = starts[0]["mono"] if starts else first
         self.lives = self._lives()
+        self.subscriptions = Subscriptions(self.control, names, self.end)
         self.faults = self._faults()
         self.ownerships = self._ownerships()
         self.by_partition: dict[int, list[Ownership]] = {}
@@ -63,7 +78,10 @@ class Timeline:
         for o in self.ownerships:
             self.by_partition.setdefault(o.partition, []).append(o)
             self.by_member.setdefault((o.member, o.partition), []).append(o)
-        self.partitions, self.partitions_inferred = self._partition_count()
+        self.layout.counts, self.partitions_inferred = self._partition_counts(declared)
+        #: how many partitions the run's topics have in all; every one of them, as global indices
+        self.partitions = sum(self.layout.counts)
+        self.all_partitions = self.layout.partitions()
         self.workload_end, self.end_before = self._workload_end()
 
     def _first_seen(self) -> dict[str, dict]:
@@ -139,10 +157,10 @@ class Timeline:
             if t > self.end:
                 break
             if ty == "assigned" and self.alive(m, t):
-                for p in topic_partitions(e, self.topic):
+                for p in self.layout.of_event(e):
                     open_.setdefault((m, p), (t, i, e))
             elif ty in ("revoked", "lost"):
-                for p in topic_partitions(e, self.topic):
+                for p in self.layout.of_event(e):
                     if (m, p) in open_:
                         close((m, p), t, i, e, ty)
             elif ty == "member_exit":
@@ -153,16 +171,51 @@ class Timeline:
         out.sort(key=lambda o: o.start_seq)
         return out
 
-    def _partition_count(self) -> tuple[int, bool]:
-        if self.settings.partitions > 0:
-            return self.settings.partitions, False
-        seen = {o.partition for o in self.ownerships}
-        for ty in ("processed", "acked"):
-            b = self.history.bulk(ty)
-            rows = rows_of(b.topic, self.topic_code)
-            if len(rows):
-                seen.add(int(b.partition[rows].max()))
-        return (max(seen) + 1 if seen else 0), True
+    def _partition_counts(self, declared: list[int]) -> tuple[list[int], bool]:
+        """Each topic's partition count: the declared one, else its highest partition seen + 1 (inferred)."""
+        counts, inferred = [], False
+        for i, (name, n) in enumerate(zip(self.topics, declared)):
+            if n > 0:
+                counts.append(n)
+                continue
+            inferred = True
+            base = self.layout.base[i]
+            seen = {o.partition - base for o in self.ownerships if self.layout.topic_of(o.partition) == i}
+            for ty in ("processed", "acked"):
+                b = self.history.bulk(ty)
+                rows = rows_of(b.topic, self.history.code(name))
+                if len(rows):
+                    seen.add(int(b.partition[rows].max()))
+            counts.append(max(seen) + 1 if seen else 0)
+        return counts, inferred
+
+    # -- partitions of several topics
+    def name(self, p: int):
+        """A partition as messages, witnesses and measurements show it (see `topics.Layout.name`)."""
+        return self.layout.name(p)
+
+    def names(self, ps) -> list:
+        """Partitions, sorted, as shown to people."""
+        return self.layout.names_of(ps)
+
+    def event_partitions(self, ev: dict) -> list[int]:
+        """The partitions of the run's topics an assigned/revoked/lost event names."""
+        return self.layout.of_event(ev)
+
+    def subscribed(self, member: str, t: float, before: bool = False) -> frozenset:
+        """The indices of the topics a member subscribes to at t."""
+        return self.subscriptions.of(member, t, before)
+
+    def required(self, t: float, before: bool = False) -> list[int]:
+        """The partitions that must be owned at t: those of the topics some live member subscribes to
+        (every partition when no member is alive, or no member wrote a subscription)."""
+        if not self.subscriptions.declared:
+            return self.all_partitions
+        alive = self.alive_members(t, before)
+        if not alive:
+            return self.all_partitions
+        topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive))
+        return self.all_partitions if len(topics) == len(self.topics) else self.layout.partitions(topics)
 
     def shutdown_start(self, life: Life) -> float:
         """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""
@@ -251,8 +304,10 @@ class Timeline:
                 out.setdefault(o.partition, []).append(o.member)
         return out
 
-    def complete(self, owners: dict[int, list[str]]) -> bool:
-        return self.partitions > 0 and all(len(owners.get(p, ())) == 1 for p in range(self.partitions))
+    def complete(self, owners: dict[int, list[str]], required: list[int] | None = None) -> bool:
+        """Whether every required partition (all by default) has exactly one owner."""
+        required = self.all_partitions if required is None else required
+        return len(required) > 0 and all(len(owners.get(p, ())) == 1 for p in required)
 
     def disturbances(self, until: float, before: bool = False) -> list[tuple[float, dict]]:
         """(time, event) of every disturbance up to `until`; a fault active then counts at `until`."""
@@ -287,10 +342,10 @@ class Timeline:
             nxt = times[i + 1] if i + 1 < len(times) else self.end
             if nxt <= t:
                 continue
-            owners = self.owners_at(t)
-            if not self.complete(owners):
+            owners, required = self.owners_at(t), self.required(t)
+            if not self.complete(owners, required):
                 continue
-            m = {p: owners[p][0] for p in range(self.partitions)}
+            m = {p: owners[p][0] for p in required}
             if out and out[-1].owners == m and out[-1].end == t:
                 out[-1] = replace(out[-1], end=nxt)
             else:
@@ -306,6 +361,6 @@ class Timeline:
 
 
 def build(history: History, settings: CheckSettings) -> Timeline:
-    """The timeline of a history for the settings' topic: built once per history and settings, then shared by
+    """The timeline of a history for the settings' topics: built once per history and settings, then shared by
     every checker of the judgment (the history does not change)."""
     return history.derived(("timeline", settings), lambda: Timeline(history, settings))

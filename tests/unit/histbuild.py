@@ -1,6 +1,8 @@
 """Small builders of hand-made history events (docs/history.md) for the invariant tests.
 
-Times are `mono` seconds; partitions are plain ints of the topic TOPIC unless a topic is given.
+Times are `mono` seconds; partitions are plain ints of the topic TOPIC unless a topic is given. For runs of
+several topics, a partition may also be given as a (topic, partition) pair, and `started` may carry a
+subscription (a list of topic names and `^` regexes).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ def ev(type_: str, t: float, source: str, **fields) -> dict:
 
 
 def _tps(parts, topic):
-    return [[topic, p] for p in parts]
+    return [list(p) if isinstance(p, (tuple, list)) else [topic, p] for p in parts]
 
 
 # -- harness events
@@ -54,9 +56,11 @@ def drained(t: float, ok: bool = True, missing: int = 0) -> dict:
 
 
 # -- member events
-def started(m: str, t: float, instance_id: str | None = None, protocol: str = "classic-cooperative") -> dict:
-    return ev("started", t, "member", member=m, pid=1000, protocol=protocol, group_id="g", topic=TOPIC,
-              instance_id=instance_id, rack=None, client="test")
+def started(m: str, t: float, instance_id: str | None = None, protocol: str = "classic-cooperative",
+            subscription: list[str] | None = None, topic: str = TOPIC) -> dict:
+    extra = {} if subscription is None else {"subscription": list(subscription)}
+    return ev("started", t, "member", member=m, pid=1000, protocol=protocol, group_id="g", topic=topic,
+              instance_id=instance_id, rack=None, client="test", **extra)
 
 
 def assigned(m: str, t: float, parts, topic: str = TOPIC) -> dict:
@@ -91,9 +95,12 @@ def acked(t: float, partition: int, offset: int, topic: str = TOPIC) -> dict:
 
 
 # -- whole pieces
-def join(m: str, t: float, parts=(), instance_id: str | None = None) -> list[dict]:
-    """A member that starts at t and is assigned `parts` half a second later."""
-    out = [member_start(m, t, instance_id=instance_id), started(m, t + 0.1, instance_id=instance_id)]
+def join(m: str, t: float, parts=(), instance_id: str | None = None, subscription: list[str] | None = None,
+         topic: str = TOPIC) -> list[dict]:
+    """A member that starts at t (subscribed to `subscription`, when given) and is assigned `parts` half a
+    second later."""
+    out = [member_start(m, t, instance_id=instance_id),
+           started(m, t + 0.1, instance_id=instance_id, subscription=subscription, topic=topic)]
     if parts:
         out.append(assigned(m, t + 0.5, parts))
     return out

@@ -10,8 +10,8 @@ import harness.invariants as inv
 from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
 
 PACKAGE = Path(inv.__file__).parent
-STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "typing",
-                  "numpy"}  # numpy for the columns; its file functions are refused below
+STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "re",
+                  "typing", "numpy"}  # numpy for the columns; its file functions are refused below
 NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "loadtxt", "savetxt", "genfromtxt",
             "memmap", "fromregex", "DataSource"}
 

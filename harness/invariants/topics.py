@@ -1,0 +1,215 @@
+"""The run's topics as one partition space, and what each member subscribes to.
+
+**Partitions.** The checkers judge every partition of every topic of the run (`CheckSettings.topics`,
+in run order; without it the one topic of `topic`/`partitions`, see `terms.resolve_topic`). A partition
+is a plain int, its *global index*: partition p of the i-th topic is `base[i] + p`, where `base[0]` is 0
+and `base[i + 1]` is `base[i]` plus the larger of topic i's partition count and the highest partition
+of topic i the history names, plus one (so no two partitions share an index, even one above the
+count). With one topic the global index is the partition number, so single-topic verdicts are what
+they always were. `name(g)` gives a partition back as messages, witnesses and measurements show it:
+the bare number with one topic, "topic-p" (e.g. "orders-3") with several.
+
+**Subscriptions.** A member's `started` event may carry `subscription`: a list of topic names and
+regexes. An entry that starts with `^` is a regex (as librdkafka reads it), matched with Python's
+`re.match` against each topic name of the run: anchored at the start of the name, not at its end (add
+`$` to anchor both); an entry that is no valid regex matches nothing. Any other entry is a topic name.
+A member that changes its subscription while it runs writes the new one in a `control` event's
+`subscription`. At a moment t a member subscribes to what its latest `started` or `control` with a
+subscription at or before t says, else its first `started` (its subscription is known from its first life on); a `started` without `subscription`, or
+no `started` at all, subscribes it to every topic of the run.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+import numpy as np
+
+from harness.history import History
+
+
+class Layout:
+    """The run's topics, their partition counts and the global index of each (topic, partition)."""
+
+    def __init__(self, history: History, names: list[str], spans: list[int]) -> None:
+        self.history, self.names = history, list(names)
+        self.multi = len(self.names) > 1
+        self.index = {t: i for i, t in enumerate(self.names)}
+        self.base = [0] * len(self.names)
+        for i in range(1, len(self.names)):
+            self.base[i] = self.base[i - 1] + max(0, spans[i - 1])
+        self.counts = [0] * len(self.names)  # set by the timeline once the counts are known
+        vals = history.values
+        self._lut = np.full(max(1, len(vals)), -1, np.int64)  # column code -> base of its topic, -1: no run topic
+        for t, i in self.index.items():
+            c = history.code(t)
+            if c is not None and c < len(self._lut):
+                self._lut[c] = self.base[i]
+        self._cols: dict[str, tuple] = {}
+
+    # -- one partition
+    def topic_of(self, g: int) -> int:
+        """The index of the topic of a global partition."""
+        return max(0, bisect_right(self.base, g) - 1) if self.multi else 0
+
+    def tp(self, g: int) -> tuple[str, int]:
+        """A global partition as (topic, partition)."""
+        i = self.topic_of(g)
+        return self.names[i], g - self.base[i]
+
+    def name(self, g: int):
+        """A global partition as shown to people: the number with one topic, "topic-p" with several."""
+        if not self.multi:
+            return g
+        t, p = self.tp(g)
+        return f"{t}-{p}"
+
+    def names_of(self, gs) -> list:
+        """Sorted global partitions as shown to people."""
+        return [self.name(g) for g in sorted(gs)]
+
+    def event_name(self, e: dict):
+        """The partition a bulk event (processed, acked) names, as shown to people."""
+        return f"{e.get('topic')}-{e.get('partition')}" if self.multi else e.get("partition")
+
+    def of(self, topic: str, p: int) -> int | None:
+        """The global index of partition p of a topic; None when the topic is not the run's."""
+        i = self.index.get(topic)
+        if i is None or (self.multi and int(p) < 0):
+            return None
+        return self.base[i] + int(p)
+
+    def of_event(self, ev: dict) -> list[int]:
+        """The global partitions of the run's topics that an assigned/revoked/lost event names."""
+        out = []
+        for t, p in (ev.get("partitions") or ()):
+            g = self.of(t, p)
+            if g is not None:
+                out.append(g)
+        return out
+
+    def describe(self) -> str:
+        """"topic 't'" or "topics 'a', 'b'", for messages."""
+        if not self.multi:
+            return f"topic {self.names[0]!r}" if self.names else "topic ''"
+        return "topics " + ", ".join(map(repr, self.names))
+
+    def partitions(self, topics=None) -> list[int]:
+        """Every global partition (below its topic's count) of the given topic indices (all by default)."""
+        idx = range(len(self.names)) if topics is None else sorted(topics)
+        return [self.base[i] + p for i in idx for p in range(self.counts[i])]
+
+    # -- bulk columns
+    def code_base(self, code: int) -> int:
+        """The base of the topic a column code names; -1 when it names no topic of the run."""
+        return int(self._lut[code]) if 0 <= code < len(self._lut) else -1
+
+    def columns(self, bulk) -> tuple[np.ndarray, np.ndarray]:
+        """(rows of the run's topics, the global partition of every row) of a bulk type's columns."""
+        got = self._cols.get(bulk.type)
+        if got is None:
+            if not len(bulk.topic):
+                got = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            else:
+                b = self._lut[np.clip(bulk.topic, 0, len(self._lut) - 1)]
+                b[bulk.topic >= len(self._lut)] = -1
+                rows = np.flatnonzero(b >= 0)
+                if self.multi:
+                    rows = rows[bulk.partition[rows] >= 0]
+                got = (rows, bulk.partition + np.maximum(b, 0) if self.multi else bulk.partition)
+            self._cols[bulk.type] = got
+        return got
+
+
+def raw_spans(history: History, names: list[str], control) -> list[int]:
+    """Per topic, one more than the highest partition the history names (ownership, bulk events), or 0."""
+    hi = {t: -1 for t in names}
+    for _, e in control:
+        if e.get("type") in ("assigned", "revoked", "lost"):
+            for t, p in (e.get("partitions") or ()):
+                if t in hi and int(p) > hi[t]:
+                    hi[t] = int(p)
+    for ty in ("processed", "acked"):
+        b = history.bulk(ty)
+        for t in names:
+            c = history.code(t)
+            if c is not None and len(b.topic):
+                sel = b.partition[b.topic == c]
+                if len(sel):
+                    hi[t] = max(hi[t], int(sel.max()))
+    c = history.bulk("committed")
+    for t in names:
+        code = history.code(t)
+        if code is not None and len(c.c_topic):
+            sel = c.c_partition[c.c_topic == code]
+            if len(sel):
+                hi[t] = max(hi[t], int(sel.max()))
+    return [hi[t] + 1 for t in names]
+
+
+class Subscriptions:
+    """What each member subscribes to over time, from its `started` and subscription-changing `control` events
+    (see the module docstring)."""
+
+    def __init__(self, control, names: list[str], end: float) -> None:
+        self.names = list(names)
+        self.all = frozenset(range(len(self.names)))
+        self.by_member: dict[str, list[tuple[float, frozenset]]] = {}
+        self.declared = False  # whether any member wrote a subscription
+        for _, e in control:
+            ty = e.get("type")
+            if ty not in ("started", "control") or not e.get("member") or e["mono"] > end:
+                continue
+            sub = e.get("subscription")
+            if ty == "control" and sub is None:
+                continue  # a control that changed something else
+            if isinstance(sub, (list, tuple)):
+                self.declared = True
+                topics = self.resolve(sub)
+            else:
+                topics = self.all
+            self.by_member.setdefault(e["member"], []).append((e["mono"], topics))
+
+    def resolve(self, entries) -> frozenset:
+        """The indices of the run's topics a subscription names."""
+        out = set()
+        for x in entries:
+            if not isinstance(x, str):
+                continue
+            if x.startswith("^"):
+                try:
+                    rx = re.compile(x)
+                except re.error:
+                    continue
+                out.update(i for i, t in enumerate(self.names) if rx.match(t))
+            else:
+                out.update(i for i, t in enumerate(self.names) if t == x)
+        return frozenset(out)
+
+    def of(self, member: str, t: float, before: bool = False) -> frozenset:
+        """The topic indices a member subscribes to at t (just before t when `before`)."""
+        subs = self.by_member.get(member)
+        if not subs:
+            return self.all
+        got = subs[0][1]
+        for mono, topics in subs:
+            if mono < t or (not before and mono == t):
+                got = topics
+            else:
+                break
+        return got
+
+    def distinct(self, members) -> dict[frozenset, list[str]]:
+        """Every subscription any `started` of these members wrote (no `started`: every topic) -> its members."""
+        out: dict[frozenset, list[str]] = {}
+        for m in sorted(members):
+            for topics in {s for _, s in self.by_member.get(m, ())} or {self.all}:
+                out.setdefault(topics, []).append(m)
+        return out
+
+    def ever(self, members) -> frozenset:
+        """The topic indices some of these members subscribes to at some time."""
+        return frozenset().union(*self.distinct(members)) if members else self.all
+
+    def show(self, topics: frozenset) -> list[str]:
+        return [self.names[i] for i in sorted(topics)]
