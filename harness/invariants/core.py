@@ -78,6 +78,7 @@ class CheckSettings(SettingsDict):
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False
+    commit_stall_s: float = 10.0
 
 
 def witness(ev: dict, why: str) -> dict:
