@@ -65,6 +65,7 @@ class ConsumerGroup:
         return CheckSettings.from_dict({
             "topic": self.run.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
+            **commit_stall(cfg),
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
 
     def pool_config(self) -> dict:
@@ -77,7 +78,7 @@ class ConsumerGroup:
                           rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
-                          client_config=dict(self.cfg.client_settings))
+                          client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode)
 
     def members_started(self) -> None:
         """The scenario's first members are up; nothing to do for a consumer group."""
@@ -98,6 +99,22 @@ class ConsumerGroup:
     # -- the end
     def finish(self) -> None:
         """After the members stopped; nothing more to read for a consumer group."""
+
+
+#: librdkafka's (and the Java client's) default auto.commit.interval.ms
+AUTO_COMMIT_INTERVAL_MS = 5000
+
+
+def commit_stall(cfg) -> dict:
+    """commit_progress's `commit_stall_s` when members auto-commit less often than every 5 s: twice their
+    interval (docs/invariants.md); nothing otherwise (the default, 10 s, is twice 5 s)."""
+    if cfg.commit_mode != "auto":
+        return {}
+    try:
+        interval_ms = float(dict(cfg.client_settings).get("auto.commit.interval.ms", AUTO_COMMIT_INTERVAL_MS))
+    except ValueError:
+        return {}  # the client refuses it before the run starts
+    return {"commit_stall_s": 2 * interval_ms / 1000} if interval_ms > AUTO_COMMIT_INTERVAL_MS else {}
 
 
 def set_group_configs(run, settings: dict) -> None:

@@ -27,6 +27,7 @@ class MemberSpec:
     command: tuple[str, ...] | None = None  # any program speaking the member contract; default: harness/members/python_member.py
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
+    commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -87,7 +88,7 @@ class MemberPool:
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
-            "HARNESS_MISBEHAVE": spec.misbehave or "",
+            "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
         })
         if spec.client_path:
             env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
