@@ -20,6 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
+    from harness.plan import COMMIT_MODES
     from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -28,6 +29,12 @@ def _parser() -> argparse.ArgumentParser:
     def common(sp):
         sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
         sp.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    def commit_mode(sp, default: str):
+        sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
+                        help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
+                             f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
+                             f"commit_progress fails); default: {default}")
 
     def members_and_settings(sp):
         sp.add_argument("--member", default="python", choices=["python", "java"],
@@ -44,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
                              "e.g. consumer.session.timeout.ms=10000; repeatable")
+        commit_mode(sp, "sync, or the scenario file's")
 
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -74,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
     rp.add_argument("run_dir", type=Path)
+    commit_mode(rp, "the recorded run's")
     common(rp)
 
     n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
@@ -159,8 +168,8 @@ def _nightly(args, progress) -> int:
     extra = member_options(args)
     if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings"}:
         from harness.errors import BadInput
-        raise BadInput("--member, --member-command and --client-set apply to consumer groups: leave the Streams "
-                       "protocols (classic, streams) out of --protocols")
+        raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
+                       "the Streams protocols (classic, streams) out of --protocols")
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
@@ -232,12 +241,13 @@ def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tu
 
 
 def member_options(args) -> dict:
-    """RunConfig fields from --member, --member-command and the --*-set flags (only those given)."""
+    """RunConfig fields from --member, --member-command, --commit-mode and the --*-set flags (only those given)."""
     every, slots = _member_commands(args.member_command)
     out = {"member": args.member if args.member != "python" else None, "member_command": every,
            "slot_commands": slots, "client_settings": _settings(args.client_set, "--client-set"),
            "broker_settings": _settings(args.broker_set, "--broker-set"),
-           "group_settings": _settings(args.group_set, "--group-set")}
+           "group_settings": _settings(args.group_set, "--group-set"),
+           "commit_mode": getattr(args, "commit_mode", None)}
     return {k: v for k, v in out.items() if v}
 
 
@@ -301,7 +311,8 @@ def _dispatch(args) -> int:
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:
-        cfg = replay_config(args.run_dir, runs_root=args.runs_root)
+        cfg = replay_config(args.run_dir, runs_root=args.runs_root,
+                            **({"commit_mode": args.commit_mode} if args.commit_mode else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
     return _finish(run_scenario(cfg, progress=progress))
 

@@ -41,6 +41,9 @@ GROUP_CONFIGS_SINCE = (4, 0)
 GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
+#: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
+#: default) or asynchronously, by the client's auto-commit, or never (a self-test: commit_progress must fail)
+COMMIT_MODES = ("sync", "async", "auto", "never")
 Settings = tuple[tuple[str, str], ...]
 
 
@@ -66,6 +69,7 @@ class RunConfig:
     misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
     member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
+    commit_mode: str = "sync"  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
     slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
     client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
     broker_settings: Settings = ()  # into every broker's server.properties (a run's own cluster only)
@@ -113,6 +117,14 @@ class RunConfig:
             raise BadInput("a run needs at least one broker and one partition")
         if self.member not in MEMBER_KINDS:
             raise BadInput(f"unknown member {self.member!r}; known: {', '.join(MEMBER_KINDS)}")
+        if self.commit_mode not in COMMIT_MODES:
+            raise BadInput(f"unknown commit mode {self.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
+        if self.commit_mode != "sync" and sc.kind != "consumer":
+            raise BadInput(f"commit mode {self.commit_mode} applies to consumer groups; scenario {self.scenario} "
+                           f"runs Kafka Streams, which commits by its own commit.interval.ms")
+        if self.commit_mode != "sync" and self.member == "java" and self.member_command is None:
+            raise BadInput(f"the Java member commits synchronously only: commit mode {self.commit_mode} needs "
+                           f"--member python or a member command")
         for slot, cmd in self.slot_commands:
             if slot < 0 or not cmd:
                 raise BadInput(f"bad member command for slot {slot}: a slot is 0 or more, a command not empty")
@@ -144,7 +156,7 @@ class RunConfig:
     def user_settings(self) -> dict:
         """The settings asked for on the command line, as run.json and run_start record them."""
         return {"client_settings": dict(self.client_settings), "broker_settings": dict(self.broker_settings),
-                "group_settings": dict(self.group_settings)}
+                "group_settings": dict(self.group_settings), "commit_mode": self.commit_mode}
 
     def client_config(self) -> dict:
         """The classic protocol's group timings, as client settings."""

@@ -59,6 +59,7 @@ class Members(_Strict):
     static: bool = False
     racks: bool = False
     kind: Literal["python", "java"] | None = None
+    commit_mode: Literal["sync", "async", "auto", "never"] | None = None
     command: str | None = None
     slot_commands: dict[str, str] = {}
     client_settings: dict[str, Scalar] = {}
@@ -299,7 +300,7 @@ def load(path) -> Scenario:
 def run_defaults(model: ScenarioFile) -> dict:
     """RunConfig fields the file sets (only those it says something about)."""
     m, c, g, w = model.members, model.cluster, model.group, model.workload
-    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "member": m.kind,
+    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "member": m.kind, "commit_mode": m.commit_mode,
            "member_command": tuple(shlex.split(m.command)) if m.command else None,
            "slot_commands": tuple(sorted((int(s), tuple(shlex.split(cmd))) for s, cmd in m.slot_commands.items())),
            "client_settings": tuple((k, _text(v)) for k, v in m.client_settings.items()),

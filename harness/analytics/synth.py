@@ -23,7 +23,7 @@ PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
 CLIENT_VERSIONS = ("2.12.0", "2.16.1")
 INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", "convergence_balance",
-              "static_membership", "record_integrity")
+              "static_membership", "record_integrity", "commit_progress")
 MEMBERS = ("m1", "m2", "m3")
 PARTITIONS = 6
 HEADER = '{{"type":"header","schema":"rebalance-history","version":1,"source":"{src}","member":{mem}}}\n'

@@ -3,9 +3,9 @@
 The public face is what this module exports: `judge` (a run's verdicts from its history alone), `Verdict`,
 `CheckSettings`, `CHECKERS` (name -> checker, in report order) and `check_all`; the Streams checkers are
 `harness.invariants.streams`. Each checker is a pure `check(history, settings) -> Verdict` in its
-own module (`exclusive`, `coverage`, `migrations`, `convergence`, `static`, `integrity`), reading the
-shared derived views of `timeline`; what each group protocol allows lives in `protocols`. Nothing here
-does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
+own module (`exclusive`, `coverage`, `migrations`, `convergence`, `static`, `integrity`,
+`commits`), reading the shared derived views of `timeline`; what each group protocol allows lives in
+`protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static, timeline
+from harness.invariants import commits, convergence, coverage, exclusive, integrity, migrations, static, timeline
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
@@ -28,6 +28,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "convergence_balance": convergence.check,
     "static_membership": static.check,
     "record_integrity": integrity.check,
+    "commit_progress": commits.check,
 }
 
 

@@ -83,6 +83,7 @@ class CheckSettings(SettingsDict):
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False
+    commit_stall_s: float = 10.0
 
     def __post_init__(self) -> None:
         # a tuple of (str, int) tuples whatever it was given as (JSON lists): hashable, as a cache key

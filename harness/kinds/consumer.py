@@ -78,6 +78,7 @@ class ConsumerGroup:
         return CheckSettings.from_dict({
             **named, "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
+            **commit_stall(cfg),
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
 
     def pool_config(self) -> dict:
@@ -90,7 +91,7 @@ class ConsumerGroup:
                           rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
-                          client_config=dict(self.cfg.client_settings),
+                          client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode,
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def real_subscription(self, entries: tuple[str, ...]) -> tuple[str, ...]:
@@ -138,6 +139,22 @@ def _balanced(own: dict, subs: dict) -> bool:
     """No member holds two or more partitions more than a member that could take one of them."""
     return not any(len(own[a]) - len(own[b]) >= 2 and any(_takes(subs[b], t) for t, _ in own[a])
                    for a in own for b in own)
+
+
+#: librdkafka's (and the Java client's) default auto.commit.interval.ms
+AUTO_COMMIT_INTERVAL_MS = 5000
+
+
+def commit_stall(cfg) -> dict:
+    """commit_progress's `commit_stall_s` when members auto-commit less often than every 5 s: twice their
+    interval (docs/invariants.md); nothing otherwise (the default, 10 s, is twice 5 s)."""
+    if cfg.commit_mode != "auto":
+        return {}
+    try:
+        interval_ms = float(dict(cfg.client_settings).get("auto.commit.interval.ms", AUTO_COMMIT_INTERVAL_MS))
+    except ValueError:
+        return {}  # the client refuses it before the run starts
+    return {"commit_stall_s": 2 * interval_ms / 1000} if interval_ms > AUTO_COMMIT_INTERVAL_MS else {}
 
 
 def set_group_configs(run, settings: dict) -> None:

@@ -29,6 +29,7 @@ class MemberSpec:
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
+    commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -94,7 +95,7 @@ class MemberPool:
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
-            "HARNESS_MISBEHAVE": spec.misbehave or "",
+            "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_CONTROL": str(history.with_name(f"control-{member_id}.json")),
         })
         if spec.client_path:

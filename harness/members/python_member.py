@@ -4,6 +4,14 @@ Run as `python -m harness.members.python_member` (or as a script) with the HARNE
 docs/member-contract.md. Imports only the standard library, confluent_kafka and harness.history, so
 it runs under an isolated install of any confluent-kafka version.
 
+`HARNESS_COMMIT_MODE` says how it commits (default `sync`):
+  - `sync`: synchronously, after each poll's records (and on SIGTERM what is still uncommitted)
+  - `async`: asynchronously after each poll's records, recording each outcome from the `on_commit` callback
+    (and on SIGTERM what is still uncommitted, synchronously, before closing)
+  - `auto`: enable.auto.commit=true (auto.commit.interval.ms as HARNESS_CLIENT_CONFIG gives it, else the
+    client's 5 s); the client commits, on its timer and on close, and each outcome is recorded from `on_commit`
+  - `never`: no commit at all (a self-test: the commit_progress invariant must fail)
+
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its
@@ -22,7 +30,7 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import confluent_kafka  # noqa: E402
-from confluent_kafka import Consumer, KafkaException, TopicPartition  # noqa: E402
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
 
@@ -33,6 +41,16 @@ PROTOCOL_CONFIG = {
 }
 #: librdkafka knows `group.protocol` (KIP-848, early access) from 2.4.0; before it the property is refused
 GROUP_PROTOCOL_SINCE = 0x02040000
+#: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
+COMMIT_MODES = ("sync", "async", "auto", "never")
+
+
+def commit_mode(env: dict) -> str:
+    """HARNESS_COMMIT_MODE (empty or unset: sync); exits with one line when it is none of COMMIT_MODES."""
+    mode = env.get("HARNESS_COMMIT_MODE") or "sync"
+    if mode not in COMMIT_MODES:
+        raise SystemExit(f"member: unknown commit mode {mode!r} (HARNESS_COMMIT_MODE); known: {', '.join(COMMIT_MODES)}")
+    return mode
 
 
 def protocol_config(protocol: str) -> dict:
@@ -51,7 +69,7 @@ def protocol_config(protocol: str) -> dict:
 
 def consumer_config(env: dict) -> dict:
     """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given."""
-    conf = {"enable.auto.commit": False, "auto.offset.reset": "earliest",
+    conf = {"enable.auto.commit": commit_mode(env) == "auto", "auto.offset.reset": "earliest",
             **protocol_config(env["HARNESS_PROTOCOL"]), **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")}
     for key, var in (("bootstrap.servers", "HARNESS_BOOTSTRAP"), ("group.id", "HARNESS_GROUP_ID"),
                      ("client.id", "HARNESS_MEMBER_ID"), ("group.instance.id", "HARNESS_INSTANCE_ID"),
@@ -105,6 +123,7 @@ class Member:
         self.rack = env.get("HARNESS_RACK") or None
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
+        self._commit_setup(env, conf)
         self.consumer = make_consumer(conf)
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.running = True
@@ -188,18 +207,77 @@ class Member:
             self.next_offset[(t, p)] = offs[-1] + 1
         return by_part
 
+    # -- commits, as HARNESS_COMMIT_MODE says
+    def _commit_setup(self, env: dict, conf: dict) -> None:
+        self.commit_mode = commit_mode(env)
+        self.committed: dict[tuple[str, int], int] = {}  # the last offset committed successfully, per partition
+        self.commit_asked: dict[tuple, list[float]] = {}  # async: offsets asked for -> when (oldest first)
+        if self.commit_mode in ("async", "auto"):
+            conf["on_commit"] = self.on_commit
+
     def _commit(self, by_part: dict) -> None:
-        offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in by_part if (t, p) in self.held]
-        if not offsets:
+        """After a poll: commit its partitions' next offsets (sync, async); auto and never do nothing here."""
+        if self.commit_mode not in ("sync", "async"):
             return
+        offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in by_part if (t, p) in self.held]
+        if offsets:
+            self._commit_offsets(offsets, asynchronous=self.commit_mode == "async")
+
+    def _final_commit(self) -> None:
+        """On a graceful stop, before closing: what was processed and not committed yet, synchronously (sync,
+        async). Under auto the client commits on close; under never nothing is."""
+        if self.commit_mode not in ("sync", "async"):
+            return
+        offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self.next_offset.items())
+                   if (t, p) in self.held and self.committed.get((t, p)) != o]
+        if offsets:
+            self._commit_offsets(offsets, asynchronous=False)
+
+    def _commit_offsets(self, offsets: list, *, asynchronous: bool) -> None:
         requested = time.monotonic()
+        tpo = [[tp.topic, tp.partition, tp.offset] for tp in offsets]
+        if asynchronous:
+            self.commit_asked.setdefault(_commit_key(tpo), []).append(requested)
         try:
-            self.consumer.commit(offsets=offsets, asynchronous=False)
+            self.consumer.commit(offsets=offsets, asynchronous=asynchronous)
+            if asynchronous:
+                return  # on_commit records the outcome
             ok, err = True, None
         except KafkaException as e:
             ok, err = False, str(e.args[0] if e.args else e)
-        self.hist.event("committed", member=self.member_id, ok=ok, error=err, requested_mono=requested,
-                        offsets=[[tp.topic, tp.partition, tp.offset] for tp in offsets])
+            if asynchronous:  # refused at once: no callback will come
+                key = _commit_key(tpo)
+                self.commit_asked[key].pop()
+                if not self.commit_asked[key]:
+                    del self.commit_asked[key]
+        self._record_commit(ok, err, tpo, requested)
+
+    def on_commit(self, err, parts) -> None:
+        """A commit's outcome (async: one the member asked for; auto: one the client made), as `committed`."""
+        if err is not None and err.code() == KafkaError._NO_OFFSET:
+            return  # an auto-commit with nothing new to commit: no commit was made
+        if err is not None:
+            outcomes = [(False, str(err), parts)]
+        else:  # partitions may fail one by one
+            failed = [tp for tp in parts if tp.error is not None]
+            outcomes = [(True, None, [tp for tp in parts if tp.error is None])]
+            if failed:
+                outcomes.append((False, str(failed[0].error), failed))
+        key = _commit_key([[tp.topic, tp.partition, tp.offset] for tp in parts])
+        asked = self.commit_asked.get(key)
+        requested = asked.pop(0) if asked else None  # async: when the member asked for these offsets
+        if asked == []:
+            del self.commit_asked[key]
+        for ok, error, tps in outcomes:
+            tpo = [[tp.topic, tp.partition, tp.offset] for tp in tps if tp.offset >= 0]
+            if tpo:
+                self._record_commit(ok, error, tpo, requested)
+
+    def _record_commit(self, ok: bool, err, tpo: list, requested: float | None) -> None:
+        if ok:
+            self.committed.update({(t, p): o for t, p, o in tpo})
+        extra = {"requested_mono": requested} if requested is not None else {}
+        self.hist.event("committed", member=self.member_id, ok=ok, error=err, **extra, offsets=tpo)
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
@@ -224,6 +302,7 @@ class Member:
             if self.side is not None:
                 self._record_batch(self.side.consume(num_messages=500, timeout=0.05))
         try:
+            self._final_commit()
             self.consumer.close()
         finally:
             if self.side is not None:
@@ -231,7 +310,6 @@ class Member:
             self.hist.event("stopped", member=self.member_id, reason="sigterm")
             self.hist.close()
         return 0
-
 
     def _subscribe(self) -> None:
         self.consumer.subscribe(self.subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
@@ -257,6 +335,10 @@ class Member:
             self._subscribe()
         self.hist.event("control", member=self.member_id, seq=self.control_seq,
                         **{k: c[k] for k in ("stall", "subscription") if k in c})
+
+
+def _commit_key(tpo: list) -> tuple:
+    return tuple(sorted(map(tuple, tpo)))
 
 
 def main() -> int:

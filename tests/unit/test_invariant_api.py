@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from histbuild import acked, assigned, history, processed, run_end, run_start, settings, steady
+from histbuild import acked, assigned, committed, history, processed, run_end, run_start, settings, steady
 
 import harness.invariants as inv
 from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
@@ -18,16 +18,18 @@ NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "
 
 def test_checker_names_in_order():
     assert list(CHECKERS) == ["exclusive_ownership", "coverage_liveness", "bounded_migrations",
-                              "convergence_balance", "static_membership", "record_integrity"]
+                              "convergence_balance", "static_membership", "record_integrity", "commit_progress"]
 
 
 def test_check_all_on_a_good_history():
     evs = [*steady(), *[acked(0.8, p, 0) for p in range(4)],
-           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)]]
+           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)],
+           *[committed("a" if p < 2 else "b", 2.1, {p: 1}) for p in range(4)]]
     vs = check_all(history(evs), settings())
     assert {n: v.status for n, v in vs.items()} == {
         "exclusive_ownership": "valid", "coverage_liveness": "valid", "bounded_migrations": "skipped",
-        "convergence_balance": "valid", "static_membership": "skipped", "record_integrity": "valid"}
+        "convergence_balance": "valid", "static_membership": "skipped", "record_integrity": "valid",
+        "commit_progress": "valid"}
     assert all(v.name == n for n, v in vs.items())
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
@@ -134,7 +136,8 @@ def test_invariants_do_no_io():
 # -- judge(history): the settings come from the history's run_start alone
 def _consumer_run(**start):
     evs = [*steady(), *[acked(0.8, p, 0) for p in range(4)],
-           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)]]
+           *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)],
+           *[committed("a" if p < 2 else "b", 2.1, {p: 1}) for p in range(4)]]
     evs = [e for e in evs if e["type"] != "run_start"] + ([run_start(0.0, **start)] if start is not None else [])
     return history(evs)
 
@@ -144,6 +147,7 @@ def test_judge_reads_the_consumer_settings_from_run_start():
     assert list(vs) == list(CHECKERS)
     assert vs["bounded_migrations"].status == "skipped" and "classic-eager" in vs["bounded_migrations"].message
     assert vs["coverage_liveness"].measurements["partitions_inferred"] is False
+    assert vs["commit_progress"].status == "valid"
     assert {n: v.status for n, v in vs.items()} == {n: v.status for n, v in check_all(
         _consumer_run(), CheckSettings(topic="t", partitions=4, protocol="classic-eager")).items()}
 

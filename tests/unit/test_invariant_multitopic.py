@@ -244,3 +244,20 @@ def test_static_restart_gets_its_partitions_of_both_topics_back():
     assert static.check(run(tps(O, 0) + tps(P, 1)), multi()).status == "valid"
     v = static.check(run(tps(O, 0) + tps(P, 0)), multi())
     assert v.status == "invalid" and "['orders-0', 'payments-0'] back, held ['orders-0', 'payments-1']" in v.message
+
+
+# ---------------------------------------------------------------- commit progress
+
+def test_commit_progress_judges_every_topic_and_names_the_stalled_partition():
+    """a commits orders-0 after every batch but never payments-1: the stall is on the second topic."""
+    from harness.invariants import commits
+    from tests.unit.histbuild import committed
+    evs = [run_start(0.0), *join("a", 0.1, tps(O, 0) + tps(P, 1), subscription=[O, P])]
+    for t in range(2, 38):
+        evs += [processed("a", t, 0, 10 * t, 10 * t + 9, topic=O), committed("a", t + 0.01, {0: 10 * t + 10}, topic=O),
+                processed("a", t + 0.5, 1, 10 * t, 10 * t + 9, topic=P)]
+    v = commits.check(history(evs, run_end(40.0)), multi(commit_stall_s=10.0))
+    assert v.status == "invalid", v.message
+    assert "payments-1" in v.message and v.measurements["stalled_partitions"] == ["payments-1"]
+    evs += [committed("a", t + 0.6, {1: 10 * t + 10}, topic=P) for t in range(2, 38)]
+    assert commits.check(history(evs, run_end(40.0)), multi(commit_stall_s=10.0)).status == "valid"

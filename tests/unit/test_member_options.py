@@ -85,8 +85,34 @@ def test_replay_takes_members_and_settings_from_run_json(tmp_path):
     import json
     from harness.plan import config_dict, replay_config
     cfg = RunConfig(scenario="member-kill", seed=1, member="java", slot_commands=((1, ("app", "-v")),),
-                    client_settings=(("a", "1"),), broker_settings=(("b", "2"),), group_settings=(("c", "3"),))
+                    client_settings=(("a", "1"),), broker_settings=(("b", "2"),), group_settings=(("c", "3"),),
+                    commit_mode="async")
     (tmp_path / "history").mkdir()
     (tmp_path / "run.json").write_text(json.dumps({"config": config_dict(cfg), "schedule": []}))
     again = replay_config(tmp_path)
     assert replace(again, schedule=None) == cfg
+    assert replay_config(tmp_path, commit_mode="never").commit_mode == "never"
+
+
+def test_commit_mode_option_and_what_validate_refuses():
+    assert opts(commit_mode="never") == {"commit_mode": "never"}
+    assert "commit_mode" not in opts()  # not given: the RunConfig default (sync) or a scenario file's
+    cfg = RunConfig(scenario="member-kill", seed=1, commit_mode="auto")
+    assert cfg.user_settings()["commit_mode"] == "auto"
+    cfg.validate()
+    for kw, needle in (({"commit_mode": "often"}, "unknown commit mode 'often'"),
+                       ({"commit_mode": "async", "member": "java"}, "the Java member commits synchronously only")):
+        with pytest.raises(BadInput, match=needle):
+            RunConfig(scenario="member-kill", seed=1, **kw).validate()
+    RunConfig(scenario="member-kill", seed=1, commit_mode="async", member="java", member_command=("app",)).validate()
+    with pytest.raises(BadInput, match="applies to consumer groups"):
+        RunConfig(scenario="streams-scale-out", seed=1, protocol="classic", commit_mode="never").validate()
+
+
+def test_commit_stall_follows_a_longer_auto_commit_interval():
+    from harness.kinds.consumer import commit_stall
+    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="auto")) == {}
+    slow = (("auto.commit.interval.ms", "8000"),)
+    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="auto", client_settings=slow)) == {
+        "commit_stall_s": 16.0}
+    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="sync", client_settings=slow)) == {}

@@ -72,6 +72,7 @@ static = true
 command = "prog --x"
 slot_commands = { "1" = "other y" }
 client_settings = { "fetch.wait.max.ms" = 100, "a" = "b" }
+commit_mode = "async"
 [group]
 settings = { "consumer.session.timeout.ms" = 10000 }
 [workload]
@@ -86,6 +87,8 @@ action = "scale_out"
     assert cfg.broker_settings == (("num.io.threads", "4"),)
     assert cfg.group_settings == (("consumer.session.timeout.ms", "10000"),)
     assert cfg.member_command == ("prog", "--x") and cfg.slot_commands == ((1, ("other", "y")),)
+    assert cfg.commit_mode == "async"
+    assert RunConfig(scenario=path, seed=1, protocol="consumer", commit_mode="never").commit_mode == "never"
     sc = cfg.validate()
     assert sc.members == 2 and sc.static and sc.protocols == ("consumer",)
 
