@@ -228,6 +228,9 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
         if a.kind == "change_subscription":
             check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params.get("subscription") or ())})
+            if cfg.member == "java" and cfg.slot_command(int(a.params.get("slot", 0))) is None:
+                raise BadInput(f"step {i} (change_subscription): the Java member takes no subscription control "
+                               "(only `stall`); run that slot with --member python or a command that does")
         if a.kind == "group_config" and _major_minor(version) < GROUP_CONFIGS_SINCE:
             raise BadInput(f"step {i} (group_config) needs Kafka {GROUP_CONFIGS_SINCE[0]}.{GROUP_CONFIGS_SINCE[1]} "
                            f"or newer (group configs); the cluster runs {version}")
