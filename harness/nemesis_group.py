@@ -21,13 +21,16 @@ Setting = str | int | float | bool
 class GroupActions:
     """Mixed into `Nemesis` (which has slots, specs, pool, kind, waits, fault and the basic actions)."""
 
-    def _do_poll_stall(self, slot: int, duration_s: float):
+    def _do_poll_stall(self, slot: int, duration_s: float, if_supported: bool = False):
         """The member stops calling poll for duration_s while its client stays up (heartbeats go on in the
         background): past `max.poll.interval.ms` the client leaves the group; what it does when it polls
-        again is in its history (lost or revoked partitions, errors)."""
+        again is in its history (lost or revoked partitions, errors). A member that takes no stall control
+        makes the run an error, unless `if_supported` (the random mix): then the action is skipped and says so."""
         m = self.live_slot(slot)
         if m is None:
             return {"skipped": f"slot {slot} has no live member"}
+        if if_supported and "stall" not in (m.started.get("controls") or ()):
+            return {"skipped": f"member {m.member_id} takes no stall control"}
         with self.fault("poll_stall", targets=[m.member_id], members=[m.member_id]):
             self.pool.control(m, stall=True)
             try:

@@ -30,7 +30,8 @@ def _mix_action(rng, ctx) -> Action:
     """One self-contained fault or change for the random mix (valid whatever ran before it)."""
     st = ctx.session_timeout_s
     kind = rng.choice(["scale_out", "scale_in", "kill_member", "pause_member", "pause_member", "bounce",
-                       "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole"])
+                       "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole",
+                       "poll_stall", "leave_during_join", "settings_roll"])
     slot = rng.randrange(3)
     params = {
         "scale_out": {},
@@ -44,6 +45,11 @@ def _mix_action(rng, ctx) -> Action:
                             "duration_s": round(rng.uniform(2, 5), 2)},
         "network_blackhole": {"broker": rng.randint(1, ctx.brokers),
                               "duration_s": round(rng.uniform(0.2, 0.5) * st, 2)},
+        # within the client's default max.poll.interval.ms (300 s): heartbeats go on, polls do not; a member
+        # that takes no stall control is left alone (the action says so) rather than failing the night
+        "poll_stall": {"slot": slot, "duration_s": round(rng.uniform(0.5, 2.0) * st, 2), "if_supported": True},
+        "leave_during_join": {"slot": slot},
+        "settings_roll": {"static": rng.choice([True, False]), "down_s": round(rng.uniform(0.2, 1.0), 2)},
     }[kind]
     return Action(kind, params)
 

@@ -70,3 +70,20 @@ def test_nightly_picks_streams_scenarios_only_for_streams_protocols():
         assert sc.kind == "streams" and protocol in sc.protocols and cv is None
         sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["classic-cooperative"])
         assert sc.kind == "consumer" and cv == "2.12.2"
+
+
+def test_the_random_mix_draws_the_group_actions_too():
+    """Over many seeds the nightly mix draws every kind it knows, the group actions among them, each with
+    parameters its nemesis method takes."""
+    import inspect
+
+    from harness.nemesis import Nemesis
+    from harness.scenarios import SCENARIOS, ScenarioContext, schedule
+    ctx = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
+    seen = {}
+    for seed in range(60):
+        for a in schedule(SCENARIOS["random-mix"], seed=seed, ctx=ctx):
+            seen.setdefault(a.kind, a.params)
+            inspect.signature(getattr(Nemesis, "_do_" + a.kind)).bind(None, **a.params)
+    assert {"poll_stall", "leave_during_join", "settings_roll", "pause_member", "broker_bounce"} <= set(seen)
+    assert seen["poll_stall"]["if_supported"] is True and 3.0 <= seen["poll_stall"]["duration_s"] <= 12.0
