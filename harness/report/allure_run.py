@@ -91,7 +91,8 @@ def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     history = d.history()
     if meta.get("kind") == "streams":  # one row per task: task 0_p runs on input partition p
         history = tasks_as_ownership(history, meta.get("topic", ""))
-    svg = render_svg(history, verdicts, topic=meta.get("topic", ""))
+    svg = render_svg(history, verdicts, topic=meta.get("topic", ""),
+                     topics=(meta.get("check_settings") or {}).get("topics") or ())
     out = d.timeline_path
     out.write_text(svg)
     return out

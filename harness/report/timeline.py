@@ -7,11 +7,12 @@ markers with a <title> tooltip; member kills as dashed lines. The time axis is s
 from __future__ import annotations
 
 import math
+import os
 from html import escape
 
 from harness.history import History
 from harness.invariants.core import CheckSettings
-from harness.invariants.timeline import build, topic_partitions
+from harness.invariants.timeline import build
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5")
@@ -31,8 +32,9 @@ def _as_dict(v) -> dict:
     return v if isinstance(v, dict) else v.to_dict()
 
 
-def _violations(verdicts: dict, topic: str) -> list[tuple[float, int | None, str]]:
-    """(mono, partition or None, tooltip) of every witness with a time of every invalid verdict."""
+def _violations(verdicts: dict, tl) -> list[tuple[float, int | None, str]]:
+    """(mono, partition or None, tooltip) of every witness with a time of every invalid verdict (partitions as
+    the timeline numbers them over every topic of the run)."""
     out = []
     for name, v in (verdicts or {}).items():
         d = _as_dict(v)
@@ -41,9 +43,10 @@ def _violations(verdicts: dict, topic: str) -> list[tuple[float, int | None, str
         for w in d.get("witnesses") or ():
             if not isinstance(w, dict) or not isinstance(w.get("mono"), (int, float)):
                 continue
-            parts = topic_partitions(w, topic) if w.get("partitions") else []
+            parts = tl.event_partitions(w) if w.get("partitions") else []
             if not parts and w.get("partition") is not None:
-                parts = [int(w["partition"])]
+                g = tl.layout.of(w.get("topic") or tl.topic, int(w["partition"]))
+                parts = [g] if g is not None else []
             tip = f"{name}: {w.get('why') or d.get('message', '')} ({w.get('type', '?')} by {w.get('member', '-')})"
             for p in parts or [None]:
                 out.append((float(w["mono"]), p, tip))
@@ -76,13 +79,24 @@ def tasks_as_ownership(history: History, topic: str) -> History:
     return History(events=out, headers=history.headers)
 
 
-def render_svg(history: History, verdicts: dict, *, topic: str) -> str:
-    """The SVG text of the run's per-partition ownership timeline, faults shaded, violations marked."""
-    tl = build(history, CheckSettings(topic=topic))
-    topic = tl.topic
+def _label(tl, p: int) -> str:
+    """A partition's row label: the number alone with one topic; with several, `orders-3` of `t-<run id>-orders`
+    (the topics' common prefix left out)."""
+    name = tl.name(p)
+    if isinstance(name, int) or len(tl.topics) < 2:
+        return str(name)
+    common = os.path.commonprefix(list(tl.topics))
+    return str(name)[common.rfind("-") + 1:]
+
+
+def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> str:
+    """The SVG text of the run's per-partition ownership timeline (a row per partition of every topic of the
+    run), faults shaded, violations marked."""
+    tl = build(history, CheckSettings(topic=topic, topics=tuple(tuple(t) for t in topics)))
+    topic = ", ".join(tl.topics)
     t0, t1 = tl.start, max(tl.end, tl.start + 1e-3)
     span = t1 - t0
-    viol = _violations(verdicts, topic)
+    viol = _violations(verdicts, tl)
     parts = sorted(set(range(tl.partitions)) | set(tl.by_partition) | {p for _, p, _ in viol if p is not None})
     members = sorted({o.member for o in tl.ownerships}, key=lambda m: (len(m), m))
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
@@ -106,7 +120,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str) -> str:
                  f'+{f.start - t0:.1f}s .. +{min(f.end, t1) - t0:.1f}s</title></rect>')
     for r, p in enumerate(parts):
         y = TOP + r * ROW_H
-        s.append(f'<text x="{LEFT - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">partition {p}</text>')
+        s.append(f'<text x="{LEFT - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">partition '
+                 f'{escape(_label(tl, p))}</text>')
         s.append(f'<line x1="{LEFT}" y1="{y + ROW_H}" x2="{WIDTH - RIGHT}" y2="{y + ROW_H}" stroke="#eeeeee"/>')
         owns = tl.by_partition.get(p, [])
         lanes = _lanes(owns)
@@ -117,7 +132,7 @@ def render_svg(history: History, verdicts: dict, *, topic: str) -> str:
             yy = y + 3 + lanes[id(o)] * h
             s.append(f'<rect class="owner" data-member="{escape(o.member)}" x="{a:.1f}" y="{yy:.1f}" '
                      f'width="{max(b - a, 1.0):.1f}" height="{h:.1f}" fill="{colour[o.member]}" rx="2">'
-                     f'<title>{escape(o.member)} owns partition {p}: +{o.start - t0:.1f}s .. '
+                     f'<title>{escape(o.member)} owns partition {escape(str(tl.name(p)))}: +{o.start - t0:.1f}s .. '
                      f'+{min(o.end, t1) - t0:.1f}s ({escape(o.end_reason)})</title></rect>')
     s.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#333333"/>')
     for t in _ticks(span):

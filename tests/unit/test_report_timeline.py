@@ -124,3 +124,19 @@ def test_action_steps_and_helpers(tmp_path):
 def _settings():
     from histbuild import settings
     return settings(partitions=6)
+
+
+def test_a_run_of_two_topics_draws_a_row_per_partition_of_each_and_marks_a_witness_on_the_second():
+    o, p = "t-r1-orders", "t-r1-payments"
+    evs = [run_start(0.0), *join("a", 1.0, [(o, 0), (o, 1)], subscription=[o]),
+           *join("b", 1.2, [(p, 0)], subscription=[p]), run_end(20.0)]
+    wit = {"type": "assigned", "mono": 5.0, "member": "b", "partitions": [[p, 0]], "why": "two owners"}
+    verdicts = {"exclusive_ownership": {"status": "invalid", "message": "x", "witnesses": [wit]}}
+    svg = render_svg(history(evs), verdicts, topic=o, topics=[[o, 2], [p, 1]])
+    root = ET.fromstring(svg)
+    labels = [t.text for t in root.iter(f"{NS}text") if (t.text or "").startswith("partition ")]
+    assert labels == ["partition orders-0", "partition orders-1", "partition payments-0"]
+    (mark,) = _cls(root, "violation")  # on payments-0's row (the third), not across every row
+    circle = mark.find(NS + "circle")
+    rows = [float(t.get("y")) for t in root.iter(f"{NS}text") if (t.text or "").startswith("partition ")]
+    assert circle is not None and abs(float(circle.get("cy")) - rows[2]) < 10, (circle.get("cy"), rows)
