@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.kinds.consumer import set_group_configs
+from harness.kafka_dist import version_key
+from harness.kinds.consumer import GROUP_CONFIGS_SINCE, set_group_configs
 from harness.members.clients import setting_text as _text
 
 Setting = str | int | float | bool
@@ -42,7 +43,8 @@ class GroupActions:
 
     def _do_change_subscription(self, slot: int, subscription: list[str]):
         """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now
-        on, without a restart; a later restart of the slot keeps the new subscription."""
+        on, without a restart; a later restart of the slot keeps the new subscription. An empty list: every
+        topic of the run (with an unchanged subscription, a resubscribe)."""
         m = self.live_slot(slot)
         if m is None:
             return {"skipped": f"slot {slot} has no live member"}
@@ -84,8 +86,12 @@ class GroupActions:
         self.slots[slot] = None
         return {"joined": new.member_id, "left": m.member_id}
 
-    def _do_group_config(self, settings: dict[str, Setting]):
-        """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs."""
+    def _do_group_config(self, settings: dict[str, Setting], if_supported: bool = False):
+        """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs. Brokers older
+        than 4.0 refuse the run before it starts, unless `if_supported` (the random mix): then the action is
+        skipped and says so."""
+        if if_supported and version_key(self.cluster.version)[:2] < GROUP_CONFIGS_SINCE:
+            return {"skipped": f"Kafka {self.cluster.version} has no group configs"}
         text = {k: _text(v) for k, v in settings.items()}
         with self.fault("group_config", targets=[self.group_id]):
             set_group_configs(self.kind.run, text)

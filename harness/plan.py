@@ -16,6 +16,7 @@ from harness import kafka_dist, scenario_file, scenarios
 from harness.topics import check as check_topics
 from harness.errors import BadInput
 from harness.kinds import kind_of
+from harness.kinds.consumer import GROUP_CONFIGS_SINCE
 from harness.rundir import SCHEDULE_JSON, RunDir
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 
@@ -35,8 +36,6 @@ PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
-#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
-GROUP_CONFIGS_SINCE = (4, 0)
 #: actions on how consumer-group members run (harness/nemesis_group.py)
 GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
@@ -227,11 +226,12 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
         if a.kind in GROUP_ONLY_ACTIONS and sc.kind != "consumer":
             raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
         if a.kind == "change_subscription":
-            check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params.get("subscription") or ())})
+            if a.params.get("subscription"):  # an empty one is every topic of the run
+                check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params["subscription"])})
             if cfg.member == "java" and cfg.slot_command(int(a.params.get("slot", 0))) is None:
                 raise BadInput(f"step {i} (change_subscription): the Java member takes no subscription control "
                                "(only `stall`); run that slot with --member python or a command that does")
-        if a.kind == "group_config" and _major_minor(version) < GROUP_CONFIGS_SINCE:
+        if a.kind == "group_config" and not a.params.get("if_supported") and _major_minor(version) < GROUP_CONFIGS_SINCE:
             raise BadInput(f"step {i} (group_config) needs Kafka {GROUP_CONFIGS_SINCE[0]}.{GROUP_CONFIGS_SINCE[1]} "
                            f"or newer (group configs); the cluster runs {version}")
     if cfg.broker_settings and not own:

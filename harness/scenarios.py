@@ -31,7 +31,7 @@ def _mix_action(rng, ctx) -> Action:
     st = ctx.session_timeout_s
     kind = rng.choice(["scale_out", "scale_in", "kill_member", "pause_member", "pause_member", "bounce",
                        "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole",
-                       "poll_stall", "leave_during_join", "settings_roll"])
+                       "poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config"])
     slot = rng.randrange(3)
     params = {
         "scale_out": {},
@@ -50,6 +50,11 @@ def _mix_action(rng, ctx) -> Action:
         "poll_stall": {"slot": slot, "duration_s": round(rng.uniform(0.5, 2.0) * st, 2), "if_supported": True},
         "leave_during_join": {"slot": slot},
         "settings_roll": {"static": rng.choice([True, False]), "down_s": round(rng.uniform(0.2, 1.0), 2)},
+        # a run of the mix has one topic: the member resubscribes to it (librdkafka leaves and rejoins)
+        "change_subscription": {"slot": slot, "subscription": []},
+        # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
+        "group_config": {"settings": {"consumer.session.timeout.ms": rng.choice([6000, 10000, 20000])},
+                         "if_supported": True},
     }[kind]
     return Action(kind, params)
 

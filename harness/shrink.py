@@ -11,6 +11,8 @@ Contract (after Hypothesis's shrinker, in its simplest form):
 """
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -50,7 +52,8 @@ def shrink(schedule: list[Action], fails: Callable[[list[Action]], bool], *, max
 
     def attempt(cand: list[list[Action]], why: str) -> bool:
         nonlocal attempts, cur
-        key = tuple((a.kind, tuple(sorted(a.params.items(), key=str))) for a in flatten(cand))
+        # parameters may be lists or tables (a subscription, settings): the key is their canonical JSON
+        key = tuple((a.kind, json.dumps(a.params, sort_keys=True)) for a in flatten(cand))
         if key in tried or attempts >= max_attempts or len(flatten(cand)) >= len(flatten(cur)):
             return False
         tried.add(key)

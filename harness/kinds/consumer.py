@@ -157,6 +157,10 @@ def commit_stall(cfg) -> dict:
     return {"commit_stall_s": 2 * interval_ms / 1000} if interval_ms > AUTO_COMMIT_INTERVAL_MS else {}
 
 
+#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
+GROUP_CONFIGS_SINCE = (4, 0)
+
+
 def set_group_configs(run, settings: dict) -> None:
     """Group settings as GROUP config resources (KIP-848's group configs), set through the Admin API before
     the first member joins; the brokers' refusal is one line (BadInput)."""
