@@ -20,7 +20,10 @@ them (one rebalance or several).
   session times out: a member that joins meanwhile is balanced against it too, and its partitions are
   handed out in a second rebalance. So when such members (*phantoms*) owned partitions in S1, the fewest
   moves is the larger of the above and the same count over the members of S2 plus the phantoms (the
-  second rebalance then only hands out the phantoms' partitions, which are no moves).
+  second rebalance then only hands out the phantoms' partitions, which are no moves). A member that left
+  gracefully between the snapshots is a phantom too when a newcomer of S2 (a member that owned nothing in
+  S1) had started before it was gone (a leave during a join): the joiner was balanced against it in a
+  first rebalance.
 - Violation: moves > fewest + `migration_slack`.
 
 `skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), when
@@ -86,8 +89,11 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
         moved = sorted(p for p, x in s1.owners.items() if x in kept and p in s2.owners and s2.owners[p] != x)
         least = min_moves(len(s2.owners), members2, kept)
+        # newcomers of S2 (no partition in S1): when each began to join (its life's start, maybe within S1)
+        joined = [lf.start for y in members2 - set(held1) for lf in tl.lives.get(y, ()) if lf.start <= s2.start]
         phantoms = {x for x in held1 if x not in members2 and any(
-            lf.exit_event is not None and lf.how in ("kill", "crash") and s1.end <= lf.end <= s2.start
+            lf.exit_event is not None and s1.end <= lf.end <= s2.start
+            and (lf.how in ("kill", "crash") or any(j < lf.end for j in joined))
             for lf in tl.lives.get(x, ()))}
         if phantoms:
             least = max(least, min_moves(len(s2.owners), members2 | phantoms, kept))

@@ -124,3 +124,28 @@ def test_phantoms_do_not_excuse_more_moves():
     evs = kill_and_replace() + [revoked("a", 11.0, [1]), assigned("d", 11.5, [1])]
     v = check(history(evs), partitions=6)
     assert v.status == "invalid", v.message
+
+
+def leave_during_join():
+    """a:[0,1,2] b:[3,4,5]; d starts joining at 10.0 and b leaves at 10.3 (a leave during a join, as seen on
+    the consumer protocol): the broker first balances a, b and d (a gives 2 to d, b gives 5), then hands out
+    b's remaining [3, 4] (3 to d, 4 to a)."""
+    return [*join("a", 0.0, [0, 1, 2]), *join("b", 0.5, [3, 4, 5]), *join("d", 10.0),
+            revoked("b", 10.25, [3, 4, 5]), member_exit("b", 10.3), revoked("a", 10.4, [2]),
+            assigned("d", 10.8, [2, 5]), assigned("d", 11.2, [3]), assigned("a", 11.3, [4]), run_end(40.0)]
+
+
+def test_a_leave_during_a_join_is_judged_against_the_leaver_too():
+    v = check(history(leave_during_join()), partitions=6)
+    assert v.status == "valid", v.message
+    row = v.measurements["per_transition"][-1]
+    assert row["moves"] == 1 and row["min_moves"] == 1 and row["phantoms"] == 1
+
+
+def test_a_leave_before_the_join_excuses_no_move():
+    """The same moves when d starts only after b has gone: a's partition 2 moved for nothing."""
+    evs = [e if not (e.get("member") == "d" and e["type"] in ("member_start", "started"))
+           else {**e, "mono": e["mono"] + 0.5} for e in leave_during_join()]
+    v = check(history(evs), partitions=6)
+    assert v.status == "invalid", v.message
+    assert v.measurements["per_transition"][-1]["phantoms"] == 0
