@@ -47,6 +47,7 @@ class NightlyRun:
     run_dir: str
     status: str
     shrunk: dict | None = None
+    commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
 
 
 @dataclass
@@ -74,6 +75,19 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
             # client versions are confluent-kafka's; a Streams run takes the brokers' kafka-streams
             cv = None if sc.kind == "streams" else rng.choice(client_versions)
             return sc, rng.choice(allowed), kv, cv, rng.randrange(1 << 31)
+
+
+#: the commit modes a night draws from for the harness's Python member (`never` is a self-test that must fail)
+NIGHT_COMMIT_MODES = ("sync", "async", "auto")
+
+
+def _commit_mode(rng: random.Random, sc, run_options: dict) -> str | None:
+    """A commit mode for a consumer-group run of the Python member, unless the night fixes one (or runs the
+    Java member or a command of its own, which take their own ways)."""
+    if sc.kind != "consumer" or run_options.get("commit_mode") or run_options.get("member_command") \
+            or run_options.get("slot_commands") or run_options.get("member", "python") != "python":
+        return None
+    return rng.choice(NIGHT_COMMIT_MODES)
 
 
 def _invalid(result: RunResult) -> set[str]:
@@ -135,14 +149,16 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c
+            mode = _commit_mode(rng, sc, run_options)
             cfg = RunConfig.for_scenario(sc.name, seed=run_seed, protocol=protocol, kafka_version=kv,
-                                         client_version=cv, runs_root=str(out), **run_options)
+                                         client_version=cv, runs_root=str(out), **run_options,
+                                         **({"commit_mode": mode} if mode else {}))
             left = deadline - time.monotonic()
             progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] {sc.name} {protocol} kafka={kv} "
-                     f"client={cv or 'default'} seed={run_seed}")
+                     f"client={cv or 'default'} seed={run_seed}" + (f" commit={mode}" if mode else ""))
             r = run_scenario(cfg, cluster=clusters[kv], progress=lambda *_: None)
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else ""))
-            entry = NightlyRun(sc.name, protocol, kv, cv, run_seed, str(r.run_dir), r.status)
+            entry = NightlyRun(sc.name, protocol, kv, cv, run_seed, str(r.run_dir), r.status, commit_mode=mode)
             if r.status == "fail" and deadline - time.monotonic() > MIN_RUN_S:
                 progress("  shrinking the failing schedule ...")
                 entry.shrunk = shrink_failure(r, cfg, cluster=clusters[kv], max_attempts=shrink_attempts,
