@@ -109,10 +109,11 @@ def _streams_pod_restarts(rng, ctx):
 
 def _streams_autoscale(rng, ctx):
     """As a horizontal autoscaler on a lag metric would scale the application on Kubernetes: two instances that
-    keep up with twice the base rate, a burst of 3.5 times it for 40 s (lag builds, instances are added), then
-    the base rate (lag falls, the added instances are removed)."""
+    keep up with twice the base rate (on paper: rebalances, restores and a busy host take some), a burst of 2.4
+    times it for 25 s (lag builds, instances are added), then the base rate (lag falls, the added instances are
+    removed)."""
     return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}),
-            Action("autoscale", {"duration_s": 100.0, "burst_rate_per_s": 175.0, "burst_s": 40.0, "scale_out_lag": 300,
+            Action("autoscale", {"duration_s": 90.0, "burst_rate_per_s": 120.0, "burst_s": 25.0, "scale_out_lag": 300,
                                  "scale_in_lag": 100, "min_members": 2, "max_members": 4, "interval_s": 1.0,
                                  "cooldown_s": 15.0}), _stable()]
 
