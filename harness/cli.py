@@ -36,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
                              f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
                              f"commit_progress fails); default: {default}")
 
+    def processing_ms(sp, default: str):
+        sp.add_argument("--processing-ms", type=float, default=None, metavar="MS",
+                        help=f"milliseconds of simulated work per record in every member (HARNESS_PROCESSING_MS, "
+                             f"docs/member-contract.md): a group of N members then has a finite throughput and lag "
+                             f"builds when the producer outpaces it; default: {default}")
+
     def members_and_settings(sp):
         sp.add_argument("--member", default="python", choices=["python", "java"],
                         help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
@@ -52,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
                              "e.g. consumer.session.timeout.ms=10000; repeatable")
         commit_mode(sp, "sync, or the scenario file's")
+        processing_ms(sp, "0, or the scenario's")
 
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -83,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
     rp.add_argument("run_dir", type=Path)
     commit_mode(rp, "the recorded run's")
+    processing_ms(rp, "the recorded run's")
     common(rp)
 
     n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
@@ -166,7 +174,8 @@ def _nightly(args, progress) -> int:
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; "
                        f"known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
     extra = member_options(args)
-    if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings"}:
+    if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings",
+                                                                          "processing_ms"}:
         from harness.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
                        "the Streams protocols (classic, streams) out of --protocols")
@@ -241,13 +250,14 @@ def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tu
 
 
 def member_options(args) -> dict:
-    """RunConfig fields from --member, --member-command, --commit-mode and the --*-set flags (only those given)."""
+    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms and the --*-set flags (only
+    those given)."""
     every, slots = _member_commands(args.member_command)
     out = {"member": args.member if args.member != "python" else None, "member_command": every,
            "slot_commands": slots, "client_settings": _settings(args.client_set, "--client-set"),
            "broker_settings": _settings(args.broker_set, "--broker-set"),
            "group_settings": _settings(args.group_set, "--group-set"),
-           "commit_mode": getattr(args, "commit_mode", None)}
+           "commit_mode": getattr(args, "commit_mode", None), "processing_ms": getattr(args, "processing_ms", None)}
     return {k: v for k, v in out.items() if v}
 
 
@@ -312,7 +322,8 @@ def _dispatch(args) -> int:
                  f"protocol {cfg.protocol}, seed {seed}")
     else:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root,
-                            **({"commit_mode": args.commit_mode} if args.commit_mode else {}))
+                            **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
+                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
     return _finish(run_scenario(cfg, progress=progress))
 

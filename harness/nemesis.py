@@ -20,8 +20,9 @@ class Nemesis(GroupActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
     on how members run are in `harness.nemesis_group`)."""
 
-    def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str) -> None:
+    def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster
+        self.workload = workload  # the producer (`set_rate`); None where no run produces
         self.pool = pool
         self.kind = kind
         self.waits = waits
@@ -66,9 +67,19 @@ class Nemesis(GroupActions):
     def _live_ids(self) -> list[str]:
         return [m.member_id for m in self.pool.live()]
 
+    def live_count(self) -> int:
+        """How many slots hold a live member."""
+        return sum(1 for i in range(len(self.slots)) if self.live_slot(i) is not None)
+
     # -- actions
     def _do_sleep(self, s: float):
         self.waits.sleep(s)
+
+    def _do_workload_rate(self, rate_per_s: float):
+        """The producer writes this many records per second (the total over the topics) from now on."""
+        if self.workload is None:
+            raise Indeterminate("this run has no producer whose rate could change")
+        return {"rate_per_s": rate_per_s, "before": self.workload.set_rate(rate_per_s)}
 
     def _do_wait_stable(self):
         return {"stable": self.waits.wait_stable("after action")}

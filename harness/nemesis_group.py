@@ -1,6 +1,6 @@
 """The nemesis's actions on how a group's members run, rather than on whether they run: a poll stall, a
-subscription change, a rolling change of client settings, a member leaving while another joins, and a group
-setting changed at run time.
+subscription change, a rolling change of client settings, a member leaving while another joins, a group
+setting changed at run time, and an autoscaler that adds and removes members as the group's lag says.
 
 A poll stall and a subscription change are asked of a live member through its control file
 (docs/member-contract.md, "Controls"); a member that does not list the control in its `started` event cannot
@@ -10,10 +10,12 @@ stall lists its member as affected (it may hold partitions it does not serve mea
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from harness.kafka_dist import version_key
 from harness.kinds.consumer import GROUP_CONFIGS_SINCE, set_group_configs
+from harness.lag import Autoscaler, Policy, group_lag
 from harness.members.clients import setting_text as _text
 
 Setting = str | int | float | bool
@@ -96,3 +98,40 @@ class GroupActions:
         with self.fault("group_config", targets=[self.group_id]):
             set_group_configs(self.kind.run, text)
         return {"settings": text}
+
+    def _do_autoscale(self, duration_s: float, scale_out_lag: int, scale_in_lag: int, min_members: int = 1,
+                      max_members: int = 6, interval_s: float = 1.0, cooldown_s: float = 10.0,
+                      burst_rate_per_s: float | None = None, burst_s: float | None = None):
+        """For duration_s, as a horizontal autoscaler on a lag metric: sample the group's lag every interval_s
+        and scale out one member or in the newest by the rule of harness/lag.py. With burst_rate_per_s the
+        producer runs at that rate from the start for burst_s (the whole duration without it), then at its
+        rate before. Returns the samples [t, lag, members], the decisions and the rate changes (t: seconds
+        from the start)."""
+        scaler = Autoscaler(Policy(scale_out_lag=scale_out_lag, scale_in_lag=scale_in_lag, min_members=min_members,
+                                   max_members=max_members, cooldown_s=cooldown_s))
+        topics, samples, decisions, rates = self.kind.input_topics(), [], [], []
+        base = None
+        with self.fault("autoscale", targets=[self.group_id]):
+            t0 = time.monotonic()
+            try:
+                if burst_rate_per_s is not None:
+                    base = self._do_workload_rate(burst_rate_per_s)["before"]
+                    rates.append([0.0, burst_rate_per_s])
+                while (t := time.monotonic() - t0) < duration_s:
+                    if base is not None and burst_s is not None and t >= burst_s:
+                        self._do_workload_rate(base)
+                        rates.append([round(t, 1), base])
+                        base = None
+                    lag, n = group_lag(self.cluster.admin(), self.group_id, topics), self.live_count()
+                    samples.append([round(t, 1), lag, n])
+                    what = scaler.decide(t, lag, n)
+                    if what is not None:
+                        self.say(f"autoscale at {t:.1f}s: lag {lag}, {n} members: scale {what}")
+                        did = self._do_scale_out() if what == "out" else self._do_scale_in("newest")
+                        decisions.append({"t": round(t, 1), "scale": what, "lag": lag, "members": n, **did})
+                    self.waits.sleep(max(0.0, t0 + t + interval_s - time.monotonic()))
+            finally:
+                if base is not None:
+                    self.workload.set_rate(base)
+                    rates.append([round(time.monotonic() - t0, 1), base])
+        return {"samples": samples, "decisions": decisions, "rates": rates}

@@ -69,6 +69,7 @@ class RunConfig:
     member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
     commit_mode: str = "sync"  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
+    processing_ms: float = 0.0  # simulated work per record, given to each member as HARNESS_PROCESSING_MS
     slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
     client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
     broker_settings: Settings = ()  # into every broker's server.properties (a run's own cluster only)
@@ -87,8 +88,11 @@ class RunConfig:
         file's settings are defaults under the ones given (a given value equal to the field's default cannot be
         told from none: the file's then stands); no `protocol` (or None) is the scenario's default one."""
         if not scenarios.is_file(scenario):
+            sc = scenarios.get(scenario)
             if given.get("protocol") is None:
-                given["protocol"] = scenarios.get(scenario).default_protocol
+                given["protocol"] = sc.default_protocol
+            if sc.processing_ms and not given.get("processing_ms"):
+                given["processing_ms"] = sc.processing_ms
             return cls(scenario=scenario, **given)
         text, model = scenario_file.read(scenario)
         if given.get("protocol") is None:
@@ -124,6 +128,11 @@ class RunConfig:
         if self.commit_mode != "sync" and self.member == "java" and self.member_command is None:
             raise BadInput(f"the Java member commits synchronously only: commit mode {self.commit_mode} needs "
                            f"--member python or a member command")
+        if not 0 <= self.processing_ms <= 60000:
+            raise BadInput(f"processing time {self.processing_ms!r} ms per record: from 0 to 60000")
+        if self.processing_ms and self.member == "java" and self.member_command is None and sc.kind == "consumer":
+            raise BadInput("the Java member does not simulate processing: --processing-ms needs --member python or "
+                           "a member command")
         for slot, cmd in self.slot_commands:
             if slot < 0 or not cmd:
                 raise BadInput(f"bad member command for slot {slot}: a slot is 0 or more, a command not empty")

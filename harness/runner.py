@@ -137,10 +137,10 @@ class Run:
         self.observer = Observer(d.history_dir, [t.real for t in self.topics])
         self.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg, event=self.event,
                            say=self.say, clock=self.clock)
-        self.nemesis = Nemesis(cluster=self.cluster, pool=self.pool, kind=self.kind, waits=self.waits,
-                               event=self.event, say=self.say, group_id=self.group_id)
         self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in self.topics],
                                            history_path=d.history_dir / "producer.jsonl", rate_per_s=cfg.rate_per_s)
+        self.nemesis = Nemesis(cluster=self.cluster, pool=self.pool, kind=self.kind, waits=self.waits,
+                               event=self.event, say=self.say, group_id=self.group_id, workload=self.workload)
         self.workload.start()
         self.say(f"topic{'s' if len(self.topics) > 1 else ''} {', '.join(t.real for t in self.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
                  f"{plan.kind} members ({cfg.protocol}, {self.meta['client_library']} {self.meta['client_version']})")

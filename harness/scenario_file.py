@@ -60,6 +60,7 @@ class Members(_Strict):
     racks: bool = False
     kind: Literal["python", "java"] | None = None
     commit_mode: Literal["sync", "async", "auto", "never"] | None = None
+    processing_ms: float | None = Field(None, ge=0, le=60000)  # simulated work per record (as --processing-ms)
     command: str | None = None
     slot_commands: dict[str, str] = {}
     client_settings: dict[str, Scalar] = {}
@@ -284,7 +285,8 @@ def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
     return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model, path),
                     members=model.members.count, static=model.members.static, racks=model.members.racks,
                     protocols=tuple(model.protocols), smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
-                    initial_client=model.members.initial_client, **extra)
+                    initial_client=model.members.initial_client, processing_ms=model.members.processing_ms or 0.0,
+                    **extra)
 
 
 def loads(text: str, path) -> Scenario:
@@ -301,6 +303,7 @@ def run_defaults(model: ScenarioFile) -> dict:
     """RunConfig fields the file sets (only those it says something about)."""
     m, c, g, w = model.members, model.cluster, model.group, model.workload
     out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "member": m.kind, "commit_mode": m.commit_mode,
+           "processing_ms": m.processing_ms,
            "member_command": tuple(shlex.split(m.command)) if m.command else None,
            "slot_commands": tuple(sorted((int(s), tuple(shlex.split(cmd))) for s, cmd in m.slot_commands.items())),
            "client_settings": tuple((k, _text(v)) for k, v in m.client_settings.items()),

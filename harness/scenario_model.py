@@ -61,6 +61,7 @@ class Scenario:
     kind: str = "consumer"  # "consumer" (consumer-group members) or "streams" (Kafka Streams members)
     streams: dict = field(default_factory=dict)  # Streams settings of the scenario (over STREAMS_DEFAULTS)
     max_members: int | None = None  # the most members the schedule ever runs (default: members)
+    processing_ms: float = 0.0  # simulated work per record of its runs, unless the run says otherwise
 
     @property
     def default_protocol(self) -> str:

@@ -118,6 +118,17 @@ def _streams_pod_restarts(rng, ctx):
             Action("bounce", {"slot": second, "down_s": round(rng.uniform(1, 3), 2), "wipe_state": True}), _stable()]
 
 
+def _streams_autoscale(rng, ctx):
+    """As a horizontal autoscaler on a lag metric would scale the application on Kubernetes: two instances that
+    keep up with twice the base rate (on paper: rebalances, restores and a busy host take some), a burst of 2.4
+    times it for 25 s (lag builds, instances are added), then the base rate (lag falls, the added instances are
+    removed)."""
+    return [Action("sleep", {"s": round(rng.uniform(1, 3), 2)}),
+            Action("autoscale", {"duration_s": 90.0, "burst_rate_per_s": 120.0, "burst_s": 25.0, "scale_out_lag": 300,
+                                 "scale_in_lag": 100, "min_members": 2, "max_members": 4, "interval_s": 1.0,
+                                 "cooldown_s": 15.0}), _stable()]
+
+
 _STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
 PYTHON_BUILT_INS += [
     Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
@@ -137,6 +148,13 @@ PYTHON_BUILT_INS += [
     Scenario("streams-pod-restarts", "Kafka Streams as on Kubernetes: one instance restarted with its state "
              "directory kept (a StatefulSet), another with it wiped (a fresh pod).", _streams_pod_restarts,
              **_STREAMS),
+    # 20 ms of work per record: 50 records/s per instance. A recovery lag above any changelog's length makes
+    # every instance count as caught up, so an added instance takes tasks at once and restores them (2,000
+    # records of state per task, 2 s): the downtime an autoscaler's new pod brings, instead of a warmup and a
+    # probing rebalance 60 s later
+    Scenario("streams-autoscale", "Kafka Streams scaled by a lag-driven autoscaler: a burst adds instances, the "
+             "calm after it removes them.", _streams_autoscale, members=2, max_members=4, processing_ms=20.0,
+             streams={"acceptable.recovery.lag": 1000000, "harness.records.per.task": 2000}, **_STREAMS),
 ]
 
 

@@ -7,7 +7,40 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
+from harness.errors import BadInput
 from harness.history import HistoryWriter
+
+
+class Pacer:
+    """When the next record is due, at a rate another thread may change at any time (`set_rate`): each record
+    is due one interval, at the rate of the moment, after the previous one was due."""
+
+    def __init__(self, rate_per_s: float, *, now: float) -> None:
+        self.rate = _positive(rate_per_s)
+        self.restart(now=now)
+
+    def restart(self, *, now: float) -> None:
+        """The next record is due now (the producer thread starts)."""
+        self._last = now - 1.0 / self.rate
+
+    def set_rate(self, rate_per_s: float) -> float:
+        """Produce at this rate from now on; returns the rate before (one float assignment: thread-safe)."""
+        before, self.rate = self.rate, _positive(rate_per_s)
+        return before
+
+    def due(self) -> float:
+        """When the next record is due (it moves when the rate changes)."""
+        return self._last + 1.0 / self.rate
+
+    def sent(self) -> None:
+        """The due record was sent: the next one is due an interval later."""
+        self._last = self.due()
+
+
+def _positive(rate_per_s: float) -> float:
+    if not rate_per_s > 0:
+        raise BadInput(f"a producer rate must be above 0 records/s, got {rate_per_s!r}")
+    return float(rate_per_s)
 
 
 class Workload:
@@ -17,7 +50,7 @@ class Workload:
     def __init__(self, *, bootstrap: str, topics: list[str], history_path: Path, rate_per_s: float = 50.0,
                  keys: int = 60) -> None:
         self.topics = list(topics)
-        self.rate = rate_per_s
+        self.pacer = Pacer(rate_per_s, now=time.monotonic())
         self.keys = keys
         self.hist = HistoryWriter(history_path, source="producer", member="producer")
         self.producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
@@ -38,8 +71,7 @@ class Workload:
 
     def _run(self) -> None:
         seqs = [[0] * self.keys for _ in self.topics]
-        interval = 1.0 / self.rate
-        nxt = time.monotonic()
+        self.pacer.restart(now=time.monotonic())
         n = 0
         while not self._stop.is_set():
             k, t = n % self.keys, (n // self.keys) % len(self.topics)
@@ -48,10 +80,19 @@ class Workload:
             seqs[t][k] += 1
             n += 1
             self.sent = n
-            nxt += interval
-            # poll serves delivery callbacks and may return as soon as one ran: wait out the interval in full
-            while (wait := nxt - time.monotonic()) > 0 and not self._stop.is_set():
-                self.producer.poll(wait)
+            self.pacer.sent()
+            # poll serves delivery callbacks and may return as soon as one ran: wait out the interval in full,
+            # in slices, so that a rate changed meanwhile counts at once
+            while (wait := self.pacer.due() - time.monotonic()) > 0 and not self._stop.is_set():
+                self.producer.poll(min(wait, 0.1))
+
+    @property
+    def rate(self) -> float:
+        return self.pacer.rate
+
+    def set_rate(self, rate_per_s: float) -> float:
+        """Produce at this rate (the total over the topics) from now on; returns the rate before."""
+        return self.pacer.set_rate(rate_per_s)
 
     def start(self) -> "Workload":
         self._thread.start()

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from harness.errors import SetupError
 from harness.history import HistoryWriter
+from harness.workload import Pacer
 
 PREFIX = "fake:"
 
@@ -62,7 +63,7 @@ class FakeWorkload:
             raise SetupError(f"the fake cluster's producer writes one topic, not {len(topics)}")
         self.topic = topic = topics[0]
         self.partitions = partitions_of(self.root, topic)
-        self.rate = rate_per_s
+        self.pacer = Pacer(rate_per_s, now=time.monotonic())
         self.keys = keys
         self.hist = HistoryWriter(history_path, source="producer", member="producer")
         self._fds = [os.open(topic_dir(self.root, topic) / f"p{p}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -87,15 +88,24 @@ class FakeWorkload:
 
     def _run(self) -> None:
         seqs = [0] * self.keys
-        interval = 1.0 / self.rate
-        nxt, n = time.monotonic(), 0
+        self.pacer.restart(now=time.monotonic())
+        n = 0
         while not self._stop.is_set():
             k = n % self.keys
             self.produce(k, seqs[k])
             seqs[k] += 1
             n += 1
-            nxt += interval
-            self._stop.wait(max(0.0, nxt - time.monotonic()))
+            self.pacer.sent()
+            while (wait := self.pacer.due() - time.monotonic()) > 0 and not self._stop.is_set():
+                self._stop.wait(min(wait, 0.1))  # in slices: a rate changed meanwhile counts at once
+
+    @property
+    def rate(self) -> float:
+        return self.pacer.rate
+
+    def set_rate(self, rate_per_s: float) -> float:
+        """Produce at this rate from now on; returns the rate before."""
+        return self.pacer.set_rate(rate_per_s)
 
     def start(self) -> "FakeWorkload":
         self._thread.start()

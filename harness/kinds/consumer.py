@@ -92,7 +92,12 @@ class ConsumerGroup:
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
                           client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode,
+                          processing_ms=self.cfg.processing_ms,
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
+
+    def input_topics(self) -> list[tuple[str, int]]:
+        """The topics the group reads, as (name, partitions): the run's topics (its lag is over them)."""
+        return [(t.real, t.partitions) for t in self.run.topics]
 
     def real_subscription(self, entries: tuple[str, ...]) -> tuple[str, ...]:
         """A subscription's entries (the run's topic names, ^regexes) as the member's client says them."""

@@ -126,6 +126,8 @@ class StreamsApp:
         conf["state.dir"] = str((self.run.dir.path / "state" / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
         conf["harness.start.gate"] = str(self._gate().resolve())
+        if cfg.processing_ms:
+            conf["harness.processing.ms"] = cfg.processing_ms  # simulated work per record, in the processor
         if cfg.misbehave == "defeat-warmup":
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
         if cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
@@ -149,7 +151,12 @@ class StreamsApp:
         return MemberSpec(protocol=self.cfg.protocol,
                           instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if (sc.racks or self.s["harness.rack.aware"]) else None,
-                          command=self.command, misbehave=self.cfg.misbehave, client_config=self._member_config(slot))
+                          command=self.command, misbehave=self.cfg.misbehave, client_config=self._member_config(slot),
+                          processing_ms=self.cfg.processing_ms)
+
+    def input_topics(self) -> list[tuple[str, int]]:
+        """The topics the application reads, as (name, partitions): its input topic (its lag is over it)."""
+        return [(self.run.topic, self.cfg.partitions)]
 
     def wipe_state(self, slot: int) -> dict:
         """Delete the slot's state directory while its instance is down: it comes back as a fresh pod would

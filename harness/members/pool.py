@@ -30,6 +30,7 @@ class MemberSpec:
     client_config: dict = field(default_factory=dict)
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
     commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
+    processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -96,6 +97,7 @@ class MemberPool:
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
+            "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
             "HARNESS_CONTROL": str(history.with_name(f"control-{member_id}.json")),
         })
         if spec.client_path:

@@ -12,6 +12,9 @@ it runs under an isolated install of any confluent-kafka version.
     client's 5 s); the client commits, on its timer and on close, and each outcome is recorded from `on_commit`
   - `never`: no commit at all (a self-test: the commit_progress invariant must fail)
 
+`HARNESS_PROCESSING_MS` (default 0) is simulated work: it sleeps that long per record before it records and
+commits a poll's records, and then polls fewer records at a time (about half a second of work per poll).
+
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its
@@ -117,6 +120,7 @@ class Member:
         self.given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")  # the harness's settings, as given
         self.control_seq, self.control_pending, self.stalled = 0, False, False
         self.group_id = env["HARNESS_GROUP_ID"]
+        self.processing_s = float(env.get("HARNESS_PROCESSING_MS") or 0) / 1000
         self.protocol = env["HARNESS_PROTOCOL"]
         conf = consumer_config(env)
         self.instance_id = env.get("HARNESS_INSTANCE_ID") or None
@@ -295,8 +299,10 @@ class Member:
             if self.stalled:  # no poll: the client's background thread goes on heartbeating
                 time.sleep(0.02)
                 continue
-            msgs = self.consumer.consume(num_messages=500, timeout=0.2)
+            msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
+                                         if self.processing_s else 500, timeout=0.2)
             if msgs:
+                time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)
                 self._commit(by_part)
             if self.side is not None:

@@ -17,7 +17,7 @@ CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4
 SEEDS = range(40)
 FILES = {f.name.removesuffix(".toml"): f for f in scenarios.builtin_files()}
 PYTHON_ONLY = {"random-mix", "streams-scale-out", "streams-scale-in", "streams-static-bounce", "streams-rack-outage",
-               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts"}
+               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale"}
 
 
 def sched(name, seed, ctx=CTX):
@@ -30,7 +30,7 @@ def of(name, seed, kind, ctx=CTX):
 
 def test_every_consumer_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
-    assert len(FILES) == 14
+    assert len(FILES) == 15
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

@@ -1,5 +1,6 @@
 """Members and settings options: parsing, what RunConfig keeps, and what plan.resolve refuses up front."""
 from argparse import Namespace
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -116,3 +117,44 @@ def test_commit_stall_follows_a_longer_auto_commit_interval():
     assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="auto", client_settings=slow)) == {
         "commit_stall_s": 16.0}
     assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="sync", client_settings=slow)) == {}
+
+
+def test_processing_time_from_the_option_a_scenario_and_replay(tmp_path):
+    import json
+    from harness.plan import config_dict, replay_config
+    assert opts(processing_ms=5.0) == {"processing_ms": 5.0} and "processing_ms" not in opts()
+    assert RunConfig.for_scenario("autoscale", seed=1).processing_ms == 20.0  # [members] processing_ms of the file
+    assert RunConfig.for_scenario("autoscale", seed=1, processing_ms=5.0).processing_ms == 5.0
+    assert RunConfig.for_scenario("streams-autoscale", seed=1).processing_ms == 20.0  # a Python builder's
+    assert RunConfig.for_scenario("member-kill", seed=1).processing_ms == 0.0
+    cfg = RunConfig(scenario="member-kill", seed=1, processing_ms=3.0)
+    (tmp_path / "history").mkdir()
+    (tmp_path / "run.json").write_text(json.dumps({"config": config_dict(cfg), "schedule": []}))
+    assert replay_config(tmp_path).processing_ms == 3.0 and replay_config(tmp_path, processing_ms=0).processing_ms == 0
+
+
+def test_processing_time_is_refused_for_the_java_member_and_out_of_range():
+    with pytest.raises(BadInput, match="the Java member does not simulate processing"):
+        RunConfig(scenario="member-kill", seed=1, processing_ms=10, member="java").validate()
+    RunConfig(scenario="member-kill", seed=1, processing_ms=10, member="java", member_command=("app",)).validate()
+    with pytest.raises(BadInput, match="from 0 to 60000"):
+        RunConfig(scenario="member-kill", seed=1, processing_ms=-1).validate()
+
+
+def test_processing_time_reaches_members_as_the_contract_and_streams_settings_say():
+    from types import SimpleNamespace
+    from harness.kinds.consumer import ConsumerGroup
+    from harness.kinds.streams import StreamsApp
+    from harness.plan import scenario_of
+    cfg = RunConfig.for_scenario("autoscale", seed=1)
+    plan = SimpleNamespace(cfg=cfg, scenario=scenario_of("autoscale"), racks=("r0",))
+    run = SimpleNamespace(group_id="g", run_id="r", topics=[SimpleNamespace(real="t-r", partitions=6)])
+    kind = ConsumerGroup(plan, run)
+    assert kind.member_spec(0).processing_ms == 20.0 and kind.input_topics() == [("t-r", 6)]
+    scfg = RunConfig.for_scenario("streams-autoscale", seed=1)
+    sc = scenario_of("streams-autoscale")
+    from harness.kinds.streams_settings import streams_settings
+    splan = SimpleNamespace(cfg=scfg, scenario=sc, racks=("r0",), settings=streams_settings(scfg, sc))
+    srun = SimpleNamespace(group_id="g", topic="t-r", dir=SimpleNamespace(path=Path("/tmp/x")))
+    app = StreamsApp(splan, srun)
+    assert app._member_config(0)["harness.processing.ms"] == 20.0 and app.input_topics() == [("t-r", 6)]
