@@ -91,19 +91,29 @@ class RunConfig:
             sc = scenarios.get(scenario)
             if given.get("protocol") is None:
                 given["protocol"] = sc.default_protocol
+            text = scenarios.builtin_text(scenario)
+            if text is not None:  # a shipped file: its settings are defaults as a user's file's are
+                return cls(scenario=scenario, **cls._file_defaults(scenario_file.parse(text, scenario), given))
             if sc.processing_ms and not given.get("processing_ms"):
                 given["processing_ms"] = sc.processing_ms
             return cls(scenario=scenario, **given)
         text, model = scenario_file.read(scenario)
         if given.get("protocol") is None:
             given["protocol"] = scenario_file.scenario_of(model, scenario).default_protocol
+        return cls(scenario=model.name, scenario_file=scenario, scenario_text=text, **cls._file_defaults(model, given))
+
+    @classmethod
+    def _file_defaults(cls, model, given: dict) -> dict:
+        """The given fields over a scenario file's: settings and slots merged key by key, the rest the file's
+        where the caller said nothing (or the field's default)."""
+        given = dict(given)
         for key, value in scenario_file.run_defaults(model).items():
             if key in ("client_settings", "broker_settings", "group_settings", "slot_commands", "slot_subscriptions"):
                 merged = {**dict(value), **dict(given.get(key, ()))}
                 given[key] = tuple(sorted(merged.items()) if key.startswith("slot_") else merged.items())
             elif given.get(key, cls.__dataclass_fields__[key].default) == cls.__dataclass_fields__[key].default:
                 given[key] = value  # the caller said nothing (or the default): the file's stands
-        return cls(scenario=model.name, scenario_file=scenario, scenario_text=text, **given)
+        return given
 
     def validate(self) -> Scenario:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""

@@ -164,6 +164,12 @@ def builtin_files() -> list:
                   key=lambda f: f.name)
 
 
+def builtin_text(name: str) -> str | None:
+    """The text of the shipped file of a built-in scenario (each is named after its scenario), or None."""
+    f = resources.files("harness").joinpath("builtin", f"{name}.toml")
+    return f.read_text() if f.is_file() else None
+
+
 class _BuiltIns(MutableMapping):
     """Name -> Scenario of every built-in: the shipped files (in name order), then the Python ones. The files
     are read on first use; tests and benchmarks may add their own scenarios."""

@@ -214,3 +214,27 @@ def test_the_cli_refuses_a_bad_value_in_one_line_with_exit_2(tmp_path, capsys, s
     assert len(err) == 1 and err[0].startswith(f"harness: {path}: steps[0]"), err
     assert all(n in err[0] for n in needles), err
     assert not (tmp_path / "runs").exists(), "refused before any run directory"
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_built_in_file_run_by_name_brings_its_run_settings(name):
+    """Run by name, a shipped file's settings ([members], [cluster], [workload], [[topics]]) are the run's
+    defaults, exactly as when the file is run by its path."""
+    from harness.plan import RunConfig
+    from harness.scenarios import builtin_text
+    cfg = RunConfig.for_scenario(name, seed=1)
+    for key, value in scenario_file.run_defaults(scenario_file.parse(builtin_text(name), name)).items():
+        assert getattr(cfg, key) == value, (key, getattr(cfg, key), value)
+
+
+def test_the_run_settings_of_a_shipped_file_reach_a_run_by_name(monkeypatch):
+    """A shipped file with client settings, a workload and topics: run by name, they are the run's, under
+    what the caller gives."""
+    from harness.plan import RunConfig
+    text = FILES["member-kill"].read_text() + ('\n[workload]\nrate_per_s = 20\n[[topics]]\nname = "a"\npartitions = 2\n')
+    text = text.replace("[members]", '[members]\nclient_settings = { "fetch.wait.max.ms" = 100, "x" = 1 }', 1)
+    assert "client_settings" in text
+    monkeypatch.setattr(scenarios, "builtin_text", lambda name: text if name == "member-kill" else None)
+    cfg = RunConfig.for_scenario("member-kill", seed=1, client_settings=(("x", "2"),))
+    assert cfg.rate_per_s == 20 and cfg.topics == (("a", 2),) and cfg.scenario == "member-kill"
+    assert dict(cfg.client_settings) == {"fetch.wait.max.ms": "100", "x": "2"}
