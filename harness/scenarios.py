@@ -31,7 +31,8 @@ def _mix_action(rng, ctx) -> Action:
     st = ctx.session_timeout_s
     kind = rng.choice(["scale_out", "scale_in", "kill_member", "pause_member", "pause_member", "bounce",
                        "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole",
-                       "poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config"])
+                       "poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config",
+                       "autoscale"])
     slot = rng.randrange(3)
     params = {
         "scale_out": {},
@@ -55,6 +56,11 @@ def _mix_action(rng, ctx) -> Action:
         # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
         "group_config": {"settings": {"consumer.session.timeout.ms": rng.choice([6000, 10000, 20000])},
                          "if_supported": True},
+        # a short autoscaler over a burst: whether the members keep up decides whether it scales out; a calm
+        # group is scaled in towards two members
+        "autoscale": {"duration_s": round(rng.uniform(20, 30), 2), "scale_out_lag": 300, "scale_in_lag": 50,
+                      "min_members": 2, "max_members": 5, "cooldown_s": 8.0,
+                      "burst_rate_per_s": float(rng.choice([200, 400, 800])), "burst_s": 10.0},
     }[kind]
     return Action(kind, params)
 

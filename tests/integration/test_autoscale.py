@@ -22,8 +22,10 @@ def _events(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
 
 
-def test_autoscale_scales_out_and_in_and_passes(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "autoscale", "--seed", "1",
+@pytest.mark.parametrize("proto", ["classic-cooperative",
+                                   pytest.param("consumer", marks=pytest.mark.nightly)])
+def test_autoscale_scales_out_and_in_and_passes(tmp_path, proto):
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "autoscale", "--seed", "1", "--protocol", proto,
                            "--runs-root", str(tmp_path), "--quiet"], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())

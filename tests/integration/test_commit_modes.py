@@ -25,3 +25,19 @@ def test_a_member_that_never_commits_fails_commit_progress(tmp_path):
     for other in ("exclusive_ownership", "coverage_liveness", "record_integrity"):
         assert f"{other}: invalid" not in out, out[-4000:]
     assert "witness:" in out and "harness replay" in out, out[-4000:]
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("mode", ["async", "auto"])
+def test_async_and_auto_commits_pass_on_the_consumer_protocol(tmp_path, mode):
+    """The same suite test on the consumer protocol (KIP-848) with commits made asynchronously or by the
+    client's auto-commit: every invariant holds, commit_progress judged valid."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
+                        "-k", "test_scenario and member-kill", "--protocol", "consumer",
+                        "--harness-commit-mode", mode, "--runs-root", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "1 passed" in out, out[-4000:]
+    import json
+    (verdicts,) = [json.loads(p.read_text()) for p in tmp_path.glob("*member-kill*/verdicts.json")]
+    assert verdicts["commit_progress"]["status"] == "valid", verdicts["commit_progress"]

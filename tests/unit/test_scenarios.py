@@ -85,7 +85,7 @@ def test_the_random_mix_draws_the_group_actions_too():
         for a in schedule(SCENARIOS["random-mix"], seed=seed, ctx=ctx):
             seen.setdefault(a.kind, a.params)
             inspect.signature(getattr(Nemesis, "_do_" + a.kind)).bind(None, **a.params)
-    assert {"poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config", "pause_member",
-            "broker_bounce"} <= set(seen)
+    assert {"poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config", "autoscale",
+            "pause_member", "broker_bounce"} <= set(seen)
     assert seen["group_config"]["if_supported"] is True
     assert seen["poll_stall"]["if_supported"] is True and 3.0 <= seen["poll_stall"]["duration_s"] <= 12.0
