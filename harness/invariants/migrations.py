@@ -19,8 +19,10 @@ them (one rebalance or several).
 - A member killed or crashed between the snapshots stays in the group, for the broker, until its
   session times out: a member that joins meanwhile is balanced against it too, and its partitions are
   handed out in a second rebalance. So when such members (*phantoms*) owned partitions in S1, the fewest
-  moves is the larger of the above and the same count over the members of S2 plus the phantoms (the
-  second rebalance then only hands out the phantoms' partitions, which are no moves). A member that left
+  moves is the larger of the above and the same count over the members of S2 plus the phantoms, each
+  phantom holding what it held in S1 (the broker's view), where a phantom holding as many as a kept member
+  takes the larger quota (the broker may take from either; only kept members' moves count). The second
+  rebalance then only hands out the phantoms' partitions, which are no moves. A member that left
   gracefully between the snapshots is a phantom too when a newcomer of S2 (a member that owned nothing in
   S1) had started before it was gone (a leave during a join): the joiner was balanced against it in a
   first rebalance.
@@ -43,13 +45,19 @@ from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict
 NAME = "bounded_migrations"
 
 
-def min_moves(partitions: int, members: set[str] | list[str], kept: dict[str, int]) -> int:
-    """The fewest moves to a balanced assignment over `members` from `kept` (member -> partitions it kept)."""
-    members = sorted(set(members))
+def min_moves(partitions: int, members: set[str] | list[str], kept: dict[str, int], *,
+              phantoms: dict[str, int] | None = None) -> int:
+    """The fewest moves to a balanced assignment over `members` from `kept` (member -> partitions it kept).
+    With `phantoms` (member -> partitions it held, for the broker still a member): the balance is over them
+    too, as the broker saw it, and where a phantom and a kept member hold as many the broker may take from
+    either: the phantom gets the larger quota, and only the kept members' moves are counted."""
+    phantoms = phantoms or {}
+    members = sorted(set(members) | set(phantoms))
     if not members:
         return 0
+    held = {**kept, **phantoms}
     q, r = divmod(partitions, len(members))
-    order = sorted(members, key=lambda x: (-kept.get(x, 0), x))
+    order = sorted(members, key=lambda x: (-held.get(x, 0), x not in phantoms, x))
     quota = {x: q + (1 if i < r else 0) for i, x in enumerate(order)}
     return sum(max(0, n - quota.get(x, 0)) for x, n in kept.items())
 
@@ -96,7 +104,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             and (lf.how in ("kill", "crash") or any(j < lf.end for j in joined))
             for lf in tl.lives.get(x, ()))}
         if phantoms:
-            least = max(least, min_moves(len(s2.owners), members2 | phantoms, kept))
+            least = max(least, min_moves(len(s2.owners), members2, kept,
+                                         phantoms={x: len(held1[x]) for x in phantoms}))
         rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2),
                      "phantoms": len(phantoms)})
         if len(moved) > least + settings.migration_slack:

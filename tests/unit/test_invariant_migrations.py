@@ -149,3 +149,17 @@ def test_a_leave_before_the_join_excuses_no_move():
     v = check(history(evs), partitions=6)
     assert v.status == "invalid", v.message
     assert v.measurements["per_transition"][-1]["phantoms"] == 0
+
+
+def test_a_leave_during_a_join_may_take_from_a_staying_member_that_holds_as_many():
+    """a:[0,1] b:[2,3] c:[4,5]; e joins while a leaves: balancing a, b, c, e, the broker may take one of c's
+    (as many as the leaver a holds); then a's go out. Seen on the consumer protocol (leave-during-join)."""
+    evs = [*join("a", 0.0, [0, 1]), *join("b", 0.2, [2, 3]), *join("c", 0.4, [4, 5]), *join("e", 10.0),
+           revoked("a", 10.2, [0, 1]), member_exit("a", 10.3), revoked("c", 10.6, [5]), assigned("e", 10.9, [5]),
+           assigned("e", 11.4, [0]), assigned("c", 11.9, [1]), run_end(40.0)]
+    v = check(history(evs), partitions=6)
+    assert v.status == "valid", v.message
+    assert v.measurements["per_transition"][-1]["min_moves"] == 1
+    # c giving both of its own to e is more than any balance needed
+    worse = evs[:-1] + [revoked("c", 12.5, [4]), assigned("e", 13.0, [4]), run_end(40.0)]
+    assert check(history(worse), partitions=6).status == "invalid"
