@@ -30,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
         sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    def backend(sp, default: str):
+        from harness.cluster.backends import BACKENDS
+        sp.add_argument("--backend", default=None, choices=list(BACKENDS),
+                        help=f"where the brokers run: local (broker JVMs on loopback), docker (containers from images "
+                             f"built on this machine; an engine is started if none answers; docs/docker.md); "
+                             f"default: {default}")
+
     def commit_mode(sp, default: str):
         sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
                         help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
@@ -75,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
                         "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
+    backend(r, "local")
     r.add_argument("--misbehave", default=None,
                    choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos"],
                    help="make one member break the rules on purpose (a self-test of the checkers); "
@@ -89,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
     rp.add_argument("run_dir", type=Path)
+    backend(rp, "the recorded run's")
     commit_mode(rp, "the recorded run's")
     processing_ms(rp, "the recorded run's")
     common(rp)
@@ -102,6 +111,13 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--protocols", default=",".join(PROTOCOLS),
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
                         "streams for the Kafka Streams scenarios)")
+    backend(n, "local")
+    n.add_argument("--shard", default=None, metavar="K/N",
+                   help="run only shard K of N of the night: its draws numbered K-1 modulo N. N machines each "
+                        "running one shard with the same --seed (and --runs) run exactly the unsharded night; "
+                        "point their --runs-root at one shared path and `harness aggregate` it (docs/nightly.md)")
+    n.add_argument("--runs", type=int, default=None, metavar="COUNT",
+                   help="stop after the night's first COUNT draws (default: draw until the budget is spent)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
     members_and_settings(n)
     common(n)
@@ -164,9 +180,19 @@ def _draw_timeline(run_dir) -> None:
 
 
 def _nightly(args, progress) -> int:
-    from harness.nightly import nightly, parse_budget
+    from harness.nightly import nightly, parse_budget, parse_shard
     from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
+    shard = parse_shard(args.shard)
+    if shard[1] > 1 and args.seed is None:
+        from harness.errors import BadInput
+        raise BadInput("--shard needs --seed: every shard of a night draws from the same seed")
+    if args.runs is not None and args.runs < 1:
+        from harness.errors import BadInput
+        raise BadInput(f"--runs {args.runs}: a night runs at least one draw")
+    backend = args.backend or "local"
+    from harness.cluster.backends import preflight
+    preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
     bad = [p for p in protocols if p not in PROTOCOLS + STREAMS_PROTOCOLS]
     if bad or not protocols:
@@ -183,11 +209,12 @@ def _nightly(args, progress) -> int:
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    progress(f"nightly: budget {budget:.0f}s, seed {seed}")
+    progress(f"nightly: budget {budget:.0f}s, seed {seed}, backend {backend}"
+             + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else "") + (f", first {args.runs} draws" if args.runs else ""))
     res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],
                   client_versions=[None if v == "default" else v for v in args.client_versions.split(",") if v],
                   protocols=protocols, runs_root=args.runs_root, shrink_attempts=args.shrink_attempts,
-                  run_options=extra, progress=progress)
+                  run_options=extra, backend=backend, shard=shard, runs=args.runs, progress=progress)
     counts: dict[str, int] = {}
     for r in res.runs:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -317,11 +344,13 @@ def _dispatch(args) -> int:
         cfg = RunConfig.for_scenario(args.scenario, seed=seed, protocol=args.protocol,
                                      kafka_version=args.kafka_version, client_version=args.client_version,
                                      runs_root=args.runs_root, brokers=args.brokers, misbehave=args.misbehave,
+                                     **({"backend": args.backend} if args.backend else {}),
                                      streams_settings=_key_values(args.streams_set), **member_options(args))
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root,
+                            **({"backend": args.backend} if args.backend else {}),
                             **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
                             **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")

@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import scenarios, shrink
+from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
-from harness.cluster.local import LocalCluster
 from harness.errors import BadInput
 from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
@@ -48,6 +48,7 @@ class NightlyRun:
     status: str
     shrunk: dict | None = None
     commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
+    index: int | None = None  # the draw's place in the night (shards split the night by it)
 
 
 @dataclass
@@ -62,6 +63,53 @@ class NightlyResult:
         if not statuses or statuses & {"error", "incomplete"}:
             return 2
         return 0 if statuses == {"pass"} else 1
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    """'K/N' (1 <= K <= N) -> (K, N); None -> (1, 1), the whole night."""
+    if not text:
+        return 1, 1
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise BadInput(f"bad shard {text!r}: use K/N with 1 <= K <= N, e.g. 2/4")
+    return int(m.group(1)), int(m.group(2))
+
+
+@dataclass(frozen=True)
+class Draw:
+    """The night's index-th run, as drawn from its seed: the same for every shard of the night."""
+
+    index: int
+    scenario: str
+    protocol: str
+    kafka_version: str
+    client_version: str | None
+    seed: int
+    commit_mode: str | None
+
+
+def draws(seed: int, kafka_versions, client_versions, protocols, run_options: dict | None = None):
+    """The night's runs in order, endlessly: every draw comes from one random.Random(seed) and nothing a run
+    does changes the next draw, so a night (or any shard of it) can be rerun and split."""
+    rng = random.Random(seed)
+    index = 0
+    while True:
+        sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols)
+        mode = _commit_mode(rng, sc, run_options or {})
+        yield Draw(index, sc.name, protocol, kv, cv, run_seed, mode)
+        index += 1
+
+
+def shard_draws(seed: int, kafka_versions, client_versions, protocols, run_options: dict | None = None, *,
+                shard: tuple[int, int] = (1, 1), runs: int | None = None):
+    """Shard K of N of the night: the draws whose index is K-1 modulo N, among the first `runs` (None: all).
+    The N shards are disjoint and together are the unsharded night."""
+    k, n = shard
+    for d in draws(seed, kafka_versions, client_versions, protocols, run_options):
+        if runs is not None and d.index >= runs:
+            return
+        if d.index % n == k - 1:
+            yield d
 
 
 def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
@@ -123,42 +171,48 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
             protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
-            run_options: dict | None = None, progress=log.info) -> NightlyResult:
-    """Run random picks until the budget is spent; shrink failures; write nightly.json. `run_options` are
-    RunConfig fields every run of the night takes (members, client/broker/group settings); the night's
-    clusters start with its broker settings."""
+            run_options: dict | None = None, backend: str = "local", shard: tuple[int, int] = (1, 1),
+            runs: int | None = None, progress=log.info, make_cluster=new_backend, run=run_scenario) -> NightlyResult:
+    """Run the night's draws (its shard K of N of them; the first `runs` draws at most) until the budget is
+    spent; shrink failures; write nightly.json. `run_options` are RunConfig fields every run of the night
+    takes (members, client/broker/group settings); the night's clusters start with its broker settings on
+    `backend`."""
     run_options = dict(run_options or {})
     broker_settings = BrokerSettings.for_brokers(3, dict(run_options.get("broker_settings") or ()))
-    rng = random.Random(seed)
     start = time.monotonic()
     deadline = start + budget_s
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-    out = Path(runs_root) / f"nightly-{stamp}-{seed}"
+    k, n = shard
+    out = Path(runs_root) / (f"nightly-{stamp}-{seed}" + (f"-shard{k}of{n}" if n > 1 else ""))
     out.mkdir(parents=True)
     result = NightlyResult(out)
     summary = {"seed": seed, "budget_s": budget_s, "kafka_versions": list(kafka_versions),
-               "client_versions": list(client_versions), "protocols": list(protocols), "runs": []}
+               "client_versions": list(client_versions), "protocols": list(protocols), "backend": backend,
+               "shard": [k, n], "runs_limit": runs, "runs": []}
     with ExitStack() as stack:
-        clusters: dict[str, LocalCluster] = {}
-        while deadline - time.monotonic() > MIN_RUN_S:
-            sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols)
+        clusters: dict = {}
+        for d in shard_draws(seed, kafka_versions, client_versions, protocols, run_options, shard=shard, runs=runs):
+            if deadline - time.monotonic() <= MIN_RUN_S:
+                break
+            kv, mode = d.kafka_version, d.commit_mode
             if kv not in clusters:
-                progress(f"starting a Kafka {kv} cluster")
-                c = LocalCluster(work_dir=out / f"cluster-{kv}", version=kv, settings=broker_settings,
+                progress(f"starting a Kafka {kv} cluster ({backend})")
+                c = make_cluster(backend, work_dir=out / f"cluster-{kv}", version=kv, settings=broker_settings,
                                  progress=progress)
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c
-            mode = _commit_mode(rng, sc, run_options)
-            cfg = RunConfig.for_scenario(sc.name, seed=run_seed, protocol=protocol, kafka_version=kv,
-                                         client_version=cv, runs_root=str(out), **run_options,
-                                         **({"commit_mode": mode} if mode else {}))
+            cfg = RunConfig.for_scenario(d.scenario, seed=d.seed, protocol=d.protocol, kafka_version=kv,
+                                         client_version=d.client_version, runs_root=str(out), backend=backend,
+                                         **run_options, **({"commit_mode": mode} if mode else {}))
             left = deadline - time.monotonic()
-            progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] {sc.name} {protocol} kafka={kv} "
-                     f"client={cv or 'default'} seed={run_seed}" + (f" commit={mode}" if mode else ""))
-            r = run_scenario(cfg, cluster=clusters[kv], progress=lambda *_: None)
+            progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] #{d.index} {d.scenario} {d.protocol} "
+                     f"kafka={kv} client={d.client_version or 'default'} seed={d.seed}"
+                     + (f" commit={mode}" if mode else ""))
+            r = run(cfg, cluster=clusters[kv], progress=lambda *_: None)
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else ""))
-            entry = NightlyRun(sc.name, protocol, kv, cv, run_seed, str(r.run_dir), r.status, commit_mode=mode)
+            entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, d.seed, str(r.run_dir), r.status,
+                               commit_mode=mode, index=d.index)
             if r.status == "fail" and deadline - time.monotonic() > MIN_RUN_S:
                 progress("  shrinking the failing schedule ...")
                 entry.shrunk = shrink_failure(r, cfg, cluster=clusters[kv], max_attempts=shrink_attempts,

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from harness import kafka_dist, scenario_file, scenarios
+from harness.cluster import backends
+from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
 from harness.errors import BadInput
 from harness.kinds import kind_of
@@ -54,6 +56,7 @@ class RunConfig:
     seed: int
     protocol: str = "classic-cooperative"
     kafka_version: str = "latest"
+    backend: str = "local"  # the cluster backend a run's own cluster starts on (harness/cluster/backends.py)
     client_version: str | None = None
     runs_root: str = "runs"
     brokers: int = 3
@@ -126,6 +129,8 @@ class RunConfig:
                            f"(it runs with {', '.join(sc.protocols)})")
         if self.misbehave not in (None, *(STREAMS_MISBEHAVIOURS if sc.kind == "streams" else MISBEHAVIOURS)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
+        if self.backend not in BACKENDS:
+            raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
         if self.member not in MEMBER_KINDS:
@@ -217,6 +222,8 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     Raises BadInput before anything starts when the run cannot work."""
     sc = cfg.validate()
     own = sc.initial_kafka is not None or shared is None
+    if not own and getattr(shared, "backend", cfg.backend) not in (cfg.backend, "fake"):
+        raise BadInput(f"the run asks for the {cfg.backend} backend but shares a cluster of the {shared.backend} one")
     if own:
         version = kafka_dist.resolve(sc.initial_kafka or cfg.kafka_version, progress=progress).version
         racks = tuple(sorted({f"r{i % 3}" for i in range(cfg.brokers)}))
@@ -260,6 +267,8 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
                            f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
     settings = kind_of(sc).settings(cfg, sc)
+    if own:
+        backends.preflight(cfg.backend, progress=progress)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
 

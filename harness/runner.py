@@ -18,9 +18,10 @@ import time
 import traceback
 from contextlib import ExitStack
 from datetime import datetime, timezone
+from functools import partial
 
+from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
-from harness.cluster.local import LocalCluster
 from harness.errors import HarnessError
 from harness.history import HistoryWriter
 from harness.invariants import judge
@@ -41,20 +42,20 @@ __all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunRes
 log = logging.getLogger("harness.run")
 
 
-def new_cluster(*, work_dir, version: str, brokers: int, on_event, progress, settings=None) -> LocalCluster:
-    """The backend a run starts for itself."""
-    return LocalCluster(work_dir=work_dir, version=version, brokers=brokers, on_event=on_event, progress=progress,
-                        settings=settings)
+def new_cluster(*, backend: str = "local", work_dir, version: str, brokers: int, on_event, progress, settings=None):
+    """The cluster a run starts for itself, of the run's backend (`--backend`)."""
+    return new_backend(backend, work_dir=work_dir, version=version, brokers=brokers, on_event=on_event,
+                       progress=progress, settings=settings)
 
 
 class Run:
     """One scenario run; use `execute()`."""
 
-    def __init__(self, cfg: RunConfig, *, cluster=None, make_cluster=new_cluster, make_workload=Workload,
+    def __init__(self, cfg: RunConfig, *, cluster=None, make_cluster=None, make_workload=Workload,
                  progress=None) -> None:
         self.cfg = cfg
         self.shared_cluster = cluster
-        self.make_cluster = make_cluster
+        self.make_cluster = make_cluster or partial(new_cluster, backend=cfg.backend)
         self.make_workload = make_workload
         self.progress = progress or log.info
         self.t0 = self.clock()
@@ -118,7 +119,7 @@ class Run:
             "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
             "topics": [[t.real, t.partitions] for t in self.topics],
             "group_id": self.group_id, "kafka_version": self.cluster.version,
-            "backend": getattr(self.cluster, "backend", "local"),
+            "backend": getattr(self.cluster, "backend", self.cfg.backend),
             "brokers": len(self.cluster.broker_ids()), "broker_settings": self.cluster.settings.properties(),
             "check_settings": self.kind.check_settings(), "cluster_dir": str(self.cluster.work_dir),
             "schedule": plan.schedule_dicts(), "replay": f"harness replay {d.path}",
@@ -127,6 +128,7 @@ class Run:
         d.write_json("run.json", self.meta)
         d.write_json("schedule.json", plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
+                   backend=self.meta["backend"],
                    settings=self.meta["check_settings"], **cfg.user_settings(),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}))
         self.kind.create_topics()

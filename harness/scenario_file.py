@@ -77,6 +77,7 @@ class Topic(_Strict):
 class Cluster(_Strict):
     brokers: int | None = Field(None, ge=1)
     kafka_version: str | None = None
+    backend: Literal["local", "docker"] | None = None  # where the brokers run (`--backend` wins)
     initial_kafka: str | None = None  # the run's own cluster starts on this; `version = "target"` is --kafka-version
     broker_settings: dict[str, Scalar] = {}
 
@@ -302,7 +303,7 @@ def load(path) -> Scenario:
 def run_defaults(model: ScenarioFile) -> dict:
     """RunConfig fields the file sets (only those it says something about)."""
     m, c, g, w = model.members, model.cluster, model.group, model.workload
-    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "member": m.kind, "commit_mode": m.commit_mode,
+    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "backend": c.backend, "member": m.kind, "commit_mode": m.commit_mode,
            "processing_ms": m.processing_ms,
            "member_command": tuple(shlex.split(m.command)) if m.command else None,
            "slot_commands": tuple(sorted((int(s), tuple(shlex.split(cmd))) for s, cmd in m.slot_commands.items())),

@@ -1,0 +1,47 @@
+"""Which cluster backend a run uses, by name: the one place that maps `--backend` to a class.
+
+    local   broker JVMs on loopback, behind Toxiproxy (`harness/cluster/local.py`), the default
+    docker  broker containers and a Toxiproxy container (`harness/cluster/docker.py`), images built here
+
+The runner, nightly, the pytest plugin and the benchmarks construct clusters only through `new_backend`;
+what they then do with one is the interface in `harness/cluster/base.py`. A backend class may define a
+`preflight()` classmethod: checks that need no cluster (an engine that answers, images that can be built),
+run before any run directory exists, raising BadInput (one line, exit 2) when the backend cannot work.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+from harness.errors import BadInput
+
+BACKENDS = {
+    "local": "harness.cluster.local:LocalCluster",
+    "docker": "harness.cluster.docker:DockerCluster",
+}
+DEFAULT = "local"
+
+
+def backend_class(name: str):
+    """The class of backend `name`; BadInput for a name no backend has."""
+    where = BACKENDS.get(name)
+    if where is None:
+        raise BadInput(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}")
+    module, _, attr = where.partition(":")
+    try:
+        return getattr(import_module(module), attr)
+    except (ImportError, AttributeError) as e:
+        raise BadInput(f"the {name} backend cannot be loaded: {e}") from None
+
+
+def preflight(name: str, *, progress=print) -> None:
+    """Everything a backend can check before it starts (BadInput when it cannot work here)."""
+    cls = backend_class(name)
+    check = getattr(cls, "preflight", None)
+    if check is not None:
+        check(progress=progress)
+
+
+def new_backend(name: str = DEFAULT, **kwargs):
+    """A cluster of backend `name`, not started; kwargs as `LocalCluster` takes them (work_dir, version,
+    brokers, racks, settings, on_event, progress)."""
+    return backend_class(name)(**kwargs)
