@@ -22,7 +22,7 @@ def _events(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
 
 
-@pytest.mark.parametrize("proto", ["classic-cooperative",
+@pytest.mark.parametrize("proto", [pytest.param("classic-cooperative", marks=pytest.mark.nightly),
                                    pytest.param("consumer", marks=pytest.mark.nightly)])
 def test_autoscale_scales_out_and_in_and_passes(tmp_path, proto):
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", "autoscale", "--seed", "1", "--protocol", proto,

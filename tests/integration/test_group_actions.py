@@ -62,7 +62,7 @@ def events(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
 
 
-@pytest.mark.parametrize("proto", ["classic-cooperative", "consumer"])
+@pytest.mark.parametrize("proto", [pytest.param("classic-cooperative", marks=pytest.mark.nightly), "consumer"])
 def test_group_actions_on_a_real_cluster(tmp_path, proto):
     protocol = proto
     f = tmp_path / "actions.toml"
@@ -101,6 +101,7 @@ def test_group_actions_on_a_real_cluster(tmp_path, proto):
             assert (started["client_config"].get("session.timeout.ms") == "10000") == (m in rolled), started
 
 
+@pytest.mark.nightly  # ~105 s; the poll stall and the roll run in CI in test_group_actions_on_a_real_cluster
 def test_poll_stall_then_roll_example_and_replay(tmp_path):
     example = ROOT / "docs" / "examples" / "poll-stall-then-roll.toml"
     r = harness("run", str(example), "--seed", "1", "--quiet", "--runs-root", str(tmp_path))

@@ -13,7 +13,8 @@ import pytest
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("kind, scenario", [("process-after-revoke", "scale-out-in"), ("claim-extra", "member-kill")])
+@pytest.mark.parametrize("kind, scenario", [("process-after-revoke", "scale-out-in"),
+                                                pytest.param("claim-extra", "member-kill", marks=pytest.mark.nightly)])
 def test_misbehaving_member_fails_the_suite(kind, scenario, tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
                         "-k", f"test_scenario and {scenario}", "--protocol", "classic-cooperative",

@@ -16,6 +16,7 @@ from harness.runner import RunConfig, run_scenario
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.nightly  # ~100 s; shrinking itself is tested on the fake backend in CI
 def test_real_failing_schedule_shrinks(kafka_cluster, runs_root):
     cfg = RunConfig(scenario="scale-out-in", seed=4, protocol="classic-cooperative", runs_root=str(runs_root),
                     misbehave="process-after-revoke", kafka_version=kafka_cluster.requested_version)

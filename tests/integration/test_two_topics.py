@@ -34,6 +34,7 @@ def members_of(run_dir: Path) -> dict:
     return out
 
 
+@pytest.mark.nightly  # ~80 s; the same file runs in CI through the pytest plugin below
 def test_two_topics_run_pass_and_replay(tmp_path):
     r = harness("run", str(EXAMPLE), "--seed", "1", "--quiet", "--runs-root", str(tmp_path))
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
