@@ -85,7 +85,8 @@ class Run:
         """Set up, run the schedule, tear down, judge. Never leaves a process behind."""
         d = self.dir
         d.write_json("run.json", self.meta)
-        self.hist = HistoryWriter(d.history_dir / "harness.jsonl", source="harness", member=None)
+        self.hist = HistoryWriter(d.history_dir / "harness.jsonl", source="harness", member=None,
+                                  backend=getattr(self.shared_cluster, "backend", None) or self.cfg.backend)
         try:
             with ExitStack() as stack:
                 stack.callback(self._teardown)

@@ -155,6 +155,9 @@ def test_a_member_claiming_a_partition_it_was_not_given_fails_the_run(tmp_path, 
     assert RunDir.open(res.run_dir).verdicts()["exclusive_ownership"]["witnesses"]
     assert shared.call_names()[-1] == "heal"  # a shared cluster is healed, not stopped
     assert shared.up == {1, 2, 3}
+    header, evs = read_file(Path(res.run_dir) / "history" / "harness.jsonl")
+    run_start = next(e for e in evs if e["type"] == "run_start")
+    assert header["backend"] == run_start["backend"] == RunDir.open(res.run_dir).meta()["backend"] == "fake"
 
 
 def interrupt_the_pause(monkeypatch, exc):
