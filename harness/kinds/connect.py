@@ -113,6 +113,8 @@ class ConnectCluster:
             "connectors": [c for c, n in ((SOURCE, s["harness.source.tasks"]), (SINK, s["harness.sink.tasks"])) if int(n)],
             "tasks": {c: int(n) for c, n in ((SOURCE, s["harness.source.tasks"]), (SINK, s["harness.sink.tasks"]))
                       if int(n)},
+            "source_connectors": [SOURCE] if int(s["harness.source.tasks"]) else [],
+            "sink_connectors": [SINK] if int(s["harness.sink.tasks"]) else [],
             "source_topic": self.source_topic, "quiet_period_s": cfg.quiet_period_s,
             "zombie_tolerance_s": 2 * cfg.session_timeout_s}).to_dict()
 

@@ -45,7 +45,7 @@ def judge_connect(history: History, connect_settings: ConnectCheckSettings, sett
 
     from harness.invariants import integrity
     verdicts = check_connect(history, connect_settings)
-    if any(c.endswith("sink") for c in connect_settings.connectors):
+    if connect_settings.sink_connectors:
         try:
             verdicts["record_integrity"] = integrity.check(history, replace(settings, exactly_once=False))
         except Exception as e:  # a checker that fails decides nothing

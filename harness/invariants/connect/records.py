@@ -20,9 +20,9 @@ NAME = "connect_source_sequence"
 
 
 def check_source_sequence(history: History, settings: ConnectCheckSettings) -> Verdict:
-    if settings.tasks and not any(c.endswith("source") for c in settings.tasks):
-        return verdict(NAME, "skipped", "no source connector ran")
     reads = [e for _, e in history.control() if e.get("type") == "connect_read"]
+    if not reads and not settings.source_connectors:
+        return verdict(NAME, "skipped", "no source connector ran")
     if not reads:
         return verdict(NAME, "unknown", "the source topic was not read back (no connect_read event)")
     if not reads[-1].get("complete"):

@@ -41,8 +41,10 @@ class ConnectCheckSettings(SettingsDict):
     scheduled_delay_s: float = 300.0
     session_timeout_s: float = 10.0
     rebalance_timeout_s: float = 60.0
-    reassign_slack_s: float = 10.0
+    reassign_slack_s: float = 5.0
     connectors: tuple = ()
+    source_connectors: tuple = ()
+    sink_connectors: tuple = ()
     tasks: dict = field(default_factory=dict)  # connector -> tasks.max
     source_topic: str = ""
     quiet_period_s: float = 3.0
@@ -50,7 +52,8 @@ class ConnectCheckSettings(SettingsDict):
     balance_slack: int = 1
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "connectors", tuple(self.connectors))
+        for k in ("connectors", "source_connectors", "sink_connectors"):
+            object.__setattr__(self, k, tuple(getattr(self, k)))
 
 
 def unit_name(key: tuple) -> str:
