@@ -108,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated confluent-kafka versions; 'default' = the harness's own")
     n.add_argument("--protocols", default=",".join(PROTOCOLS),
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
-                        "streams for the Kafka Streams scenarios)")
+                        "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
+                        "Connect ones)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
     members_and_settings(n)
     common(n)
@@ -175,17 +176,18 @@ def _nightly(args, progress) -> int:
     from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     protocols = [p for p in args.protocols.split(",") if p]
-    bad = [p for p in protocols if p not in PROTOCOLS + STREAMS_PROTOCOLS]
+    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+    bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.errors import BadInput
-        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; "
-                       f"known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
+        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
     extra = member_options(args)
-    if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings",
+    if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
         from harness.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
-                       "the Streams protocols (classic, streams) out of --protocols")
+                       "the Streams and Connect protocols (classic, streams, sessioned, compatible, eager) out of "
+                       "--protocols")
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")

@@ -272,6 +272,16 @@ def _connect_rack_outage(rng, ctx):
             _stable()]
 
 
+def _connect_rolling_upgrade(rng, ctx):
+    """The workers start on an older connect-runtime (the scenario's initial_client) and are bounced one at a
+    time onto the brokers' version: a mixed-version Connect cluster on the way."""
+    out = [Action("sleep", {"s": 2.0})]
+    for slot in range(3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.5, 2.0), 2), "client_version": "brokers"}),
+                _stable()]
+    return out
+
+
 _CONNECT = dict(kind="connect", protocols=CONNECT_PROTOCOLS)
 PYTHON_BUILT_INS += [
     Scenario("connect-worker-kill", "Kafka Connect: SIGKILL a worker and keep it away past the scheduled delay; "
@@ -288,6 +298,8 @@ PYTHON_BUILT_INS += [
              "the scheduled delay.", _connect_leader_kill, **_CONNECT),
     Scenario("connect-broker-bounce", "Kafka Connect: restart one broker under the workers.",
              _connect_broker_bounce, **_CONNECT),
+    Scenario("connect-rolling-upgrade", "Kafka Connect: workers on connect-runtime 3.9.1 bounced one by one onto "
+             "the brokers' version.", _connect_rolling_upgrade, initial_client="3.9.1", **_CONNECT),
     Scenario("connect-rack-outage", "Kafka Connect: one rack (its brokers and workers) down, then back.",
              _connect_rack_outage, racks=True, **_CONNECT),
 ]

@@ -23,6 +23,8 @@ from harness.kinds.connect_settings import WORKER_KEYS, check_worker_version, co
 from harness.members import MemberSpec
 
 SOURCE, SINK = "harness-source", "harness-sink"
+#: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
+BROKERS = "brokers"
 STATUS_EVERY_S = 1.0
 
 
@@ -56,8 +58,9 @@ class ConnectCluster:
         """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
         brokers and speak the run's protocol."""
         import re
-        versions = {cfg.client_version or broker_version}
-        versions |= {a.params["client_version"] for a in schedule if a.params.get("client_version")}
+        versions = {cfg.client_version or sc.initial_client or broker_version}
+        versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
+                     for a in schedule if a.params.get("client_version")}
         for v in sorted(versions):
             if not re.fullmatch(r"\d+\.\d+\.\d+", v):
                 raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
@@ -80,7 +83,8 @@ class ConnectCluster:
         """Resolve connect-runtime and build the worker; returns what run.json records about them."""
         from harness.members.connect_member import check_version, connect_worker_command, version_for_brokers
         cfg = self.cfg
-        self.version = (check_version(cfg.client_version) if cfg.client_version
+        first = cfg.client_version or self.plan.scenario.initial_client
+        self.version = (check_version(first) if first
                         else version_for_brokers(self.plan.kafka_version, progress=self.run.say))
         self.command = connect_worker_command(self.version, progress=self.run.say)
         return {"kind": "connect", "client_version": self.version, "client_library": self.library,
@@ -156,6 +160,16 @@ class ConnectCluster:
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
                           misbehave=self.cfg.misbehave if self.cfg.misbehave == "zombie-task" else None)
+
+    def with_version(self, spec: MemberSpec, version: str) -> MemberSpec:
+        """The slot's spec with its worker on connect-runtime `version` (`brokers`: the brokers' own), its worker
+        properties kept: a rolling upgrade of the workers."""
+        from dataclasses import replace
+
+        from harness.members.connect_member import check_version, connect_worker_command, version_for_brokers
+        v = (version_for_brokers(self.plan.kafka_version, progress=self.run.say) if version == BROKERS
+             else check_version(version))
+        return replace(spec, command=(*connect_worker_command(v, progress=self.run.say), spec.command[-1]))
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topic the sink connector reads (its lag is over it)."""

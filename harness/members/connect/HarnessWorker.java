@@ -71,7 +71,8 @@ public final class HarnessWorker {
                         last = now;
                         HarnessHistory.event("connect_rebalance", "leader", leader, "epoch",
                                 epoch instanceof Number ? ((Number) epoch).longValue() : null,
-                                "rebalancing", rebalancing, "completed",
+                                "rebalancing", rebalancing instanceof Number ? ((Number) rebalancing).doubleValue() != 0
+                                        : rebalancing instanceof Boolean ? rebalancing : null, "completed",
                                 completed instanceof Number ? ((Number) completed).longValue() : null);
                     }
                 }
