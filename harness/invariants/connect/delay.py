@@ -14,7 +14,8 @@ previous assignment), so a new leader sees the lost units as unassigned and hand
 (connect-runtime's IncrementalCooperativeAssignor keeps `previousAssignment` in the leader's instance). `skipped` under the eager protocol (no delay: every
 rebalance reassigns everything) and without a departure holding units. Measurements: `departures` (per
 departure: `member`, `how`, `units`, `first_restart_s`, `last_restart_s` after it, `to_new_workers`,
-`deadline_s`, `leader`), `delay_s`, `unjudged`.
+`deadline_s`, `leader`, `staying_moved`: units that workers staying throughout gave up between the departure
+and the last restart), `delay_s`, `unjudged`.
 """
 from __future__ import annotations
 
@@ -62,7 +63,12 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                             "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
                             f"{nxt.member} {after:.2f}s after it left, later than {deadline - d.at:.1f}s "
                             f"(delay {delay:g}s)"})
-        out.append({"member": d.member, "how": d.how, "units": len(d.held),
+        # the units the workers that stayed gave up meanwhile (a returning worker should take its work back alone)
+        until = d.at + (max(restarts) if restarts else 0.0)
+        staying = [r for r in v.runs if r.clean and d.stop_at < r.end <= until and r.member != d.member
+                   and v.born.get(r.member, INF) < d.stop_at and r.member not in {x.member for x in v.departures
+                                                                                  if x.at <= until}]
+        out.append({"member": d.member, "how": d.how, "units": len(d.held), "staying_moved": len(staying),
                     "first_restart_s": secs(min(restarts)) if restarts else None,
                     "last_restart_s": secs(max(restarts)) if restarts else None,
                     "to_new_workers": bool(restarts) and new_only, "deadline_s": secs(deadline - d.at),
