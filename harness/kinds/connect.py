@@ -26,6 +26,8 @@ SOURCE, SINK = "harness-source", "harness-sink"
 #: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
 BROKERS = "brokers"
 STATUS_EVERY_S = 1.0
+#: how long a worker has to write `started` (its plugin scan, storage topics and herder first; slow on a busy host)
+START_WAIT_S = 90.0
 
 
 def _free_port() -> int:
@@ -145,6 +147,8 @@ class ConnectCluster:
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             "session.timeout.ms": int(cfg.session_timeout_s * 1000),
             "heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000),
+            # the connectors' ServiceLoader manifests, no scan of the class path (KIP-898; ignored before 3.6)
+            "plugin.discovery": "service_load",
             **{k: s[k] for k in WORKER_KEYS},
         }
         return {k: str(v) for k, v in conf.items()}
@@ -159,6 +163,7 @@ class ConnectCluster:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
+                          start_wait_s=START_WAIT_S,
                           misbehave=self.cfg.misbehave if self.cfg.misbehave == "zombie-task" else None)
 
     def with_version(self, spec: MemberSpec, version: str) -> MemberSpec:
@@ -170,6 +175,11 @@ class ConnectCluster:
         v = (version_for_brokers(self.plan.kafka_version, progress=self.run.say) if version == BROKERS
              else check_version(version))
         return replace(spec, command=(*connect_worker_command(v, progress=self.run.say), spec.command[-1]))
+
+    @property
+    def drains(self) -> bool:
+        """Whether anything consumes the workload's topic (the sink connector), so that the run waits for it."""
+        return bool(int(self.s["harness.sink.tasks"]))
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topic the sink connector reads (its lag is over it)."""

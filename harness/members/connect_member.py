@@ -109,6 +109,16 @@ def _stamp(java: str, classpath: str) -> str:
     return h.hexdigest()[:20]
 
 
+def _service_manifests(root: Path) -> Path:
+    """ServiceLoader manifests of the connectors (KIP-898), so that workers from 3.6 on find them with
+    `plugin.discovery=service_load` instead of scanning the whole class path by reflection (15 s on a busy host)."""
+    services = root / "META-INF" / "services"
+    services.mkdir(parents=True, exist_ok=True)
+    (services / "org.apache.kafka.connect.source.SourceConnector").write_text("HarnessSource\n")
+    (services / "org.apache.kafka.connect.sink.SinkConnector").write_text("HarnessSink\n")
+    return root
+
+
 def connect_worker_command(version: str, *, progress=_log.info) -> tuple[str, ...]:
     """The command that runs a Connect worker on connect-runtime `version` (x.y.z), compiled and cached; the
     worker properties file is its one argument."""
@@ -139,4 +149,5 @@ def connect_worker_command(version: str, *, progress=_log.info) -> tuple[str, ..
                 raise SetupError(f"compiling the Connect worker failed (see {log})")
             _jar(classes, jar, MAIN_CLASS)
             stamp.write_text(want + "\n")
-    return (java, *JVM_OPTS, "-cp", f"{jar}:{classpath}", MAIN_CLASS)
+        services = _service_manifests(base / "services")
+    return (java, *JVM_OPTS, "-cp", f"{jar}:{services}:{classpath}", MAIN_CLASS)

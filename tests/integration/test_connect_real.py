@@ -51,8 +51,10 @@ def test_a_run_judged_with_another_delay_fails(run_scenario):
 
 def test_a_task_producing_after_it_was_stopped_fails(run_scenario):
     """Every source task, when stopped, goes on writing batches for 10 s (`zombie-task`): two workers joining
-    make the others give tasks up, which start on the new workers while the old ones still produce."""
-    r = run_scenario("connect-join-back-to-back", protocol="sessioned", misbehave="zombie-task")
+    make the others give tasks up, which start on the new workers while the old ones still produce. Source tasks
+    only (no sink connector), so that the tasks given up are source tasks."""
+    r = run_scenario("connect-join-back-to-back", protocol="sessioned", misbehave="zombie-task",
+                     connect_settings=(("harness.sink.tasks", 0), ("harness.source.tasks", 6)))
     v = r.verdicts["connect_task_exclusive"]
     assert r.status == "fail" and v.status == "invalid", v.message
     assert any("at once" in w["why"] for w in v.witnesses), v.witnesses

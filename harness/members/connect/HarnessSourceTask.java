@@ -25,6 +25,7 @@ public class HarnessSourceTask extends SourceTask {
     private long next;
     private volatile long acked = -1;
     private Map<String, Object> partition;
+    private boolean stopping;  // under the task's lock: no batch is handed out once it said it stopped
 
     @Override
     public String version() {
@@ -49,7 +50,9 @@ public class HarnessSourceTask extends SourceTask {
     @Override
     public List<SourceRecord> poll() throws InterruptedException {
         Thread.sleep(intervalMs);
-        return produce();
+        synchronized (this) {
+            return stopping ? null : produce();
+        }
     }
 
     private synchronized List<SourceRecord> produce() {
@@ -80,7 +83,8 @@ public class HarnessSourceTask extends SourceTask {
     }
 
     @Override
-    public void stop() {
+    public synchronized void stop() {
+        stopping = true;
         if ("zombie-task".equals(HarnessHistory.MISBEHAVE)) {
             Thread t = new Thread(() -> {
                 long end = System.nanoTime() + 10_000_000_000L;
