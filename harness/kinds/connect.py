@@ -147,6 +147,10 @@ class ConnectCluster:
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             "session.timeout.ms": int(cfg.session_timeout_s * 1000),
             "heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000),
+            # the sink tasks' consumers: a killed worker's sink partitions move after the run's session timeout,
+            # not the consumer's default 45 s
+            "consumer.session.timeout.ms": int(cfg.session_timeout_s * 1000),
+            "consumer.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000),
             # the connectors' ServiceLoader manifests, no scan of the class path (KIP-898; ignored before 3.6)
             "plugin.discovery": "service_load",
             **{k: s[k] for k in WORKER_KEYS},
