@@ -21,7 +21,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from harness.plan import COMMIT_MODES
-    from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -72,9 +72,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
-    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS,
+    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
-                        "scenarios: classic, or streams for KIP-1071's broker-side protocol)")
+                        "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
+                        "connect.protocol sessioned (default), compatible or eager)")
     r.add_argument("--kafka-version", default="latest",
                    help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
     r.add_argument("--client-version", default=None,
@@ -84,14 +85,20 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     backend(r, "local")
     r.add_argument("--misbehave", default=None,
-                   choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos"],
+                   choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos", "zombie-task",
+                            "wrong-delay"],
                    help="make one member break the rules on purpose (a self-test of the checkers); "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
                         "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
-                        "while the run is judged as exactly_once_v2")
+                        "while the run is judged as exactly_once_v2; zombie-task (connect-*): a source task goes on "
+                        "producing after it was stopped; wrong-delay (connect-*): the run is judged with another "
+                        "scheduled.rebalance.max.delay.ms than the workers ran")
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
                         "(repeatable; docs/streams.md lists them)")
+    r.add_argument("--connect-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
+                        "(repeatable; docs/connect.md lists them)")
     members_and_settings(r)
     common(r)
 
@@ -110,7 +117,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated confluent-kafka versions; 'default' = the harness's own")
     n.add_argument("--protocols", default=",".join(PROTOCOLS),
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
-                        "streams for the Kafka Streams scenarios)")
+                        "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
+                        "Connect ones)")
     backend(n, "local")
     n.add_argument("--shard", default=None, metavar="K/N",
                    help="run only shard K of N of the night: its draws numbered K-1 modulo N. N machines each "
@@ -181,7 +189,7 @@ def _draw_timeline(run_dir) -> None:
 
 def _nightly(args, progress) -> int:
     from harness.nightly import nightly, parse_budget, parse_shard
-    from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
@@ -194,17 +202,18 @@ def _nightly(args, progress) -> int:
     from harness.cluster.backends import preflight
     preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
-    bad = [p for p in protocols if p not in PROTOCOLS + STREAMS_PROTOCOLS]
+    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+    bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.errors import BadInput
-        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; "
-                       f"known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
+        raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
     extra = member_options(args)
-    if extra and set(protocols) & {"classic", "streams"} and set(extra) - {"broker_settings", "group_settings",
+    if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
         from harness.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
-                       "the Streams protocols (classic, streams) out of --protocols")
+                       "the Streams and Connect protocols (classic, streams, sessioned, compatible, eager) out of "
+                       "--protocols")
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
@@ -288,14 +297,14 @@ def member_options(args) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
-def _key_values(items: list[str]) -> tuple[tuple[str, object], ...]:
+def _key_values(items: list[str], flag: str = "--streams-set") -> tuple[tuple[str, object], ...]:
     """KEY=VALUE pairs, values read as JSON where they parse (numbers, true/false), else as text."""
     from harness.errors import BadInput
     out = []
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key:
-            raise BadInput(f"--streams-set wants KEY=VALUE, got {item!r}")
+            raise BadInput(f"{flag} wants KEY=VALUE, got {item!r}")
         try:
             out.append((key, json.loads(value)))
         except json.JSONDecodeError:
@@ -345,7 +354,9 @@ def _dispatch(args) -> int:
                                      kafka_version=args.kafka_version, client_version=args.client_version,
                                      runs_root=args.runs_root, brokers=args.brokers, misbehave=args.misbehave,
                                      **({"backend": args.backend} if args.backend else {}),
-                                     streams_settings=_key_values(args.streams_set), **member_options(args))
+                                     streams_settings=_key_values(args.streams_set),
+                                     connect_settings=_key_values(args.connect_set, "--connect-set"),
+                                     **member_options(args))
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:

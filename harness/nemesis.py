@@ -104,7 +104,9 @@ class Nemesis(GroupActions):
         if old is None:
             return {"skipped": f"slot {slot} has no live member"}
         self.respec(slot, client_settings, static)  # a settings change rolled through the group
-        if client_version:  # a rolling client upgrade: the member comes back on another library version
+        if client_version and hasattr(self.kind, "with_version"):  # a kind that runs its own library (Connect)
+            self.specs[slot] = self.kind.with_version(self.specs[slot], client_version)
+        elif client_version:  # a rolling client upgrade: the member comes back on another library version
             _, path = clients.client_path(client_version, progress=self.say)
             self.specs[slot] = replace(self.specs[slot], client_path=path)
         if protocol:  # an online group protocol migration, one member at a time

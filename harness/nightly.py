@@ -120,8 +120,9 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
         allowed = [p for p in protocols if p in sc.protocols
                    and (p not in ("consumer", "streams") or not kv.startswith(("3", "latest-3")))]
         if allowed:
-            # client versions are confluent-kafka's; a Streams run takes the brokers' kafka-streams
-            cv = None if sc.kind == "streams" else rng.choice(client_versions)
+            # client versions are confluent-kafka's; a Streams (Connect) run takes the brokers' kafka-streams
+            # (connect-runtime)
+            cv = None if sc.kind in ("streams", "connect") else rng.choice(client_versions)
             return sc, rng.choice(allowed), kv, cv, rng.randrange(1 << 31)
 
 

@@ -69,6 +69,10 @@ class HistoryTail:
         return out
 
 
+#: Connect events that start or end a connector's or a task's run on a worker
+CONNECT_RUNS = ("connect_task_started", "connect_task_stopped", "connect_connector_started", "connect_connector_stopped")
+
+
 class Observer:
     """Live views of a run's history directory; call `poll()` to take in what was written since."""
 
@@ -81,6 +85,7 @@ class Observer:
         self._acked: dict[tuple[str, int], set[int]] = {}
         self._processed: dict[tuple[str, int], set[int]] = {}
         self.streams: dict[str, dict] = {}
+        self.connect: dict[str, dict] = {}  # Connect workers: the connectors and tasks each runs, by their events
         self.events_read = 0
 
     def poll(self) -> int:
@@ -120,6 +125,9 @@ class Observer:
         elif t == "member_exit":
             self.owned.pop(e["member"], None)
             self.streams.pop(e["member"], None)
+            self.connect.pop(e["member"], None)
+        elif t in CONNECT_RUNS:
+            self._fold_connect(e, t)
         if e.get("source") == "member" or t in ("tasks", "stream_state", "task_active", "task_active_end"):
             self._fold_streams(e, t)
 
@@ -136,6 +144,14 @@ class Observer:
             v["running"].add(e["task"])
         else:
             v["running"].discard(e["task"])
+
+    def _fold_connect(self, e: dict, t: str) -> None:
+        v = self.connect.setdefault(e.get("member"), {"connectors": set(), "tasks": set()})
+        if t.startswith("connect_task_"):
+            what, key = v["tasks"], (e.get("connector"), e.get("task"))
+        else:
+            what, key = v["connectors"], e.get("connector")
+        (what.add if t.endswith("_started") else what.discard)(key)
 
     # -- views
     def ownership(self) -> dict[str, set[tuple[str, int]]]:

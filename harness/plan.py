@@ -20,6 +20,8 @@ from harness.errors import BadInput
 from harness.kinds import kind_of
 from harness.kinds.consumer import GROUP_CONFIGS_SINCE
 from harness.rundir import SCHEDULE_JSON, RunDir
+from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
+from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra")
@@ -79,6 +81,7 @@ class RunConfig:
     group_settings: Settings = ()  # GROUP config resources set through the Admin API before the first member
     schedule: tuple[dict, ...] | None = None  # replay: run exactly this schedule
     streams_settings: tuple[tuple[str, object], ...] = ()  # Streams runs: settings over the scenario's
+    connect_settings: tuple[tuple[str, object], ...] = ()  # Connect runs: settings over the scenario's
     scenario_file: str | None = None  # a scenario file's path (then `scenario` is the name the file gives)
     scenario_text: str | None = None  # and its text, as read when the run was asked for (replay reads this)
     topics: tuple[tuple[str, int], ...] = ()  # named topics (name, partitions); none: one topic of `partitions`
@@ -122,12 +125,14 @@ class RunConfig:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""
         sc = (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
               else scenarios.get(self.scenario))
-        if self.protocol not in PROTOCOLS + STREAMS_PROTOCOLS:
-            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(PROTOCOLS + STREAMS_PROTOCOLS)}")
+        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+        if self.protocol not in known:
+            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, *(STREAMS_MISBEHAVIOURS if sc.kind == "streams" else MISBEHAVIOURS)):
+        if self.misbehave not in (None, *{"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS}.get(
+                sc.kind, MISBEHAVIOURS)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
@@ -248,6 +253,8 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
                            f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
     _check_versions(cfg, sc, version, schedule)
+    if hasattr(kind_of(sc), "check_versions"):
+        kind_of(sc).check_versions(cfg, sc, version, schedule)
     for i, a in enumerate(schedule):
         if a.kind in GROUP_ONLY_ACTIONS and sc.kind != "consumer":
             raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
@@ -315,6 +322,7 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     if cfg.get("member_command"):
         cfg["member_command"] = tuple(cfg["member_command"])
     cfg["streams_settings"] = tuple(tuple(kv) for kv in cfg.get("streams_settings") or ())
+    cfg["connect_settings"] = tuple(tuple(kv) for kv in cfg.get("connect_settings") or ())
     cfg["slot_commands"] = tuple((int(s), tuple(c)) for s, c in cfg.get("slot_commands") or ())
     cfg["slot_subscriptions"] = tuple((int(s), tuple(e)) for s, e in cfg.get("slot_subscriptions") or ())
     cfg["topics"] = tuple((n, int(p)) for n, p in cfg.get("topics") or ())

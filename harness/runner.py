@@ -131,7 +131,8 @@ class Run:
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
                    backend=self.meta["backend"],
                    settings=self.meta["check_settings"], **cfg.user_settings(),
-                   **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}))
+                   **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
+                   **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}))
         self.kind.create_topics()
         set_group_configs(self, dict(cfg.group_settings))
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,

@@ -15,6 +15,8 @@ from typing import Callable
 PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 #: group protocols of Kafka Streams members: the classic one, and KIP-1071's broker-side `streams`
 STREAMS_PROTOCOLS = ("classic", "streams")
+#: group protocols of Kafka Connect workers: connect.protocol (KIP-415 compatible, KIP-507 sessioned)
+CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,9 @@ class Scenario:
     protocols: tuple[str, ...] = PROTOCOLS
     check_overrides: Callable[[ScenarioContext, list[Action]], dict] = lambda ctx, sched: {}
     smoke: bool = False
-    kind: str = "consumer"  # "consumer" (consumer-group members) or "streams" (Kafka Streams members)
+    kind: str = "consumer"  # "consumer" (consumer-group members), "streams" (Kafka Streams), "connect" (workers)
     streams: dict = field(default_factory=dict)  # Streams settings of the scenario (over STREAMS_DEFAULTS)
+    connect: dict = field(default_factory=dict)  # Connect settings of the scenario (over CONNECT_DEFAULTS)
     max_members: int | None = None  # the most members the schedule ever runs (default: members)
     processing_ms: float = 0.0  # simulated work per record of its runs, unless the run says otherwise
 

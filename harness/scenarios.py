@@ -15,10 +15,10 @@ from pathlib import Path
 
 from harness import scenario_file
 from harness.errors import BadInput
-from harness.scenario_model import (PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext,
+from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext,
                                     pause_tolerance, schedule)
 
-__all__ = ["PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
+__all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "pause_tolerance", "schedule", "builtin_files"]
 
 
@@ -217,3 +217,90 @@ def get(name: str) -> Scenario:
     except KeyError:
         raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)} (or a scenario file, "
                        "docs/scenarios.md)") from None
+
+
+# -- Kafka Connect scenarios (the runner with harness/kinds/connect.py; docs/connect.md)
+def _connect_worker_kill(rng, ctx):
+    """A worker killed and kept away past scheduled.rebalance.max.delay.ms: its connectors and tasks wait the
+    delay, then move to the others; a replacement joins afterwards. Not the oldest worker (slot 0), which
+    leads the group: a new leader does not know the delay (connect-leader-kill)."""
+    slot = rng.choice([1, 2])
+    return [Action("sleep", {"s": round(rng.uniform(2, 4), 2)}), Action("kill_member", {"slot": slot}), _stable(),
+            Action("replace_member", {"slot": slot}), _stable()]
+
+
+def _connect_worker_kill_short(rng, ctx):
+    """A worker killed and back before the scheduled delay ends: the returning worker takes its work back. Not
+    the oldest worker (the leader, whose work moves at once: connect-leader-kill)."""
+    return [Action("sleep", {"s": round(rng.uniform(2, 4), 2)}),
+            Action("kill_member", {"slot": rng.choice([1, 2]), "replace_after_s": round(rng.uniform(0.5, 2.0), 2)}),
+            _stable()]
+
+
+def _connect_scale_out_in(rng, ctx):
+    return [Action("sleep", {"s": 2.0}), Action("scale_out", {}), _stable(), Action("scale_out", {}), _stable(),
+            Action("scale_in", {"pick": "newest"}), _stable(), Action("scale_in", {"pick": "newest"}), _stable()]
+
+
+def _connect_rolling_bounce(rng, ctx):
+    out = [Action("sleep", {"s": 2.0})]
+    for slot in rng.sample(range(3), 3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.5, 2.0), 2)}), _stable()]
+    return out
+
+
+def _connect_join_back_to_back(rng, ctx):
+    """Two workers join one right after the other: the second joins while the first one's rebalance runs."""
+    return [Action("sleep", {"s": 2.0}), Action("scale_out", {}), Action("scale_out", {}), _stable()]
+
+
+def _connect_leader_kill(rng, ctx):
+    """SIGKILL the oldest worker (the group's leader unless a rebalance made another one leader), replace it
+    later than the delay."""
+    return [Action("sleep", {"s": 2.0}), Action("kill_member", {"slot": 0}), _stable(),
+            Action("replace_member", {"slot": 0}), _stable()]
+
+
+def _connect_broker_bounce(rng, ctx):
+    return [Action("sleep", {"s": 2.0}),
+            Action("broker_bounce", {"broker": rng.randint(1, ctx.brokers), "down_s": round(rng.uniform(1, 3), 2)}),
+            _stable()]
+
+
+def _connect_rack_outage(rng, ctx):
+    return [Action("sleep", {"s": 2.0}),
+            Action("rack_outage", {"rack": f"r{rng.randrange(ctx.racks)}", "down_s": round(rng.uniform(3, 6), 2)}),
+            _stable()]
+
+
+def _connect_rolling_upgrade(rng, ctx):
+    """The workers start on an older connect-runtime (the scenario's initial_client) and are bounced one at a
+    time onto the brokers' version: a mixed-version Connect cluster on the way."""
+    out = [Action("sleep", {"s": 2.0})]
+    for slot in range(3):
+        out += [Action("bounce", {"slot": slot, "down_s": round(rng.uniform(0.5, 2.0), 2), "client_version": "brokers"}),
+                _stable()]
+    return out
+
+
+_CONNECT = dict(kind="connect", protocols=CONNECT_PROTOCOLS)
+PYTHON_BUILT_INS += [
+    Scenario("connect-worker-kill", "Kafka Connect: SIGKILL a worker and keep it away past the scheduled delay; "
+             "its work moves after the delay, not before.", _connect_worker_kill, smoke=True, **_CONNECT),
+    Scenario("connect-worker-kill-short", "Kafka Connect: SIGKILL a worker and start it again within the "
+             "scheduled delay; the returning worker takes its work back.", _connect_worker_kill_short, **_CONNECT),
+    Scenario("connect-scale-out-in", "Kafka Connect: add two workers one at a time, then remove them.",
+             _connect_scale_out_in, max_members=5, **_CONNECT),
+    Scenario("connect-rolling-bounce", "Kafka Connect: graceful rolling bounce of every worker.",
+             _connect_rolling_bounce, **_CONNECT),
+    Scenario("connect-join-back-to-back", "Kafka Connect: two workers join one right after the other.",
+             _connect_join_back_to_back, max_members=5, **_CONNECT),
+    Scenario("connect-leader-kill", "Kafka Connect: SIGKILL the oldest worker (the leader), replace it after "
+             "the scheduled delay.", _connect_leader_kill, **_CONNECT),
+    Scenario("connect-broker-bounce", "Kafka Connect: restart one broker under the workers.",
+             _connect_broker_bounce, **_CONNECT),
+    Scenario("connect-rolling-upgrade", "Kafka Connect: workers on connect-runtime 3.9.1 bounced one by one onto "
+             "the brokers' version.", _connect_rolling_upgrade, initial_client="3.9.1", **_CONNECT),
+    Scenario("connect-rack-outage", "Kafka Connect: one rack (its brokers and workers) down, then back.",
+             _connect_rack_outage, racks=True, **_CONNECT),
+]

@@ -19,7 +19,7 @@ from harness.analytics import meta as _meta
 TABLES = ("runs", "rebalances", "violations", "partition_downtime")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
 KEEP_TYPES = (*OWNERSHIP, "run_start", "run_end", "header")
-GROUP = ("scenario", "kafka_version", "client_version", "protocol")
+GROUP = ("kind", "scenario", "kafka_version", "client_version", "protocol")
 FLAKY_KEY = ("scenario", "protocol", "kafka_version", "client_version", "seed", "schedule_hash")
 
 

@@ -39,6 +39,7 @@ RUNS = StructType([
     StructField("unknown", IntegerType()),
     StructField("verdict_signature", StringType()),
     StructField("history_files", IntegerType()),
+    StructField("kind", StringType()),  # consumer, streams, connect: what kind of members the run drove
 ])
 
 REBALANCES = StructType([

@@ -16,6 +16,7 @@ from harness.history import History
 from harness.invariants import commits, convergence, coverage, exclusive, integrity, migrations, static, timeline
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
+from harness.invariants.connect import ConnectCheckSettings, judge_connect
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
 
 __all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all", "judge",
@@ -56,10 +57,10 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
     start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
     settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
     kind = start.get("kind")
-    if kind not in ("consumer", "streams"):  # older runs wrote no kind; Streams ones merged both settings
+    if kind not in ("consumer", "streams", "connect"):  # older runs wrote no kind; Streams ones merged both settings
         kind = "streams" if STREAMS_ONLY_KEYS & set(settings) else "consumer"
     check = CheckSettings.from_dict(settings)
-    if kind == "consumer":
+    if kind in ("consumer", "connect"):
         return kind, check, None
     streams = start.get("streams_settings")
     return kind, check, StreamsCheckSettings.from_dict(streams if isinstance(streams, dict) else settings)
@@ -71,6 +72,9 @@ def judge(history: History) -> dict[str, Verdict]:
     Streams run: the Streams checkers with its StreamsCheckSettings, then `record_integrity` of the input
     topic. The shared views are built once per judgment."""
     kind, check, streams = run_settings(history)
+    if kind == "connect":
+        start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+        return judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
     if kind == "streams":
         return judge_streams(history, streams, check)
     return check_all(history, check)

@@ -6,10 +6,11 @@ A new kind of member (Connect workers, share groups) is a new module here with t
 """
 from __future__ import annotations
 
+from harness.kinds.connect import ConnectCluster
 from harness.kinds.consumer import ConsumerGroup
 from harness.kinds.streams import StreamsApp
 
-KINDS = {"consumer": ConsumerGroup, "streams": StreamsApp}
+KINDS = {"consumer": ConsumerGroup, "streams": StreamsApp, "connect": ConnectCluster}
 
 
 def kind_of(scenario):

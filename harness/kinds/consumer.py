@@ -24,6 +24,8 @@ class ConsumerGroup:
     def check_config(cfg, sc) -> None:
         if cfg.streams_settings:
             raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
+        if cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
         if cfg.member == "java" and cfg.member_command is None:
             for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
                                                                    if cfg.slot_command(n) is None)]:

@@ -30,6 +30,8 @@ class StreamsApp:
 
     @staticmethod
     def check_config(cfg, sc) -> None:
+        if cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --connect-set does not apply")
         if cfg.client_settings:
             raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --client-set does not apply "
                            "(use --streams-set)")

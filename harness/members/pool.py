@@ -31,6 +31,7 @@ class MemberSpec:
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
     commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
     processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
+    start_wait_s: float | None = None  # how long it has to write `started` (None: START_WAIT_S)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -108,7 +109,7 @@ class MemberPool:
                       misbehave=spec.misbehave)
         m = MemberProcess(member_id, spec, proc, history)
         self.members[member_id] = m
-        self._wait_started(m, wait_s)
+        self._wait_started(m, spec.start_wait_s or wait_s)
         return m
 
     def _protocol_config(self, protocol: str) -> dict:

@@ -83,7 +83,7 @@ def log_files(run_dir: Path, meta: dict) -> list[tuple[str, Path]]:
 
 def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     """Render the run's ownership timeline to RUN_DIR/timeline.svg (None when there is no history)."""
-    from harness.report.timeline import render_svg, tasks_as_ownership
+    from harness.report.timeline import connect_tasks_as_ownership, render_svg, tasks_as_ownership
     if not (run_dir / HISTORY).is_dir():
         return None
     d = RunDir(run_dir)
@@ -91,8 +91,12 @@ def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     history = d.history()
     if meta.get("kind") == "streams":  # one row per task: task 0_p runs on input partition p
         history = tasks_as_ownership(history, meta.get("topic", ""))
-    svg = render_svg(history, verdicts, topic=meta.get("topic", ""),
-                     topics=(meta.get("check_settings") or {}).get("topics") or ())
+    topics = (meta.get("check_settings") or {}).get("topics") or ()
+    if meta.get("kind") == "connect":  # one row per task of each connector
+        history = connect_tasks_as_ownership(history)
+        tasks = (meta.get("connect_check_settings") or {}).get("tasks") or {}
+        topics = [[c, int(n)] for c, n in tasks.items()]
+    svg = render_svg(history, verdicts, topic=meta.get("topic", ""), topics=topics)
     out = d.timeline_path
     out.write_text(svg)
     return out

@@ -79,6 +79,20 @@ def tasks_as_ownership(history: History, topic: str) -> History:
     return History(events=out, headers=history.headers)
 
 
+def connect_tasks_as_ownership(history: History) -> History:
+    """A Kafka Connect run's task runs as ownership, to draw a row per task: each connector is drawn as a topic
+    whose partition n is its task n, `connect_task_started` .. `connect_task_stopped` an assignment of it."""
+    out = []
+    for e in history.events:
+        if e["type"] in ("connect_task_started", "connect_task_stopped"):
+            e = {**e, "type": "assigned" if e["type"] == "connect_task_started" else "revoked",
+                 "partitions": [[e.get("connector"), int(e.get("task") or 0)]]}
+        elif e["type"] in ("processed", "committed", "assigned", "revoked", "lost"):
+            continue  # the sink's records are not the rows drawn
+        out.append(e)
+    return History(events=out, headers=history.headers)
+
+
 def _label(tl, p: int) -> str:
     """A partition's row label: the number alone with one topic; with several, `orders-3` of `t-<run id>-orders`
     (the topics' common prefix left out)."""

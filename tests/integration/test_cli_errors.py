@@ -228,3 +228,15 @@ def test_missing_scenario_file(tmp_path):
     one_line_error(run(["run", str(tmp_path / "nope.toml"), "--runs-root", str(tmp_path / "runs")], timeout=60),
                    "nope.toml", "cannot read the scenario file")
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--protocol", "cooperative-ish"], ["invalid choice", "cooperative-ish"]),
+    (["--connect-set", "scheduled.rebalance.max.delay.ms=-1"], ["scheduled.rebalance.max.delay.ms", "at least 0"]),
+    (["--client-version", "2.0.1"], ["connect-runtime 2.0.1 cannot join Kafka", "KIP-896"]),
+], ids=["unknown-protocol", "negative-delay", "worker-too-old"])
+def test_bad_connect_settings(tmp_path, args, needles):
+    """Kafka Connect runs: an unknown connect.protocol, a scheduled delay below zero, a worker version that cannot
+    join the brokers: one line, exit 2, no run directory."""
+    one_line_error(run(["run", "connect-worker-kill", "--runs-root", str(tmp_path), *args]), *needles)
+    assert not list(tmp_path.iterdir())

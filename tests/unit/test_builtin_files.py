@@ -17,7 +17,8 @@ CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4
 SEEDS = range(40)
 FILES = {f.name.removesuffix(".toml"): f for f in scenarios.builtin_files()}
 PYTHON_ONLY = {"random-mix", "streams-scale-out", "streams-scale-in", "streams-static-bounce", "streams-rack-outage",
-               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale"}
+               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale"} | {
+    n for n in SCENARIOS if n.startswith("connect-")}  # the file format describes consumer-group members only
 
 
 def sched(name, seed, ctx=CTX):
@@ -47,7 +48,7 @@ def test_each_file_validates_names_itself_and_builds_for_many_seeds(name):
 
 def test_scenario_level_fields_kept():
     smoke = {n for n, s in SCENARIOS.items() if s.smoke}
-    assert smoke == {"scale-out-in", "member-kill", "network-blackhole", "streams-scale-out"}
+    assert smoke == {"scale-out-in", "member-kill", "network-blackhole", "streams-scale-out", "connect-worker-kill"}
     assert SCENARIOS["scale-out-in"].members == 1
     assert SCENARIOS["static-bounce"].static and SCENARIOS["rack-outage"].racks
     assert SCENARIOS["broker-upgrade"].initial_kafka == "latest-3"

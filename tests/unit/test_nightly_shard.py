@@ -76,7 +76,7 @@ def test_n_sharded_nights_run_exactly_the_unsharded_nights_runs(tmp_path, monkey
 
     whole, whole_ran = night((1, 1))
     parts = [night((k, 3)) for k in (1, 2, 3)]
-    assert len(whole_ran) == 24 and sorted(r for _, ran in parts for r in ran) == sorted(whole_ran)
+    assert len(whole_ran) == 24 and sorted((r for _, ran in parts for r in ran), key=repr) == sorted(whole_ran, key=repr)
     assert [len(ran) for _, ran in parts] == [8, 8, 8]
     assert [r.index for r in parts[1][0].runs] == list(range(1, 24, 3))
     assert parts[2][0].out_dir.name.endswith("-shard3of3") and {r[-1] for r in whole_ran} == {"docker"}

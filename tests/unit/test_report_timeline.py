@@ -140,3 +140,25 @@ def test_a_run_of_two_topics_draws_a_row_per_partition_of_each_and_marks_a_witne
     circle = mark.find(NS + "circle")
     rows = [float(t.get("y")) for t in root.iter(f"{NS}text") if (t.text or "").startswith("partition ")]
     assert circle is not None and abs(float(circle.get("cy")) - rows[2]) < 10, (circle.get("cy"), rows)
+
+
+def test_connect_runs_are_drawn_a_row_per_task():
+    """A Connect run: each connector is drawn as a topic whose partition n is its task n; a task's run on a worker
+    (connect_task_started .. connect_task_stopped) is drawn in that worker's colour."""
+    from harness.report.timeline import connect_tasks_as_ownership
+
+    def task(type_, m, t, c, n):
+        return ev(type_, t, "member", member=m, connector=c, task=n, worker=m, kind="source")
+    events = [run_start(0.0), ev("member_start", 1.0, "harness", member="m1", pid=1, instance_id=None, rack=None),
+              ev("member_start", 1.0, "harness", member="m2", pid=2, instance_id=None, rack=None),
+              task("connect_task_started", "m1", 2.0, "harness-source", 0),
+              task("connect_task_started", "m2", 2.0, "harness-source", 1),
+              task("connect_task_stopped", "m2", 8.0, "harness-source", 1),
+              task("connect_task_started", "m1", 9.0, "harness-source", 1),
+              task("connect_task_started", "m2", 2.0, "harness-sink", 0), run_end(12.0)]
+    h = connect_tasks_as_ownership(history(events))
+    assert [e["partitions"] for e in h.events if e["type"] == "assigned"] == [
+        [["harness-source", 0]], [["harness-source", 1]], [["harness-sink", 0]], [["harness-source", 1]]]
+    svg = render_svg(h, {}, topic="t", topics=[["harness-source", 2], ["harness-sink", 1]])
+    labels = [t.text for t in ET.fromstring(svg).iter(NS + "text")]
+    assert {"partition source-0", "partition source-1", "partition sink-0"} <= set(labels), labels

@@ -250,3 +250,15 @@ def test_a_fake_member_paused_past_its_session_loses_its_partitions(tmp_path, sh
         pool.stop_all()
     events = read_file(hist_dir / "member-m1.jsonl")[1]
     assert [e["type"] for e in events if e["type"] in ("lost", "stopped")] == ["lost", "stopped"]
+
+
+def test_the_observer_follows_connect_task_runs(tmp_path):
+    """The Connect kind's "stable" reads the observer's view of which worker runs which connector and task."""
+    with HistoryWriter(tmp_path / "member-m1.jsonl", source="member", member="m1") as w:
+        w.event("connect_connector_started", connector="c", worker="m1")
+        w.event("connect_task_started", connector="c", task=0, worker="m1", kind="source")
+        w.event("connect_task_started", connector="c", task=1, worker="m1", kind="source")
+        w.event("connect_task_stopped", connector="c", task=1, worker="m1", kind="source")
+    obs = Observer(tmp_path, "t")
+    obs.poll()
+    assert obs.connect == {"m1": {"connectors": {"c"}, "tasks": {("c", 0)}}}

@@ -70,6 +70,8 @@ def test_nightly_picks_streams_scenarios_only_for_streams_protocols():
         assert sc.kind == "streams" and protocol in sc.protocols and cv is None
         sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["classic-cooperative"])
         assert sc.kind == "consumer" and cv == "2.12.2"
+        sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["sessioned", "eager"])
+        assert sc.kind == "connect" and protocol in sc.protocols and cv is None
 
 
 def test_the_random_mix_draws_the_group_actions_too():
@@ -89,3 +91,29 @@ def test_the_random_mix_draws_the_group_actions_too():
             "pause_member", "broker_bounce"} <= set(seen)
     assert seen["group_config"]["if_supported"] is True
     assert seen["poll_stall"]["if_supported"] is True and 3.0 <= seen["poll_stall"]["duration_s"] <= 12.0
+
+
+def test_connect_settings_are_checked_before_anything_starts():
+    """Bad Connect settings are one BadInput line (the CLI exits 2): an unknown key, a delay below zero, an unknown
+    or consumer-group protocol, a consumer-group option."""
+    from harness.plan import RunConfig
+    cases = [({"connect_settings": (("scheduled.rebalance.max.delay.ms", -1),)}, "at least 0"),
+             ({"connect_settings": (("no.such.key", 1),)}, "unknown Connect setting"),
+             ({"protocol": "classic-eager"}, "does not run with protocol"),
+             ({"protocol": "bogus"}, "unknown protocol"),
+             ({"client_settings": (("fetch.min.bytes", "1"),)}, "--client-set"),
+             ({"misbehave": "claim-extra"}, "unknown misbehaviour")]
+    for given, says in cases:
+        with pytest.raises(BadInput, match=says):
+            RunConfig.for_scenario("connect-worker-kill", seed=1, **given).validate()
+    assert RunConfig.for_scenario("connect-worker-kill", seed=1).protocol == "sessioned"
+
+
+def test_connect_worker_versions_are_checked_against_the_brokers():
+    from harness.kinds.connect_settings import check_worker_version
+    with pytest.raises(BadInput, match="cannot join Kafka 4.3.1 brokers"):
+        check_worker_version("2.0.1", "4.3.1", "sessioned")
+    with pytest.raises(BadInput, match="connect.protocol=sessioned needs connect-runtime 2.4"):
+        check_worker_version("2.3.1", "3.9.1", "sessioned")
+    check_worker_version("2.0.1", "3.9.1", "eager")
+    check_worker_version("3.9.1", "4.3.1", "compatible")

@@ -1,0 +1,60 @@
+"""9d. `connect_source_sequence`: the source tasks' records, read back from the source topic after the run
+(`connect_record` events, then `connect_read`): per task, no sequence number is missing from 0 to the highest
+one written, and none is written twice unless a run of that task ended without a clean stop (its worker
+killed or crashed, or the task never said it stopped) before the duplicate's later copy: at-least-once allows
+a task that died to redo what it had not committed. `unknown` when the read did not reach the topic's end,
+or no source record was read. Measurements: `records`, `tasks`, `missing`, `duplicated`, `duplicated_allowed`.
+
+(The sink direction is `record_integrity` over the run's topic: every record the workload had acknowledged
+was delivered to a sink task, a `processed` event.)
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from harness.history import History
+from harness.invariants.connect.view import ConnectCheckSettings, view_of
+from harness.invariants.core import Verdict, verdict
+
+NAME = "connect_source_sequence"
+
+
+def check_source_sequence(history: History, settings: ConnectCheckSettings) -> Verdict:
+    reads = [e for _, e in history.control() if e.get("type") == "connect_read"]
+    if not reads and not settings.source_connectors:
+        return verdict(NAME, "skipped", "no source connector ran")
+    if not reads:
+        return verdict(NAME, "unknown", "the source topic was not read back (no connect_read event)")
+    if not reads[-1].get("complete"):
+        return verdict(NAME, "unknown", f"the read of the source topic stopped before its end ({reads[-1].get('records')} records)")
+    seqs: dict[tuple, list[int]] = defaultdict(list)
+    for _, e in history.control():
+        if e.get("type") == "connect_record":
+            seqs[(e["connector"], e["task"])].append(int(e["seq"]))
+    if not seqs:
+        return verdict(NAME, "unknown", "no source record was read back")
+    v = view_of(history)
+    unclean = {(r.key[1], r.key[2]) for r in v.runs if r.key[0] == "task" and not r.clean and r.how != "open"}
+    bad, missing, dup, dup_ok = [], 0, 0, 0
+    for (c, t), xs in sorted(seqs.items()):
+        have = set(xs)
+        gaps = sorted(set(range(max(have) + 1)) - have)
+        twice = len(xs) - len(have)
+        missing += len(gaps)
+        if gaps:
+            bad.append({"task": f"{c}-{t}", "missing": len(gaps), "first_missing": gaps[:5],
+                        "why": f"task {c}-{t}: {len(gaps)} sequence number(s) missing below {max(have)}"})
+        if twice and (c, t) in unclean:
+            dup_ok += twice
+        elif twice:
+            dup += twice
+            first = sorted(x for x in have if xs.count(x) > 1)[:5] if len(xs) < 200000 else []
+            bad.append({"task": f"{c}-{t}", "duplicated": twice, "first_duplicated": first,
+                        "why": f"task {c}-{t}: {twice} record(s) written twice though every run of it stopped cleanly"})
+    m = {"records": sum(map(len, seqs.values())), "tasks": len(seqs), "missing": missing, "duplicated": dup,
+         "duplicated_allowed": dup_ok}
+    if bad:
+        return verdict(NAME, "invalid", f"{missing} missing, {dup} duplicated source record(s)", bad, m)
+    return verdict(NAME, "valid", f"{m['records']} source records of {len(seqs)} tasks: none missing"
+                                  + (f", {dup_ok} redone after an unclean stop" if dup_ok else ", none twice"),
+                   measurements=m)

@@ -1,0 +1,310 @@
+"""Kafka Connect distributed workers: connect-runtime from Maven Central running the harness's connectors.
+
+Each member is a worker process (`harness/members/connect_member.py`) with a generated worker config of its
+slot: a REST port of its own, the run's three storage topics, the group settings tuned down for tests (all
+recorded in run.json). Once the first workers run, the harness creates two connectors through the REST API:
+HarnessSource (`harness.source.tasks` tasks, each writing numbered records into `<topic>-src`) and HarnessSink
+(`harness.sink.tasks` tasks reading the run's topic, which the workload writes). Their tasks write the
+history (docs/connect.md). "Stable" means every connector and task running on exactly one live worker, by the
+tasks' own events. Beside that, the REST status of each connector is recorded as `connect_status` events,
+the coordinator's view. At the end the source topic is read back (`connect_record` events in output.jsonl).
+"""
+from __future__ import annotations
+
+import json
+import socket
+import urllib.request
+
+from harness.errors import BadInput, Indeterminate
+from harness.history import HistoryWriter
+from harness.invariants import CheckSettings
+from harness.invariants.connect import ConnectCheckSettings
+from harness.kinds.connect_settings import WORKER_KEYS, check_worker_version, connect_settings
+from harness.members import MemberSpec
+
+SOURCE, SINK = "harness-source", "harness-sink"
+#: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
+BROKERS = "brokers"
+STATUS_EVERY_S = 1.0
+#: how long a worker has to write `started` (its plugin scan, storage topics and herder first; slow on a busy host)
+START_WAIT_S = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ConnectCluster:
+    """The Connect parts of a run; `run` is the runner (cluster, dir, topic, group_id, say, event)."""
+
+    name = "connect"
+    library = "connect-runtime"
+
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.client_settings or cfg.streams_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --client-set and --streams-set do not "
+                           "apply (use --connect-set)")
+        if cfg.slot_commands or cfg.member_command or cfg.member != "python":
+            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --member and member commands do not apply")
+        connect_settings(cfg, sc)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return connect_settings(cfg, sc)
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
+        brokers and speak the run's protocol."""
+        import re
+        versions = {cfg.client_version or sc.initial_client or broker_version}
+        versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
+                     for a in schedule if a.params.get("client_version")}
+        for v in sorted(versions):
+            if not re.fullmatch(r"\d+\.\d+\.\d+", v):
+                raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
+            check_worker_version(v, broker_version, cfg.protocol)
+
+    def __init__(self, plan, run) -> None:
+        self.plan = plan
+        self.run = run
+        self.cfg = plan.cfg
+        self.s = plan.settings
+        self.ports: dict[int, int] = {}
+        self.source_topic = f"{run.topic}-src"
+        self.storage = {k: f"{run.group_id}-{k}" for k in ("configs", "offsets", "status")}
+        self._status_at = 0.0
+        self._status_seen: dict[str, object] = {}
+        self.connectors_created = False
+
+    # -- before the members
+    def prepare(self) -> dict:
+        """Resolve connect-runtime and build the worker; returns what run.json records about them."""
+        from harness.members.connect_member import check_version, connect_worker_command, version_for_brokers
+        cfg = self.cfg
+        first = cfg.client_version or self.plan.scenario.initial_client
+        self.version = (check_version(first) if first
+                        else version_for_brokers(self.plan.kafka_version, progress=self.run.say))
+        self.command = connect_worker_command(self.version, progress=self.run.say)
+        return {"kind": "connect", "client_version": self.version, "client_library": self.library,
+                "connect_settings": self.s, "worker_config": self._worker_config(0),
+                "connect_check_settings": self.connect_check_settings(), "source_topic": self.source_topic}
+
+    def create_topics(self) -> None:
+        replication = min(3, self.cfg.brokers)
+        cluster = self.run.cluster
+        for t in (self.run.topic, self.source_topic):
+            cluster.create_topic(t, partitions=self.cfg.partitions, replication=replication)
+        compact = {"cleanup.policy": "compact"}
+        cluster.create_topic(self.storage["configs"], partitions=1, replication=replication, config=compact)
+        cluster.create_topic(self.storage["offsets"], partitions=5, replication=replication, config=compact)
+        cluster.create_topic(self.storage["status"], partitions=3, replication=replication, config=compact)
+
+    def check_settings(self) -> dict:
+        cfg = self.cfg
+        return CheckSettings.from_dict({
+            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": "classic-eager",
+            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
+
+    def connect_check_settings(self) -> dict:
+        s, cfg = self.s, self.cfg
+        judged = s["harness.judge.delay.ms"]
+        delay = int(s["scheduled.rebalance.max.delay.ms"] if judged is None else judged)
+        return ConnectCheckSettings.from_dict({
+            "protocol": cfg.protocol, "scheduled_delay_s": delay / 1000,
+            "session_timeout_s": cfg.session_timeout_s, "rebalance_timeout_s": int(s["rebalance.timeout.ms"]) / 1000,
+            "connectors": [c for c, n in ((SOURCE, s["harness.source.tasks"]), (SINK, s["harness.sink.tasks"])) if int(n)],
+            "tasks": {c: int(n) for c, n in ((SOURCE, s["harness.source.tasks"]), (SINK, s["harness.sink.tasks"]))
+                      if int(n)},
+            "source_connectors": [SOURCE] if int(s["harness.source.tasks"]) else [],
+            "sink_connectors": [SINK] if int(s["harness.sink.tasks"]) else [],
+            "source_topic": self.source_topic, "quiet_period_s": cfg.quiet_period_s,
+            "zombie_tolerance_s": 2 * cfg.session_timeout_s}).to_dict()
+
+    def pool_config(self) -> dict:
+        return {}
+
+    def _port(self, slot: int) -> int:
+        if slot not in self.ports:
+            self.ports[slot] = _free_port()
+        return self.ports[slot]
+
+    def _worker_config(self, slot: int) -> dict:
+        s, cfg, run = self.s, self.cfg, self.run
+        replication = min(3, cfg.brokers)
+        port = self._port(slot)
+        conf = {
+            "bootstrap.servers": run.cluster.bootstrap() if run.cluster else "", "group.id": run.group_id,
+            "connect.protocol": cfg.protocol, "listeners": f"http://127.0.0.1:{port}",
+            "rest.advertised.host.name": "127.0.0.1", "rest.advertised.port": port,
+            "config.storage.topic": self.storage["configs"], "offset.storage.topic": self.storage["offsets"],
+            "status.storage.topic": self.storage["status"], "config.storage.replication.factor": replication,
+            "offset.storage.replication.factor": replication, "status.storage.replication.factor": replication,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+            "session.timeout.ms": int(cfg.session_timeout_s * 1000),
+            "heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000),
+            # the sink tasks' consumers: a killed worker's sink partitions move after the run's session timeout,
+            # not the consumer's default 45 s
+            "consumer.session.timeout.ms": int(cfg.session_timeout_s * 1000),
+            "consumer.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000),
+            # the connectors' ServiceLoader manifests, no scan of the class path (KIP-898; ignored before 3.6)
+            "plugin.discovery": "service_load",
+            **{k: s[k] for k in WORKER_KEYS},
+        }
+        return {k: str(v) for k, v in conf.items()}
+
+    def member_spec(self, slot: int) -> MemberSpec:
+        sc, racks = self.plan.scenario, self.plan.racks
+        rack = racks[slot % len(racks)] if sc.racks else None
+        conf = self._worker_config(slot)
+        if rack:
+            conf["client.rack"] = conf["consumer.client.rack"] = rack
+        path = self.run.dir.path / "connect" / f"worker-slot{slot}.properties"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
+        return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
+                          start_wait_s=START_WAIT_S,
+                          misbehave=self.cfg.misbehave if self.cfg.misbehave == "zombie-task" else None)
+
+    def with_version(self, spec: MemberSpec, version: str) -> MemberSpec:
+        """The slot's spec with its worker on connect-runtime `version` (`brokers`: the brokers' own), its worker
+        properties kept: a rolling upgrade of the workers."""
+        from dataclasses import replace
+
+        from harness.members.connect_member import check_version, connect_worker_command, version_for_brokers
+        v = (version_for_brokers(self.plan.kafka_version, progress=self.run.say) if version == BROKERS
+             else check_version(version))
+        return replace(spec, command=(*connect_worker_command(v, progress=self.run.say), spec.command[-1]))
+
+    @property
+    def drains(self) -> bool:
+        """Whether anything consumes the workload's topic (the sink connector), so that the run waits for it."""
+        return bool(int(self.s["harness.sink.tasks"]))
+
+    def input_topics(self) -> list[tuple[str, int]]:
+        """The topic the sink connector reads (its lag is over it)."""
+        return [(self.run.topic, self.cfg.partitions)]
+
+    def wipe_state(self, slot: int) -> dict:
+        return {}
+
+    # -- the REST API
+    def _urls(self) -> list[str]:
+        return [m.started.get("rest_url") for m in self.run.pool.live() if m.started.get("rest_url")]
+
+    def _rest(self, method: str, path: str, body: dict | None = None, timeout_s: float = 10.0):
+        last = None
+        for url in self._urls():
+            req = urllib.request.Request(url + path, method=method, data=json.dumps(body).encode() if body else None,
+                                         headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=timeout_s) as r:
+                    return json.loads(r.read() or b"null")
+            except Exception as e:  # noqa: BLE001 - another worker may answer (a rebalance answers 409)
+                last = e
+        raise Indeterminate(f"no Connect worker answered {method} {path}: {last}")
+
+    def members_started(self) -> None:
+        """Create the connectors through the REST API of a live worker (retried while the group forms)."""
+        s, run = self.s, self.run
+        configs = {}
+        if int(s["harness.source.tasks"]):
+            configs[SOURCE] = {"connector.class": "HarnessSource", "tasks.max": str(s["harness.source.tasks"]),
+                               "topic": self.source_topic, "harness.batch.size": str(s["harness.batch.size"]),
+                               "harness.interval.ms": str(s["harness.interval.ms"])}
+        if int(s["harness.sink.tasks"]):
+            configs[SINK] = {"connector.class": "HarnessSink", "tasks.max": str(s["harness.sink.tasks"]),
+                             "topics": run.topic, "consumer.override.auto.offset.reset": "earliest"}
+        deadline = run.clock() + 60
+        for name, conf in configs.items():
+            while True:
+                try:
+                    self._rest("PUT", f"/connectors/{name}/config", conf)
+                    break
+                except Indeterminate:
+                    if run.clock() > deadline:
+                        raise
+                    run.waits.sleep(1.0)
+            run.event("connect_connector_created", connector=name, config=conf)
+        self.connectors_created = True
+
+    def _record_status(self) -> None:
+        """The REST status of each connector (the coordinator's view), recorded when it changed."""
+        now = self.run.clock()
+        if not self.connectors_created or now - self._status_at < STATUS_EVERY_S:
+            return
+        self._status_at = now
+        by_url = {m.started.get("rest_url", "").replace("http://", ""): m.member_id for m in self.run.pool.live()}
+        for name in self.connect_check_settings()["connectors"]:
+            try:
+                st = self._rest("GET", f"/connectors/{name}/status", timeout_s=2.0)
+            except Indeterminate:
+                continue
+            view = {"connector_state": st["connector"]["state"],
+                    "connector_worker": by_url.get(st["connector"].get("worker_id"), st["connector"].get("worker_id")),
+                    "tasks": sorted([t["id"], t["state"], by_url.get(t.get("worker_id"), t.get("worker_id"))]
+                                    for t in st.get("tasks", []))}
+            if self._status_seen.get(name) != view:
+                self._status_seen[name] = view
+                self.run.event("connect_status", connector=name, **view)
+
+    # -- waiting
+    def stable_timeout(self) -> float:
+        """Long enough for a departed worker's scheduled delay, its detection and two rebalance rounds."""
+        s, cfg = self.s, self.cfg
+        return max(cfg.stable_timeout_s, int(s["scheduled.rebalance.max.delay.ms"]) / 1000 + cfg.session_timeout_s
+                   + 2 * int(s["rebalance.timeout.ms"]) / 1000 + 30)
+
+    def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
+        """Every connector and task running on exactly one live worker (by the tasks' own events)."""
+        self._record_status()
+        view = {m: v for m, v in observer.connect.items() if m in live}
+        snapshot = tuple(sorted((m, tuple(sorted(v["connectors"])), tuple(sorted(v["tasks"]))) for m, v in view.items()))
+        summary = ", ".join(f"{m}:{len(v['connectors'])}c/{len(v['tasks'])}t" for m, v in sorted(view.items()))
+        want = self.connect_check_settings()
+        tasks = sorted((c, i) for c, n in want["tasks"].items() for i in range(n))
+        running = sorted(t for v in view.values() for t in v["tasks"])
+        conns = sorted(c for v in view.values() for c in v["connectors"])
+        ok = bool(live) and self.connectors_created and running == tasks and conns == sorted(want["connectors"])
+        return ok, snapshot, summary
+
+    # -- the end
+    def finish(self, *, timeout_s: float = 60.0) -> None:
+        """Read the source topic back into history/output.jsonl: a `connect_record` per record (its connector,
+        task and sequence number), then `connect_read`."""
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        run = self.run
+        if not int(self.s["harness.source.tasks"]):
+            return
+        run.say(f"reading {self.source_topic} back")
+        c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
+                      "enable.auto.commit": False, "log_level": 3})
+        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        n, complete = 0, False
+        try:
+            parts = [TopicPartition(self.source_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]
+            marks = {p.partition: c.get_watermark_offsets(p, timeout=10) for p in parts}
+            high = {p: hi for p, (lo, hi) in marks.items() if hi > lo}  # an empty partition is read at once
+            c.assign(parts)
+            deadline = run.clock() + timeout_s
+            while run.clock() < deadline:
+                for msg in c.consume(1000, timeout=0.5):
+                    if msg.error():
+                        continue
+                    connector, task, seq = msg.value().decode().rsplit(":", 2)
+                    out.event("connect_record", connector=connector, task=int(task), seq=int(seq),
+                              partition=msg.partition(), offset=msg.offset())
+                    n += 1
+                pos = {tp.partition: tp.offset for tp in c.position(parts)}
+                if all(pos.get(p, -1) >= h for p, h in high.items()):
+                    complete = True
+                    break
+            out.event("connect_read", topic=self.source_topic, records=n, complete=complete)
+        finally:
+            out.close()
+            c.close()
+        run.say(f"source topic: {n} records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))

@@ -1,0 +1,83 @@
+"""Kafka Connect settings of a run: the harness's defaults, the scenario's, the run's own (`--connect-set`); checked.
+
+Every check here is a `BadInput` raised before anything starts (docs/connect.md lists the settings). The group
+protocol of the workers is the run's `--protocol`: `connect.protocol` eager, compatible or sessioned.
+"""
+from __future__ import annotations
+
+from harness.errors import BadInput
+from harness.kafka_dist import version_key
+
+#: the connect.protocol values (KIP-415: compatible; KIP-507: sessioned, the default since Kafka 2.4)
+CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
+#: the first connect-runtime release that knows each protocol
+PROTOCOL_SINCE = {"eager": (0, 10), "compatible": (2, 3), "sessioned": (2, 4)}
+#: Kafka 4.0 brokers dropped the request versions of clients before 2.1 (KIP-896)
+OLDEST_CLIENT_FOR_4 = (2, 1)
+
+#: Connect settings of every run unless the scenario or --connect-set says otherwise; tuned for quick tests
+CONNECT_DEFAULTS: dict = {
+    "scheduled.rebalance.max.delay.ms": 10000,  # Kafka's default is 300000 (5 minutes)
+    "rebalance.timeout.ms": 20000,
+    "offset.flush.interval.ms": 1000,
+    "task.shutdown.graceful.timeout.ms": 5000,
+    "worker.sync.timeout.ms": 3000,
+    "harness.source.tasks": 4,  # tasks.max of the HarnessSource connector
+    "harness.sink.tasks": 3,  # tasks.max of the HarnessSink connector (0: no sink connector)
+    "harness.batch.size": 10,  # records per poll of a source task
+    "harness.interval.ms": 200,  # between polls of a source task
+    "harness.judge.delay.ms": None,  # self-test only: judge with this delay instead of the one the workers ran
+}
+#: settings given to the workers as they are (the harness.* ones are the harness's)
+WORKER_KEYS = ("scheduled.rebalance.max.delay.ms", "rebalance.timeout.ms", "offset.flush.interval.ms",
+               "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms")
+#: Connect runs' self-tests: a source task that goes on producing after it was stopped; a run judged with a
+#: scheduled delay other than the one it ran with
+CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
+
+
+def _int(settings: dict, key: str, lo: int) -> int:
+    v = settings[key]
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        raise BadInput(f"Connect setting {key}={v!r} is not a whole number") from None
+    if n < lo or float(v) != n:
+        raise BadInput(f"Connect setting {key}={v!r} must be a whole number of at least {lo}")
+    return n
+
+
+def connect_settings(cfg, sc) -> dict:
+    """The Connect settings of a run (defaults, the scenario's, the run's own), checked: BadInput if wrong."""
+    settings = {**CONNECT_DEFAULTS, **sc.connect}
+    for k, v in cfg.connect_settings:
+        if k not in CONNECT_DEFAULTS:
+            raise BadInput(f"unknown Connect setting {k!r}; known: {', '.join(CONNECT_DEFAULTS)}")
+        settings[k] = v
+    _int(settings, "scheduled.rebalance.max.delay.ms", 0)
+    _int(settings, "rebalance.timeout.ms", 1000)
+    _int(settings, "offset.flush.interval.ms", 100)
+    _int(settings, "task.shutdown.graceful.timeout.ms", 0)
+    _int(settings, "worker.sync.timeout.ms", 100)
+    if _int(settings, "harness.source.tasks", 0) + _int(settings, "harness.sink.tasks", 0) < 1:
+        raise BadInput("a Connect run needs at least one task (harness.source.tasks, harness.sink.tasks)")
+    _int(settings, "harness.batch.size", 1)
+    _int(settings, "harness.interval.ms", 0)
+    if settings["harness.judge.delay.ms"] is not None:
+        _int(settings, "harness.judge.delay.ms", 0)
+    if cfg.misbehave == "wrong-delay":  # judged with a delay 3 times (or 10 s off) the one the workers run
+        real = int(settings["scheduled.rebalance.max.delay.ms"])
+        settings["harness.judge.delay.ms"] = real * 3 if real else 10000
+    return settings
+
+
+def check_worker_version(version: str, broker_version: str, protocol: str) -> None:
+    """BadInput when connect-runtime `version` cannot join brokers of `broker_version` or lacks `protocol`."""
+    v, b = tuple(version_key(version)[:2]), tuple(version_key(broker_version)[:2])
+    if b[0] >= 4 and v < OLDEST_CLIENT_FOR_4:
+        raise BadInput(f"Connect workers on connect-runtime {version} cannot join Kafka {broker_version} brokers: "
+                       f"Kafka 4 serves clients from 2.1 on (KIP-896)")
+    since = PROTOCOL_SINCE[protocol]
+    if v < since:
+        raise BadInput(f"connect.protocol={protocol} needs connect-runtime {since[0]}.{since[1]} or newer; "
+                       f"the workers run {version}")

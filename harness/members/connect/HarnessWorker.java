@@ -1,0 +1,91 @@
+import java.io.FileInputStream;
+import java.lang.management.ManagementFactory;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.kafka.connect.cli.ConnectDistributed;
+import org.apache.kafka.connect.runtime.Connect;
+import sun.misc.Signal;
+
+/**
+ * A Kafka Connect distributed worker under the member contract (docs/connect.md): the real
+ * org.apache.kafka.connect.cli.ConnectDistributed of connect-runtime starts the worker from the generated
+ * worker properties (args[0]); this wrapper only writes the history's header, `started` once the worker runs
+ * (its REST server and herder started), and on SIGTERM stops the worker (tasks stopped, the group left) and
+ * writes `stopped` before it exits 0.
+ */
+public final class HarnessWorker {
+    public static void main(String[] args) throws IOException {
+        Properties p = new Properties();
+        try (FileInputStream in = new FileInputStream(args[0])) {
+            p.load(in);
+        }
+        Map<String, String> props = new HashMap<>();
+        for (String k : p.stringPropertyNames()) {
+            props.put(k, p.getProperty(k));
+        }
+        HarnessHistory.header();
+        @SuppressWarnings({"rawtypes"})
+        Connect connect = new ConnectDistributed().startConnect(props);
+        Signal.handle(new Signal("TERM"), sig -> {
+            new Thread(() -> {
+                connect.stop();
+                HarnessHistory.event("stopped", "reason", "sigterm");
+                Runtime.getRuntime().halt(0);
+            }, "harness-stop").start();
+        });
+        long pid = ProcessHandle.current().pid();
+        HarnessHistory.event("started", "pid", pid, "protocol", props.get("connect.protocol"),
+                "group_id", props.get("group.id"), "topic", System.getenv("HARNESS_TOPIC"), "instance_id", null,
+                "rack", props.get("client.rack"), "client", "connect-runtime " + org.apache.kafka.common.utils.AppInfoParser.getVersion(),
+                "rest_url", props.get("listeners"),
+                "settings", props);
+        Thread metrics = new Thread(HarnessWorker::watchRebalances, "harness-rebalance-metrics");
+        metrics.setDaemon(true);
+        metrics.start();
+        connect.awaitStop();
+    }
+
+    /**
+     * The worker's own view of its group (the connect-worker-rebalance-metrics MBean): a `connect_rebalance`
+     * event each time the leader, the epoch or whether it is rebalancing changes.
+     */
+    private static void watchRebalances() {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        String last = null;
+        while (true) {
+            try {
+                ObjectName name = new ObjectName("kafka.connect:type=connect-worker-rebalance-metrics");
+                if (server.isRegistered(name)) {
+                    Object leader = server.getAttribute(name, "leader-name");
+                    Object epoch = server.getAttribute(name, "epoch");
+                    Object rebalancing = server.getAttribute(name, "rebalancing");
+                    Object completed = server.getAttribute(name, "completed-rebalances-total");
+                    String now = leader + "/" + epoch + "/" + rebalancing;
+                    if (!now.equals(last)) {
+                        last = now;
+                        HarnessHistory.event("connect_rebalance", "leader", leader, "epoch",
+                                epoch instanceof Number ? ((Number) epoch).longValue() : null,
+                                "rebalancing", rebalancing instanceof Number ? ((Number) rebalancing).doubleValue() != 0
+                                        : rebalancing instanceof Boolean ? rebalancing : null, "completed",
+                                completed instanceof Number ? ((Number) completed).longValue() : null);
+                    }
+                }
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+            }
+        }
+    }
+}
