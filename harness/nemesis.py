@@ -126,9 +126,11 @@ class Nemesis(GroupActions):
         self.waits.sleep(replace_after_s)
         return {"member": m.member_id, **self._do_replace_member(slot)}
 
-    def _do_replace_member(self, slot: int):
+    def _do_replace_member(self, slot: int, protocol: str | None = None):
         if slot >= len(self.specs) or self.live_slot(slot) is not None:
             return {"skipped": f"slot {slot} is not empty"}
+        if protocol:  # the replacement speaks another group protocol (a migration rolled back after a refusal)
+            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 

@@ -13,7 +13,8 @@ from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import commits, convergence, coverage, exclusive, integrity, migrations, static, timeline
+from harness.invariants import (brokers, commits, convergence, coverage, exclusive, integrity, migrations, static,
+                                timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
@@ -29,6 +30,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "static_membership": static.check,
     "record_integrity": integrity.check,
     "commit_progress": commits.check,
+    brokers.NAME: brokers.check,
 }
 
 
@@ -69,8 +71,8 @@ def judge(history: History) -> dict[str, Verdict]:
     """The verdicts of a run, from its history alone (never run.json): the `run_start` event's kind and
     settings (`run_settings`) choose the checkers. A consumer run: `check_all` with its CheckSettings; a
     Streams run: the Streams checkers with its StreamsCheckSettings, then `record_integrity` of the input
-    topic. The shared views are built once per judgment."""
+    topic. A verdict that is not valid then gets what the brokers said near it (`brokers.with_broker_context`).
+    The shared views are built once per judgment."""
     kind, check, streams = run_settings(history)
-    if kind == "streams":
-        return judge_streams(history, streams, check)
-    return check_all(history, check)
+    verdicts = judge_streams(history, streams, check) if kind == "streams" else check_all(history, check)
+    return {n: brokers.with_broker_context(v, history) for n, v in verdicts.items()}

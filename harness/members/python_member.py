@@ -128,7 +128,8 @@ class Member:
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
-        self.consumer = make_consumer(conf)
+        self.fatal = None  # a fatal error the client reported through error_cb (e.g. a refused ConsumerGroupHeartbeat)
+        self.consumer = make_consumer({**conf, "error_cb": self._on_error})
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.running = True
         self.held: set[tuple[str, int]] = set()
@@ -159,6 +160,11 @@ class Member:
         self._end_claim()
         self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
         self.held -= {(tp.topic, tp.partition) for tp in parts}
+
+    def _on_error(self, err) -> None:
+        """The client's errors (served from poll): a fatal one ends the member, as the contract says."""
+        if (err.fatal() or err.code() == KafkaError._FATAL) and self.fatal is None:  # error_cb gets _FATAL
+            self.fatal = err
 
     # -- misbehaviour
     def _read_aside(self, parts: set) -> None:
@@ -301,6 +307,9 @@ class Member:
                 continue
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
+            if self.fatal is not None:  # the client cannot go on (librdkafka: fatal errors are final)
+                self.hist.event("error", member=self.member_id, fatal=True, error=str(self.fatal))
+                raise SystemExit(f"member {self.member_id}: fatal client error: {self.fatal}")
             if msgs:
                 time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)
