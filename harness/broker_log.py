@@ -46,7 +46,8 @@ def java_string_hash(s: str) -> int:
 
 def offsets_partition(group_id: str, partitions: int) -> int:
     """The partition of `__consumer_offsets` that holds a group (and whose leader coordinates it)."""
-    return (java_string_hash(group_id) & 0x7FFFFFFF) % partitions
+    h = java_string_hash(group_id)
+    return (0 if h == -2**31 else abs(h)) % partitions  # Kafka's Utils.abs: Math.abs, MIN_VALUE -> 0
 
 
 def parse_line(line: str) -> dict | None:

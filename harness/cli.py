@@ -76,8 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     r.add_argument("--misbehave", default=None,
-                   choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos"],
-                   help="make one member break the rules on purpose (a self-test of the checkers); "
+                   choices=["process-after-revoke", "claim-extra", "forget-offsets", "defeat-warmup", "fake-eos"],
+                   help="make one member break the rules on purpose (a self-test of the checkers); forget-offsets: "
+                        "it reads every partition given after its first assignment from the start; "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
                         "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
                         "while the run is judged as exactly_once_v2")

@@ -13,12 +13,14 @@ from dataclasses import replace
 
 from harness.errors import BadInput, Indeterminate
 from harness.members import clients
+from harness.nemesis_coordinator import CoordinatorActions
 from harness.nemesis_group import GroupActions, Setting
 
 
-class Nemesis(GroupActions):
+class Nemesis(GroupActions, CoordinatorActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
-    on how members run are in `harness.nemesis_group`)."""
+    on how members run are in `harness.nemesis_group`, those on the group's coordinator in
+    `harness.nemesis_coordinator`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster

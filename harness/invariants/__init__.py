@@ -13,8 +13,8 @@ from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import (brokers, commits, convergence, coverage, exclusive, integrity, migrations, static,
-                                timeline)
+from harness.invariants import (brokers, commits, convergence, coordinator, coverage, exclusive, integrity, migrations,
+                                static, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
@@ -30,6 +30,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "static_membership": static.check,
     "record_integrity": integrity.check,
     "commit_progress": commits.check,
+    coordinator.NAME: coordinator.check,
     brokers.NAME: brokers.check,
 }
 

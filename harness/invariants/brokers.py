@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from harness.history import History
-from harness.invariants.core import CheckSettings, Verdict, verdict, witness
+from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
 
 NAME = "expected_refusal"
 #: a broker line worth citing beside a failing verdict even at INFO level
@@ -52,6 +52,8 @@ def notable(e: dict, group_id: str | None = None) -> bool:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Valid when the refusal the scenario expects is in a broker's log; see the module docstring."""
+    if (e := empty(NAME, history)) is not None:
+        return e
     want = settings.expect_broker
     if not want:
         return verdict(NAME, "skipped", "the scenario expects no refusal from the brokers")

@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import confluent_kafka  # noqa: E402
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
 
@@ -128,8 +128,7 @@ class Member:
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
-        self.fatal = None  # a fatal error the client reported through error_cb (e.g. a refused ConsumerGroupHeartbeat)
-        self.consumer = make_consumer({**conf, "error_cb": self._on_error})
+        self.consumer = make_consumer(conf)
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.running = True
         self.held: set[tuple[str, int]] = set()
@@ -147,6 +146,15 @@ class Member:
         self.assignments += 1
         if self.misbehave == "claim-extra" and self.assignments >= 2 and not self.claimed:
             self._claim_extra()
+        if self.misbehave == "forget-offsets" and self.assignments >= 2:
+            self._forget_offsets(parts)
+
+    def _forget_offsets(self, parts) -> None:
+        """Misbehaviour: a partition given after the first assignment is read from its start, not from the
+        group's committed offset (a member that forgot its offsets; coordinator_survival must flag it)."""
+        for tp in parts:
+            tp.offset = OFFSET_BEGINNING
+        (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
         self._end_claim()
@@ -160,11 +168,6 @@ class Member:
         self._end_claim()
         self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
         self.held -= {(tp.topic, tp.partition) for tp in parts}
-
-    def _on_error(self, err) -> None:
-        """The client's errors (served from poll): a fatal one ends the member, as the contract says."""
-        if (err.fatal() or err.code() == KafkaError._FATAL) and self.fatal is None:  # error_cb gets _FATAL
-            self.fatal = err
 
     # -- misbehaviour
     def _read_aside(self, parts: set) -> None:
@@ -198,7 +201,8 @@ class Member:
         by_part: dict[tuple[str, int], list[int]] = {}
         for m in msgs:
             if m.error():
-                if m.error().fatal():
+                # librdkafka's fatal errors (a refused ConsumerGroupHeartbeat, say) come as _FATAL, fatal() False
+                if m.error().fatal() or m.error().code() == KafkaError._FATAL:
                     self.hist.event("error", member=self.member_id, fatal=True, error=str(m.error()))
                     raise SystemExit(f"member {self.member_id}: fatal client error: {m.error()}")
                 continue
@@ -307,9 +311,6 @@ class Member:
                 continue
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
-            if self.fatal is not None:  # the client cannot go on (librdkafka: fatal errors are final)
-                self.hist.event("error", member=self.member_id, fatal=True, error=str(self.fatal))
-                raise SystemExit(f"member {self.member_id}: fatal client error: {self.fatal}")
             if msgs:
                 time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)

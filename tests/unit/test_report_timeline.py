@@ -140,3 +140,14 @@ def test_a_run_of_two_topics_draws_a_row_per_partition_of_each_and_marks_a_witne
     circle = mark.find(NS + "circle")
     rows = [float(t.get("y")) for t in root.iter(f"{NS}text") if (t.text or "").startswith("partition ")]
     assert circle is not None and abs(float(circle.get("cy")) - rows[2]) < 10, (circle.get("cy"), rows)
+
+
+def test_broker_lines_about_the_group_are_ticks_and_a_refusal_a_diamond():
+    from histbuild import broker_said
+    evs = _run() + [broker_said(5.0, "Stabilized group g generation 2 with 2 members."),
+                    broker_said(6.0, "Cannot upgrade classic group g to consumer group", level="WARN")]
+    svg, root = _svg(evs, {})
+    assert len(_cls(root, "broker")) == 1 and len(_cls(root, "broker notable")) == 1
+    assert "Cannot upgrade classic group" in svg and "broker said" in svg
+    svg, root = _svg(_run(), {})
+    assert not _cls(root, "broker") and "broker said" not in svg
