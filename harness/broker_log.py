@@ -61,9 +61,10 @@ def parse_line(line: str) -> dict | None:
     return {"wall": wall, "level": m["level"], "logger": m["logger"], "message": m["message"][:MAX_MESSAGE]}
 
 
-#: of the lines about the group's offsets partition, the ones about its coordinator and its compaction (not the
-#: replica fetchers' and the controller's bookkeeping)
-_PARTITION_NEWS = re.compile(r"GroupCoordinator|[Cc]lean|^\[Broker id=\d+\] (Leader|Follower) ")
+#: of the lines about the group's offsets partition, the ones about its coordinator, its leader and its compaction
+#: (the cleaner's first and last line of each cleaning; not the replica fetchers' and the controller's bookkeeping)
+_PARTITION_NEWS = re.compile(r"GroupCoordinator|Cleaning log |Swapping in cleaned segment|"
+                             r"^\[Broker id=\d+\] (Leader|Follower) ")
 
 
 def about_group(message: str, *, group_id: str, partition: int) -> bool:

@@ -17,8 +17,8 @@ import time
 from harness.broker_log import BrokerLog
 from harness.errors import Indeterminate
 
-#: what the log cleaner says when it has cleaned a log (Kafka 3.9 to 4.x, LogCleaner's summary line)
-CLEANED = re.compile(r"[Cc]leaned log |[Cc]leaning log .* complete|Swapping in cleaned segment")
+#: what the log cleaner says when it has cleaned a segment of a log (the line names the log's directory)
+CLEANED = re.compile(r"Swapping in cleaned segment")
 
 
 class CoordinatorActions:

@@ -6,7 +6,12 @@ the group from its partition of `__consumer_offsets`. The group must come back a
 
 (a) **no member fenced**: from the action's start until the failover's aftermath ends, no member that was
     alive and in good standing when it began records `lost` (partitions taken without a revoke: its
-    session or epoch was not recognised), a fatal `error`, or a crash;
+    session or epoch was not recognised), a fatal `error`, or a crash; unless the group had no coordinator
+    for longer than the session timeout (from the action's start until a broker said "Finished loading of
+    metadata from __consumer_offsets-N", or, without the brokers' lines, the action's end): a SIGKILLed
+    coordinator's partition has no leader until the controller fences the broker (`broker.session.timeout.ms`,
+    9 s by default), and members whose session ran out meanwhile are fenced by the protocol's own rules
+    (counted as `fenced_explained`);
 (b) **no rebalance beyond the one the failover explains**: in that aftermath each such member revokes
     partitions at most once (a classic group rebuilt mid-rebalance asks its members to rejoin once; a
     consumer group rebuilt from its records needs none);
@@ -21,6 +26,7 @@ history has no coordinator failover; unknown when the history has no member even
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from harness.history import History
@@ -45,6 +51,17 @@ def failovers(history: History) -> list[tuple[dict, float, float]]:
         nxt = next((b["mono"] for b in starts[i + 1:] if b.get("kind") not in CALM and b["mono"] >= end), run_end)
         out.append((a, end, nxt))
     return out
+
+
+#: a coordinator has (re)built the group: the end of its loading of the group's offsets partition
+LOADED = re.compile(r"Finished loading of metadata from __consumer_offsets-\d+")
+
+
+def unserved_until(history: History, start: float, end: float) -> float:
+    """When a coordinator served the group again after a failover began at `start`: the first broker line
+    after it saying it finished loading the offsets partition, else the action's end."""
+    return next((e["mono"] for _, e in history.control() if e.get("type") == "broker" and e["mono"] > start
+                 and LOADED.search(e.get("message", ""))), end)
 
 
 def _settings_end(end: float, nxt: float, settings: CheckSettings) -> float:
@@ -129,15 +146,22 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if not fos:
         return verdict(NAME, "skipped", "no coordinator failover in this run")
     ctl = [e for _, e in history.control()]
-    fenced, extra = [], []
+    fenced, extra, explained, gaps = [], [], 0, []
     for a, end, nxt in fos:
         until = _settings_end(end, nxt, settings)
         judged = _judged_members(ctl, a["mono"], until)
         alive_at_start = _judged_members(ctl, a["mono"], a["mono"])
-        fenced += _fencing(ctl, a["mono"], until, judged, alive_at_start)
+        gaps.append(gap := unserved_until(history, a["mono"], end) - a["mono"])
+        f = _fencing(ctl, a["mono"], until, judged, alive_at_start)
+        if gap > settings.session_timeout_s:  # no coordinator for longer than a session: fencing is the rule
+            explained += len(f)
+        else:
+            fenced += f
         extra += _rebalances(ctl, a["mono"], until, judged)
     lost = _offsets_lost(history, ctl, fos[0][0]["mono"])
-    m = {"failovers": len(fos), "fenced": len(fenced), "extra_rebalances": len(extra), "offsets_lost": len(lost) // 2}
+    m = {"failovers": len(fos), "fenced": len(fenced), "fenced_explained": explained,
+         "extra_rebalances": len(extra), "offsets_lost": len(lost) // 2,
+         "unserved_s": [round(g, 3) for g in gaps]}
     if fenced or extra or lost:
         what = [f"{len(fenced)} member(s) fenced" if fenced else "", f"{len(extra)} rebalance(s) beyond the one "
                 "a failover explains" if extra else "", f"{len(lost) // 2} assignment(s) read below the last "

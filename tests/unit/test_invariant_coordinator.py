@@ -17,11 +17,11 @@ def _action(t0: float, t1: float, kind: str = "restart_coordinator", aid: str = 
             ev("action_end", t1, "harness", action_id=aid, kind=kind, ok=True, error=None, broker=2)]
 
 
-def _group(*extra) -> list[dict]:
+def _group(*extra, failover=None) -> list[dict]:
     """a:[0,1], b:[2,3], both commit; the coordinator restarts 10..13; both keep reading and committing."""
     return [run_start(0.0), *join("a", 1.0, [0, 1]), *join("b", 1.0, [2, 3]),
             processed("a", 2.0, 0, 0, 9), processed("b", 2.0, 2, 0, 9), committed("a", 2.1, {0: 10}),
-            committed("b", 2.1, {2: 10}), *_action(10.0, 13.0),
+            committed("b", 2.1, {2: 10}), *(failover or _action(10.0, 13.0)),
             processed("a", 15.0, 0, 10, 19), committed("a", 15.1, {0: 20}), *extra,
             member_exit("a", 60.0), member_exit("b", 60.0), run_end(61.0)]
 
@@ -35,7 +35,8 @@ def test_registered_and_skipped_without_a_failover():
 def test_valid_when_the_group_comes_back_whole():
     v = check(history(_group()), S)
     assert v.status == "valid", v.message
-    assert v.measurements == {"failovers": 1, "fenced": 0, "extra_rebalances": 0, "offsets_lost": 0}
+    assert v.measurements == {"failovers": 1, "fenced": 0, "fenced_explained": 0, "extra_rebalances": 0,
+                              "offsets_lost": 0, "unserved_s": [3.0]}
 
 
 def test_one_rebalance_and_a_reassignment_from_the_commit_are_explained():
@@ -97,3 +98,17 @@ def test_unknown_without_member_events_and_check_all_runs_it():
     h = history([run_start(0.0), *_action(1.0, 2.0), run_end(3.0)])
     assert check(h, S).status == "unknown"
     assert check_all(history(_group()), S)[NAME].status == "valid"
+
+
+def test_fencing_is_explained_when_no_coordinator_served_the_group_for_longer_than_a_session():
+    """A SIGKILLed coordinator: the partition had no leader for 9 s, the members' 6 s sessions ran out."""
+    from histbuild import broker_said
+    loaded = broker_said(19.0, "[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0 "
+                               "with epoch 2 in 851ms")
+    h = history(_group(lost("b", 18.0, [2, 3]), loaded, failover=_action(10.0, 29.0, kind="kill_coordinator")))
+    v = check(h, S)
+    assert v.status == "valid", v.message
+    assert v.measurements["fenced_explained"] == 1 and v.measurements["unserved_s"] == [9.0]
+    quick = broker_said(12.0, "[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0")
+    h = history(_group(lost("b", 14.0, [2, 3]), quick))
+    assert check(h, S).status == "invalid"  # served again after 2 s: the fencing is not explained
