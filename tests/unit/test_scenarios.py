@@ -89,3 +89,18 @@ def test_the_random_mix_draws_the_group_actions_too():
             "pause_member", "broker_bounce"} <= set(seen)
     assert seen["group_config"]["if_supported"] is True
     assert seen["poll_stall"]["if_supported"] is True and 3.0 <= seen["poll_stall"]["duration_s"] <= 12.0
+
+
+def test_nightly_runs_a_scenario_with_broker_settings_of_its_own_on_its_own_cluster():
+    from harness.cluster.base import BrokerSettings
+    from harness.nightly import _shared_or_own
+    from harness.plan import RunConfig
+
+    class Shared:
+        settings = BrokerSettings.for_brokers(3)
+
+    plain = RunConfig.for_scenario("member-kill", seed=1)
+    compacting = RunConfig.for_scenario("coordinator-restart-compacted", seed=1)
+    assert _shared_or_own(Shared, plain) is Shared
+    assert _shared_or_own(Shared, compacting) is None
+    assert dict(compacting.broker_settings)["log.cleaner.backoff.ms"] == "500"
