@@ -1,9 +1,13 @@
 """What the brokers said (the `broker` events of history/brokers.jsonl), beside the members' view.
 
-- `expected_refusal`, a checker: a scenario that expects the brokers to refuse (CheckSettings.expect_broker,
-  a regular expression: a migration path Kafka does not support, say) is valid when a broker's line
-  matches it, with that line as the witness, and invalid when none does; without an expectation it is
-  skipped; without the brokers' logs in the history it is unknown.
+- `expected_refusal`, a checker: the brokers refused the group when, and only when, the scenario expects it.
+  A scenario that expects a refusal (CheckSettings.expect_broker, a regular expression: a migration path
+  Kafka does not support, say) is valid when a broker's line matches it, with that line as the witness,
+  and invalid when none does (unknown without the brokers' logs in the history). Without an expectation
+  it is invalid when a group coordinator refused to convert the group (REFUSED: "Cannot upgrade ..." /
+  "Cannot downgrade ..."), since the members that asked for it were turned away (a migration under
+  `group.consumer.migration.policy=disabled` must not pass), valid when none did, skipped without the
+  brokers' logs.
 - `with_broker_context(verdict, history)`: a verdict that is not valid gets the brokers' notable lines
   about the group (warnings, errors, refusals, fencing) nearest its witnesses as further witnesses, and
   the first refusal or error named in its message, so a report shows the broker's reason.
@@ -17,6 +21,8 @@ from harness.history import History
 from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
 
 NAME = "expected_refusal"
+#: a group coordinator refusing to convert a group between protocols (Kafka 4.x GroupMetadataManager)
+REFUSED = re.compile(r"Cannot (upgrade|downgrade) (the )?(classic|consumer) group ")
 #: a broker line worth citing beside a failing verdict even at INFO level
 NOTABLE = re.compile(r"Cannot |cannot |refuse|fenced|Fenced|GROUP_ID_NOT_FOUND|UNKNOWN_MEMBER_ID|"
                      r"ILLEGAL_GENERATION|INCONSISTENT_GROUP_PROTOCOL|expired|Exception|failed")
@@ -56,7 +62,15 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return e
     want = settings.expect_broker
     if not want:
-        return verdict(NAME, "skipped", "the scenario expects no refusal from the brokers")
+        if not collected(history):
+            return verdict(NAME, "skipped", "the history holds no broker log (history/brokers.jsonl)")
+        refused = [e for e in said(history) if REFUSED.search(e.get("message", ""))]
+        if refused:
+            return verdict(NAME, "invalid", f"the scenario expects no refusal, but broker {refused[0]['broker']} "
+                                            f"refused: {refused[0]['message']}",
+                           [witness(e, "a refusal the scenario does not expect") for e in refused],
+                           {"refusals": len(refused)})
+        return verdict(NAME, "valid", "no broker refused the group, as the scenario expects", (), {"refusals": 0})
     if not collected(history):
         return verdict(NAME, "unknown", f"the scenario expects the brokers to refuse ({want!r}) but the history "
                                         "holds no broker log (history/brokers.jsonl)")

@@ -35,9 +35,19 @@ def test_invalid_when_the_brokers_did_not_refuse():
     assert v.status == "invalid" and "no broker said so" in v.message
 
 
-def test_unknown_without_the_brokers_logs_and_skipped_without_an_expectation():
+def test_unknown_without_the_brokers_logs_when_a_refusal_is_expected_skipped_when_none_is():
     assert brokers.check(_run(with_log=False), CheckSettings(expect_broker=WANT)).status == "unknown"
-    assert brokers.check(_run(broker_said(5.0, REFUSAL)), CheckSettings()).status == "skipped"
+    assert brokers.check(_run(with_log=False), CheckSettings()).status == "skipped"
+
+
+def test_a_refusal_the_scenario_does_not_expect_is_invalid():
+    """protocol-migration under group.consumer.migration.policy=disabled must not pass."""
+    disabled = f"Cannot upgrade classic group {G} to consumer group because online upgrade is disabled."
+    v = brokers.check(_run(broker_said(5.0, disabled)), CheckSettings())
+    assert v.status == "invalid" and "online upgrade is disabled" in v.message
+    assert v.witnesses[0]["message"] == disabled
+    ok = brokers.check(_run(broker_said(5.0, f"Stabilized group {G} generation 2 with 2 members.")), CheckSettings())
+    assert ok.status == "valid"
 
 
 def test_judge_reads_the_expectation_from_the_run_start():
