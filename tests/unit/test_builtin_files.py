@@ -30,7 +30,7 @@ def of(name, seed, kind, ctx=CTX):
 
 def test_every_consumer_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
-    assert len(FILES) == 27
+    assert len(FILES) == 28
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
