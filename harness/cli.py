@@ -85,9 +85,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     backend(r, "local")
     r.add_argument("--misbehave", default=None,
-                   choices=["process-after-revoke", "claim-extra", "defeat-warmup", "fake-eos", "zombie-task",
-                            "wrong-delay"],
-                   help="make one member break the rules on purpose (a self-test of the checkers); "
+                   choices=["process-after-revoke", "claim-extra", "forget-offsets", "defeat-warmup", "fake-eos",
+                            "zombie-task", "wrong-delay"],
+                   help="make one member break the rules on purpose (a self-test of the checkers); forget-offsets: "
+                        "it reads every partition given after its first assignment from the start; "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
                         "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
                         "while the run is judged as exactly_once_v2; zombie-task (connect-*): a source task goes on "

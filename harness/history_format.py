@@ -45,6 +45,10 @@ class HistoryWriter:
         self._write(ev := {"type": type_, "mono": time.monotonic(), "wall": time.time(), **fields})
         return ev
 
+    def record(self, ev: dict) -> None:
+        """Append an event stamped elsewhere (its `mono` and `wall` given), e.g. a broker's log line."""
+        self._write(ev)
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

@@ -13,12 +13,14 @@ from dataclasses import replace
 
 from harness.errors import BadInput, Indeterminate
 from harness.members import clients
+from harness.nemesis_coordinator import CoordinatorActions
 from harness.nemesis_group import GroupActions, Setting
 
 
-class Nemesis(GroupActions):
+class Nemesis(GroupActions, CoordinatorActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
-    on how members run are in `harness.nemesis_group`)."""
+    on how members run are in `harness.nemesis_group`, those on the group's coordinator in
+    `harness.nemesis_coordinator`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster
@@ -128,9 +130,11 @@ class Nemesis(GroupActions):
         self.waits.sleep(replace_after_s)
         return {"member": m.member_id, **self._do_replace_member(slot)}
 
-    def _do_replace_member(self, slot: int):
+    def _do_replace_member(self, slot: int, protocol: str | None = None):
         if slot >= len(self.specs) or self.live_slot(slot) is not None:
             return {"skipped": f"slot {slot} is not empty"}
+        if protocol:  # the replacement speaks another group protocol (a migration rolled back after a refusal)
+            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 

@@ -66,6 +66,23 @@ class GroupActions:
             self.waits.wait_stable(f"settings roll, slot {slot}")
         return {"restarted": done}
 
+    def _do_restart_all(self, down_s: float = 2.0, protocol: str | None = None):
+        """An offline change: every live member stops, the group is left empty for `down_s`, then every slot
+        starts again (on `protocol` when given: an offline protocol migration; a Streams instance keeps its
+        state directory, as a bounce does)."""
+        slots = [i for i in range(len(self.slots)) if self.live_slot(i) is not None]
+        stopped = []
+        with self.fault("restart_all", targets=[self.slots[i].member_id for i in slots]):
+            for i in slots:
+                stopped.append(self.slots[i].member_id)
+                self.pool.stop(self.slots[i])
+            self.waits.sleep(down_s)
+            for i in slots:
+                if protocol:
+                    self.specs[i] = replace(self.specs[i], protocol=protocol)
+                self.slots[i] = self.pool.start(self.specs[i])
+        return {"stopped": stopped, "started": [self.slots[i].member_id for i in slots]}
+
     def respec(self, slot: int, client_settings: dict | None, static: bool | None) -> None:
         """The slot's spec with changed client settings and static membership, for its next start."""
         spec = self.specs[slot]

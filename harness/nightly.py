@@ -126,6 +126,13 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
             return sc, rng.choice(allowed), kv, cv, rng.randrange(1 << 31)
 
 
+def _shared_or_own(cluster, cfg):
+    """The night's cluster of that version, or None (the run starts its own) when the scenario sets broker
+    settings that cluster was not started with (the coordinator-* and migration-policy scenarios)."""
+    have = cluster.settings.properties()
+    return None if any(have.get(k) != v for k, v in cfg.broker_settings) else cluster
+
+
 #: the commit modes a night draws from for the harness's Python member (`never` is a self-test that must fail)
 NIGHT_COMMIT_MODES = ("sync", "async", "auto")
 
@@ -210,7 +217,7 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] #{d.index} {d.scenario} {d.protocol} "
                      f"kafka={kv} client={d.client_version or 'default'} seed={d.seed}"
                      + (f" commit={mode}" if mode else ""))
-            r = run(cfg, cluster=clusters[kv], progress=lambda *_: None)
+            r = run(cfg, cluster=_shared_or_own(clusters[kv], cfg), progress=lambda *_: None)
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else ""))
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, d.seed, str(r.run_dir), r.status,
                                commit_mode=mode, index=d.index)

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from functools import partial
 
 from harness.cluster.backends import new_backend
+from harness.broker_log import BrokerLog
 from harness.cluster.base import BrokerSettings
 from harness.errors import HarnessError
 from harness.history import HistoryWriter
@@ -67,7 +68,7 @@ class Run:
         self.topic, self.group_id = self.topics[0].real, f"g-{self.run_id}"
         self.kind = kind_of(self.plan.scenario)(self.plan, self)
         self.hist: HistoryWriter | None = None
-        self.cluster = self.pool = self.nemesis = self.workload = None
+        self.cluster = self.pool = self.nemesis = self.workload = self.broker_log = None
         self.ran: list[dict] = []
         self.meta = {"run_id": self.run_id, "config": config_dict(cfg), "started": utc_now()}
 
@@ -116,6 +117,7 @@ class Run:
         cfg, plan, d = self.cfg, self.plan, self.dir
         self.meta.update(self.kind.prepare())
         self._start_cluster()
+        self.broker_log = BrokerLog(self.cluster, group_id=self.group_id)  # where each broker's log ends now
         self.meta.update({
             "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
             "topics": [[t.real, t.partitions] for t in self.topics],
@@ -205,6 +207,8 @@ class Run:
             self.cluster.on_event = self._shared_on_event  # not this run's history, closed after it
 
     def _judge(self) -> RunResult:
+        said = self.broker_log.collect(self.dir.history_dir / "brokers.jsonl")  # what the brokers said of the group
+        self.say(f"{said} broker log lines about the group (history/brokers.jsonl)")
         self.event("run_end", status="complete")
         self.hist.close()
         verdicts = judge(self.dir.history())

@@ -12,6 +12,7 @@ command line wins where both say something (harness/plan.py).
 from __future__ import annotations
 
 import inspect
+import re
 import shlex
 import tomllib
 import types
@@ -19,7 +20,7 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from harness import scenario_values as values
 from harness.errors import BadInput
@@ -92,6 +93,22 @@ class Workload(_Strict):
     partitions: int | None = Field(None, ge=1)
 
 
+class Expect(_Strict):
+    """What the run is expected to end with, other than every invariant holding."""
+
+    broker_refusal: str | None = None  # a regex: a broker refuses with a line matching it (check `expected_refusal`)
+
+    @field_validator("broker_refusal")
+    @classmethod
+    def _regex(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as e:
+                raise ValueError(f"not a regular expression: {e}") from None
+        return v
+
+
 class Step(BaseModel):
     """One step; every field but these is a parameter of the action (checked against the nemesis). Values are
     read and checked by `_check_step` (harness/scenario_values.py)."""
@@ -114,6 +131,7 @@ class ScenarioFile(_Strict):
     group: Group = Group()
     workload: Workload = Workload()
     topics: list[Topic] = []
+    expect: Expect = Expect()
     draws: dict[str, Any] = {}  # name -> a value drawn once per run, used as { draw = "name" }
     steps: list[Step] = Field(min_length=1)
 
@@ -282,7 +300,9 @@ def _builder(model: ScenarioFile, path):
 def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
     """The Scenario of a checked model (the one interpreter of built-in files and users' files)."""
     pauses = any(s.action in ("pause_member", "poll_stall") for s in model.steps)
-    extra = {"check_overrides": pause_tolerance} if pauses else {}
+    expect = {"expect_broker": model.expect.broker_refusal} if model.expect.broker_refusal else {}
+    extra = {"check_overrides": lambda ctx, sched: {**(pause_tolerance(ctx, sched) if pauses else {}), **expect}} \
+        if pauses or expect else {}
     return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model, path),
                     members=model.members.count, static=model.members.static, racks=model.members.racks,
                     protocols=tuple(model.protocols), smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,

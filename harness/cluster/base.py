@@ -6,9 +6,14 @@ from killing and pausing: a backend that cannot pause simply does not implement 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Protocol, runtime_checkable
 
 EventSink = Callable[..., None]  # sink(type_, **fields): records a harness event
+
+
+def noop(*_a, **_k) -> None:
+    """An event sink that records nothing."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Backend(Protocol):
     def broker_version(self, broker_id: int) -> str: ...
     def rack_of(self, broker_id: int) -> str: ...
     def racks_in_use(self) -> list[str]: ...
+    def broker_log_path(self, broker_id: int) -> Path: ...  # a host file (harness/broker_log.py reads it)
     def brokers_of_rack(self, rack: str) -> list[int]: ...
     def create_topic(self, topic: str, *, partitions: int, replication: int, config: dict | None = None) -> None: ...
     def admin(self): ...

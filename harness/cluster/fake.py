@@ -165,6 +165,10 @@ class FakeCluster:
     def rack_of(self, broker_id: int) -> str:
         return self.racks[broker_id]
 
+    def broker_log_path(self, broker_id: int) -> Path:
+        """Where a fake broker's log would be (nothing writes it; a test may, in the local layout)."""
+        return self.root / f"broker-{broker_id}.log"
+
     def racks_in_use(self) -> list[str]:
         return sorted(set(self.racks.values()))
 

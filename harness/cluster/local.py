@@ -23,7 +23,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import kafka_dist
-from harness.cluster.base import BrokerSettings, EventSink
+from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.errors import SetupError
 from harness.procs import Proc
 from harness.tools import free_ports
@@ -33,7 +33,8 @@ _log = logging.getLogger(__name__)
 
 JVM_OPTS = ["-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-            "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dlog4j2.level=warn"]
+            "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dlog4j2.level=warn",
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ"]  # wall time: harness/broker_log.py
 
 
 @dataclass
@@ -76,10 +77,6 @@ def startup_failure(log: Path) -> str:
     except OSError:
         return ""
     return next((f.strip()[:300] for f in _REFUSAL.findall(text)), "")
-
-
-def _noop(*_a, **_k) -> None:
-    pass
 
 
 class LocalCluster:
@@ -215,6 +212,9 @@ class LocalCluster:
 
     def rack_of(self, broker_id: int) -> str:
         return self.nodes[broker_id].rack
+
+    def broker_log_path(self, broker_id: int) -> Path:
+        return self.work_dir / f"broker-{broker_id}" / "broker.log"
 
     def broker_version(self, broker_id: int) -> str:
         """The Kafka version a broker runs now (it differs from `version` part way through an upgrade)."""

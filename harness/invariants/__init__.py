@@ -13,7 +13,8 @@ from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import commits, convergence, coverage, exclusive, integrity, migrations, static, timeline
+from harness.invariants import (brokers, commits, convergence, coordinator, coverage, exclusive, integrity, migrations,
+                                static, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -30,6 +31,8 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "static_membership": static.check,
     "record_integrity": integrity.check,
     "commit_progress": commits.check,
+    coordinator.NAME: coordinator.check,
+    brokers.NAME: brokers.check,
 }
 
 
@@ -70,11 +73,14 @@ def judge(history: History) -> dict[str, Verdict]:
     """The verdicts of a run, from its history alone (never run.json): the `run_start` event's kind and
     settings (`run_settings`) choose the checkers. A consumer run: `check_all` with its CheckSettings; a
     Streams run: the Streams checkers with its StreamsCheckSettings, then `record_integrity` of the input
-    topic. The shared views are built once per judgment."""
+    topic. A verdict that is not valid then gets what the brokers said near it (`brokers.with_broker_context`).
+    The shared views are built once per judgment."""
     kind, check, streams = run_settings(history)
     if kind == "connect":
         start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
-        return judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
-    if kind == "streams":
-        return judge_streams(history, streams, check)
-    return check_all(history, check)
+        verdicts = judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
+    elif kind == "streams":
+        verdicts = judge_streams(history, streams, check)
+    else:
+        verdicts = check_all(history, check)
+    return {n: brokers.with_broker_context(v, history) for n, v in verdicts.items()}

@@ -84,6 +84,7 @@ class CheckSettings(SettingsDict):
     static_grace_s: float = 2.0
     exactly_once: bool = False
     commit_stall_s: float = 10.0
+    expect_broker: str = ""  # a regex: the scenario expects a broker to refuse with a line matching it
 
     def __post_init__(self) -> None:
         # a tuple of (str, int) tuples whatever it was given as (JSON lists): hashable, as a cache key

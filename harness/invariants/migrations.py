@@ -28,6 +28,10 @@ them (one rebalance or several).
   first rebalance.
 - Violation: moves > fewest + `migration_slack`.
 
+A transition in which a member of either snapshot runs a protocol whose assignor is not sticky (its
+`started` event says so: a group migrating to or from classic-eager mid-run) is not judged (counted as
+`not_sticky`): the group's assignor changes with its members' protocol.
+
 `skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), when
 there is no transition (fewer than two snapshots, yet some), and when the members' subscriptions
 differ: when two `started` events of the run's members subscribe to different sets of the run's
@@ -85,8 +89,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                        measurements={"transitions": 0})
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
-    rows, problems, wits = [], [], []
+    rows, problems, wits, not_sticky = [], [], [], 0
+    proto = {e.get("member"): e.get("protocol") for _, e in tl.control if e["type"] == "started"}
+    loose = {x for x, p in proto.items() if p in protocols.PROTOCOLS and not protocols.rules_for(p).sticky}
     for s1, s2 in zip(snaps, snaps[1:]):
+        if loose & (set(s1.owners.values()) | set(s2.owners.values())):
+            not_sticky += 1  # a member on a non-sticky assignor (a protocol migration mid-run)
+            continue
         members2 = set(s2.owners.values()) | {
             x for x, ls in tl.lives.items()
             if any(lf.start <= s2.start and lf.end >= s2.end for lf in ls)
@@ -116,9 +125,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 wits.append(witness(o.start_event, f"partition {tl.name(p)} moved from {s1.owners[p]} to "
                                                    f"{s2.owners[p]} "
                                                    f"although {s1.owners[p]} stayed in the group"))
+    if not rows:
+        return verdict(NAME, "skipped", f"no transition among sticky assignors ({not_sticky} with a member on a "
+                                        f"non-sticky one)", measurements={"transitions": 0, "not_sticky": not_sticky})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
-         "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows}
+         "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows,
+         "not_sticky": not_sticky}
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)

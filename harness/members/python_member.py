@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import confluent_kafka  # noqa: E402
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
 
@@ -146,6 +146,15 @@ class Member:
         self.assignments += 1
         if self.misbehave == "claim-extra" and self.assignments >= 2 and not self.claimed:
             self._claim_extra()
+        if self.misbehave == "forget-offsets" and self.assignments >= 2:
+            self._forget_offsets(parts)
+
+    def _forget_offsets(self, parts) -> None:
+        """Misbehaviour: a partition given after the first assignment is read from its start, not from the
+        group's committed offset (a member that forgot its offsets; coordinator_survival must flag it)."""
+        for tp in parts:
+            tp.offset = OFFSET_BEGINNING
+        (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
         self._end_claim()
@@ -192,7 +201,8 @@ class Member:
         by_part: dict[tuple[str, int], list[int]] = {}
         for m in msgs:
             if m.error():
-                if m.error().fatal():
+                # librdkafka's fatal errors (a refused ConsumerGroupHeartbeat, say) come as _FATAL, fatal() False
+                if m.error().fatal() or m.error().code() == KafkaError._FATAL:
                     self.hist.event("error", member=self.member_id, fatal=True, error=str(m.error()))
                     raise SystemExit(f"member {self.member_id}: fatal client error: {m.error()}")
                 continue

@@ -1,7 +1,8 @@
 """The ownership timeline chart of a run as a self-contained SVG (plain string building, no plotting library).
 
 One row per partition; bars coloured by owning member (legend below); fault windows shaded; harness
-actions as grey ticks on the axis; violations (the mono times of invalid verdicts' witnesses) as red
+actions as grey ticks on the axis; what the brokers said about the group (`broker` events) as ticks above
+the axis, a coordinator's refusal, fencing or warning as a larger orange diamond; violations (the mono times of invalid verdicts' witnesses) as red
 markers with a <title> tooltip; member kills as dashed lines. The time axis is seconds from `run_start`.
 """
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 from html import escape
 
 from harness.history import History
+from harness.invariants.brokers import group_of, notable
 from harness.invariants.core import CheckSettings
 from harness.invariants.timeline import build
 
@@ -158,6 +160,16 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
         s.append(f'<path class="action" d="M{x:.1f},{axis_y - 1} l-4,-7 h8 z" fill="#555555">'
                  f'<title>action {escape(str(e.get("kind")))} {escape(str(e.get("params") or ""))} '
                  f'at +{e["mono"] - t0:.1f}s</title></path>')
+    gid, said = group_of(history), 0
+    for e in history.of_type("broker"):  # the brokers' lines about the group: ticks above the axis
+        if not t0 <= e["mono"] <= t1:
+            continue
+        x, big, said = _x(e["mono"], t0, span), notable(e, gid), said + 1
+        shape = f"M{x:.1f},{axis_y - 22} l-6,6 l6,6 l6,-6 z" if big else f"M{x:.1f},{axis_y - 14} v-6"
+        s.append(f'<path class="broker{" notable" if big else ""}" d="{shape}" '
+                 f'{"fill" if big else "stroke"}="{"#ff9900" if big else "#1f77b4"}"><title>broker '
+                 f'{escape(str(e.get("broker")))} {escape(str(e.get("level")))} at +{e["mono"] - t0:.2f}s: '
+                 f'{escape(str(e.get("message", ""))[:400])}</title></path>')
     for e in history.of_type("member_exit"):  # kills and crashes: dark dashed lines across every row
         if e.get("how") in ("kill", "crash") and t0 <= e["mono"] <= t1:
             x = _x(e["mono"], t0, span)
@@ -179,6 +191,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
                      f'<path d="M{x:.1f},{TOP - 6} l-6,-10 h12 z" fill="#ff0000"/></g>')
     items = [(colour[m], m, "owner") for m in members] + [("#f4a6a6", "fault", "fault"),
                                                          ("#222222", "member killed (dashed)", "kill")]
+    if said:
+        items.append(("#ff9900", "broker said (diamond: refusal)", "broker"))
     if viol:
         items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
     for i, (c, label, _) in enumerate(items):

@@ -126,3 +126,9 @@ def settings(**kw) -> CheckSettings:
 def steady(end: float = 20.0) -> list[dict]:
     """Two members a:[0,1] and b:[2,3] from t=1 to the end, no fault."""
     return [run_start(0.0), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), run_end(end)]
+
+
+def broker_said(t: float, message: str, broker: int = 1, level: str = "INFO",
+                logger: str = "org.apache.kafka.coordinator.group.GroupMetadataManager") -> dict:
+    """A `broker` event: a line of a broker's log about the group (history/brokers.jsonl)."""
+    return ev("broker", t, "broker-log", broker=broker, level=level, logger=logger, message=message)

@@ -31,7 +31,7 @@ def of(name, seed, kind, ctx=CTX):
 
 def test_every_consumer_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
-    assert len(FILES) == 20
+    assert len(FILES) == 28
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -53,8 +53,11 @@ def test_scenario_level_fields_kept():
     assert SCENARIOS["static-bounce"].static and SCENARIOS["rack-outage"].racks
     assert SCENARIOS["broker-upgrade"].initial_kafka == "latest-3"
     assert SCENARIOS["client-rolling-upgrade"].initial_client == "2.12.2"
-    for n in ("broker-upgrade", "protocol-migration"):
-        assert SCENARIOS[n].protocols == ("classic-eager", "classic-cooperative")
+    assert SCENARIOS["broker-upgrade"].protocols == ("classic-eager", "classic-cooperative")
+    assert SCENARIOS["protocol-migration"].protocols == ("classic-eager",)  # the path the coordinator converts
+    assert SCENARIOS["protocol-migration-refused"].protocols == ("classic-cooperative",)
+    assert SCENARIOS["protocol-migration-refused"].check_overrides(CTX, sched("protocol-migration-refused", 1)) == {
+        "expect_broker": "Cannot upgrade classic group \\S+ to consumer group"}
     assert SCENARIOS["member-kill"].protocols == scenarios.PROTOCOLS
     tolerance = SCENARIOS["pause-long"].check_overrides(CTX, sched("pause-long", 1))
     assert tolerance["zombie_tolerance_s"] == of("pause-long", 1, "pause_member")[0]["duration_s"] + 12.0

@@ -22,7 +22,7 @@ DOCS = {"history.md": ROOT / "docs" / "history.md", "streams.md": ROOT / "docs" 
 COMMON = {"type", "mono", "wall", "member"}
 # the doc section whose event table lists a source's events
 SECTION_SOURCE = {"Member events": "member", "Producer events": "producer", "Harness events": "harness",
-                  "Output events": "harness-output", "Its history": "member"}
+                  "Output events": "harness-output", "Its history": "member", "Broker events": "broker-log"}
 
 
 # ---------------------------------------------------------------- the docs' event tables

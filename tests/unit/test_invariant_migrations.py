@@ -163,3 +163,13 @@ def test_a_leave_during_a_join_may_take_from_a_staying_member_that_holds_as_many
     # c giving both of its own to e is more than any balance needed
     worse = evs[:-1] + [revoked("c", 12.5, [4]), assigned("e", 13.0, [4]), run_end(40.0)]
     assert check(history(worse), partitions=6).status == "invalid"
+
+
+def test_a_transition_with_a_member_on_a_non_sticky_protocol_is_not_judged():
+    """A group downgrading mid-run: c comes on classic-eager (range), whose moves are no sticky assignor's."""
+    from histbuild import member_start, started
+    evs = [*steady(30.0), member_start("c", 10.0), started("c", 10.1, protocol="classic-eager"),
+           revoked("a", 11.0, [0, 1]), revoked("b", 11.0, [2]), assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2])]
+    v = check(history(evs))
+    assert v.status == "skipped" and v.measurements["not_sticky"] == 1, v.message
+    assert check(history(shuffle())).status == "invalid"  # the same moves among sticky members fail

@@ -43,6 +43,7 @@ class NoCluster:
 
     def __init__(self, backend, **kw):
         self.backend, self.kw, self.calls = backend, kw, []
+        self.settings = kw["settings"]
 
     def start(self):
         self.calls.append("start")

@@ -162,3 +162,14 @@ def test_connect_runs_are_drawn_a_row_per_task():
     svg = render_svg(h, {}, topic="t", topics=[["harness-source", 2], ["harness-sink", 1]])
     labels = [t.text for t in ET.fromstring(svg).iter(NS + "text")]
     assert {"partition source-0", "partition source-1", "partition sink-0"} <= set(labels), labels
+
+
+def test_broker_lines_about_the_group_are_ticks_and_a_refusal_a_diamond():
+    from histbuild import broker_said
+    evs = _run() + [broker_said(5.0, "Stabilized group g generation 2 with 2 members."),
+                    broker_said(6.0, "Cannot upgrade classic group g to consumer group", level="WARN")]
+    svg, root = _svg(evs, {})
+    assert len(_cls(root, "broker")) == 1 and len(_cls(root, "broker notable")) == 1
+    assert "Cannot upgrade classic group" in svg and "broker said" in svg
+    svg, root = _svg(_run(), {})
+    assert not _cls(root, "broker") and "broker said" not in svg

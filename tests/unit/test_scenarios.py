@@ -117,3 +117,18 @@ def test_connect_worker_versions_are_checked_against_the_brokers():
         check_worker_version("2.3.1", "3.9.1", "sessioned")
     check_worker_version("2.0.1", "3.9.1", "eager")
     check_worker_version("3.9.1", "4.3.1", "compatible")
+
+
+def test_nightly_runs_a_scenario_with_broker_settings_of_its_own_on_its_own_cluster():
+    from harness.cluster.base import BrokerSettings
+    from harness.nightly import _shared_or_own
+    from harness.plan import RunConfig
+
+    class Shared:
+        settings = BrokerSettings.for_brokers(3)
+
+    plain = RunConfig.for_scenario("member-kill", seed=1)
+    compacting = RunConfig.for_scenario("coordinator-restart-compacted", seed=1)
+    assert _shared_or_own(Shared, plain) is Shared
+    assert _shared_or_own(Shared, compacting) is None
+    assert dict(compacting.broker_settings)["log.cleaner.backoff.ms"] == "500"

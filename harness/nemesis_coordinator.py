@@ -1,0 +1,46 @@
+"""The nemesis's actions on the group's coordinator and its partition of `__consumer_offsets`.
+
+- `restart_coordinator`: a graceful restart (SIGTERM, controlled shutdown) of the broker that coordinates
+  the group; the group moves to another broker and back, rebuilt each time from its offsets partition.
+- `wait_offsets_compacted`: wait until the log cleaner has compacted the group's offsets partition on the
+  coordinator's broker since the action began (seen in that broker's log, `harness/broker_log.py`), so a
+  coordinator that loads the group afterwards loads it from a compacted log. The run's broker settings
+  must let the cleaner run within the run (the coordinator-* scenario files set `log.roll.ms`,
+  `log.cleaner.backoff.ms`, `log.cleaner.min.cleanable.ratio`; they are recorded in run.json); without
+  them it times out and the run is indeterminate rather than judged as if it had compacted.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+from harness.broker_log import BrokerLog
+from harness.errors import Indeterminate
+
+#: what the log cleaner says when it has cleaned a segment of a log (the line names the log's directory)
+CLEANED = re.compile(r"Swapping in cleaned segment")
+
+
+class CoordinatorActions:
+    """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `say`, `group_id`."""
+
+    def _do_restart_coordinator(self, down_s: float = 1.0):
+        bid = self.coordinator()
+        with self.fault("coordinator_restart", targets=[bid], brokers=[bid]):
+            self.cluster.terminate_broker(bid)
+            self.waits.sleep(down_s)
+            self.cluster.start_broker(bid)
+        return {"broker": bid}
+
+    def _do_wait_offsets_compacted(self, timeout_s: float = 90.0):
+        bid = self.coordinator()
+        logs = BrokerLog(self.cluster, group_id=self.group_id)
+        pattern = re.compile(rf"__consumer_offsets-{logs.partition}(?!\d)")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for e in logs.events():
+                if e["broker"] == bid and pattern.search(e["message"]) and CLEANED.search(e["message"]):
+                    return {"broker": bid, "partition": logs.partition, "cleaner": e["message"][:300]}
+            self.waits.sleep(1.0)
+        raise Indeterminate(f"the log cleaner did not compact __consumer_offsets-{logs.partition} on broker {bid} "
+                            f"within {timeout_s}s (do the broker settings let it run? see docs/migration.md)")

@@ -1,0 +1,89 @@
+"""Verify: group protocol migrations on real brokers, what the brokers said about them in the history, and
+the group surviving its coordinator (docs/migration.md).
+
+Setup: the shared cluster for the refused migration (CI); every other test on a cluster of its own (their
+scenarios set broker settings, or other Kafka versions), marked nightly.
+Then:
+- a confluent-kafka cooperative-sticky group migrated online is refused by the coordinator, and the run's
+  verdict names the broker's reason (the expected_refusal witness is the broker's own line);
+- upgrade (classic -> consumer) and downgrade (consumer -> classic) pass on two broker versions and two
+  client versions, and the coordinator restarted after an offsets-topic compaction mid-migration in one;
+- the group survives its coordinator restarted and killed after compactions; a member that forgets its
+  offsets fails coordinator_survival.
+"""
+from __future__ import annotations
+
+import pytest
+
+from fixtures.plugin import assert_run_passes, failure_message
+from harness import history_schema
+from harness.history import History
+from harness.runner import RunConfig, run_scenario
+
+pytestmark = pytest.mark.integration
+FIRST_GA_CLIENT = "2.12.2"  # confluent-kafka: KIP-848 GA from 2.12.0 (the newest 2.12 patch)
+
+
+def _broker_lines(result) -> list[dict]:
+    return [e for e in History.load(result.run_dir / "history") if e["type"] == "broker"]
+
+
+def test_refused_migration_ends_with_the_brokers_refusal(run_scenario):
+    result = run_scenario("protocol-migration-refused", protocol="classic-cooperative")
+    assert_run_passes(result)
+    v = result.verdicts["expected_refusal"]
+    assert v.status == "valid" and "userData from a custom assignor would be lost" in v.message
+    assert v.witnesses[0]["type"] == "broker" and v.witnesses[0]["level"] == "WARN"
+    assert history_schema.validate_dir(result.run_dir / "history") == []
+    said = _broker_lines(result)
+    assert any("Stabilized group" in e["message"] for e in said), "the coordinator's state changes are recorded"
+    errors = [e for e in History.load(result.run_dir / "history") if e["type"] == "error" and e.get("fatal")]
+    assert errors and "group id does not exist" in errors[0]["error"], "the refused member saw GROUP_ID_NOT_FOUND"
+
+
+def _own(tmp_path, scenario: str, **kw):
+    cfg = RunConfig.for_scenario(scenario, runs_root=str(tmp_path), **kw)
+    return run_scenario(cfg)
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("kafka", ["4.0", "latest"])
+@pytest.mark.parametrize("client", [FIRST_GA_CLIENT, None])
+@pytest.mark.parametrize("scenario, start_on", [("protocol-migration", "classic-eager"),
+                                                ("protocol-downgrade", "consumer")])
+def test_upgrade_and_downgrade_across_versions(scenario, start_on, kafka, client, tmp_path):
+    result = _own(tmp_path, scenario, protocol=start_on, seed=1, kafka_version=kafka, client_version=client)
+    assert result.status == "pass", failure_message(result)
+    said = " ".join(e["message"] for e in _broker_lines(result))
+    if scenario == "protocol-migration":
+        assert "Converted the classic group to a consumer group" in said
+    else:
+        assert "joins the consumer group using the classic protocol" in said
+
+
+@pytest.mark.nightly
+def test_migration_with_the_coordinator_restarted_after_compaction(tmp_path):
+    result = _own(tmp_path, "protocol-migration-coordinator", protocol="classic-eager", seed=1)
+    assert result.status == "pass", failure_message(result)
+    v = result.verdicts["coordinator_survival"]
+    assert v.status == "valid" and v.measurements["failovers"] == 3
+    said = _broker_lines(result)
+    assert any("Swapping in cleaned segment" in e["message"] for e in said), "the offsets partition was compacted"
+    assert sum("Finished loading of metadata" in e["message"] for e in said) >= 3
+
+
+@pytest.mark.nightly
+def test_the_group_survives_its_coordinator_after_compaction(tmp_path):
+    result = _own(tmp_path, "coordinator-restart-compacted", protocol="classic-cooperative", seed=1)
+    assert result.status == "pass", failure_message(result)
+    assert result.verdicts["coordinator_survival"].measurements["failovers"] == 2
+
+
+@pytest.mark.nightly
+def test_a_member_that_forgets_its_offsets_fails_coordinator_survival(tmp_path):
+    result = _own(tmp_path, "coordinator-restart-compacted", protocol="classic-eager", seed=2,
+                  misbehave="forget-offsets")
+    v = result.verdicts["coordinator_survival"]
+    assert result.status == "fail" and v.status == "invalid", failure_message(result)
+    assert v.measurements["offsets_lost"] >= 1
+    assert {w["member"] for w in v.witnesses if w["type"] == "processed"} == {"m1"}  # slot 0 misbehaves
