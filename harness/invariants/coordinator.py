@@ -64,7 +64,7 @@ def unserved_until(history: History, start: float, end: float) -> float:
                  and LOADED.search(e.get("message", ""))), end)
 
 
-def _settings_end(end: float, nxt: float, settings: CheckSettings) -> float:
+def _aftermath_end(end: float, nxt: float, settings: CheckSettings) -> float:
     return min(end + settings.convergence_bound_s, nxt)
 
 
@@ -148,7 +148,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     ctl = [e for _, e in history.control()]
     fenced, extra, explained, gaps = [], [], 0, []
     for a, end, nxt in fos:
-        until = _settings_end(end, nxt, settings)
+        until = _aftermath_end(end, nxt, settings)
         judged = _judged_members(ctl, a["mono"], until)
         alive_at_start = _judged_members(ctl, a["mono"], a["mono"])
         gaps.append(gap := unserved_until(history, a["mono"], end) - a["mono"])
