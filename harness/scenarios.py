@@ -237,6 +237,15 @@ def _connect_worker_kill_short(rng, ctx):
             _stable()]
 
 
+def _connect_worker_pause(rng, ctx):
+    """SIGSTOP a worker longer than its session timeout (its group drops it), then SIGCONT: a frozen worker's
+    tasks are zombies until it runs again and learns it lost them."""
+    return [Action("sleep", {"s": 2.0}),
+            Action("pause_member", {"slot": rng.choice([1, 2]),
+                                    "duration_s": round(rng.uniform(1.2, 1.8) * ctx.session_timeout_s, 2)}),
+            _stable()]
+
+
 def _connect_scale_out_in(rng, ctx):
     return [Action("sleep", {"s": 2.0}), Action("scale_out", {}), _stable(), Action("scale_out", {}), _stable(),
             Action("scale_in", {"pick": "newest"}), _stable(), Action("scale_in", {"pick": "newest"}), _stable()]
@@ -289,6 +298,8 @@ PYTHON_BUILT_INS += [
              "its work moves after the delay, not before.", _connect_worker_kill, smoke=True, **_CONNECT),
     Scenario("connect-worker-kill-short", "Kafka Connect: SIGKILL a worker and start it again within the "
              "scheduled delay; the returning worker takes its work back.", _connect_worker_kill_short, **_CONNECT),
+    Scenario("connect-worker-pause", "Kafka Connect: pause a worker past its session timeout, then resume it.",
+             _connect_worker_pause, **_CONNECT),
     Scenario("connect-scale-out-in", "Kafka Connect: add two workers one at a time, then remove them.",
              _connect_scale_out_in, max_members=5, **_CONNECT),
     Scenario("connect-rolling-bounce", "Kafka Connect: graceful rolling bounce of every worker.",

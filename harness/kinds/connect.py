@@ -12,6 +12,7 @@ the coordinator's view. At the end the source topic is read back (`connect_recor
 from __future__ import annotations
 
 import json
+import re
 import socket
 import urllib.request
 
@@ -59,7 +60,6 @@ class ConnectCluster:
     def check_versions(cfg, sc, broker_version: str, schedule) -> None:
         """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
         brokers and speak the run's protocol."""
-        import re
         versions = {cfg.client_version or sc.initial_client or broker_version}
         versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
                      for a in schedule if a.params.get("client_version")}
@@ -90,7 +90,7 @@ class ConnectCluster:
                         else version_for_brokers(self.plan.kafka_version, progress=self.run.say))
         self.command = connect_worker_command(self.version, progress=self.run.say)
         return {"kind": "connect", "client_version": self.version, "client_library": self.library,
-                "connect_settings": self.s, "worker_config": self._worker_config(0),
+                "connect_settings": self.s,
                 "connect_check_settings": self.connect_check_settings(), "source_topic": self.source_topic}
 
     def create_topics(self) -> None:
@@ -102,6 +102,7 @@ class ConnectCluster:
         cluster.create_topic(self.storage["configs"], partitions=1, replication=replication, config=compact)
         cluster.create_topic(self.storage["offsets"], partitions=5, replication=replication, config=compact)
         cluster.create_topic(self.storage["status"], partitions=3, replication=replication, config=compact)
+        self.run.meta["worker_config"] = self._worker_config(0)  # now with the brokers' address
 
     def check_settings(self) -> dict:
         cfg = self.cfg
@@ -137,7 +138,7 @@ class ConnectCluster:
         replication = min(3, cfg.brokers)
         port = self._port(slot)
         conf = {
-            "bootstrap.servers": run.cluster.bootstrap() if run.cluster else "", "group.id": run.group_id,
+            "bootstrap.servers": run.cluster.bootstrap(), "group.id": run.group_id,
             "connect.protocol": cfg.protocol, "listeners": f"http://127.0.0.1:{port}",
             "rest.advertised.host.name": "127.0.0.1", "rest.advertised.port": port,
             "config.storage.topic": self.storage["configs"], "offset.storage.topic": self.storage["offsets"],

@@ -203,3 +203,15 @@ def test_judge_picks_the_connect_checkers_by_kind():
 def test_check_connect_on_an_empty_history_is_unknown():
     vs = check_connect(history(run_start(0.0), member_start("m1", 1.0), run_end(5.0)), settings())
     assert all(v.status == "unknown" for v in vs.values())
+
+
+def test_delay_fails_when_staying_workers_give_work_up_for_a_returning_one():
+    """A returning worker should take the departed one's work back alone: m3, which stayed, giving task 2 up
+    meanwhile is a move too many."""
+    base = [*cluster(), member_exit("m2", 20.0, how="kill"), *worker("m4", 21.0, 2), task_started("m4", 36.0, 1),
+            drained(90.0)]
+    v = check_scheduled_delay(history(base), settings())
+    assert v.status == "valid" and v.measurements["departures"][0]["staying_moved"] == 0
+    v = check_scheduled_delay(history(base, task_stopped("m3", 30.0, 2), task_started("m4", 36.0, 2)), settings())
+    assert v.status == "invalid" and "which stayed" in v.witnesses[0]["why"]
+    assert v.measurements["departures"][0]["staying_moved"] == 1

@@ -15,7 +15,10 @@ previous assignment), so a new leader sees the lost units as unassigned and hand
 rebalance reassigns everything) and without a departure holding units. Measurements: `departures` (per
 departure: `member`, `how`, `units`, `first_restart_s`, `last_restart_s` after it, `to_new_workers`,
 `deadline_s`, `leader`, `staying_moved`: units that workers staying throughout gave up between the departure
-and the last restart), `delay_s`, `unjudged`.
+and the last restart), `delay_s`, `unjudged`. A worker that returns in time gets the work back without moves:
+when every held unit went to workers that joined after the departure (and it was not the leader's), a unit
+that a worker staying throughout gave up (stopped cleanly) between the departure and the last restart is a
+violation.
 """
 from __future__ import annotations
 
@@ -68,6 +71,10 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
         staying = [r for r in v.runs if r.clean and d.stop_at < r.end <= until and r.member != d.member
                    and v.born.get(r.member, INF) < d.stop_at and r.member not in {x.member for x in v.departures
                                                                                   if x.at <= until}]
+        if restarts and new_only and not was_leader and staying:
+            bad += [{"unit": unit_name(r.key), "departed": d.member, "worker": r.member, "at": r.end,
+                     "why": f"{unit_name(r.key)} left {r.member}, which stayed, while {d.member}'s work went back to "
+                     "a returning worker"} for r in staying]
         out.append({"member": d.member, "how": d.how, "units": len(d.held), "staying_moved": len(staying),
                     "first_restart_s": secs(min(restarts)) if restarts else None,
                     "last_restart_s": secs(max(restarts)) if restarts else None,

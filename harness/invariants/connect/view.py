@@ -142,7 +142,7 @@ class View:
 
     def paused(self, member: str, t: float) -> bool:
         """Whether a fault that had started by t and freezes the member (a pause) affected it."""
-        return any(f.start <= t and member in f.members and f.kind in ("pause", "rack_outage") for f in self.faults)
+        return any(f.start <= t and member in f.members and f.kind == "pause" for f in self.faults)
 
     def leader_at(self, t: float) -> str | None:
         """The worker the workers' latest `connect_rebalance` before t names as leader (by its REST URL, matched
