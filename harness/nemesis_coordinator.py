@@ -44,3 +44,24 @@ class CoordinatorActions:
             self.waits.sleep(1.0)
         raise Indeterminate(f"the log cleaner did not compact __consumer_offsets-{logs.partition} on broker {bid} "
                             f"within {timeout_s}s (do the broker settings let it run? see docs/migration.md)")
+
+    def _do_broker_partition(self, broker: int | str = "coordinator", duration_s: float = 10.0):
+        """Cut a broker (the group's coordinator by default) off the other brokers and the controller quorum
+        while its clients still reach it, then heal (the docker backend; the plan refuses it elsewhere)."""
+        bid = self.coordinator() if broker == "coordinator" else int(broker)
+        with self.fault("broker_partition", targets=[bid], brokers=[bid]):
+            try:
+                self.cluster.partition_broker(bid)
+                self.waits.sleep(duration_s)
+                during = self._coordinator_seen()
+            finally:
+                self.cluster.heal_partitions()
+        return {"broker": bid, "coordinator_during": during, "coordinator_after": self._coordinator_seen()}
+
+    def _coordinator_seen(self):
+        """The coordinator a fresh admin client is told of now, or None when none answers in time."""
+        self.cluster.reset_admin()
+        try:
+            return self.coordinator(timeout_s=10.0)
+        except Exception:
+            return None

@@ -88,32 +88,34 @@ class Draw:
     commit_mode: str | None
 
 
-def draws(seed: int, kafka_versions, client_versions, protocols, run_options: dict | None = None):
+def draws(seed: int, kafka_versions, client_versions, protocols, run_options: dict | None = None,
+          backend: str = "local"):
     """The night's runs in order, endlessly: every draw comes from one random.Random(seed) and nothing a run
     does changes the next draw, so a night (or any shard of it) can be rerun and split."""
     rng = random.Random(seed)
     index = 0
     while True:
-        sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols)
+        sc, protocol, kv, cv, run_seed = _pick(rng, kafka_versions, client_versions, protocols, backend)
         mode = _commit_mode(rng, sc, run_options or {})
         yield Draw(index, sc.name, protocol, kv, cv, run_seed, mode)
         index += 1
 
 
 def shard_draws(seed: int, kafka_versions, client_versions, protocols, run_options: dict | None = None, *,
-                shard: tuple[int, int] = (1, 1), runs: int | None = None):
+                shard: tuple[int, int] = (1, 1), runs: int | None = None, backend: str = "local"):
     """Shard K of N of the night: the draws whose index is K-1 modulo N, among the first `runs` (None: all).
     The N shards are disjoint and together are the unsharded night."""
     k, n = shard
-    for d in draws(seed, kafka_versions, client_versions, protocols, run_options):
+    for d in draws(seed, kafka_versions, client_versions, protocols, run_options, backend):
         if runs is not None and d.index >= runs:
             return
         if d.index % n == k - 1:
             yield d
 
 
-def _pick(rng: random.Random, kafka_versions, client_versions, protocols):
-    names = [n for n in scenarios.SCENARIOS if n != "broker-upgrade"] + ["random-mix"] * 3
+def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backend: str = "local"):
+    names = [n for n, s in scenarios.SCENARIOS.items() if n != "broker-upgrade" and s.backend in (None, backend)]
+    names += ["random-mix"] * 3
     while True:
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
@@ -199,7 +201,8 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                "shard": [k, n], "runs_limit": runs, "runs": []}
     with ExitStack() as stack:
         clusters: dict = {}
-        for d in shard_draws(seed, kafka_versions, client_versions, protocols, run_options, shard=shard, runs=runs):
+        for d in shard_draws(seed, kafka_versions, client_versions, protocols, run_options, shard=shard, runs=runs,
+                             backend=backend):
             if deadline - time.monotonic() <= MIN_RUN_S:
                 break
             kv, mode = d.kafka_version, d.commit_mode

@@ -41,6 +41,8 @@ PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: actions on how consumer-group members run (harness/nemesis_group.py)
+#: actions only a network of containers gives (harness/cluster/docker.py); the local backend refuses them
+DOCKER_ONLY_ACTIONS = ("broker_partition",)
 GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
@@ -256,6 +258,10 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     if hasattr(kind_of(sc), "check_versions"):
         kind_of(sc).check_versions(cfg, sc, version, schedule)
     for i, a in enumerate(schedule):
+        backend = getattr(shared, "backend", cfg.backend) if not own else cfg.backend
+        if a.kind in DOCKER_ONLY_ACTIONS and backend not in ("docker", "fake"):
+            raise BadInput(f"step {i} ({a.kind}) partitions brokers from each other, which needs the docker "
+                           f"backend (--backend docker); this run's cluster is {backend}")
         if a.kind in GROUP_ONLY_ACTIONS and sc.kind != "consumer":
             raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
         if a.kind == "change_subscription":

@@ -307,7 +307,7 @@ def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
                     members=model.members.count, static=model.members.static, racks=model.members.racks,
                     protocols=tuple(model.protocols), smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
                     initial_client=model.members.initial_client, processing_ms=model.members.processing_ms or 0.0,
-                    **extra)
+                    backend=model.cluster.backend, **extra)
 
 
 def loads(text: str, path) -> Scenario:

@@ -65,6 +65,7 @@ class Scenario:
     connect: dict = field(default_factory=dict)  # Connect settings of the scenario (over CONNECT_DEFAULTS)
     max_members: int | None = None  # the most members the schedule ever runs (default: members)
     processing_ms: float = 0.0  # simulated work per record of its runs, unless the run says otherwise
+    backend: str | None = None  # the backend its actions need (broker partitions: docker); None: any
 
     @property
     def default_protocol(self) -> str:

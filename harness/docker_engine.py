@@ -1,0 +1,171 @@
+"""A Docker engine for the docker backend: one that answers, or a `dockerd` the harness starts itself.
+
+Where the engine is looked for, in order: `DOCKER_HOST` (when set it must answer: the user chose it),
+`/var/run/docker.sock`, then the harness's own engine from an earlier run. When none answers the harness
+starts `dockerd` (Debian's `docker.io`; installed with apt-get where it is missing and the harness is
+root) with its own data root under the cache and its own socket, pid file and log. That engine is left
+running for later runs (starting one takes seconds and it holds the built images); nothing of a run
+stays in it, since every run removes its containers and networks (docs/docker.md).
+A machine where no engine answers and none can start gets one line and exit 2 (`SetupError`).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import SetupError
+from harness.tools import cache_dir
+
+_log = logging.getLogger(__name__)
+
+SYSTEM_SOCKET = "/var/run/docker.sock"
+START_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class OwnEngine:
+    """Where the engine the harness starts keeps its parts. Sockets and the exec root live under a short
+    runtime path (a unix socket path is limited to 108 bytes; containerd adds to the exec root)."""
+
+    data_root: Path
+    runtime: Path
+
+    @classmethod
+    def default(cls) -> "OwnEngine":
+        return cls(cache_dir() / "dockerd", Path(f"/tmp/harness-dockerd-{os.getuid()}"))
+
+    @property
+    def socket(self) -> Path:
+        return self.runtime / "docker.sock"
+
+    @property
+    def host(self) -> str:
+        return f"unix://{self.socket}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.runtime / "dockerd.pid"
+
+    @property
+    def log(self) -> Path:
+        return self.data_root / "dockerd.log"
+
+    def command(self, dockerd: str) -> list[str]:
+        return [dockerd, "--data-root", str(self.data_root / "data"), "--exec-root", str(self.runtime / "exec"),
+                "-H", self.host, "-p", str(self.pid_file), "--storage-driver", "overlay2"]
+
+
+def client_for(host: str):
+    """A docker-py client for host, negotiating the API version (a newer client than the daemon is usual)."""
+    import docker
+    return docker.DockerClient(base_url=host, version="auto", timeout=120)
+
+
+def answers(host: str) -> bool:
+    """Whether an engine answers a ping on host."""
+    try:
+        c = client_for(host)
+        try:
+            return bool(c.ping())
+        finally:
+            c.close()
+    except Exception:
+        return False
+
+
+def candidates(environ: dict | None = None) -> list[tuple[str, bool]]:
+    """Where to look, in order, as (host, required): DOCKER_HOST alone when it is set (it must answer),
+    else the system socket and then the harness's own engine."""
+    env = os.environ if environ is None else environ
+    if env.get("DOCKER_HOST"):
+        return [(env["DOCKER_HOST"], True)]
+    return [(f"unix://{SYSTEM_SOCKET}", False), (OwnEngine.default().host, False)]
+
+
+def ensure_engine(*, progress=_log.info) -> str:
+    """The address of an engine that answers (started here when none does); exported as DOCKER_HOST for
+    testcontainers, which reads it. SetupError (exit 2) when there is none and none can start."""
+    for host, required in candidates():
+        if answers(host):
+            return _use(host)
+        if required:
+            raise SetupError(f"DOCKER_HOST={host} does not answer; start that engine or unset DOCKER_HOST "
+                             f"so the harness starts its own")
+    own = OwnEngine.default()
+    start_engine(own, progress=progress)
+    return _use(own.host)
+
+
+def _use(host: str) -> str:
+    os.environ["DOCKER_HOST"] = host
+    os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"  # Ryuk's image cannot be pulled; the harness reaps
+    return host
+
+
+def _dockerd(progress) -> str:
+    found = shutil.which("dockerd")
+    if found:
+        return found
+    if os.getuid() == 0 and shutil.which("apt-get"):
+        progress("no dockerd on this machine: installing Debian's docker.io with apt-get ...")
+        with open(cache_dir() / "apt-docker.log", "w") as log:
+            subprocess.run(["apt-get", "update", "-qq"], stdout=log, stderr=subprocess.STDOUT)
+            subprocess.run(["apt-get", "install", "-y", "-qq", "docker.io"], stdout=log, stderr=subprocess.STDOUT,
+                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        found = shutil.which("dockerd")
+        if found:
+            return found
+    raise SetupError("no Docker engine answers and 'dockerd' cannot be started here (not installed, and apt-get "
+                     "is not available to root); start an engine and set DOCKER_HOST, or use --backend local")
+
+
+def start_engine(own: OwnEngine, *, progress=_log.info, timeout_s: float = START_TIMEOUT_S) -> None:
+    """Start dockerd in its own session (it outlives this run, for the next ones) and wait until it answers."""
+    dockerd = _dockerd(progress)
+    if os.getuid() != 0:
+        raise SetupError("no Docker engine answers and dockerd needs root to start; start an engine and set "
+                         "DOCKER_HOST, or use --backend local")
+    own.data_root.mkdir(parents=True, exist_ok=True)
+    own.runtime.mkdir(parents=True, exist_ok=True)
+    own.pid_file.unlink(missing_ok=True)  # a stale pid file from a killed engine stops dockerd from starting
+    progress(f"no Docker engine answers: starting dockerd (socket {own.socket}, log {own.log}) ...")
+    t0 = time.monotonic()
+    with open(own.log, "ab") as log:
+        proc = subprocess.Popen(own.command(dockerd), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = t0 + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SetupError(f"dockerd exited at start with code {proc.returncode} (see {own.log}); "
+                             f"use --backend local, or start an engine and set DOCKER_HOST")
+        if answers(own.host):
+            progress(f"dockerd is up in {time.monotonic() - t0:.1f}s (pid {proc.pid}; left running for later runs)")
+            return
+        time.sleep(0.3)
+    raise SetupError(f"dockerd did not answer within {timeout_s:.0f}s (see {own.log})")
+
+
+def stop_own_engine() -> bool:
+    """Stop the engine the harness started (SIGTERM to the pid in its pid file); True when one was running."""
+    own = OwnEngine.default()
+    try:
+        pid = int(own.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return True
