@@ -144,6 +144,13 @@ def _parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kafka", help="resolve a Kafka version from Maven Central into the cache")
     k.add_argument("version", nargs="?", default="latest")
 
+    im = sub.add_parser("images", help="build the docker backend's images (base from debootstrap, Kafka, Toxiproxy) "
+                                       "where missing; an engine is started if none answers (docs/docker.md)")
+    im.add_argument("versions", nargs="*", default=["latest"], help="Kafka versions (default: latest)")
+    im.add_argument("--base", default=None, help="a public image to start from instead of the harness's own "
+                                                  "Debian base, where a registry is reachable (e.g. eclipse-temurin:17-jre)")
+    im.add_argument("--quiet", action="store_true", help="no progress lines")
+
     rep = sub.add_parser("report", help="generate the HTML Allure report (allure-commandline from npm, cached)")
     rep.add_argument("--results", default="reports/allure-results", help="Allure results dir (default: %(default)s)")
     rep.add_argument("--out", default="reports/allure-report", help="where the report goes (default: %(default)s)")
@@ -326,6 +333,16 @@ def _dispatch(args) -> int:
         from harness import kafka_dist
         d = kafka_dist.resolve(args.version, progress=progress)
         print(f"Kafka {d.version}: {d.libs}")
+        return 0
+    if args.cmd == "images":
+        import time
+        from harness import docker_engine, docker_images
+        t0 = time.monotonic()
+        client = docker_engine.client_for(docker_engine.ensure_engine(progress=progress))
+        imgs = docker_images.ensure_images(client, args.versions, base=args.base, progress=progress)
+        for v in args.versions:
+            print(f"kafka {v}: {imgs.kafka[v]}")
+        print(f"toxiproxy: {imgs.toxiproxy}\n({time.monotonic() - t0:.0f}s; the same inputs never rebuild)")
         return 0
     if args.cmd == "report":
         from harness.report.generate import generate

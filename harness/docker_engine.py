@@ -10,6 +10,7 @@ A machine where no engine answers and none can start gets one line and exit 2 (`
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -37,7 +38,9 @@ class OwnEngine:
 
     @classmethod
     def default(cls) -> "OwnEngine":
-        return cls(cache_dir() / "dockerd", Path(f"/tmp/harness-dockerd-{os.getuid()}"))
+        data = cache_dir() / "dockerd"  # one engine per cache; its socket under a short path (108 bytes at most)
+        tag = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:8]
+        return cls(data, Path(f"/tmp/harness-dockerd-{os.getuid()}-{tag}"))
 
     @property
     def socket(self) -> Path:

@@ -231,6 +231,8 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     own = sc.initial_kafka is not None or shared is None
     if not own and getattr(shared, "backend", cfg.backend) not in (cfg.backend, "fake"):
         raise BadInput(f"the run asks for the {cfg.backend} backend but shares a cluster of the {shared.backend} one")
+    if own:  # an engine that answers (or one started) before any version is looked up
+        backends.preflight(cfg.backend, progress=progress)
     if own:
         version = kafka_dist.resolve(sc.initial_kafka or cfg.kafka_version, progress=progress).version
         racks = tuple(sorted({f"r{i % 3}" for i in range(cfg.brokers)}))
@@ -280,8 +282,6 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
                            f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
     settings = kind_of(sc).settings(cfg, sc)
-    if own:
-        backends.preflight(cfg.backend, progress=progress)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
 

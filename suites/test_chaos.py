@@ -12,8 +12,8 @@ from harness.scenarios import SCENARIOS
 
 def _cases():
     for s in SCENARIOS.values():
-        if s.kind != "consumer":
-            continue  # Kafka Streams scenarios: suites/test_streams_chaos.py
+        if s.kind != "consumer" or s.backend:
+            continue  # Kafka Streams: test_streams_chaos.py; Connect: test_connect_chaos.py; docker-only: test_docker_chaos.py
         yield pytest.param(s.name, marks=[pytest.mark.smoke] if s.smoke else [pytest.mark.nightly], id=s.name)
 
 
