@@ -65,3 +65,16 @@ class CoordinatorActions:
             return self.coordinator(timeout_s=10.0)
         except Exception:
             return None
+
+    def _do_rack_partition(self, rack: str = "r0", duration_s: float = 10.0):
+        """Cut every broker of a rack off the brokers of the other racks and the controller quorum (their
+        clients still reach them), then heal (the docker backend)."""
+        brokers = self.cluster.brokers_of_rack(rack)
+        with self.fault("rack_partition", targets=[rack], brokers=brokers):
+            try:
+                for bid in brokers:
+                    self.cluster.partition_broker(bid)
+                self.waits.sleep(duration_s)
+            finally:
+                self.cluster.heal_partitions()
+        return {"brokers": brokers}

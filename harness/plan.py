@@ -42,7 +42,7 @@ PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: actions on how consumer-group members run (harness/nemesis_group.py)
 #: actions only a network of containers gives (harness/cluster/docker.py); the local backend refuses them
-DOCKER_ONLY_ACTIONS = ("broker_partition",)
+DOCKER_ONLY_ACTIONS = ("broker_partition", "rack_partition")
 GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
@@ -119,6 +119,8 @@ class RunConfig:
             if key in ("client_settings", "broker_settings", "group_settings", "slot_commands", "slot_subscriptions"):
                 merged = {**dict(value), **dict(given.get(key, ()))}
                 given[key] = tuple(sorted(merged.items()) if key.startswith("slot_") else merged.items())
+            elif key == "backend" and given.get(key):
+                continue  # a backend asked for by name wins, the default one too (the plan then says if it cannot)
             elif given.get(key, cls.__dataclass_fields__[key].default) == cls.__dataclass_fields__[key].default:
                 given[key] = value  # the caller said nothing (or the default): the file's stands
         return given

@@ -72,3 +72,23 @@ def test_the_cli_refuses_an_unknown_backend_in_one_line(capsys):
 
 def test_preflight_of_the_local_backend_is_a_no_op():
     preflight("local")
+
+
+def test_a_partition_between_brokers_needs_the_docker_backend(tmp_path, no_lookup, capsys):
+    """broker-partition's file asks for docker; asked for local by name, the plan refuses in one line."""
+    assert RunConfig.for_scenario("broker-partition", seed=1).backend == "docker"
+    local = RunConfig.for_scenario("broker-partition", seed=1, backend="local", runs_root=str(tmp_path / "runs"))
+    assert local.backend == "local"
+    with pytest.raises(BadInput, match=r"step 1 \(broker_partition\) .* needs the docker backend"):
+        resolve(local)
+    assert main(["run", "rack-partition", "--backend", "local", "--runs-root", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "rack_partition" in err[0] and not (tmp_path / "runs").exists()
+
+
+def test_nightly_draws_docker_only_scenarios_only_on_the_docker_backend():
+    from harness.nightly import shard_draws
+    m = dict(kafka_versions=["4.3.1"], client_versions=[None], protocols=["classic-cooperative", "consumer"])
+    local = {d.scenario for d in shard_draws(2, **m, runs=300)}
+    docker = {d.scenario for d in shard_draws(2, **m, runs=300, backend="docker")}
+    assert not local & {"broker-partition", "rack-partition"} and {"broker-partition", "rack-partition"} <= docker
