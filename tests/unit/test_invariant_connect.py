@@ -184,6 +184,19 @@ def test_sequence_allows_a_redo_after_a_kill():
     assert v.status == "valid" and v.measurements["duplicated_allowed"] == 2
 
 
+def test_sequence_allows_a_redo_by_a_task_whose_worker_was_paused_only():
+    """m2 runs task 1; frozen past its session (pause fault), it is fenced and the task restarts on m3 from
+    the last committed offset: the redo is allowed. A pause of m3 before it ran the task allows nothing."""
+    redo = [*(record(70.0, 1, s) for s in [*range(20), 12, 13]), read(71.0, 22)]
+    h = history(cluster(), fault_start(15.0, "f1", ["m2"]), fault_end(25.0, "f1"), task_stopped("m2", 26.0, 1),
+                task_started("m3", 22.0, 1), *redo)
+    v = check_source_sequence(h, settings())
+    assert v.status == "valid" and v.measurements["duplicated_allowed"] == 2
+    h = history(cluster(), fault_start(1.5, "f1", ["m3"]), fault_end(3.0, "f1"), task_stopped("m2", 21.0, 1),
+                task_started("m3", 22.0, 1), *redo)
+    assert check_source_sequence(h, settings()).status == "invalid"
+
+
 def test_sequence_unknown_when_the_read_is_incomplete():
     h = history(cluster(), record(70.0, 0, 0), read(71.0, 1, complete=False))
     assert check_source_sequence(h, settings()).status == "unknown"

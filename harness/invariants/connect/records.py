@@ -1,8 +1,9 @@
 """9d. `connect_source_sequence`: the source tasks' records, read back from the source topic after the run
 (`connect_record` events, then `connect_read`): per task, no sequence number is missing from 0 to the highest
 one written, and none is written twice unless a run of that task ended without a clean stop (its worker
-killed or crashed, or the task never said it stopped) before the duplicate's later copy: at-least-once allows
-a task that died to redo what it had not committed. `unknown` when the read did not reach the topic's end,
+killed or crashed, or the task never said it stopped) or overlapped a pause of its worker (a worker frozen
+past its session is fenced, and its task's stop comes after others took the task over): at-least-once allows
+such a task to redo what it had not committed. `unknown` when the read did not reach the topic's end,
 or no source record was read. Measurements: `records`, `tasks`, `missing`, `duplicated`, `duplicated_allowed`.
 
 (The sink direction is `record_integrity` over the run's topic: every record the workload had acknowledged
@@ -17,6 +18,18 @@ from harness.invariants.connect.view import ConnectCheckSettings, view_of
 from harness.invariants.core import Verdict, verdict
 
 NAME = "connect_source_sequence"
+
+
+def _pauses(history: History) -> list[tuple[str, float, float]]:
+    """(member, from, to) of every pause fault of a member (SIGSTOP, then SIGCONT)."""
+    starts, out = {}, []
+    for _, e in history.control():
+        if e.get("type") == "fault_start" and e.get("kind") == "pause":
+            starts[e["fault_id"]] = e
+        elif e.get("type") == "fault_end" and e.get("fault_id") in starts:
+            s = starts.pop(e["fault_id"])
+            out += [(m, s["mono"], e["mono"]) for m in s.get("members_affected") or ()]
+    return out + [(m, s["mono"], float("inf")) for s in starts.values() for m in s.get("members_affected") or ()]
 
 
 def check_source_sequence(history: History, settings: ConnectCheckSettings) -> Verdict:
@@ -34,7 +47,10 @@ def check_source_sequence(history: History, settings: ConnectCheckSettings) -> V
     if not seqs:
         return verdict(NAME, "unknown", "no source record was read back")
     v = view_of(history)
-    unclean = {(r.key[1], r.key[2]) for r in v.runs if r.key[0] == "task" and not r.clean and r.how != "open"}
+    paused = _pauses(history)
+    unclean = {(r.key[1], r.key[2]) for r in v.runs if r.key[0] == "task" and (
+        (not r.clean and r.how != "open")
+        or any(m == r.member and s < r.end and e > r.start for m, s, e in paused))}
     bad, missing, dup, dup_ok = [], 0, 0, 0
     for (c, t), xs in sorted(seqs.items()):
         have = set(xs)
