@@ -199,7 +199,7 @@ def test_streams_runs_take_no_client_settings(tmp_path):
 
 def test_nightly_member_options_without_streams_protocols(tmp_path):
     one_line_error(run(["nightly", "--budget", "2m", "--protocols", "classic-eager,streams", "--client-set",
-                        "fetch.min.bytes=1", "--runs-root", str(tmp_path)]), "leave the Streams protocols")
+                        "fetch.min.bytes=1", "--runs-root", str(tmp_path)]), "leave the Streams and Connect protocols")
 
 
 # -- scenario files (docs/scenarios.md): a bad file is one line naming file, step and field, before anything starts

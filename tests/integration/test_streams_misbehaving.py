@@ -43,5 +43,6 @@ def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
     assert r.status == "fail" and v.status == "invalid", (r.status, v.message)
     assert "more than once under exactly_once_v2" in v.message
     assert v.measurements["missing"] == 0 and v.measurements["duplicated"] > 0
-    assert {w["type"] for w in v.witnesses} == {"output"}
+    kinds = {w["type"] for w in v.witnesses}  # the duplicated output, and what the brokers said beside it
+    assert "output" in kinds and kinds <= {"output", "broker"}
     assert validate_dir(r.run_dir / "history") == []

@@ -31,7 +31,7 @@ def of(name, seed, kind, ctx=CTX):
 
 def test_every_consumer_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
-    assert len(FILES) == 28
+    assert len(FILES) == 30
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
