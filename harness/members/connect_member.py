@@ -22,6 +22,7 @@ from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
+from harness.members.maven_libs import resolve_libs
 from harness.members.java_member import _jar
 from harness.members.streams_member import newest_up_to
 from harness.tools import cache_dir, require_tool
@@ -52,27 +53,7 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 def _resolve_libs(version: str, base: Path, progress) -> Path:
     """connect-runtime `version` and its runtime dependencies in base/libs (resolved once)."""
-    libs, done = base / "libs", base / "RESOLVED"
-    stamp = hashlib.sha256(POM.format(version=version).encode()).hexdigest()[:16]
-    if done.exists() and done.read_text().strip() == stamp:
-        return libs
-    mvn = require_tool("mvn", why="resolve connect-runtime from Maven Central")
-    done.unlink(missing_ok=True)
-    shutil.rmtree(libs, ignore_errors=True)
-    (base / "pom.xml").write_text(POM.format(version=version))
-    progress(f"resolving connect-runtime {version} from Maven Central ...")
-    log = base / "resolve.log"
-    with open(log, "w") as out:
-        r = subprocess.run([mvn, "-B", "-q", "dependency:copy-dependencies", "-DoutputDirectory=libs",
-                            "-DincludeScope=runtime"], cwd=base, stdout=out, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        text = log.read_text(errors="replace")
-        if "Could not find artifact" in text or "Could not resolve dependencies" in text:
-            raise BadInput(f"connect-runtime {version} cannot be resolved from Maven Central (see {log})")
-        raise SetupError(f"Maven failed to resolve connect-runtime {version} (see {log})")
-    done.write_text(stamp + "\n")
-    return libs
+    return resolve_libs(POM.format(version=version), base, artifact=ARTIFACT, version=version, progress=progress)
 
 
 def _published(version: str) -> list[str]:

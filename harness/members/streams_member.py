@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 
 import fcntl
-import hashlib
 import re
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
+from harness.members.maven_libs import resolve_libs
 from harness.members.java_member import _jar, _stamp_text
 from harness.tools import cache_dir, require_tool
 
@@ -44,28 +44,7 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 def _resolve_libs(version: str, base: Path, progress) -> Path:
     """kafka-streams `version` and its runtime dependencies in base/libs (resolved once)."""
-    libs = base / "libs"
-    done = base / "RESOLVED"
-    stamp = hashlib.sha256(POM.format(version=version).encode()).hexdigest()[:16]
-    if done.exists() and done.read_text().strip() == stamp:
-        return libs
-    mvn = require_tool("mvn", why="resolve kafka-streams from Maven Central")
-    done.unlink(missing_ok=True)
-    shutil.rmtree(libs, ignore_errors=True)
-    (base / "pom.xml").write_text(POM.format(version=version))
-    progress(f"resolving kafka-streams {version} from Maven Central ...")
-    log = base / "resolve.log"
-    with open(log, "w") as out:
-        r = subprocess.run([mvn, "-B", "-q", "dependency:copy-dependencies", "-DoutputDirectory=libs",
-                            "-DincludeScope=runtime"], cwd=base, stdout=out, stderr=subprocess.STDOUT,
-                           stdin=subprocess.DEVNULL)
-    if r.returncode != 0:
-        text = log.read_text(errors="replace")
-        if "Could not find artifact" in text or "Could not resolve dependencies" in text:
-            raise BadInput(f"kafka-streams {version} cannot be resolved from Maven Central (see {log})")
-        raise SetupError(f"Maven failed to resolve kafka-streams {version} (see {log})")
-    done.write_text(stamp + "\n")
-    return libs
+    return resolve_libs(POM.format(version=version), base, artifact=ARTIFACT, version=version, progress=progress)
 
 
 def newest_up_to(version: str, published: list[str]) -> str | None:
