@@ -86,12 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     backend(r, "local")
     r.add_argument("--misbehave", default=None,
                    choices=["process-after-revoke", "claim-extra", "forget-offsets", "defeat-warmup", "fake-eos",
-                            "zombie-task", "wrong-delay"],
+                            "forget-state", "zombie-task", "wrong-delay"],
                    help="make one member break the rules on purpose (a self-test of the checkers); forget-offsets: "
                         "it reads every partition given after its first assignment from the start; "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
                         "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
-                        "while the run is judged as exactly_once_v2; zombie-task (connect-*): a source task goes on "
+                        "while the run is judged as exactly_once_v2; forget-state (streams-*): the first instance "
+                        "starts each of its tasks on an emptied store; zombie-task (connect-*): a source task goes on "
                         "producing after it was stopped; wrong-delay (connect-*): the run is judged with another "
                         "scheduled.rebalance.max.delay.ms than the workers ran")
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",

@@ -112,13 +112,21 @@ class Nemesis(GroupActions, CoordinatorActions):
             _, path = clients.client_path(client_version, progress=self.say)
             self.specs[slot] = replace(self.specs[slot], client_path=path)
         if protocol:  # an online group protocol migration, one member at a time
-            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
+            self.on_protocol(slot, protocol)
         self.pool.stop(old)
         wiped = self.kind.wipe_state(slot) if wipe_state else {}  # a fresh pod; kept: a StatefulSet's volume
         self.waits.sleep(down_s)
         new = self.pool.start(self.specs[slot])
         self.slots[slot] = new
         return {"stopped": old.member_id, "started": new.member_id, **wiped}
+
+    def on_protocol(self, slot: int, protocol: str) -> None:
+        """The slot's next start speaks another group protocol; a kind whose settings depend on the protocol
+        (Kafka Streams: group timings are client settings under classic only) gives its own spec."""
+        if hasattr(self.kind, "with_protocol"):
+            self.specs[slot] = self.kind.with_protocol(self.specs[slot], slot, protocol)
+        else:
+            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
 
     def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
         m = self.live_slot(slot)
@@ -134,7 +142,7 @@ class Nemesis(GroupActions, CoordinatorActions):
         if slot >= len(self.specs) or self.live_slot(slot) is not None:
             return {"skipped": f"slot {slot} is not empty"}
         if protocol:  # the replacement speaks another group protocol (a migration rolled back after a refusal)
-            self.specs[slot] = replace(self.specs[slot], protocol=protocol)
+            self.on_protocol(slot, protocol)
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 

@@ -79,7 +79,7 @@ class GroupActions:
             self.waits.sleep(down_s)
             for i in slots:
                 if protocol:
-                    self.specs[i] = replace(self.specs[i], protocol=protocol)
+                    self.on_protocol(i, protocol)
                 self.slots[i] = self.pool.start(self.specs[i])
         return {"stopped": stopped, "started": [self.slots[i].member_id for i in slots]}
 

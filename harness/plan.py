@@ -31,8 +31,8 @@ RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "H
                         "client.rack": "HARNESS_RACK", "enable.auto.commit": "the contract commits itself",
                         "client.id": "the member id"}
 #: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
-#: at_least_once while the run is judged as exactly_once_v2
-STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos")
+#: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores
+STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state")
 #: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
 #: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
 #: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md)

@@ -135,6 +135,18 @@ def _streams_autoscale(rng, ctx):
                                  "cooldown_s": 15.0}), _stable()]
 
 
+def _streams_protocol_migration(rng, ctx):
+    """KIP-1071's offline migration, as Kafka's Streams guide describes it: every instance stops (a dynamic one
+    leaves the group on close), the group is left empty, and all start again on the `streams` protocol with
+    their state directories kept; the coordinator turns the empty classic group into a streams group, and
+    only the committed offsets carry over. Then back to `classic` the same way."""
+    down = round(rng.uniform(2, 4), 2)
+    return [Action("sleep", {"s": round(rng.uniform(3, 5), 2)}),
+            Action("restart_all", {"down_s": down, "protocol": "streams"}), _stable(),
+            Action("sleep", {"s": round(rng.uniform(3, 5), 2)}),
+            Action("restart_all", {"down_s": down, "protocol": "classic"}), _stable()]
+
+
 _STREAMS = dict(kind="streams", protocols=STREAMS_PROTOCOLS)
 PYTHON_BUILT_INS += [
     Scenario("streams-scale-out", "Kafka Streams: add an instance to two with large state; it warms up first.",
@@ -161,6 +173,10 @@ PYTHON_BUILT_INS += [
     Scenario("streams-autoscale", "Kafka Streams scaled by a lag-driven autoscaler: a burst adds instances, the "
              "calm after it removes them.", _streams_autoscale, members=2, max_members=4, processing_ms=20.0,
              streams={"acceptable.recovery.lag": 1000000, "harness.records.per.task": 2000}, **_STREAMS),
+    Scenario("streams-protocol-migration", "Kafka Streams moved offline from the classic protocol to the streams "
+             "protocol (KIP-1071) and back, every instance keeping its state directory.",
+             _streams_protocol_migration, streams={"harness.records.per.task": 3000}, kind="streams",
+             protocols=("classic",)),
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from harness.errors import BadInput
@@ -53,6 +54,7 @@ class StreamsApp:
         self.standbys = int(self.s["num.standby.replicas"])
         self.output_topic = f"{run.topic}-out"
         self.changelog = f"{run.group_id}-state-changelog"
+        self._standbys_set = False
 
     # -- before the members
     def prepare(self) -> dict:
@@ -85,9 +87,17 @@ class StreamsApp:
             "max_warmup_replicas": int(s["max.warmup.replicas"]),
             "acceptable_recovery_lag": int(s["acceptable.recovery.lag"]),
             "probing_interval_s": int(s["probing.rebalance.interval.ms"]) / 1000,
-            "rack_aware": bool(s["harness.rack.aware"]), "protocol": cfg.protocol,
+            "rack_aware": bool(s["harness.rack.aware"]), "protocol": self._judged_protocol(),
+            "seeded_keys": int(s["harness.records.per.task"]),
             "zombie_tolerance_s": 2 * cfg.session_timeout_s,
             "exactly_once": s["processing.guarantee"] == "exactly_once_v2"}).to_dict()
+
+    def _judged_protocol(self) -> str:
+        """The protocol whose promises the run is judged by: `streams` if any instance runs it (a migration
+        moves the group there): its broker-side assignor promises neither warmups nor rack-aware standbys, so
+        those rules are measured, not judged, over the whole run."""
+        moved = {a.params.get("protocol") for a in self.plan.schedule}
+        return "streams" if "streams" in moved | {self.cfg.protocol} else self.cfg.protocol
 
     def pool_config(self) -> dict:
         return {}
@@ -121,9 +131,11 @@ class StreamsApp:
         """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before
         the first instance joins."""
         set_group_configs(self.run, {"streams.num.standby.replicas": self.standbys})
+        self._standbys_set = True
 
-    def _member_config(self, slot: int) -> dict:
+    def _member_config(self, slot: int, protocol: str | None = None) -> dict:
         s, cfg = self.s, self.cfg
+        protocol = protocol or cfg.protocol
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
         conf["state.dir"] = str((self.run.dir.path / "state" / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
@@ -134,9 +146,11 @@ class StreamsApp:
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
         if cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
             conf["processing.guarantee"] = "at_least_once"
+        if cfg.misbehave == "forget-state" and slot == 0:  # its tasks start on emptied stores
+            conf["harness.forget.state"] = True
         if s["harness.rack.aware"]:
             conf["rack.aware.assignment.tags"] = "rack"
-        if cfg.protocol == "classic":  # group timings are client settings only under the classic protocol
+        if protocol == "classic":  # group timings are client settings only under the classic protocol
             conf["session.timeout.ms"] = int(cfg.session_timeout_s * 1000)
             conf["heartbeat.interval.ms"] = int(cfg.heartbeat_interval_s * 1000)
         else:
@@ -144,6 +158,13 @@ class StreamsApp:
                       "probing.rebalance.interval.ms"):
                 conf.pop(k, None)  # broker-side or unsupported under the streams protocol
         return conf
+
+    def with_protocol(self, spec: MemberSpec, slot: int, protocol: str) -> MemberSpec:
+        """The slot's spec on another group protocol (an offline migration, docs/migration.md): the settings
+        that protocol takes; moving to `streams` with standbys sets them as a group setting first."""
+        if protocol == "streams" and self.standbys and not self._standbys_set:
+            self._set_group_standbys()
+        return replace(spec, protocol=protocol, client_config=self._member_config(slot, protocol))
 
     def _gate(self) -> Path:
         return self.run.dir.path / "state" / "start-gate"

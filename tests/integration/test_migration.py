@@ -87,3 +87,60 @@ def test_a_member_that_forgets_its_offsets_fails_coordinator_survival(tmp_path):
     assert result.status == "fail" and v.status == "invalid", failure_message(result)
     assert v.measurements["offsets_lost"] >= 1
     assert {w["member"] for w in v.witnesses if w["type"] == "processed"} == {"m1"}  # slot 0 misbehaves
+
+
+def _said(result) -> str:
+    return " ".join(e["message"] for e in _broker_lines(result))
+
+
+def test_streams_moves_to_the_streams_protocol_and_back_keeping_its_state(run_scenario):
+    """KIP-1071's offline migration: the application stops, starts on `streams`, stops, starts on `classic`;
+    the coordinator converts the empty group each way, and every task starts on the state it had."""
+    result = run_scenario("streams-protocol-migration", protocol="classic")
+    assert_run_passes(result)
+    said = _said(result)
+    assert "Converted the empty classic group to a streams group" in said
+    assert "Converted the empty streams group to a classic group" in said
+    kept = result.verdicts["state_kept"]
+    assert kept.status == "valid" and kept.measurements["starts"] >= 18  # 6 tasks, on each protocol in turn
+    protocols = [e["protocol"] for e in History.load(result.run_dir / "history") if e["type"] == "started"]
+    assert protocols == ["classic"] * 3 + ["streams"] * 3 + ["classic"] * 3
+
+
+def test_a_streams_instance_that_forgets_its_state_fails_state_kept(run_scenario):
+    result = run_scenario("streams-protocol-migration", protocol="classic", misbehave="forget-state")
+    v = result.verdicts["state_kept"]
+    assert result.status == "fail" and v.status == "invalid", failure_message(result)
+    assert v.witnesses[0]["member"] == "m1" and v.witnesses[0]["store_keys"] < 3000  # slot 0's first instance
+
+
+#: (direction, group.consumer.migration.policy) -> what the coordinator says when the group is migrated online
+#: that way under that policy (GroupMetadataManager: validateOnlineUpgrade / validateOnlineDowngrade)
+POLICY_OUTCOMES = {
+    ("upgrade", "bidirectional"): "Converted the classic group to a consumer group",
+    ("upgrade", "upgrade"): "Converted the classic group to a consumer group",
+    ("upgrade", "downgrade"): "to consumer group because the online upgrade is disabled",
+    ("upgrade", "disabled"): "to consumer group because the online upgrade is disabled",
+    ("downgrade", "bidirectional"): "Converted the consumer group to a classic group",
+    ("downgrade", "downgrade"): "Converted the consumer group to a classic group",
+    ("downgrade", "upgrade"): "to classic group because the online downgrade is disabled",
+}
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("direction, policy", list(POLICY_OUTCOMES))
+def test_each_migration_policy_allows_or_refuses_as_it_promises(direction, policy, tmp_path):
+    """A refusal the policy promises shows as the run's failure (`expected_refusal`: the scenario expects no
+    refusal), the coordinator's line its witness; what the policy allows passes."""
+    scenario, start_on = {"upgrade": ("protocol-migration", "classic-eager"),
+                          "downgrade": ("protocol-downgrade", "consumer")}[direction]
+    result = _own(tmp_path, scenario, protocol=start_on, seed=1,
+                  broker_settings=(("group.consumer.migration.policy", policy),))
+    want = POLICY_OUTCOMES[direction, policy]
+    assert want in _said(result), failure_message(result)
+    v = result.verdicts["expected_refusal"]
+    if want.startswith("Converted"):
+        assert result.status == "pass", failure_message(result)
+    else:
+        assert result.status == "fail" and v.status == "invalid", failure_message(result)
+        assert want in v.witnesses[0]["message"] and v.witnesses[0]["type"] == "broker"

@@ -90,6 +90,7 @@ def test_collect_reads_from_the_mark_and_writes_a_valid_history_file(tmp_path, m
     logs = BrokerLog(c, group_id=G)
     assert logs.partition == 5 and logs.starts == {1: len(REFUSAL) + 1, 2: 0}
     logs.since_wall = 0.0  # the lines above are stamped in the past; what counts here is the offset
+    logs.wall_minus_mono = 1795474000.0  # their clock (on a host up for less than their age mono would be < 0)
     with open(tmp_path / "broker-1" / "broker.log", "a") as f:
         f.write(LOADED + "\n")
     (tmp_path / "broker-2").mkdir()

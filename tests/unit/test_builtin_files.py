@@ -17,7 +17,8 @@ CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4
 SEEDS = range(40)
 FILES = {f.name.removesuffix(".toml"): f for f in scenarios.builtin_files()}
 PYTHON_ONLY = {"random-mix", "streams-scale-out", "streams-scale-in", "streams-static-bounce", "streams-rack-outage",
-               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale"} | {
+               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale",
+               "streams-protocol-migration"} | {
     n for n in SCENARIOS if n.startswith("connect-")}  # the file format describes consumer-group members only
 
 

@@ -27,7 +27,8 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 # -- the API
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
-                                      "bounded_task_moves", "standby_placement", "task_balance", "output_integrity"]
+                                      "bounded_task_moves", "standby_placement", "task_balance", "output_integrity",
+                                      "state_kept"]
 
 
 def test_check_streams_on_a_good_history():
@@ -35,7 +36,8 @@ def test_check_streams_on_a_good_history():
     assert {n: v.status for n, v in vs.items()} == {
         "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
         "bounded_task_moves": "skipped",
-        "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown"}
+        "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown",
+        "state_kept": "skipped"}
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
 
@@ -549,3 +551,42 @@ def test_swapping_tasks_between_staying_instances_beyond_the_bound_is_invalid():
     assert v.status == "invalid", v.message
     assert "3 active tasks moved where 1 would balance the instances (bound 2)" in v.message
     assert v.witnesses[0]["type"] == "member_start" and v.witnesses[0]["member"] == "m3"
+
+
+# -- state_kept
+def kept(events, **kw):
+    return streams.check_state_kept(history(events), settings(**kw))
+
+
+def _start(m, t, task, keys):
+    e = task_active(m, t, task)
+    e["store_keys"] = keys
+    return e
+
+
+def test_starts_on_the_seeded_state_and_more_are_valid():
+    # 0_0 starts on m1 with its 100 seeded keys, then on m2 after an offline migration with more
+    v = kept([*group(), _start("m1", 2.0, T[0], 100), _start("m2", 20.0, T[0], 130)], seeded_keys=100)
+    assert v.status == "valid" and v.measurements["starts"] == 2 and v.measurements["fewest_keys"] == 100
+
+
+def test_a_start_below_the_seeded_state_is_invalid():
+    v = kept([*group(), _start("m1", 2.0, T[0], 0)], seeded_keys=100)
+    assert v.status == "invalid" and "0 keys" in v.message and "changelog before the run" in v.message
+    assert v.witnesses[0]["store_keys"] == 0 and v.measurements["short_starts"] == 1
+
+
+def test_a_start_with_less_than_an_earlier_start_is_invalid():
+    # the state grew to 150 keys on m1; after a move m2 starts the task on 120: state lost in the move
+    v = kept([*group(), _start("m1", 2.0, T[1], 150), _start("m2", 20.0, T[1], 120)], seeded_keys=100)
+    assert v.status == "invalid" and "fewer than the 150 it held at its start on m1" in v.message
+    assert [w["member"] for w in v.witnesses] == ["m2", "m1"]
+
+
+def test_each_task_is_judged_on_its_own_state():
+    v = kept([*group(), _start("m1", 2.0, T[0], 150), _start("m2", 3.0, T[1], 110)], seeded_keys=100)
+    assert v.status == "valid"
+
+
+def test_starts_without_store_keys_are_skipped():
+    assert kept(group(), seeded_keys=100).status == "skipped"

@@ -1,7 +1,7 @@
 """Invariants of Kafka Streams runs: task exclusivity, warmups (KIP-441), probing, standbys (KIP-708), balance.
 
 A package, a module per concern: `view` (settings and the derived views every checker reads), `tasks` (1, 2),
-`topology` (3, 3b), `placement` (4, 5), `output` (6). The public face is this module's.
+`topology` (3, 3b), `placement` (4, 5), `output` (6), `state` (7). The public face is this module's.
 
 Times are `mono` seconds on the shared clock; E, the end of the history, is the last `run_end` (else the
 last event); nothing after E is read. A member's *life* runs from its `member_start` (or first own event)
@@ -70,6 +70,12 @@ member's active or standby task set (lags may change); it is judged at the stret
    `output_read`). Every `acked` input record must be in it; with `exactly_once` (exactly_once_v2) none
    twice. `unknown` when the read did not reach the topic's end or nothing was acknowledged.
    Measurements: `acked`, `output_records`, `missing`, `duplicated`, `exactly_once`.
+7. `state_kept`: a task's *start* is its `task_active` event, whose `store_keys` counts the keys its store
+   holds once restored (the counter's store only gains keys). Every start must hold at least `seeded_keys`
+   (the state written into the changelog before the run) and at least the keys of the task's largest
+   earlier start, on whichever instance, protocol or restart: a restart, a move or a protocol migration
+   keeps a task's state. `skipped` when no start reports `store_keys` (an application of the team's own).
+   Measurements: `starts`, `tasks`, `short_starts`, `seeded_keys`, `fewest_keys`.
 """
 from __future__ import annotations
 
@@ -79,6 +85,7 @@ from harness.history import History
 from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdict
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance
+from harness.invariants.streams.state import check_state_kept
 from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active, rules_racks, \
     rules_warmups
 from harness.invariants.streams.topology import check_bounded_task_moves, check_probing_convergence
@@ -86,7 +93,7 @@ from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, St
     has_streams_events
 
 __all__ = ["DOWN_STATES", "STREAMS_CHECKERS", "STREAMS_EVENT_TYPES", "StreamsCheckSettings", "check_bounded_task_moves",
-           "check_output_integrity", "check_probing_convergence", "check_standby_placement", "check_streams",
+           "check_output_integrity", "check_probing_convergence", "check_state_kept", "check_standby_placement", "check_streams",
            "check_task_balance", "check_task_exclusive_active", "check_warmup_before_active", "has_streams_events",
            "judge_streams", "rules_racks", "rules_warmups"]
 
@@ -98,6 +105,7 @@ STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] 
     "standby_placement": check_standby_placement,
     "task_balance": check_task_balance,
     "output_integrity": check_output_integrity,
+    "state_kept": check_state_kept,
 }
 
 

@@ -44,6 +44,7 @@ class StreamsCheckSettings(SettingsDict):
     rack_aware: bool = False
     exactly_once: bool = False
     protocol: str = "classic"
+    seeded_keys: int = 0  # keys written into each task's changelog before the run (its state at the start)
     zombie_tolerance_s: float = 2.0
     settle_s: float = 5.0
     active_balance_slack: int = 1
