@@ -4,8 +4,9 @@
   A scenario that expects a refusal (CheckSettings.expect_broker, a regular expression: a migration path
   Kafka does not support, say) is valid when a broker's line matches it, with that line as the witness,
   and invalid when none does (unknown without the brokers' logs in the history). Without an expectation
-  it is invalid when a group coordinator refused to convert the group (REFUSED: "Cannot upgrade ..." /
-  "Cannot downgrade ..."), since the members that asked for it were turned away (a migration under
+  it is invalid when a group coordinator refused to convert the group or to let a member of the other
+  protocol into it (REFUSED: "Cannot upgrade ..." / "Cannot downgrade ..." / "Cannot join the consumer
+  group ... with the classic protocol ..."), since the members that asked for it were turned away (a migration under
   `group.consumer.migration.policy=disabled` must not pass), valid when none did, skipped without the
   brokers' logs.
 - `with_broker_context(verdict, history)`: a verdict that is not valid gets the brokers' notable lines
@@ -21,8 +22,10 @@ from harness.history import History
 from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
 
 NAME = "expected_refusal"
-#: a group coordinator refusing to convert a group between protocols (Kafka 4.x GroupMetadataManager)
-REFUSED = re.compile(r"Cannot (upgrade|downgrade) (the )?(classic|consumer) group ")
+#: a group coordinator refusing to convert a group between protocols, or (Kafka 4.4+, KAFKA-20640) to let a
+#: member of the other protocol into it (Kafka 4.x GroupMetadataManager)
+REFUSED = re.compile(r"Cannot (upgrade|downgrade) (the )?(classic|consumer) group |"
+                     r"Cannot join the (consumer|classic|streams) group \S+ with the \w+ protocol")
 #: a broker line worth citing beside a failing verdict even at INFO level
 NOTABLE = re.compile(r"Cannot |cannot |refuse|fenced|Fenced|GROUP_ID_NOT_FOUND|UNKNOWN_MEMBER_ID|"
                      r"ILLEGAL_GENERATION|INCONSISTENT_GROUP_PROTOCOL|expired|Exception|failed")

@@ -50,6 +50,14 @@ def test_a_refusal_the_scenario_does_not_expect_is_invalid():
     assert ok.status == "valid"
 
 
+def test_a_classic_member_turned_away_from_a_consumer_group_is_a_refusal():
+    """Kafka 4.4.0 under group.consumer.migration.policy=disabled (KAFKA-20640): the classic member waits with
+    nothing assigned and no error of its own; only the coordinator says why."""
+    line = f"Cannot join the consumer group {G} with the classic protocol because the group migration is disabled."
+    v = brokers.check(_run(broker_said(5.0, line)), CheckSettings())
+    assert v.status == "invalid" and "group migration is disabled" in v.message and v.witnesses[0]["message"] == line
+
+
 def test_judge_reads_the_expectation_from_the_run_start():
     assert judge(_run(broker_said(5.0, REFUSAL, level="WARN")))["expected_refusal"].status == "valid"
 
