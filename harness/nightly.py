@@ -6,6 +6,7 @@ to a shorter one that still fails; the shrunk run directory is the one to replay
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -19,6 +20,8 @@ from harness import scenarios, shrink
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
 from harness.errors import BadInput
+from harness.kafka_dist import version_key
+from harness.plan import PROTOCOL_SINCE
 from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
 from harness.rundir import RunDir
@@ -113,14 +116,37 @@ def shard_draws(seed: int, kafka_versions, client_versions, protocols, run_optio
             yield d
 
 
+@functools.cache
+def moved_to(name: str) -> frozenset[str]:
+    """The group protocols a scenario's steps move members to (a migration), read off its schedule for one
+    seed: a step's protocol is written in the scenario, never drawn."""
+    ctx = scenarios.ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
+    return frozenset(a.params["protocol"] for a in scenarios.schedule(scenarios.get(name), seed=0, ctx=ctx)
+                     if a.params.get("protocol"))
+
+
+def _newest_of(kv: str) -> tuple[int, int]:
+    """The newest major.minor a Kafka version name can stand for ('latest': any 4.x, 'latest-3': any 3.x)."""
+    if kv in ("latest", "latest-4"):
+        return (4, 99)
+    if kv == "latest-3":
+        return (3, 99)
+    return tuple(version_key(kv)[:2])  # type: ignore[return-value]
+
+
+def _speaks(kv: str, protocols) -> bool:
+    """Whether brokers of that version run every one of these group protocols (PROTOCOL_SINCE)."""
+    return all(_newest_of(kv) >= PROTOCOL_SINCE.get(p, (0, 0)) for p in protocols)
+
+
 def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backend: str = "local"):
     names = [n for n, s in scenarios.SCENARIOS.items() if n != "broker-upgrade" and s.backend in (None, backend)]
     names += ["random-mix"] * 3
     while True:
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
-        allowed = [p for p in protocols if p in sc.protocols
-                   and (p not in ("consumer", "streams") or not kv.startswith(("3", "latest-3")))]
+        # a migration runs only on brokers of both its protocols (protocol-migration: 4.0+; Streams: 4.1+)
+        allowed = [p for p in protocols if p in sc.protocols and _speaks(kv, {p} | moved_to(sc.name))]
         if allowed:
             # client versions are confluent-kafka's; a Streams (Connect) run takes the brokers' kafka-streams
             # (connect-runtime)

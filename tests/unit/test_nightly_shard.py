@@ -1,4 +1,5 @@
-"""`harness nightly --shard K/N`: N shards of a night run exactly the unsharded night's runs, each once."""
+"""`harness nightly --shard K/N`: N shards of a night run exactly the unsharded night's runs, each once; a migration is
+drawn only on brokers of its protocols."""
 from __future__ import annotations
 
 from itertools import islice
@@ -6,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness import nightly as night
 from harness.errors import BadInput
 from harness.nightly import nightly, parse_shard, shard_draws
 from harness.rundir import RunResult
+from harness.scenarios import PROTOCOLS
 
 MATRIX = dict(kafka_versions=["4.3.1", "4.0.0"], client_versions=[None, "2.12.2"],
               protocols=["classic-eager", "classic-cooperative", "consumer"])
@@ -88,3 +91,19 @@ def test_the_cli_wants_a_seed_with_a_shard(capsys):
     from harness.cli import main
     assert main(["nightly", "--shard", "1/2", "--budget", "1m"]) == 2
     assert "--shard needs --seed" in capsys.readouterr().err
+
+
+def test_a_migration_is_drawn_only_on_brokers_of_both_its_protocols():
+    assert night.moved_to("protocol-migration") == {"consumer"}
+    assert night.moved_to("streams-protocol-migration") == {"classic", "streams"}
+    assert night.moved_to("member-kill") == frozenset()
+    seen = set()
+    for d in night.draws(7, ["latest-3", "4.0", "latest"], [None], PROTOCOLS + ("classic", "streams")):
+        if d.index > 2000:
+            break
+        if night.moved_to(d.scenario):
+            seen.add((d.scenario, d.kafka_version))
+    assert not any(kv == "latest-3" for _, kv in seen)  # KIP-848 is 4.0+
+    assert ("streams-protocol-migration", "4.0") not in seen  # the streams protocol is 4.1+
+    assert {("protocol-migration", "4.0"), ("protocol-migration", "latest"),
+            ("streams-protocol-migration", "latest")} <= seen
