@@ -145,7 +145,7 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backen
     while True:
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
-        # a migration runs only on brokers of both its protocols (protocol-migration: 4.0+; Streams: 4.1+)
+        # a migration runs only on brokers of both its protocols (protocol-migration: 4.0+; Streams: 4.2+)
         allowed = [p for p in protocols if p in sc.protocols and _speaks(kv, {p} | moved_to(sc.name))]
         if allowed:
             # client versions are confluent-kafka's; a Streams (Connect) run takes the brokers' kafka-streams

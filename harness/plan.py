@@ -35,8 +35,10 @@ RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "H
 STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state")
 #: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
 #: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
-#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md)
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 1)}
+#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
+#: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
+#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2
+PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2)}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}

@@ -110,7 +110,7 @@ def test_bad_streams_settings(args, needle, tmp_path):
 def test_streams_protocol_needs_a_newer_broker(tmp_path):
     r = run(["run", "streams-scale-out", "--protocol", "streams", "--kafka-version", "latest-3",
              "--runs-root", str(tmp_path)])
-    one_line_error(r, "the streams protocol, which needs Kafka 4.1 or newer", "3.9")
+    one_line_error(r, "the streams protocol, which needs Kafka 4.2 or newer", "3.9")
     assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
 
 

@@ -1,13 +1,16 @@
 """Verify: group protocol migrations on real brokers, what the brokers said about them in the history, and
 the group surviving its coordinator (docs/migration.md).
 
-Setup: the shared cluster for the refused migration (CI); every other test on a cluster of its own (their
-scenarios set broker settings, or other Kafka versions), marked nightly.
+Setup: the shared cluster for the refused migration and the Streams migration (CI); every other test on a
+cluster of its own (their scenarios set broker settings, or other Kafka versions), marked nightly.
 Then:
 - a confluent-kafka cooperative-sticky group migrated online is refused by the coordinator, and the run's
   verdict names the broker's reason (the expected_refusal witness is the broker's own line);
 - upgrade (classic -> consumer) and downgrade (consumer -> classic) pass on two broker versions and two
-  client versions, and the coordinator restarted after an offsets-topic compaction mid-migration in one;
+  client versions, and so does an upgrade with the coordinator restarted after offsets-topic compactions;
+- each group.consumer.migration.policy allows or refuses each direction as it promises;
+- Kafka Streams moves offline to the streams protocol and back keeping its state, on two broker versions; an
+  instance that forgets its state fails state_kept;
 - the group survives its coordinator restarted and killed after compactions; a member that forgets its
   offsets fails coordinator_survival.
 """
@@ -52,26 +55,24 @@ def _own(tmp_path, scenario: str, **kw):
 @pytest.mark.parametrize("kafka", ["4.0", "latest"])
 @pytest.mark.parametrize("client", [FIRST_GA_CLIENT, None])
 @pytest.mark.parametrize("scenario, start_on", [("protocol-migration", "classic-eager"),
-                                                ("protocol-downgrade", "consumer")])
+                                                ("protocol-downgrade", "consumer"),
+                                                ("protocol-migration-coordinator", "classic-eager")])
 def test_upgrade_and_downgrade_across_versions(scenario, start_on, kafka, client, tmp_path):
+    """Upgrade, downgrade, and an upgrade with the coordinator restarted and killed after offsets-topic
+    compactions, on the first brokers and the first client with KIP-848 GA and the newest of each."""
     result = _own(tmp_path, scenario, protocol=start_on, seed=1, kafka_version=kafka, client_version=client)
     assert result.status == "pass", failure_message(result)
-    said = " ".join(e["message"] for e in _broker_lines(result))
-    if scenario == "protocol-migration":
-        assert "Converted the classic group to a consumer group" in said
-    else:
-        assert "joins the consumer group using the classic protocol" in said
-
-
-@pytest.mark.nightly
-def test_migration_with_the_coordinator_restarted_after_compaction(tmp_path):
-    result = _own(tmp_path, "protocol-migration-coordinator", protocol="classic-eager", seed=1)
-    assert result.status == "pass", failure_message(result)
-    v = result.verdicts["coordinator_survival"]
-    assert v.status == "valid" and v.measurements["failovers"] == 3
     said = _broker_lines(result)
-    assert any("Swapping in cleaned segment" in e["message"] for e in said), "the offsets partition was compacted"
-    assert sum("Finished loading of metadata" in e["message"] for e in said) >= 3
+    text = " ".join(e["message"] for e in said)
+    if scenario == "protocol-downgrade":
+        assert "joins the consumer group using the classic protocol" in text
+    else:
+        assert "Converted the classic group to a consumer group" in text
+    if scenario == "protocol-migration-coordinator":
+        v = result.verdicts["coordinator_survival"]
+        assert v.status == "valid" and v.measurements["failovers"] == 3
+        assert any("Swapping in cleaned segment" in e["message"] for e in said), "the offsets partition was compacted"
+        assert sum("Finished loading of metadata" in e["message"] for e in said) >= 3
 
 
 @pytest.mark.nightly

@@ -104,6 +104,6 @@ def test_a_migration_is_drawn_only_on_brokers_of_both_its_protocols():
         if night.moved_to(d.scenario):
             seen.add((d.scenario, d.kafka_version))
     assert not any(kv == "latest-3" for _, kv in seen)  # KIP-848 is 4.0+
-    assert ("streams-protocol-migration", "4.0") not in seen  # the streams protocol is 4.1+
+    assert ("streams-protocol-migration", "4.0") not in seen  # the streams protocol is 4.2+
     assert {("protocol-migration", "4.0"), ("protocol-migration", "latest"),
             ("streams-protocol-migration", "latest")} <= seen
