@@ -23,8 +23,7 @@ from pathlib import Path
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
 from harness.members.maven_libs import resolve_libs
-from harness.members.java_member import _jar
-from harness.members.streams_member import newest_up_to
+from harness.members.java_member import SHARED, _jar
 from harness.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
@@ -63,13 +62,23 @@ def _published(version: str) -> list[str]:
 
 def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
     """The connect-runtime version a run uses by default: the brokers' own, or the newest release before it
-    while that one is still reaching Maven Central."""
-    chosen = newest_up_to(broker_version, _published(broker_version))
-    if chosen is None:
+    while that one is still reaching Maven Central or cannot be resolved with its dependencies from the
+    repository this machine reaches (connect-runtime 4.4.0 needs a Jetty release some mirrors lack)."""
+    fits = sorted((v for v in _published(broker_version)
+                   if kafka_dist.version_key(v) <= kafka_dist.version_key(broker_version)),
+                  key=kafka_dist.version_key, reverse=True)
+    if not fits:
         raise BadInput(f"no connect-runtime release up to {broker_version} is on Maven Central")
-    if chosen != broker_version:
-        progress(f"connect-runtime {broker_version} is not on Maven Central (yet); the workers run {chosen}")
-    return chosen
+    for chosen in fits[:3]:
+        try:
+            connect_worker_command(chosen, progress=progress)  # resolved and built once, cached
+        except BadInput as e:
+            progress(f"{e}; trying the release before it")
+            continue
+        if chosen != broker_version:
+            progress(f"connect-runtime {broker_version} is not usable here; the workers run {chosen}")
+        return chosen
+    raise BadInput(f"none of connect-runtime {', '.join(fits[:3])} resolves from Maven Central here")
 
 
 def check_version(version: str) -> str:
@@ -83,7 +92,7 @@ def check_version(version: str) -> str:
 
 def _stamp(java: str, classpath: str) -> str:
     h = hashlib.sha256()
-    for src in sorted(SOURCES.glob("*.java")):
+    for src in [*sorted(SOURCES.glob("*.java")), SHARED]:
         h.update(src.name.encode() + b"\0" + src.read_bytes())
     real_java = os.path.realpath(java)
     h.update(f"\0{real_java}\0{os.stat(real_java).st_mtime_ns}\0{classpath}".encode())
@@ -124,7 +133,7 @@ def connect_worker_command(version: str, *, progress=_log.info) -> tuple[str, ..
             log = base / "javac.log"
             with open(log, "w") as out:
                 r = subprocess.run([javac, "--release", "17", "-XDignore.symbol.file", "-cp", classpath, "-d",
-                                    str(classes), *map(str, sorted(SOURCES.glob("*.java")))],
+                                    str(classes), *map(str, sorted(SOURCES.glob("*.java"))), str(SHARED)],
                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
                 raise SetupError(f"compiling the Connect worker failed (see {log})")

@@ -29,6 +29,8 @@ from harness.tools import cache_dir
 _log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).resolve().parent / "java" / "Member.java"
+#: Java source compiled into every Java program of the harness (the Java, Streams and Connect members)
+SHARED = Path(__file__).resolve().parent / "java_shared" / "KafkaVersion.java"
 MAIN_CLASS = "Member"
 # a member is small and short-lived: start fast, stay small
 JVM_OPTS = ("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
@@ -38,8 +40,8 @@ TRAIN_TIMEOUT_S = 120
 
 
 def _stamp_text(java: str, classpath: str, source: Path = SOURCE) -> str:
-    """What the cached build depends on: the source, the JVM and the Kafka jars."""
-    h = hashlib.sha256(source.read_bytes())
+    """What the cached build depends on: the source (and the shared one), the JVM and the Kafka jars."""
+    h = hashlib.sha256(source.read_bytes() + b"\0" + SHARED.read_bytes())
     real_java = os.path.realpath(java)
     h.update(f"\0{real_java}\0{os.stat(real_java).st_mtime_ns}\0{' '.join(JVM_OPTS)}".encode())
     for jar in classpath.split(":"):  # re-resolved jars invalidate the class-data archive: rebuild it
@@ -120,7 +122,7 @@ def java_member_command(*, kafka_version: str = "latest", progress=_log.info) ->
             shutil.rmtree(classes, ignore_errors=True)
             classes.mkdir(parents=True)
             with open(log, "w") as out:
-                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE)],
+                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE), str(SHARED)],
                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
                 raise SetupError(f"compiling the Java member failed (see {log})")

@@ -6,19 +6,27 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from harness.errors import BadInput, SetupError
 from harness.tools import require_tool
 
+DAY_S = 24 * 3600
+
 
 def resolve_libs(pom: str, base: Path, *, artifact: str, version: str, progress) -> Path:
     """The runtime dependencies of `pom` in base/libs, resolved once per pom text; BadInput when Maven
-    Central has no such `artifact` `version`, SetupError when Maven fails otherwise."""
-    libs, done = base / "libs", base / "RESOLVED"
+    Central has no such `artifact` `version` (or one of its dependencies: remembered for a day, so that a
+    caller falling back to an older release does not ask Maven again on every run), SetupError when Maven
+    fails otherwise."""
+    libs, done, missing = base / "libs", base / "RESOLVED", base / "UNRESOLVABLE"
     stamp = hashlib.sha256(pom.encode()).hexdigest()[:16]
     if done.exists() and done.read_text().strip() == stamp:
         return libs
+    if missing.exists() and missing.read_text().strip() == stamp and time.time() - missing.stat().st_mtime < DAY_S:
+        raise BadInput(f"{artifact} {version} cannot be resolved from Maven Central (see {base / 'resolve.log'}; "
+                       f"tried within the last day)")
     mvn = require_tool("mvn", why=f"resolve {artifact} from Maven Central")
     done.unlink(missing_ok=True)
     shutil.rmtree(libs, ignore_errors=True)
@@ -32,6 +40,7 @@ def resolve_libs(pom: str, base: Path, *, artifact: str, version: str, progress)
     if r.returncode != 0:
         text = log.read_text(errors="replace")
         if "Could not find artifact" in text or "Could not resolve dependencies" in text:
+            missing.write_text(stamp + "\n")
             raise BadInput(f"{artifact} {version} cannot be resolved from Maven Central (see {log})")
         raise SetupError(f"Maven failed to resolve {artifact} {version} (see {log})")
     done.write_text(stamp + "\n")

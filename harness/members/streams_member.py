@@ -18,7 +18,7 @@ from pathlib import Path
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
 from harness.members.maven_libs import resolve_libs
-from harness.members.java_member import _jar, _stamp_text
+from harness.members.java_member import SHARED, _jar, _stamp_text
 from harness.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ def streams_member_command(version: str, *, progress=_log.info) -> tuple[str, ..
             classes.mkdir(parents=True)
             log = base / "javac.log"
             with open(log, "w") as out:
-                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE)],
+                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE), str(SHARED)],
                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
             if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
                 raise SetupError(f"compiling the Streams member failed (see {log})")

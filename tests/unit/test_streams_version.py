@@ -1,4 +1,4 @@
-"""The kafka-streams version a Streams run picks by default, on hand-made version lists."""
+"""The kafka-streams (and connect-runtime) version a run picks by default, on hand-made version lists."""
 import pytest
 
 from harness import kafka_dist
@@ -59,3 +59,31 @@ def test_no_release_old_enough_is_bad_input(monkeypatch):
     _lists(monkeypatch, PUBLISHED, PUBLISHED)
     with pytest.raises(BadInput, match="no kafka-streams release up to 2.8.0"):
         streams_member.version_for_brokers("2.8.0", progress=print)
+
+
+def test_connect_falls_back_to_the_newest_release_that_resolves(monkeypatch):
+    """connect-runtime 4.4.0 is published but a dependency of it is not served (seen here: Jetty 12.0.39)."""
+    from harness.members import connect_member
+    monkeypatch.setattr(connect_member, "_published", lambda v: ["4.3.0", "4.3.1", "4.4.0", "4.5.0"])
+    tried = []
+
+    def build(version, *, progress):
+        tried.append(version)
+        if version == "4.4.0":
+            raise BadInput("connect-runtime 4.4.0 cannot be resolved from Maven Central (see resolve.log)")
+        return ("java", "HarnessWorker")
+    monkeypatch.setattr(connect_member, "connect_worker_command", build)
+    said = []
+    assert connect_member.version_for_brokers("4.4.0", progress=said.append) == "4.3.1"
+    assert tried == ["4.4.0", "4.3.1"]
+    assert said[-1] == "connect-runtime 4.4.0 is not usable here; the workers run 4.3.1"
+    tried.clear()
+    assert connect_member.version_for_brokers("4.3.1", progress=said.append) == "4.3.1" and tried == ["4.3.1"]
+
+
+def test_a_dependency_missing_from_maven_is_remembered_for_a_day(tmp_path, monkeypatch):
+    from harness.members import maven_libs
+    (tmp_path / "UNRESOLVABLE").write_text(__import__("hashlib").sha256(b"<pom/>").hexdigest()[:16] + "\n")
+    monkeypatch.setattr(maven_libs, "require_tool", lambda *a, **k: pytest.fail("Maven asked again"))
+    with pytest.raises(BadInput, match="tried within the last day"):
+        maven_libs.resolve_libs("<pom/>", tmp_path, artifact="connect-runtime", version="4.4.0", progress=print)

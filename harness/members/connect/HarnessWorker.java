@@ -20,20 +20,6 @@ import sun.misc.Signal;
  * writes `stopped` before it exits 0.
  */
 public final class HarnessWorker {
-    /** The Kafka library's version on the class path, read as Kafka's own AppInfoParser reads it (a class that
-     *  moved to an internal package in Kafka 4.4, so it is not named here). */
-    static String kafkaVersion() {
-        try (java.io.InputStream in = HarnessWorker.class.getResourceAsStream("/kafka/kafka-version.properties")) {
-            Properties v = new Properties();
-            if (in != null) {
-                v.load(in);
-            }
-            return v.getProperty("version", "unknown");
-        } catch (IOException e) {
-            return "unknown";
-        }
-    }
-
     public static void main(String[] args) throws IOException {
         Properties p = new Properties();
         try (FileInputStream in = new FileInputStream(args[0])) {
@@ -56,7 +42,7 @@ public final class HarnessWorker {
         long pid = ProcessHandle.current().pid();
         HarnessHistory.event("started", "pid", pid, "protocol", props.get("connect.protocol"),
                 "group_id", props.get("group.id"), "topic", System.getenv("HARNESS_TOPIC"), "instance_id", null,
-                "rack", props.get("client.rack"), "client", "connect-runtime " + kafkaVersion(),
+                "rack", props.get("client.rack"), "client", "connect-runtime " + KafkaVersion.get(),
                 "rest_url", props.get("listeners"),
                 "settings", props);
         Thread metrics = new Thread(HarnessWorker::watchRebalances, "harness-rebalance-metrics");
