@@ -8,7 +8,8 @@ the group from its partition of `__consumer_offsets`. The group must come back a
     alive and in good standing when it began records `lost` (partitions taken without a revoke: its
     session or epoch was not recognised), a fatal `error`, or a crash; unless the group had no coordinator
     for longer than the session timeout (from the action's start until a broker said "Finished loading of
-    metadata from __consumer_offsets-N", or, without the brokers' lines, the action's end): a SIGKILLed
+    metadata from __consumer_offsets-N" and did not give it up again ("Started unloading ...") within the
+    aftermath, or, without the brokers' lines, the action's end): a SIGKILLed
     coordinator's partition has no leader until the controller fences the broker (`broker.session.timeout.ms`,
     9 s by default), and members whose session ran out meanwhile are fenced by the protocol's own rules
     (counted as `fenced_explained`);
@@ -55,13 +56,28 @@ def failovers(history: History) -> list[tuple[dict, float, float]]:
 
 #: a coordinator has (re)built the group: the end of its loading of the group's offsets partition
 LOADED = re.compile(r"Finished loading of metadata from __consumer_offsets-\d+")
+#: a coordinator gives the group up again
+UNLOADING = re.compile(r"Started unloading metadata for __consumer_offsets-\d+")
 
 
-def unserved_until(history: History, start: float, end: float) -> float:
-    """When a coordinator served the group again after a failover began at `start`: the first broker line
-    after it saying it finished loading the offsets partition, else the action's end."""
-    return next((e["mono"] for _, e in history.control() if e.get("type") == "broker" and e["mono"] > start
-                 and LOADED.search(e.get("message", ""))), end)
+def unserved_until(history: History, start: float, end: float, until: float | None = None) -> float:
+    """When a coordinator served the group again for good after a failover began at `start`: the end of the
+    last load of its offsets partition up to `until` that the loading broker did not unload again, else the
+    action's end. A SIGKILLed broker that is back before the controller fenced it loads the partition as
+    its leader still, then loses it to another broker seconds later, not having served the members
+    meanwhile (Kafka 4.4.0: loaded at +3.2 s, unloaded at +8.9 s, the next coordinator loaded at +9.1 s)."""
+    served = None  # (broker, when)
+    for _, e in history.control():
+        if e.get("type") != "broker" or e["mono"] <= start:
+            continue
+        if until is not None and e["mono"] > until:
+            break
+        msg = e.get("message", "")
+        if LOADED.search(msg):
+            served = (e.get("broker"), e["mono"])
+        elif served is not None and e.get("broker") == served[0] and UNLOADING.search(msg):
+            served = None
+    return end if served is None else served[1]
 
 
 def _aftermath_end(end: float, nxt: float, settings: CheckSettings) -> float:
@@ -151,7 +167,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         until = _aftermath_end(end, nxt, settings)
         judged = _judged_members(ctl, a["mono"], until)
         alive_at_start = _judged_members(ctl, a["mono"], a["mono"])
-        gaps.append(gap := unserved_until(history, a["mono"], end) - a["mono"])
+        gaps.append(gap := unserved_until(history, a["mono"], end, until) - a["mono"])
         f = _fencing(ctl, a["mono"], until, judged, alive_at_start)
         if gap > settings.session_timeout_s:  # no coordinator for longer than a session: fencing is the rule
             explained += len(f)

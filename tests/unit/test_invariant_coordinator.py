@@ -112,3 +112,24 @@ def test_fencing_is_explained_when_no_coordinator_served_the_group_for_longer_th
     quick = broker_said(12.0, "[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0")
     h = history(_group(lost("b", 14.0, [2, 3]), quick))
     assert check(h, S).status == "invalid"  # served again after 2 s: the fencing is not explained
+
+
+def test_a_load_the_broker_gives_up_again_does_not_end_the_gap():
+    """Seen on Kafka 4.4.0: the SIGKILLed coordinator (broker 1) is back before the controller fenced it, loads
+    the partition as its leader still (+3.2 s), unloads it when broker 3 takes over (+8.9 s), which loads it
+    (+9.1 s); the members' 6 s sessions ran out meanwhile: explained, not a violation."""
+    from histbuild import broker_said
+
+    def said(t, broker, text):
+        e = broker_said(t, f"[GroupCoordinator id={broker}] {text} __consumer_offsets-0 with epoch 1")
+        e["broker"] = broker
+        return e
+    lines = [said(13.2, 1, "Finished loading of metadata from"), said(18.9, 1, "Started unloading metadata for"),
+             said(19.1, 3, "Finished loading of metadata from")]
+    h = history(_group(lost("b", 16.3, [2, 3]), *lines, failover=_action(10.0, 19.0, kind="kill_coordinator")))
+    v = check(h, S)
+    assert v.status == "valid", v.message
+    assert v.measurements["unserved_s"] == [9.1] and v.measurements["fenced_explained"] == 1
+    kept = [said(13.2, 1, "Finished loading of metadata from"), said(18.9, 3, "Started unloading metadata for")]
+    h = history(_group(lost("b", 16.3, [2, 3]), *kept, failover=_action(10.0, 19.0, kind="kill_coordinator")))
+    assert check(h, S).status == "invalid"  # broker 1 kept serving from +3.2 s: another broker's unload is not its
