@@ -14,7 +14,7 @@ import time
 from dataclasses import replace
 
 from harness.kafka_dist import version_key
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE, set_group_configs
+from harness.kinds.consumer import GROUP_CONFIGS_SINCE, record_group_settings, set_group_configs
 from harness.lag import Autoscaler, Policy, group_lag
 from harness.members.clients import setting_text as _text
 
@@ -114,6 +114,7 @@ class GroupActions:
         text = {k: _text(v) for k, v in settings.items()}
         with self.fault("group_config", targets=[self.group_id]):
             set_group_configs(self.kind.run, text)
+            record_group_settings(self.kind.run)
         return {"settings": text}
 
     def _do_autoscale(self, duration_s: float, scale_out_lag: int, scale_in_lag: int, min_members: int = 1,

@@ -27,7 +27,7 @@ from harness.errors import HarnessError
 from harness.history import HistoryWriter
 from harness.invariants import judge
 from harness.kinds import kind_of
-from harness.kinds.consumer import set_group_configs
+from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.members import MemberPool
 from harness.nemesis import Nemesis
 from harness.observe import Observer
@@ -137,6 +137,7 @@ class Run:
                    **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}))
         self.kind.create_topics()
         set_group_configs(self, dict(cfg.group_settings))
+        record_group_settings(self)
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=d.history_dir, log_dir=d.logs_dir, on_event=self.event,
                                client_config=self.kind.pool_config())

@@ -8,6 +8,7 @@ subscription: owned counts differ by at most one).
 from __future__ import annotations
 
 from harness.errors import BadInput
+from harness.kafka_dist import version_key
 from harness.invariants import CheckSettings
 from harness.members import MemberSpec
 from harness.members import clients
@@ -183,3 +184,42 @@ def set_group_configs(run, settings: dict) -> None:
         raise BadInput(f"the brokers refused group setting(s) {', '.join(f'{k}={v}' for k, v in settings.items())}: "
                        f"{getattr(err, 'str', lambda: str(err))()}") from None
     run.event("group_config", group_id=run.group_id, config=dict(settings))
+
+
+#: the brokers' group settings the checkers judge with (harness/invariants/settings.py), where the release has them
+BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
+                     "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms",
+                     "group.streams.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+                     "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
+                     "group.min.session.timeout.ms", "group.max.session.timeout.ms",
+                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy")
+
+
+def record_group_settings(run) -> dict:
+    """The group-side settings as the brokers report them (DescribeConfigs of every broker, and of the run's group
+    on Kafka 4.0+), recorded as a `group_settings` event: what the consumer and streams protocols' session and
+    heartbeat timings are. What could not be read is said in `error`, never guessed."""
+    from confluent_kafka.admin import ConfigResource, ResourceType
+    admin, out, errors = run.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
+    res = [ConfigResource(ResourceType.BROKER, str(b)) for b in run.cluster.broker_ids()]
+    if version_key(run.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
+        res.append(ConfigResource(ResourceType.GROUP, run.group_id))
+    try:
+        futures = admin.describe_configs(res, request_timeout=15)
+    except Exception as e:  # noqa: BLE001 - recorded, the checkers then use the run's settings and say so
+        futures, errors = {}, [f"DescribeConfigs: {e}"]
+    for r, f in futures.items():
+        try:
+            entries = f.result(timeout=20)
+        except Exception as e:  # noqa: BLE001
+            errors.append(f"{r.restype_name if hasattr(r, 'restype_name') else r} {r.name}: {e}")
+            continue
+        if r.restype == ResourceType.GROUP:
+            out["group"] = {k: c.value for k, c in entries.items()}
+        else:
+            vals = {k: entries[k].value for k in BROKER_GROUP_KEYS if k in entries}
+            out["brokers"][r.name] = vals
+            out["broker"] = out["broker"] or vals
+    run.event("group_settings", group_id=run.group_id, via="DescribeConfigs", **out,
+              **({"error": "; ".join(errors)} if errors else {}))
+    return out

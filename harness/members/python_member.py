@@ -82,6 +82,33 @@ def consumer_config(env: dict) -> dict:
     return conf
 
 
+#: librdkafka's documented defaults of the settings the checkers judge with (CONFIGURATION.md; the same in every
+#: release the harness runs, 2.0.2 on: session.timeout.ms went from 10 s to 45 s in 1.7.0, KIP-735)
+LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 3000, "max.poll.interval.ms": 300000,
+                       "auto.commit.interval.ms": 5000}
+
+
+def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
+    """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
+    documented defaults rather than given): the `started` event's `effective` and `effective_defaults`."""
+    out: dict = {"group.protocol": conf.get("group.protocol", "classic"),
+                 "partition.assignment.strategy": conf.get("partition.assignment.strategy")
+                 if conf.get("group.protocol", "classic") == "classic" else None,
+                 "group.instance.id": conf.get("group.instance.id"),
+                 "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
+                 "commit_mode": mode, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+    if out["group.protocol"] == "classic" and out["partition.assignment.strategy"] is None:
+        out["partition.assignment.strategy"] = "range,roundrobin"  # librdkafka's default
+    defaults = []
+    for key, default in LIBRDKAFKA_DEFAULTS.items():
+        try:
+            out[key] = int(conf[key])
+        except (KeyError, ValueError):
+            out[key] = default
+            defaults.append(key)
+    return out, defaults
+
+
 def make_consumer(conf: dict):
     """Consumer(conf), or exit with librdkafka's reason on one line (an unknown property, a bad value)."""
     try:
@@ -128,6 +155,7 @@ class Member:
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
+        self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env))
         self.consumer = make_consumer(conf)
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.running = True
@@ -302,7 +330,8 @@ class Member:
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}",
-                        controls=["stall", "subscription"] if self.control_path else [], client_config=self.given)
+                        controls=["stall", "subscription"] if self.control_path else [], client_config=self.given,
+                        effective=self.effective, effective_defaults=self.effective_defaults)
         while self.running:
             if self.control_pending:
                 self._control()

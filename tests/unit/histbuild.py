@@ -57,8 +57,10 @@ def drained(t: float, ok: bool = True, missing: int = 0) -> dict:
 
 # -- member events
 def started(m: str, t: float, instance_id: str | None = None, protocol: str = "classic-cooperative",
-            subscription: list[str] | None = None, topic: str = TOPIC) -> dict:
+            subscription: list[str] | None = None, topic: str = TOPIC, effective: dict | None = None) -> dict:
     extra = {} if subscription is None else {"subscription": list(subscription)}
+    if effective is not None:
+        extra["effective"] = effective
     return ev("started", t, "member", member=m, pid=1000, protocol=protocol, group_id="g", topic=topic,
               instance_id=instance_id, rack=None, client="test", **extra)
 
@@ -89,6 +91,22 @@ def committed(m: str, t: float, offsets: dict, ok: bool = True, topic: str = TOP
               offsets=[[topic, p, o] for p, o in offsets.items()])
 
 
+def effective(session_ms: int = 6000, heartbeat_ms: int = 500, max_poll_ms: int = 300000, protocol: str = "classic",
+              instance_id: str | None = None, commit_mode: str = "sync", auto_commit_ms: int = 5000) -> dict:
+    """A `started` event's `effective` settings (what the member's client runs with)."""
+    return {"group.protocol": protocol, "partition.assignment.strategy": "cooperative-sticky"
+            if protocol == "classic" else None, "group.instance.id": instance_id, "session.timeout.ms": session_ms,
+            "heartbeat.interval.ms": heartbeat_ms, "max.poll.interval.ms": max_poll_ms,
+            "enable.auto.commit": commit_mode == "auto", "auto.commit.interval.ms": auto_commit_ms,
+            "commit_mode": commit_mode, "client": "test"}
+
+
+def group_settings(t: float, group: dict | None = None, broker: dict | None = None) -> dict:
+    """The harness's `group_settings` event: the group's configs and the brokers' group defaults."""
+    return ev("group_settings", t, "harness", group_id="g", group=group or {}, broker=broker or {},
+              via="DescribeConfigs")
+
+
 # -- producer events
 def acked(t: float, partition: int, offset: int, topic: str = TOPIC) -> dict:
     return ev("acked", t, "producer", topic=topic, partition=partition, offset=offset, key=f"k{offset}", seq=0)
@@ -96,11 +114,11 @@ def acked(t: float, partition: int, offset: int, topic: str = TOPIC) -> dict:
 
 # -- whole pieces
 def join(m: str, t: float, parts=(), instance_id: str | None = None, subscription: list[str] | None = None,
-         topic: str = TOPIC) -> list[dict]:
-    """A member that starts at t (subscribed to `subscription`, when given) and is assigned `parts` half a
-    second later."""
+         topic: str = TOPIC, effective: dict | None = None) -> list[dict]:
+    """A member that starts at t (subscribed to `subscription`, when given; with `effective` settings, when
+    given) and is assigned `parts` half a second later."""
     out = [member_start(m, t, instance_id=instance_id),
-           started(m, t + 0.1, instance_id=instance_id, subscription=subscription, topic=topic)]
+           started(m, t + 0.1, instance_id=instance_id, subscription=subscription, topic=topic, effective=effective)]
     if parts:
         out.append(assigned(m, t + 0.5, parts))
     return out

@@ -1,5 +1,6 @@
 """static_membership: a static member restarted within its session timeout gets its partitions back quietly."""
-from histbuild import assigned, history, join, member_exit, revoked, run_end, run_start, settings, stopped
+from histbuild import (assigned, effective, group_settings, history, join, member_exit, revoked, run_end, run_start,
+                       settings, stopped)
 
 from harness.invariants import static
 
@@ -70,15 +71,103 @@ def test_no_restart_is_skipped():
     assert check(history(group())).status == "skipped"
 
 
-def test_restart_after_the_session_timeout_is_skipped():
+def test_restart_after_the_session_timeout_is_judged_as_an_expulsion():
+    """Back 8 s after leaving with a 6 s session timeout, before the expiry's rebalance was due: no restart, and
+    nothing moved early."""
     v = check(history(group(), bounce("a", "a2", "s0", [0, 1], 10.0, down=8.0)))
-    assert v.status == "skipped"
-    assert v.measurements["late_restarts"] == 1
+    assert v.status == "valid", v.message
+    assert v.measurements["late_restarts"] == 1 and v.measurements["restarts"] == 0
 
 
-def test_killed_static_member_is_no_graceful_restart():
+def test_killed_static_member_back_within_its_timeout_is_a_restart():
+    """A SIGKILLed static member sends no LeaveGroup either: back within its session timeout, it gets its
+    partitions back without a rebalance."""
     evs = [*group(), member_exit("a", 10.0, how="kill"), *join("a2", 11.0, [0, 1], instance_id="s0")]
-    assert check(history(evs)).status == "skipped"
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["restarts"] == 1
+
+
+def test_killed_static_member_given_other_partitions_is_invalid():
+    evs = [*group(), member_exit("a", 10.0, how="kill"), *join("a2", 11.0, [0, 2], instance_id="s0")]
+    assert check(history(evs)).status == "invalid"
+
+
+# -- each member judged by its own session timeout, as recorded at its start (a settings roll changes it)
+def rolled(absent_at=40.0, away=30.0, moved_at=None, session_after_roll=60000, end=120.0):
+    """Two static members with a 10 s session timeout; a roll restarts both with `session_after_roll`; then a2
+    leaves for `away` seconds. With `moved_at`, b2 is given a2's partitions that long after a2 left."""
+    s10, sn = effective(session_ms=10000, instance_id="s0"), effective(session_ms=session_after_roll, instance_id="s0")
+    b10, bn = effective(session_ms=10000, instance_id="s1"), effective(session_ms=session_after_roll, instance_id="s1")
+    evs = [run_start(0.0), *join("a", 0.1, [0, 1], instance_id="s0", effective=s10),
+           *join("b", 0.2, [2, 3], instance_id="s1", effective=b10),
+           # the roll: each restarts within 10 s and gets its partitions back
+           revoked("a", 9.8, [0, 1]), stopped("a", 9.9), member_exit("a", 10.0),
+           *join("a2", 10.5, instance_id="s0", effective=sn), assigned("a2", 11.5, [0, 1]),
+           revoked("b", 19.8, [2, 3]), stopped("b", 19.9), member_exit("b", 20.0),
+           *join("b2", 20.5, instance_id="s1", effective=bn), assigned("b2", 21.5, [2, 3]),
+           # a2 away
+           revoked("a2", absent_at - 0.2, [0, 1]), stopped("a2", absent_at - 0.1), member_exit("a2", absent_at)]
+    back = absent_at + away
+    if moved_at is not None:
+        evs += [assigned("b2", absent_at + moved_at, [0, 1])]
+        evs += [revoked("b2", back + 1.0, [0, 1]), *join("a3", back, instance_id="s0", effective=sn),
+                assigned("a3", back + 1.5, [0, 1])]
+    else:
+        evs += [*join("a3", back, instance_id="s0", effective=sn), assigned("a3", back + 1.0, [0, 1])]
+    return history(evs, run_end(end))
+
+
+def test_absence_within_the_rolled_timeout_is_a_restart():
+    """30 s away after the roll to 60 s: kept (the run-wide 10 s would have called it an expulsion)."""
+    v = check(rolled(), session_timeout_s=10.0)
+    assert v.status == "valid", v.message
+    assert v.measurements["restarts"] == 3
+    assert v.measurements["session_timeouts_s"]["s0"] == 60.0
+    assert "longest absence 30.0s of s0" in v.message and "session.timeout.ms=60000" in v.message
+
+
+def test_partitions_moved_before_the_rolled_timeout_is_invalid():
+    """The broker gave a2's partitions away 10.3 s into the absence: a 60 s session timeout forbids it (the
+    run-wide 10 s would have allowed it)."""
+    v = check(rolled(moved_at=10.3), session_timeout_s=10.0)
+    assert v.status == "invalid", v.message
+    assert "b2 had a assigned" in v.message and "session timeout 60s" in v.message
+
+
+def test_judged_as_if_the_coordinator_kept_the_old_timeout_is_invalid():
+    """The same absence, had the members run with 10 s: the coordinator should have expelled a2 after 10 s and
+    moved its partitions; it kept them for the whole 30 s."""
+    v = check(rolled(session_after_roll=10000), session_timeout_s=60.0)
+    assert v.status == "invalid", v.message
+    assert "were not given to another member" in v.message and "session timeout 10s" in v.message
+    assert "session.timeout.ms=10000 given" in v.message
+
+
+def test_expelled_too_early_after_a_kill_is_invalid():
+    evs = [*group(), member_exit("a", 10.0, how="kill"), assigned("b", 12.0, [0, 1])]
+    v = check(history(evs))
+    assert v.status == "invalid"
+    assert "given to b 2.0s after it left" in v.message
+
+
+def test_expelled_after_the_timeout_is_valid():
+    evs = [*group(), member_exit("a", 10.0, how="kill"), assigned("b", 16.8, [0, 1])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_consumer_protocol_uses_the_groups_session_timeout():
+    """Under KIP-848 the session timeout is the group's: 45 s after a group_config, whatever the clients say."""
+    eff = effective(session_ms=6000, protocol="consumer", instance_id="s0")
+    evs = [run_start(0.0), group_settings(0.05, group={"consumer.session.timeout.ms": "10000"}),
+           *join("a", 0.1, [0, 1], instance_id="s0", effective=eff),
+           *join("b", 0.2, [2, 3], instance_id="s1", effective=dict(eff, **{"group.instance.id": "s1"})),
+           group_settings(5.0, group={"consumer.session.timeout.ms": "45000"}),
+           member_exit("a", 10.0, how="kill"), assigned("b", 30.0, [0, 1]), run_end(80.0)]
+    v = check(history(evs), protocol="consumer")
+    assert v.status == "invalid", v.message
+    assert "group config consumer.session.timeout.ms=45000" in v.message
 
 
 def test_dynamic_members_are_skipped():

@@ -1,0 +1,167 @@
+"""What each member was running with at a moment: the bounds every checker derives its tolerances from.
+
+A member's own settings are those of its `started` event (`effective`, written by the member at each start:
+a bounce, a settings roll, an upgrade each start a new process that writes them again). Under the classic
+protocols the session and heartbeat timings are the client's; under the consumer protocol (KIP-848) they are
+the group's: the `group_settings` event the harness writes when the run starts and after every `group_config`
+step, from the brokers' DescribeConfigs (the group config `consumer.session.timeout.ms` over the brokers'
+`group.consumer.session.timeout.ms`). A history without these (older runs, a member program that does not
+write `effective`) is judged with the run's settings, and `source` says so.
+
+Every value comes with where it came from, for the checkers' messages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.invariants.terms import Life
+
+#: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
+CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "auto.commit.interval.ms": 5000}
+#: the brokers' defaults of the consumer protocol's group timings (Kafka 3.7+), when the run recorded none
+GROUP_DEFAULTS_MS = {"session": 45000, "heartbeat": 5000}
+#: group-side keys per group protocol: (the group config, the brokers' default)
+GROUP_KEYS = {
+    "consumer": {"session": ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
+                 "heartbeat": ("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")},
+    "streams": {"session": ("streams.session.timeout.ms", "group.streams.session.timeout.ms"),
+                "heartbeat": ("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms")},
+}
+
+
+@dataclass(frozen=True)
+class MemberSettings:
+    """The settings one member life ran with that bound what the protocol allows; `source` says where from."""
+
+    member: str
+    group_protocol: str  # classic | consumer
+    instance_id: str | None
+    session_timeout_s: float
+    heartbeat_s: float
+    max_poll_s: float
+    commit_mode: str
+    auto_commit_s: float
+    source: str  # e.g. "m4's client (session.timeout.ms=60000 given) since its start at 12.3s"
+    recorded: bool  # False: the history holds no settings of this member; the run's were used
+
+    @property
+    def static(self) -> bool:
+        return bool(self.instance_id)
+
+    def session(self) -> str:
+        """The session timeout with its source, for a message."""
+        return f"session timeout {self.session_timeout_s:g}s ({self.source})"
+
+
+def started_event(tl, life: Life) -> dict | None:
+    """The `started` event a member life wrote (its first at or after the life's start), or None."""
+    for _, e in tl.member_events(life.member, {"started"}):
+        if life.start - 1e-9 <= e["mono"] <= life.end:
+            return e
+    return None
+
+
+def life_at(tl, member: str, t: float) -> Life | None:
+    """The member's life covering t, else its last life that started at or before t, else its first."""
+    ls = tl.lives.get(member, ())
+    if not ls:
+        return None
+    for lf in ls:
+        if lf.start <= t < lf.end:
+            return lf
+    before = [lf for lf in ls if lf.start <= t]
+    return before[-1] if before else ls[0]
+
+
+def group_settings_at(tl, t: float) -> dict | None:
+    """The last `group_settings` event at or before t (the first one when t is earlier), or None."""
+    evs = tl.history.derived("group_settings_events",
+                             lambda: [e for _, e in tl.control if e["type"] == "group_settings"])
+    if not evs:
+        return None
+    before = [e for e in evs if e["mono"] <= t]
+    return before[-1] if before else evs[0]
+
+
+def _group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None, str]:
+    """(ms, source) of a group-side timing from a group_settings event: the group config, else the brokers'."""
+    if ev is None:
+        return None, ""
+    gkey, bkey = GROUP_KEYS[protocol][which]
+    for scope, key in (("group", gkey), ("broker", bkey)):
+        v = (ev.get(scope) or {}).get(key)
+        if v not in (None, ""):
+            try:
+                return int(v), f"{'group config' if scope == 'group' else 'brokers'} {key}={int(v)} " \
+                               f"(DescribeConfigs at {ev['mono']:.1f}s)"
+            except (TypeError, ValueError):
+                pass
+    return None, ""
+
+
+def member_settings(tl, member: str, t: float) -> MemberSettings:
+    """What `member` ran with at t (its life then, and the group's settings then under the consumer protocol)."""
+    key = ("member_settings", member, round(t, 6))
+    return tl.history.derived(key, lambda: _member_settings(tl, member, t))
+
+
+def _member_settings(tl, member: str, t: float) -> MemberSettings:
+    run = tl.settings
+    life = life_at(tl, member, t)
+    st = started_event(tl, life) if life is not None else None
+    eff = (st or {}).get("effective") if isinstance((st or {}).get("effective"), dict) else None
+    iid = (life.instance_id if life else None) or (st or {}).get("instance_id")
+    fallback_protocol = "consumer" if run.protocol == "consumer" else "classic"
+    if eff is None:
+        src = f"the run's settings: {member}'s start recorded none"
+        return MemberSettings(member, fallback_protocol, iid, float(run.session_timeout_s),
+                              _run_heartbeat(run), CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000,
+                              _run_commit_mode(tl), CLIENT_DEFAULTS_MS["auto.commit.interval.ms"] / 1000, src, False)
+    gp = eff.get("group.protocol") or fallback_protocol
+    defaults = set((st or {}).get("effective_defaults") or ())
+    at = f"since its start at {st['mono'] - tl.start:.1f}s"
+
+    def ms(k: str, default: int) -> int:
+        try:
+            return int(eff.get(k))
+        except (TypeError, ValueError):
+            return default
+
+    session, hb = ms("session.timeout.ms", int(run.session_timeout_s * 1000)), ms("heartbeat.interval.ms", 3000)
+    if gp == "classic":
+        how = "default" if "session.timeout.ms" in defaults else "given"
+        src = f"{member}'s client, session.timeout.ms={session} {how}, {at}"
+    else:
+        gev = group_settings_at(tl, t)
+        gs, gsrc = _group_value(gev, "consumer", "session")
+        gh, _ = _group_value(gev, "consumer", "heartbeat")
+        if gs is None:
+            gs, gsrc = GROUP_DEFAULTS_MS["session"], (f"the brokers' default group.consumer.session.timeout.ms="
+                                                      f"{GROUP_DEFAULTS_MS['session']}: no group settings recorded")
+        session, hb = gs, gh if gh is not None else GROUP_DEFAULTS_MS["heartbeat"]
+        src = f"{member} on the consumer protocol: {gsrc}"
+    return MemberSettings(member, gp, eff.get("group.instance.id") or iid, session / 1000, hb / 1000,
+                          ms("max.poll.interval.ms", CLIENT_DEFAULTS_MS["max.poll.interval.ms"]) / 1000,
+                          str(eff.get("commit_mode") or _run_commit_mode(tl)),
+                          ms("auto.commit.interval.ms", CLIENT_DEFAULTS_MS["auto.commit.interval.ms"]) / 1000,
+                          src, True)
+
+
+def _run_heartbeat(run) -> float:
+    return float(getattr(run, "heartbeat_interval_s", 0.5) or 0.5)
+
+
+def _run_commit_mode(tl) -> str:
+    start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+    return str(start.get("commit_mode") or "sync")
+
+
+def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
+    """The longest a rebalance round may take at t under the protocol: the coordinator waits up to the members'
+    rebalance timeout (their max.poll.interval.ms) for every live member to rejoin. (seconds, source)."""
+    alive = sorted(tl.alive_members(t)) or sorted(tl.lives)
+    if not alive:
+        return CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000, "the clients' default max.poll.interval.ms"
+    best = max((member_settings(tl, m, t) for m in alive), key=lambda s: s.max_poll_s)
+    what = "recorded" if best.recorded else "the clients' default, none recorded"
+    return best.max_poll_s, f"{best.member}'s max.poll.interval.ms={best.max_poll_s * 1000:g} ({what})"
