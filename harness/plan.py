@@ -70,6 +70,7 @@ class RunConfig:
     rate_per_s: float = 50.0
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
+    max_poll_interval_s: float = 20.0  # the members' max.poll.interval.ms: their rebalance timeout, tuned down
     stable_s: float = 2.0
     stable_timeout_s: float = 60.0
     drain_timeout_s: float = 60.0
@@ -193,9 +194,11 @@ class RunConfig:
                 "group_settings": dict(self.group_settings), "commit_mode": self.commit_mode}
 
     def client_config(self) -> dict:
-        """The classic protocol's group timings, as client settings."""
+        """The harness's tuned-down group timings, as client settings (under the consumer protocol the session and
+        heartbeat timings are the group's, so `members.pool.timings_for` drops them there)."""
         return {"session.timeout.ms": int(self.session_timeout_s * 1000),
-                "heartbeat.interval.ms": int(self.heartbeat_interval_s * 1000)}
+                "heartbeat.interval.ms": int(self.heartbeat_interval_s * 1000),
+                "max.poll.interval.ms": int(self.max_poll_interval_s * 1000)}
 
 
 @dataclass(frozen=True)

@@ -74,9 +74,10 @@ class CheckSettings(SettingsDict):
     partitions: int = 0
     topics: tuple[tuple[str, int], ...] = ()
     protocol: str = "classic-cooperative"
+    # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`)
     session_timeout_s: float = 6.0
-    zombie_tolerance_s: float = 2.0
-    max_unowned_s: float = 30.0
+    heartbeat_interval_s: float = 0.5
+    max_poll_interval_s: float = 300.0  # the clients' default
     settle_s: float = 5.0
     migration_slack: int = 0
     convergence_bound_s: float = 30.0

@@ -25,6 +25,9 @@ from __future__ import annotations
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.protocols import rebalance_rounds
+from harness.invariants.settings import life_at, member_settings, rebalance_timeout_s
+from harness.invariants.terms import INF
 
 NAME = "coverage_liveness"
 
@@ -44,21 +47,40 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     m: dict = {"partitions": P, "partitions_inferred": tl.partitions_inferred}
 
     gaps = _gaps(tl, horizon)
-    by_p = {p: max((g[1] - g[0] for g in gs), default=0.0) for p, gs in gaps.items()}
+    static_away: list[dict] = []
+    by_p: dict[int, float] = {}
+    per_dist: dict[tuple[int, float], float] = {}  # (partition, disturbance time) -> unowned seconds in all
+    for g in sorted(gaps):
+        p = tl.name(g)
+        for s, e, se, ee in gaps[g]:
+            bound, why, away = gap_bound(tl, g, s, e, se, ee)
+            if away is not None:  # a static member's expected absence: reported as such, not as a gap
+                static_away.append({"partition": p, "member": away, "s": secs(e - s)})
+                continue
+            by_p[g] = max(by_p.get(g, 0.0), e - s)
+            d = tl.last_disturbance(s)
+            key = (g, d[0] if d else tl.start)
+            per_dist[key] = per_dist.get(key, 0.0) + (e - s)
+            if e - s > bound:
+                problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
+                                f"(bound {bound:.1f}s: {why})")
+                if se is not None:
+                    wits.append(witness(se, f"partition {p} left without an owner here"))
+                if ee is not None:
+                    wits.append(witness(ee, f"partition {p} got an owner again {e - s:.3f}s later"))
+    for (g, t), total in sorted(per_dist.items()):
+        bound, why = disturbance_bound(tl, t)
+        if total > bound and not any(f"partition {tl.name(g)} had" in x for x in problems):
+            problems.append(f"partition {tl.name(g)} was unowned {total:.3f}s in all after the disturbance at "
+                            f"{t:.3f} (bound {bound:.1f}s: {why})")
+    for g in {g for g in gaps} - set(by_p):
+        by_p[g] = 0.0
     m["unowned_s_by_partition"] = {tl.name(p): secs(v) for p, v in sorted(by_p.items())}
+    m["static_absences"] = static_away
+    m["max_unowned_per_disturbance_s"] = secs(max(per_dist.values(), default=0.0))
     if by_p:
         worst = max(by_p, key=lambda p: (by_p[p], -p))
         m["max_unowned_s"], m["max_unowned_partition"] = secs(by_p[worst]), tl.name(worst)
-        for g in sorted(by_p):
-            p = tl.name(g)
-            for s, e, se, ee in gaps[g]:
-                if e - s > settings.max_unowned_s:
-                    problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
-                                    f"(bound {settings.max_unowned_s:g}s)")
-                    if se is not None:
-                        wits.append(witness(se, f"partition {p} left without an owner here"))
-                    if ee is not None:
-                        wits.append(witness(ee, f"partition {p} got an owner again {e - s:.3f}s later"))
     else:
         m["max_unowned_s"], m["max_unowned_partition"] = None, None
 
@@ -99,8 +121,53 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if status_unknown:
         return verdict(NAME, "unknown", status_unknown, (), m)
     n = len(tl.required(W, before)) if W is not None else P
+    away = f"; {len(static_away)} partition absence(s) of static members within their session timeouts" \
+        if static_away else ""
     return verdict(NAME, "valid", f"all {n} partitions have one live owner at the end; longest gap "
-                                  f"{m['max_unowned_s'] or 0:.3f}s", (), m)
+                                  f"{m['max_unowned_s'] or 0:.3f}s{away}", (), m)
+
+
+def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tuple[float, str, str | None]:
+    """(how long partition p may stay unowned from s, why, the static member whose expected absence this is or
+    None): the departed owner's own session timeout when the coordinator has to notice it is gone (a kill, a
+    crash, a static member's stop), nothing when it left or gave the partition up itself; then the rebalance
+    it takes (see `rebalance_allowance`)."""
+    allow, awhy = rebalance_allowance(tl, s)
+    owner = se.get("member") if se is not None else None
+    life = life_at(tl, owner, s - 1e-9) if owner else None
+    if se is None or life is None or se.get("type") != "member_exit" and not (
+            life.exit_event is not None and tl.shutdown_start(life) <= s + 1e-9):
+        return allow, awhy, None  # revoked or lost in a rebalance: the owner gave it up, the rebalance was on
+    ms = member_settings(tl, owner, s - 1e-6)
+    if life.how == "graceful" and not ms.static:
+        return allow, f"{owner} left the group; {awhy}", None
+    if ms.static and ee is not None and e - s <= ms.session_timeout_s + tl.settings.static_grace_s:
+        back = life_at(tl, ee.get("member"), e)
+        if back is not None and back.instance_id == life.instance_id:
+            return INF, "", f"{owner} ({life.instance_id})"
+    what = "was killed" if life.how in ("kill", "crash") else "stopped as a static member"
+    return ms.session_timeout_s + allow, f"{owner} {what}, its {ms.session()}; then {awhy}", None
+
+
+def rebalance_allowance(tl: timeline.Timeline, t: float) -> tuple[float, str]:
+    """The longest the rebalance after t may take by the protocol: its rounds (two under the cooperative and
+    consumer protocols: revoke, then assign) times the rebalance timeout the coordinator waits for members
+    (their max.poll.interval.ms, as recorded)."""
+    rto, src = rebalance_timeout_s(tl, t)
+    rounds = rebalance_rounds(tl.settings.protocol)
+    return rounds * rto, f"{rounds} rebalance round{'s' if rounds > 1 else ''} of {rto:g}s ({src})"
+
+
+def disturbance_bound(tl: timeline.Timeline, t: float) -> tuple[float, str]:
+    """How long a partition may be unowned in all after the disturbance at t: the longest session timeout of a
+    member that departed then without leaving (the coordinator's detection), plus the rebalance allowance."""
+    allow, awhy = rebalance_allowance(tl, t)
+    gone = [lf for ls in tl.lives.values() for lf in ls if abs(lf.end - t) < 1e-9 and lf.exit_event is not None]
+    worst = max((member_settings(tl, lf.member, t - 1e-6) for lf in gone
+                 if lf.how in ("kill", "crash") or lf.instance_id), key=lambda ms: ms.session_timeout_s, default=None)
+    if worst is None:
+        return allow, awhy
+    return worst.session_timeout_s + allow, f"{worst.member}'s {worst.session()}; then {awhy}"
 
 
 def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:

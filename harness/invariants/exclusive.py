@@ -16,15 +16,16 @@
     its `assigned` and B's `assigned`, A is a possible zombie: it may have been fenced without seeing
     it. Its overlap window runs from B's `assigned` to A's `revoked`/`lost`/`member_exit` (or to B's
     own end, or the end of the history, if sooner). It is a violation when the window exceeds
-    `zombie_tolerance_s`, or when A commits the partition successfully (`committed` ok=true naming it)
+    its tolerance (below), or when A commits the partition successfully (`committed` ok=true naming it)
     after B's `assigned` while B holds it: a zombie's commit must be fenced. A commit counts from when
     it was asked for (`requested_mono`, else the event's `mono`): one asked for before B's `assigned`
     and answered after it (the member was paused in between) may have taken effect before the
     reassignment, so it is counted (`zombie_commits_in_flight`) but not judged.
 
-Tolerance: `zombie_tolerance_s`, the longest allowed zombie window. A member paused (SIGSTOP) past the
-session timeout holds its partitions, in its own view, until it runs again and learns it lost them, so
-scenarios that pause members set it to the pause plus detection. Measurements: `max_zombie_window_s`,
+Tolerance: the zombie window of A may last as long as the faults on A kept it from hearing (their recorded
+spans, from A's taint to the window's end) plus A's own detection: twice its session timeout and a heartbeat,
+as A ran with them (`settings.member_settings`; a member paused or stalled past its session timeout holds its
+partitions, in its own view, until it runs again and learns it lost them). The message names the values. Measurements: `max_zombie_window_s`,
 `max_zombie_running_s` (the window minus the time the zombie was paused, i.e. the time it could act),
 `zombie_pairs`, `zombie_batches_after_reassign`, `processed_without_holding`.
 Events a member logs after its own `member_exit` are not read (a SIGKILL is recorded just before it is
@@ -38,6 +39,7 @@ import numpy as np
 from harness.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.settings import member_settings
 
 NAME = "exclusive_ownership"
 
@@ -178,6 +180,24 @@ class _Acts:
         return False
 
 
+def zombie_tolerance(tl, a, end: float) -> tuple[float, str]:
+    """How long old owner `a` may hold on after the new owner got the partition: the time the faults on it kept
+    it from hearing (their recorded spans from its taint to `end`), then its own detection: twice its session
+    timeout (the coordinator's expiry, then its own next heartbeat's answer) and a heartbeat. (seconds, why)."""
+    start = tl.taint(a)
+    faulted, reach = 0.0, start
+    for f in sorted((f for f in tl.faults if a.member in f.members and f.start < end and f.end > start),
+                    key=lambda f: f.start):
+        lo, hi = max(f.start, reach), min(f.end, end)
+        if hi > lo:
+            faulted += hi - lo
+            reach = hi
+    ms = member_settings(tl, a.member, a.start)
+    tol = faulted + 2 * ms.session_timeout_s + ms.heartbeat_s
+    return tol, (f"{faulted:.1f}s of faults on {a.member} + twice its {ms.session()} + its {ms.heartbeat_s:g}s "
+                 f"heartbeat")
+
+
 def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
     """Measure and judge the overlap of a possibly fenced old owner `a` with the new owner `b`."""
     gp, p = a.partition, tl.name(a.partition)
@@ -187,9 +207,11 @@ def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
     running = window - tl.frozen_time(a.member, b.start, end)
     m["max_zombie_window_s"] = max(m["max_zombie_window_s"], window)
     m["max_zombie_running_s"] = max(m["max_zombie_running_s"], running)
-    if window > settings.zombie_tolerance_s:
+    tol, why = zombie_tolerance(tl, a, end)
+    m["zombie_tolerance_s"] = max(m.get("zombie_tolerance_s") or 0.0, tol)
+    if window > tol:
         problems.append(f"zombie {a.member} held partition {p} for {window:.3f}s after {b.member} was assigned it "
-                        f"(tolerance {settings.zombie_tolerance_s:g}s)")
+                        f"(tolerance {tol:.1f}s: {why})")
         wits.append(witness(b.start_event, f"{b.member} assigned partition {p}: the zombie window starts"))
         wits.append(witness(a.end_event or a.start_event,
                             f"zombie {a.member} gave up partition {p} {window:.3f}s later" if a.end_event

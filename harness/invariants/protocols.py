@@ -37,6 +37,14 @@ PROTOCOLS: dict[str, ProtocolRules] = {r.name: r for r in [
 ]}
 
 
+def rebalance_rounds(protocol: str) -> int:
+    """How many rounds a rebalance takes: one under eager (revoke all and assign in one round), two under the
+    cooperative protocols (KIP-429: revoke in one round, assign in the next) and the consumer protocol (a
+    partition is assigned once its previous owner acknowledged the revocation)."""
+    rules = PROTOCOLS.get(protocol)
+    return 1 if rules is not None and rules.eager_revocation else 2
+
+
 def rules_for(protocol: str) -> ProtocolRules:
     """The rules of a protocol by name; ValueError for a protocol the checkers do not know."""
     try:

@@ -115,7 +115,7 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
     if eff is None:
         src = f"the run's settings: {member}'s start recorded none"
         return MemberSettings(member, fallback_protocol, iid, float(run.session_timeout_s),
-                              _run_heartbeat(run), CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000,
+                              float(run.heartbeat_interval_s), float(run.max_poll_interval_s),
                               _run_commit_mode(tl), CLIENT_DEFAULTS_MS["auto.commit.interval.ms"] / 1000, src, False)
     gp = eff.get("group.protocol") or fallback_protocol
     defaults = set((st or {}).get("effective_defaults") or ())
@@ -147,10 +147,6 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
                           src, True)
 
 
-def _run_heartbeat(run) -> float:
-    return float(getattr(run, "heartbeat_interval_s", 0.5) or 0.5)
-
-
 def _run_commit_mode(tl) -> str:
     start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
     return str(start.get("commit_mode") or "sync")
@@ -163,5 +159,5 @@ def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     if not alive:
         return CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000, "the clients' default max.poll.interval.ms"
     best = max((member_settings(tl, m, t) for m in alive), key=lambda s: s.max_poll_s)
-    what = "recorded" if best.recorded else "the clients' default, none recorded"
+    what = "recorded" if best.recorded else "the run's, none recorded"
     return best.max_poll_s, f"{best.member}'s max.poll.interval.ms={best.max_poll_s * 1000:g} ({what})"

@@ -12,6 +12,7 @@ from harness.kafka_dist import version_key
 from harness.invariants import CheckSettings
 from harness.members import MemberSpec
 from harness.members import clients
+from harness.members.pool import timings_for
 from harness.topics import real_subscription, subscribed
 
 
@@ -68,7 +69,7 @@ class ConsumerGroup:
                 "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
 
     def _protocol_timings(self) -> dict:
-        return {} if self.cfg.protocol == "consumer" else self.cfg.client_config()
+        return timings_for(self.cfg.protocol, self.cfg.client_config())
 
     def create_topics(self) -> None:
         for t in self.run.topics:
@@ -80,7 +81,8 @@ class ConsumerGroup:
         named = {"topics": [[t.real, t.partitions] for t in ts]} if cfg.topics else {}
         return CheckSettings.from_dict({
             **named, "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
-            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s,
+            "session_timeout_s": cfg.session_timeout_s, "heartbeat_interval_s": cfg.heartbeat_interval_s,
+            "max_poll_interval_s": cfg.max_poll_interval_s, "quiet_period_s": cfg.quiet_period_s,
             **commit_stall(cfg),
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
 

@@ -64,6 +64,15 @@ class MemberProcess:
         return self.proc.pid
 
 
+#: client settings of the classic protocol only: under the consumer protocol these timings are the group's
+CLASSIC_ONLY_TIMINGS = frozenset({"session.timeout.ms", "heartbeat.interval.ms"})
+
+
+def timings_for(protocol: str, conf: dict) -> dict:
+    """The harness's client timings a member of `protocol` takes (the classic-only ones dropped under `consumer`)."""
+    return {k: v for k, v in conf.items() if protocol != "consumer" or k not in CLASSIC_ONLY_TIMINGS}
+
+
 class MemberPool:
     """Starts members with unique ids and records their lives in the harness history."""
 
@@ -113,8 +122,7 @@ class MemberPool:
         return m
 
     def _protocol_config(self, protocol: str) -> dict:
-        # session and heartbeat timings are client settings only under the classic protocol
-        return {} if protocol == "consumer" else dict(self.client_config)
+        return timings_for(protocol, self.client_config)
 
     def _wait_started(self, m: MemberProcess, wait_s: float) -> None:
         """Until the member's history holds a `started` event, parsed as JSON (any spacing a writer uses)."""

@@ -95,8 +95,11 @@ def test_verdict():
 
 
 def test_check_settings():
-    s = CheckSettings.from_dict({"topic": "t", "partitions": 6, "zombie_tolerance_s": 9.0, "unknown_key": 1})
-    assert (s.topic, s.partitions, s.zombie_tolerance_s, s.protocol) == ("t", 6, 9.0, "classic-cooperative")
+    # zombie_tolerance_s and max_unowned_s were run-wide tolerances: old run.json files still hold them, ignored now
+    s = CheckSettings.from_dict({"topic": "t", "partitions": 6, "session_timeout_s": 9.0, "zombie_tolerance_s": 9.0,
+                                 "max_unowned_s": 30.0, "unknown_key": 1})
+    assert (s.topic, s.partitions, s.session_timeout_s, s.protocol) == ("t", 6, 9.0, "classic-cooperative")
+    assert not hasattr(s, "zombie_tolerance_s") and not hasattr(s, "max_unowned_s")
     assert CheckSettings.from_dict(s.to_dict()) == s
     with pytest.raises(TypeError):
         CheckSettings("t")  # keyword-only

@@ -1,6 +1,6 @@
 """coverage_liveness: settled groups cover every partition once; no partition is unowned for long."""
-from histbuild import (assigned, drained, fault_end, fault_start, history, join, member_exit, revoked, run_end,
-                       run_start, settings, steady, stopped)
+from histbuild import (assigned, drained, effective, fault_end, fault_start, history, join, member_exit, revoked,
+                       run_end, run_start, settings, started, steady, stopped)
 
 from harness.invariants import coverage
 
@@ -32,14 +32,50 @@ def test_partition_with_two_owners_at_the_end_is_invalid():
 
 
 def test_long_gap_after_a_kill_is_invalid():
-    # b is killed at 5; its partitions come back only at 40: 35s without an owner
+    # b is killed at 5; its partitions come back only at 40: 35s without an owner, past the run's 6 s session
+    # timeout + 2 rounds of its 10 s rebalance timeout
     evs = [*steady(50.0), member_exit("b", 5.0, how="kill"), assigned("a", 40.0, [2, 3])]
-    v = check(history(evs))
+    v = check(history(evs), max_poll_interval_s=10.0)
     assert v.status == "invalid"
+    assert "bound 26.0s: b was killed, its session timeout 6s (the run's settings" in v.message
     assert v.measurements["max_unowned_s"] == 35.0
     assert v.measurements["max_unowned_partition"] == 2
     assert {w["type"] for w in v.witnesses} == {"member_exit", "assigned"}
-    assert check(history(evs), max_unowned_s=40.0).status == "valid"
+    assert check(history(evs), max_poll_interval_s=15.0).status == "valid"
+
+
+def killed_with(session_ms: int, back_at: float = 40.0):
+    """steady, where b's client ran with its own session timeout (and a 10 s max.poll.interval.ms), killed at 5."""
+    evs = [e for e in steady(50.0) if not (e["type"] == "started" and e["member"] == "b")]
+    return history(evs, started("b", 0.3, effective=effective(session_ms=session_ms, max_poll_ms=10000)),
+                   member_exit("b", 5.0, how="kill"), assigned("a", back_at, [2, 3]))
+
+
+def test_gap_bound_follows_the_departed_owners_own_session_timeout():
+    """b ran with a 60 s session timeout: the coordinator may take 60 s to notice, so 35 s is fine (the run-wide
+    6 s would have failed it); with a recorded 2 s it is not."""
+    v = check(killed_with(60000), session_timeout_s=6.0, max_poll_interval_s=10.0)
+    assert v.status == "valid", v.message
+    v = check(killed_with(2000), session_timeout_s=60.0, max_poll_interval_s=10.0)
+    assert v.status == "invalid", v.message
+    assert "session.timeout.ms=2000 given" in v.message
+
+
+def test_static_members_expected_absence_is_no_gap():
+    """A static member stops and is back 30 s later within its 60 s session timeout: its partitions wait for it,
+    reported as its absence, not as a gap (whatever the run-wide 10 s says)."""
+    eff = effective(session_ms=60000, max_poll_ms=10000, instance_id="s1")
+    evs = [e for e in steady(60.0) if e["type"] != "run_end"] + [
+        revoked("b", 5.0, [2, 3]), stopped("b", 5.1), member_exit("b", 5.2),
+        *join("b2", 35.0, instance_id="s1", effective=eff), assigned("b2", 35.5, [2, 3]), run_end(60.0)]
+    evs = [e for e in evs if not (e["type"] == "started" and e["member"] == "b")]
+    evs += [started("b", 0.3, instance_id="s1", effective=eff)]
+    evs = [dict(e, instance_id="s1") if e["type"] == "member_start" and e["member"] == "b" else e for e in evs]
+    v = check(history(evs), session_timeout_s=10.0, max_poll_interval_s=10.0)
+    assert v.status == "valid", v.message
+    assert [a["partition"] for a in v.measurements["static_absences"]] == [2, 3]
+    assert v.measurements["max_unowned_s"] < 1.0  # only the 0.1 s before b first joined
+    assert "absence(s) of static members" in v.message
 
 
 def test_short_gap_after_a_kill_is_valid():
@@ -68,7 +104,7 @@ def test_kill_just_before_the_end_is_unknown_not_invalid():
 
 def test_uncovered_but_unsettled_gap_over_the_bound_is_still_invalid():
     evs = [*steady(50.0), member_exit("b", 5.0, how="kill"), fault_start(45.0, "f1", ["a"])]
-    v = check(history(evs))
+    v = check(history(evs), max_poll_interval_s=10.0)
     assert v.status == "invalid"  # 45s without an owner is a fact, settled or not
 
 

@@ -1,6 +1,6 @@
 """exclusive_ownership: one owner in good standing per partition; zombies bounded; no processing without holding."""
-from histbuild import (assigned, committed, fault_end, fault_start, history, join, lost, member_exit, processed,
-                       revoked, run_end, settings, steady)
+from histbuild import (assigned, committed, effective, fault_end, fault_start, history, join, lost, member_exit,
+                       processed, revoked, run_end, settings, started, steady)
 
 from harness.invariants import exclusive
 
@@ -69,23 +69,48 @@ def long_pause(zombie_extra=(), lost_at=15.5):
 
 
 def test_zombie_window_beyond_tolerance_is_invalid():
-    v = check(history(long_pause()))
+    """Paused 5..15, b has its partitions from 12; a holds on until 40: 28 s, past its 10 s of pause + twice the
+    run's 6 s session timeout + a 0.5 s heartbeat (22.5 s)."""
+    evs = [e for e in long_pause(lost_at=40.0) if e["type"] != "run_end"] + [run_end(60.0)]
+    v = check(history(evs))
     assert v.status == "invalid"
-    assert "zombie a" in v.message
-    assert v.measurements["max_zombie_window_s"] == 3.5
-    assert v.measurements["max_zombie_running_s"] == 0.5  # paused until 15, lost at 15.5
+    assert "zombie a" in v.message and "tolerance 22.5s" in v.message and "10.0s of faults on a" in v.message
+    assert v.measurements["max_zombie_window_s"] == 28.0
+    assert v.measurements["max_zombie_running_s"] == 25.0  # paused until 15, lost at 40
     assert {w["type"] for w in v.witnesses} == {"assigned", "lost"}
 
 
+def test_zombie_learning_on_resume_is_within_its_tolerance():
+    """a learns it lost the partitions 0.5 s after its pause ends: the protocol's own window, not a violation."""
+    v = check(history(long_pause()))
+    assert v.status == "valid", v.message
+    assert v.measurements["max_zombie_window_s"] == 3.5
+
+
+def zombie_with_settings(session_ms: int, lost_at: float = 27.0):
+    """long_pause, where a's client runs with its own session timeout (recorded at its start)."""
+    evs = [e for e in long_pause(lost_at=lost_at) if e["type"] not in ("run_end", "started") or e.get("member") == "b"]
+    return history(evs, started("a", 0.2, effective=effective(session_ms=session_ms)), run_end(60.0))
+
+
+def test_zombie_tolerance_follows_the_members_own_session_timeout():
+    """a ran with a 2 s session timeout: 10 + 2 * 2 + 0.5 = 14.5 s of tolerance, and 15 s is past it; the run-wide
+    6 s (22.5 s of tolerance) would have passed it."""
+    v = check(zombie_with_settings(2000), session_timeout_s=6.0)
+    assert v.status == "invalid", v.message
+    assert "tolerance 14.5s" in v.message and "session.timeout.ms=2000 given" in v.message
+    assert check(zombie_with_settings(6000), session_timeout_s=2.0).status == "valid"
+
+
 def test_zombie_window_within_tolerance_is_valid():
-    v = check(history(long_pause([processed("a", 15.2, 0, 10, 12)])), zombie_tolerance_s=5.0)
+    v = check(history(long_pause([processed("a", 15.2, 0, 10, 12)])))
     assert v.status == "valid", v.message
     assert v.measurements["zombie_pairs"] == 2
     assert v.measurements["zombie_batches_after_reassign"] == 1
 
 
 def test_zombie_commit_after_new_owner_is_invalid_even_within_tolerance():
-    v = check(history(long_pause([committed("a", 15.3, {0: 13})])), zombie_tolerance_s=5.0)
+    v = check(history(long_pause([committed("a", 15.3, {0: 13})])))
     assert v.status == "invalid"
     assert "committed partition 0" in v.message
     assert v.measurements["zombie_commits_after_reassign"] == 1
@@ -93,7 +118,7 @@ def test_zombie_commit_after_new_owner_is_invalid_even_within_tolerance():
 
 def test_zombie_commit_asked_for_after_reassignment_is_invalid():
     c = {**committed("a", 15.3, {0: 13}), "requested_mono": 15.25}
-    v = check(history(long_pause([c])), zombie_tolerance_s=5.0)
+    v = check(history(long_pause([c])))
     assert v.status == "invalid"
     assert v.measurements["zombie_commits_after_reassign"] == 1
 
@@ -101,21 +126,21 @@ def test_zombie_commit_asked_for_after_reassignment_is_invalid():
 def test_commit_in_flight_across_the_pause_is_not_judged():
     """Asked for at 4.9 (before the pause and b's assignment at 12), answered at 15.01 after the resume."""
     c = {**committed("a", 15.01, {0: 10}), "requested_mono": 4.9}
-    v = check(history(long_pause([c])), zombie_tolerance_s=5.0)
+    v = check(history(long_pause([c])))
     assert v.status == "valid", v.message
     assert v.measurements["zombie_commits_in_flight"] == 1
 
 
 def test_fenced_zombie_commit_is_fine():
-    v = check(history(long_pause([committed("a", 15.3, {0: 13}, ok=False)])), zombie_tolerance_s=5.0)
+    v = check(history(long_pause([committed("a", 15.3, {0: 13}, ok=False)])))
     assert v.status == "valid", v.message
 
 
 def test_zombie_never_giving_up_is_measured_to_the_end():
-    evs = [e for e in long_pause() if e["type"] != "lost"]
-    v = check(history(evs), zombie_tolerance_s=5.0)
+    evs = [e for e in long_pause() if e["type"] not in ("lost", "run_end")] + [run_end(40.0)]
+    v = check(history(evs))
     assert v.status == "invalid"
-    assert v.measurements["max_zombie_window_s"] == 18.0  # 12 .. run_end 30
+    assert v.measurements["max_zombie_window_s"] == 28.0  # 12 .. run_end 40
 
 
 def test_killed_members_last_lines_are_not_ownership():

@@ -200,11 +200,11 @@ def test_the_same_offsets_of_two_topics_are_no_duplicates():
 
 def test_a_partition_of_the_second_topic_unowned_past_the_settle_period_is_invalid():
     h = group({"a": ([O, P], tps(O, 0, 1, 2) + tps(P, 0)), "b": ([P], [])})
-    v = coverage.check(h, multi(max_unowned_s=60.0))
+    v = coverage.check(h, multi(max_poll_interval_s=60.0))
     assert v.status == "invalid", v
     assert v.measurements["unowned_partitions"] == ["payments-1"]
     assert "['payments-1']" in v.message
-    gap = coverage.check(h, multi())  # and its gap since the first assignment is too long
+    gap = coverage.check(h, multi(max_poll_interval_s=5.0))  # and its gap since the first assignment is too long
     assert gap.measurements["max_unowned_partition"] == "payments-1"
 
 
