@@ -1,101 +1,270 @@
-"""Convergence and balance: soon after the last disturbance the assignment is complete, balanced, quiet.
+"""Convergence and balance: after **each** disturbance the group is whole and balanced again within the bound
+the protocol allows, and no rebalance storm happens.
 
-Let T be the last disturbance before the workload end W (see `timeline`: the end of a fault, a fault
-still active, a member start or exit, a broker event; the start of the run if none). Scale-outs,
-bounces and kills are disturbances as well as faults: each legitimately starts a rebalance. Let C be
-the time of the last ownership change (`assigned`, `revoked`, `lost`, or the exit of an owner) before W.
-The group converged at max(C, T) when the state at W is complete and balanced:
+Disturbances are as in `timeline` (a fault's start or end, a member's start or exit, a broker event). They
+cut the run into windows: window i runs from disturbance T_i to the next one (the last window to the workload
+end W). A window is judged on the *converged states*: stretches of a stable snapshot (`timeline`: every
+required partition has exactly one live owner) that are also *balanced* (no live member A holds two or more
+partitions more than a live member B that subscribes to the topic of one of A's partitions: the sticky
+assignor's notion; with one subscription, counts differ by at most one).
 
-- *complete*: every partition of every topic that at least one live member subscribes to has exactly
-  one live owner (see `topics` for subscriptions; a member that names none subscribes to every topic).
-  A partition of a topic nobody alive subscribes to need not be owned.
-- *balanced*: no live member A holds at least two partitions more than a live member B while B
-  subscribes to the topic of one of A's partitions (the sticky assignor's own notion of balance: B
-  could take one). Counts are over every topic together, not per topic, as assignors balance the
-  total. With equal subscriptions this is: the partition counts of live members differ by at most one.
+- **Bound** of window i (`settings.disturbance_bound`): the longest session timeout of a member that departed
+  at T_i without leaving the group (killed, or a static member: the coordinator must notice), plus the
+  protocol's rebalance rounds (one under eager, two under the cooperative and consumer protocols) of the
+  members' rebalance timeout (their `max.poll.interval.ms`), each as recorded for that member at that moment.
+- **Converged** at c: the first converged state in the window that lasts `quiet_period_s` (or to the window's
+  end, when the next disturbance comes sooner). Invalid when c - T_i exceeds the bound.
+- **Never converged**: invalid when the window lasted longer than its bound (the group had its chance);
+  otherwise the window was *interrupted* by the next disturbance and is not judged, unless it is the last one:
+  then `unknown` (the history ends too soon to tell), as when the last window's quiet period is too short.
+  A window that ends while a fault is still active is not judged for never converging (a fault may keep a
+  group apart for its whole length).
+- **Storm**: rebalances nothing drives. In a window, three or more ownership changes after the group had
+  converged (each a burst of `assigned`/`revoked`/`lost` events, bursts apart by more than the longest
+  heartbeat interval of the live members), or two or more `lost` events of members in good standing (alive,
+  under no fault for their own session timeout before it, no broker event then) are a storm: invalid, with
+  the count and the span. (One cooperative rebalance, two bursts, nothing seems to drive is tolerated: a
+  follow-up round or a coordinator's reload.)
+- **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
+  quiet for `quiet_period_s` (else `unknown`; `invalid` when W is past the window's bound); a fault still
+  active at W leaves nothing settled to judge (`unknown`).
+- **The runner's own wait**: a `wait_timeout` event (the runner waited for a stable group and gave up) in a
+  window with no converged state during that wait is invalid when the wait outlasted the window's bound, and
+  `unknown` otherwise: never a silent pass.
 
-Then:
-
-- `invalid` when the state at W is not complete and balanced and W - T > `convergence_bound_s` (it had
-  its chance), or when it is but max(C, T) - T > `convergence_bound_s` (it settled too late);
-- `unknown` when the state is not yet complete and balanced but the bound has not passed, or when
-  W - max(C, T) < `quiet_period_s` (too short a quiet period to tell whether another rebalance follows);
-- `valid` otherwise.
-
-Tolerances: `convergence_bound_s` (derive it from the configured timeouts: session timeout plus
-rebalance delays), `quiet_period_s`. Measurements: `convergence_s` (max(C, T) - T), `quiet_s`, the
-final counts per member, `since_last_disturbance_s`; when members wrote subscriptions, also
-`subscriptions` (member -> topics at W) and `unbalanced_pair` (A, B) when there is one.
+Tolerances: `quiet_period_s` (how long a converged state must last to count). Measurements: `convergence_s`
+(of the last window), `max_convergence_s`, `windows`, `windows_judged`, `interrupted`, `rebalances_max` (the
+most ownership-change bursts in one window), `storms`, the final counts per member, `since_last_disturbance_s`;
+when members wrote subscriptions, also `subscriptions` (member -> topics at W) and `unbalanced_pair`.
 """
 from __future__ import annotations
 
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.settings import disturbance_bound, member_settings
 
 NAME = "convergence_balance"
+OWN = timeline.OWNERSHIP_TYPES
+#: ownership-change bursts after a window converged that make a storm: one cooperative rebalance (two rounds)
+#: nothing seems to drive is tolerated (a follow-up round, a coordinator's reload), a third burst is not
+STORM_REBALANCES = 3
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
-    """Judge that the group converged to a complete, balanced, quiet assignment within the bound."""
+    """Judge that the group converged after each disturbance within its bound, with no storm."""
     if (v := empty(NAME, history)) is not None:
         return v
     tl = timeline.build(history, settings)
-    P = tl.partitions
-    if P <= 0:
+    if tl.partitions <= 0:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
     W, before = tl.workload_end, tl.end_before
     if W is None:
         return verdict(NAME, "unknown", "no member alive at the end of the history and no drained event")
-    last = tl.last_disturbance(W, before)
-    T, t_ev = last if last else (tl.start, None)
-    changes = [(o.start, o.start_event) for o in tl.ownerships if o.start < W or (not before and o.start <= W)]
-    changes += [(o.end, o.end_event) for o in tl.ownerships if o.end < W or (not before and o.end <= W)]
-    C, c_ev = max(changes, key=lambda x: x[0]) if changes else (tl.start, None)
-    owners = tl.owners_at(W, before)
-    alive = tl.alive_members(W, before)
+    converged = _converged_states(tl)
+    times = sorted({t for t, _ in tl.disturbances(W, before) if t < W} | {tl.start})
+    events = {t: e for t, e in tl.disturbances(W, before)}
+    problems, wits, unknown = [], [], []
+    m: dict = {"windows": len(times), "windows_judged": 0, "interrupted": 0, "storms": 0, "rebalances_max": 0}
+    convs = []
+    last = None
+    for i, T in enumerate(times):
+        N = times[i + 1] if i + 1 < len(times) else W
+        final = i + 1 == len(times)
+        bound, why = disturbance_bound(tl, T)
+        c = _first_settled(converged, T, N, settings.quiet_period_s, final)
+        bursts = _bursts(tl, T, N)
+        m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
+        at = f"the disturbance at {T - tl.start:.1f}s" if T > tl.start else "the start"
+        t_ev = events.get(T)
+        if c is not None:
+            m["windows_judged"] += 1
+            convs.append(c - T)
+            if c - T > bound:
+                problems.append(f"converged {c - T:.3f}s after {at} (bound {bound:.1f}s: {why})")
+                wits += [witness(e, w) for e, w in ((t_ev, "the disturbance"),) if e is not None]
+            after = [b for b in bursts if b[0] > c]
+            if len(after) >= STORM_REBALANCES:
+                m["storms"] += 1
+                problems.append(f"rebalance storm: {len(after)} rebalances in {after[-1][1] - after[0][0]:.1f}s "
+                                f"after the group had settled at {c - tl.start:.1f}s, with nothing driving them "
+                                f"({len(bursts)} rebalances after {at})")
+                wits += [witness(after[0][2], "a rebalance nothing drove"), witness(after[-1][2], "the last one")]
+        elif N - T > bound and not _fault_active(tl, N) and not final:  # the last window: judged at W (_final)
+            m["windows_judged"] += 1
+            what = _state(tl, N, True)[2]
+            problems.append(f"the group was not complete and balanced within {bound:.1f}s of {at} ({why}); "
+                            f"{len(bursts)} rebalances in the {N - T:.1f}s before the next disturbance, "
+                            f"{what or 'changing'} then")
+            wits += [witness(e, w) for e, w in ((t_ev, "the disturbance"),) if e is not None]
+            if bursts:
+                wits.append(witness(bursts[-1][2], "the last ownership change in the window"))
+        elif not final:
+            m["interrupted"] += 1
+        lost = _unexplained_lost(tl, T, N)
+        if len(lost) >= 2:
+            m["storms"] += 1
+            problems.append(f"rebalance storm: {len(lost)} partitions lost by members in good standing in "
+                            f"{lost[-1]['mono'] - lost[0]['mono']:.1f}s after {at} "
+                            f"({', '.join(sorted({e['member'] for e in lost}))}), no fault or broker event "
+                            f"driving it; {len(bursts)} rebalances in the window")
+            wits += [witness(e, "lost by a member in good standing") for e in lost[:4]]
+        if final:
+            last = (T, N, c, bound, why, t_ev)
+    _runner_waits(tl, converged, times, problems, wits, unknown)
+    return _final(tl, settings, m, convs, last, problems, wits, unknown)
+
+
+def _final(tl, settings, m, convs, last, problems, wits, unknown) -> Verdict:
+    """The verdict: the problems found, else the last window's state at W (as the run ends)."""
+    W, before = tl.workload_end, tl.end_before
+    T, N, c, bound, why, t_ev = last
+    st = _state(tl, W, before)
+    complete, balanced, what, counts, pair, subs = st
+    alive = set(counts)
+    m.update({"since_last_disturbance_s": secs(W - T), "final_counts": dict(sorted(counts.items())),
+              "complete": complete, "balanced": balanced, "max_convergence_s": secs(max(convs, default=0.0))})
+    if tl.subscriptions.declared:
+        m["subscriptions"] = {x: tl.subscriptions.show(subs[x]) for x in sorted(alive)}
+        if pair is not None:
+            m["unbalanced_pair"] = list(pair)
+    if c is not None:
+        m["convergence_s"] = secs(c - T)
+    if not (complete and balanced) and W - T > bound and not any("not complete and balanced" in p for p in problems):
+        problems.append(f"assignment still {what} at the end, {W - T:.3f}s after the last disturbance "
+                        f"(bound {bound:.1f}s: {why})")
+        wits += [witness(t_ev, "the last disturbance")] if t_ev is not None else []
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    if unknown:
+        return verdict(NAME, "unknown", unknown[0], wits, m)
+    if _fault_active(tl, W) or any(f.start <= W < f.end for f in tl.faults):
+        return verdict(NAME, "unknown", "a fault is still active at the end: no settled state to judge", (), m)
+    if not (complete and balanced):
+        return verdict(NAME, "unknown", f"assignment {what} at the end, only {W - T:.3f}s after the last "
+                                        f"disturbance (bound {bound:.1f}s: {why})",
+                       [witness(t_ev, "the last disturbance")] if t_ev is not None else [], m)
+    quiet = W - max(T, _last_change(tl, W))
+    m["quiet_s"] = secs(quiet)
+    if quiet < settings.quiet_period_s:
+        return verdict(NAME, "unknown", f"quiet for only {quiet:.3f}s before the end (need "
+                                        f"{settings.quiet_period_s:g}s)", (), m)
+    return verdict(NAME, "valid", f"complete and balanced after each of {m['windows_judged']} disturbances "
+                                  f"within its bound ({m['interrupted']} interrupted by the next); the last "
+                                  f"{(c if c is not None else T) - T:.3f}s after it (bound {bound:.1f}s), then "
+                                  f"quiet for {quiet:.3f}s", (), m)
+
+
+def _state(tl, t: float, before: bool):
+    """(complete, balanced, what is wrong in words, member -> count, unbalanced pair, member -> subscribed topics)
+    of the assignment at t among live members."""
+    owners, alive = tl.owners_at(t, before), tl.alive_members(t, before)
     held: dict[str, list[int]] = {x: [] for x in alive}
     for p in tl.all_partitions:
         for x in owners.get(p, ()):
             if x in alive:
                 held[x].append(p)
     counts = {x: len(ps) for x, ps in held.items()}
-    complete = all(len([x for x in owners.get(p, ()) if x in alive]) == 1 for p in tl.required(W, before))
-    subs = {x: tl.subscribed(x, W, before) for x in alive}
-    pair = _unbalanced_pair(tl, held, subs)
+    complete = all(len([x for x in owners.get(p, ()) if x in alive]) == 1 for p in tl.required(t, before))
+    subs = {x: tl.subscribed(x, t, before) for x in alive}
+    pair = unbalanced_pair(tl, held, subs)
     balanced = bool(counts) and pair is None
-    at = max(C, T)
-    m = {"since_last_disturbance_s": secs(W - T), "final_counts": dict(sorted(counts.items())),
-         "complete": complete, "balanced": balanced}
-    if tl.subscriptions.declared:
-        m["subscriptions"] = {x: tl.subscriptions.show(subs[x]) for x in sorted(alive)}
-        if pair is not None:
-            m["unbalanced_pair"] = list(pair)
-    bound = settings.convergence_bound_s
-    wits = [witness(e, why) for e, why in ((t_ev, "the last disturbance"), (c_ev, "the last ownership change"))
-            if e is not None]
-    if not (complete and balanced):
-        what = ("incomplete" if not complete else "") + (" and " if not complete and not balanced else "") + \
-               ("unbalanced " + str(m["final_counts"]) if not balanced else "") + \
-               (f" ({pair[0]} holds {counts[pair[0]]}, {pair[1]} holds {counts[pair[1]]} and could take one)"
-                if pair is not None and tl.subscriptions.declared else "")
-        if W - T > bound:
-            return verdict(NAME, "invalid", f"assignment still {what} at the end, {W - T:.3f}s after the last "
-                                            f"disturbance (bound {bound:g}s)", wits, m)
-        return verdict(NAME, "unknown", f"assignment {what} at the end, only {W - T:.3f}s after the last "
-                                        f"disturbance (bound {bound:g}s)", wits, m)
-    m["convergence_s"], m["quiet_s"] = secs(at - T), secs(W - at)
-    if at - T > bound:
-        return verdict(NAME, "invalid", f"converged {at - T:.3f}s after the last disturbance (bound {bound:g}s)",
-                       wits, m)
-    if W - at < settings.quiet_period_s:
-        return verdict(NAME, "unknown", f"quiet for only {W - at:.3f}s before the end (need "
-                                        f"{settings.quiet_period_s:g}s)", wits, m)
-    return verdict(NAME, "valid", f"complete and balanced {at - T:.3f}s after the last disturbance, then quiet for "
-                                  f"{W - at:.3f}s", (), m)
+    what = ("incomplete" if not complete else "") + (" and " if not complete and not balanced else "") + \
+           ("unbalanced " + str(dict(sorted(counts.items()))) if not balanced else "") + \
+           (f" ({pair[0]} holds {counts[pair[0]]}, {pair[1]} holds {counts[pair[1]]} and could take one)"
+            if pair is not None and tl.subscriptions.declared else "")
+    return complete, balanced, what, counts, pair, subs
 
 
-def _unbalanced_pair(tl: timeline.Timeline, held: dict[str, list[int]], subs: dict[str, frozenset]):
+def _converged_states(tl) -> list[tuple[float, float]]:
+    """(start, end) of every stable snapshot that is also balanced, in time order."""
+    out = []
+    for s in tl.snapshots():
+        held: dict[str, list[int]] = {x: [] for x in tl.alive_members(s.start)}
+        for p, x in s.owners.items():
+            held.setdefault(x, []).append(p)
+        subs = {x: tl.subscribed(x, s.start) for x in held}
+        if held and unbalanced_pair(tl, held, subs) is None:
+            out.append((s.start, s.end))
+    return out
+
+
+def _first_settled(converged, T: float, N: float, quiet: float, final: bool) -> float | None:
+    """The first moment in [T, N) from which a converged state lasts `quiet` (or to N, but for the last window)."""
+    for a, b in converged:
+        if b <= T or a >= N:
+            continue
+        c = max(a, T)
+        lasts = min(b, N) - c
+        if lasts >= quiet or (not final and b >= N):
+            return c
+    return None
+
+
+def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
+    """Ownership changes in [T, N) grouped into rebalances: (start, end, first event); events further apart than
+    the longest heartbeat interval of the members alive then start a new one."""
+    evs = [e for _, e in tl.control if e["type"] in OWN and T <= e["mono"] < N and tl.event_partitions(e)
+           and tl.alive(e.get("member"), e["mono"])]
+    out: list[list] = []
+    for e in evs:
+        gap = max((member_settings(tl, x, e["mono"]).heartbeat_s for x in tl.alive_members(e["mono"])), default=0.5)
+        if out and e["mono"] - out[-1][1] <= gap:
+            out[-1][1] = e["mono"]
+        else:
+            out.append([e["mono"], e["mono"], e])
+    return [tuple(b) for b in out]
+
+
+def _unexplained_lost(tl, T: float, N: float) -> list[dict]:
+    """`lost` events in [T, N) of members in good standing that stay alive: no fault on the member and no broker
+    event within its own session timeout before it."""
+    brokers = [e["mono"] for _, e in tl.control if e["type"] == "broker_event"]
+    out = []
+    for _, e in tl.control:
+        t, x = e["mono"], e.get("member")
+        if e["type"] != "lost" or not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
+            continue
+        S = member_settings(tl, x, t).session_timeout_s
+        if any(x in f.members and f.start < t and f.end > t - S for f in tl.faults):
+            continue
+        if any(t - S <= b <= t for b in brokers):
+            continue
+        out.append(e)
+    return out
+
+
+def _fault_active(tl, t: float) -> bool:
+    return any(f.start < t < f.end for f in tl.faults)
+
+
+def _last_change(tl, W: float) -> float:
+    ts = [o.start for o in tl.ownerships if o.start < W] + [o.end for o in tl.ownerships if o.end < W]
+    return max(ts, default=tl.start)
+
+
+def _runner_waits(tl, converged, times, problems, wits, unknown) -> None:
+    """A wait of the runner's for a stable group that timed out is never a silent pass (module docstring)."""
+    for _, e in tl.control:
+        if e["type"] != "wait_timeout" or e["mono"] > tl.end:
+            continue
+        t, span = e["mono"], float(e.get("timeout_s") or 0)
+        if any(a < t and b > t - span and min(b, t) - max(a, t - span) > 0 for a, b in converged):
+            continue  # the checker saw the group settled during the wait: the runner's view differed, not the group
+        T = max((x for x in times if x <= t - span), default=tl.start)
+        bound, why = disturbance_bound(tl, T)
+        say = (f"the runner waited {span:g}s for a stable group ({e.get('what')}) and it never settled, "
+               f"{t - T:.1f}s after the disturbance at {T - tl.start:.1f}s")
+        if t - T > bound:
+            if not any("the runner waited" in p for p in problems):
+                problems.append(f"{say} (bound {bound:.1f}s: {why})")
+                wits.append(witness(e, "the runner gave up waiting for a stable group"))
+        else:
+            unknown.append(f"{say}; the protocol allows {bound:.1f}s there ({why}), so the history cannot tell")
+
+
+def unbalanced_pair(tl: timeline.Timeline, held: dict[str, list[int]], subs: dict[str, frozenset]):
     """(A, B): live members where A holds at least two partitions more than B and B subscribes to the topic
     of one of A's partitions (the most loaded A, the least loaded such B); None when balanced."""
     by_load = sorted(held, key=lambda x: (-len(held[x]), x))

@@ -25,8 +25,7 @@ from __future__ import annotations
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
-from harness.invariants.protocols import rebalance_rounds
-from harness.invariants.settings import life_at, member_settings, rebalance_timeout_s
+from harness.invariants.settings import disturbance_bound, life_at, member_settings, rebalance_allowance
 from harness.invariants.terms import INF
 
 NAME = "coverage_liveness"
@@ -147,27 +146,6 @@ def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tupl
             return INF, "", f"{owner} ({life.instance_id})"
     what = "was killed" if life.how in ("kill", "crash") else "stopped as a static member"
     return ms.session_timeout_s + allow, f"{owner} {what}, its {ms.session()}; then {awhy}", None
-
-
-def rebalance_allowance(tl: timeline.Timeline, t: float) -> tuple[float, str]:
-    """The longest the rebalance after t may take by the protocol: its rounds (two under the cooperative and
-    consumer protocols: revoke, then assign) times the rebalance timeout the coordinator waits for members
-    (their max.poll.interval.ms, as recorded)."""
-    rto, src = rebalance_timeout_s(tl, t)
-    rounds = rebalance_rounds(tl.settings.protocol)
-    return rounds * rto, f"{rounds} rebalance round{'s' if rounds > 1 else ''} of {rto:g}s ({src})"
-
-
-def disturbance_bound(tl: timeline.Timeline, t: float) -> tuple[float, str]:
-    """How long a partition may be unowned in all after the disturbance at t: the longest session timeout of a
-    member that departed then without leaving (the coordinator's detection), plus the rebalance allowance."""
-    allow, awhy = rebalance_allowance(tl, t)
-    gone = [lf for ls in tl.lives.values() for lf in ls if abs(lf.end - t) < 1e-9 and lf.exit_event is not None]
-    worst = max((member_settings(tl, lf.member, t - 1e-6) for lf in gone
-                 if lf.how in ("kill", "crash") or lf.instance_id), key=lambda ms: ms.session_timeout_s, default=None)
-    if worst is None:
-        return allow, awhy
-    return worst.session_timeout_s + allow, f"{worst.member}'s {worst.session()}; then {awhy}"
 
 
 def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
 
 #: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
@@ -161,3 +162,25 @@ def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     best = max((member_settings(tl, m, t) for m in alive), key=lambda s: s.max_poll_s)
     what = "recorded" if best.recorded else "the run's, none recorded"
     return best.max_poll_s, f"{best.member}'s max.poll.interval.ms={best.max_poll_s * 1000:g} ({what})"
+
+
+def rebalance_allowance(tl, t: float) -> tuple[float, str]:
+    """The longest the rebalance after t may take by the protocol: its rounds (two under the cooperative and
+    consumer protocols: revoke, then assign) times the rebalance timeout the coordinator waits for members
+    (their max.poll.interval.ms, as recorded). (seconds, why)."""
+    rto, src = rebalance_timeout_s(tl, t)
+    rounds = rebalance_rounds(tl.settings.protocol)
+    return rounds * rto, f"{rounds} rebalance round{'s' if rounds > 1 else ''} of {rto:g}s ({src})"
+
+
+def disturbance_bound(tl, t: float) -> tuple[float, str]:
+    """How long the group may take to be whole again after the disturbance at t: the longest session timeout of a
+    member that departed then without leaving the group (killed, or a static member: the coordinator's detection),
+    plus the rebalance allowance. (seconds, why)."""
+    allow, awhy = rebalance_allowance(tl, t)
+    gone = [lf for ls in tl.lives.values() for lf in ls if abs(lf.end - t) < 1e-9 and lf.exit_event is not None]
+    worst = max((member_settings(tl, lf.member, t - 1e-6) for lf in gone
+                 if lf.how in ("kill", "crash") or lf.instance_id), key=lambda ms: ms.session_timeout_s, default=None)
+    if worst is None:
+        return allow, awhy
+    return worst.session_timeout_s + allow, f"{worst.member}'s {worst.session()}; then {awhy}"

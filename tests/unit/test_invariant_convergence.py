@@ -1,11 +1,12 @@
 """convergence_balance: complete, balanced and quiet within the bound after the last disturbance."""
-from histbuild import (assigned, drained, fault_end, fault_start, history, join, member_exit, revoked, run_end,
-                       run_start, settings, steady, stopped)
+from histbuild import (assigned, drained, effective, fault_end, fault_start, history, join, lost, member_exit,
+                       revoked, run_end, run_start, settings, started, steady, stopped)
 
 from harness.invariants import convergence
 
 
 def check(h, **kw):
+    kw.setdefault("max_poll_interval_s", 10.0)  # no member records its own: bounds of 2 rounds of 10 s
     return convergence.check(h, settings(**kw))
 
 
@@ -36,13 +37,14 @@ def test_unbalanced_before_the_bound_is_unknown():
 
 
 def test_late_convergence_is_invalid():
-    # the fault ends at 10; the group settles only at 50
-    evs = [*steady(60.0), fault_start(5.0, "f1", ["a"], kind="network_blackhole"), fault_end(10.0, "f1"),
-           revoked("a", 49.0, [1]), assigned("b", 50.0, [1]), revoked("b", 50.5, [3]), assigned("a", 50.6, [3])]
+    # the fault ends at 10; a lost partition 1 before it; the group is whole again only at 50
+    evs = [*steady(60.0), fault_start(5.0, "f1", ["a"], kind="network_blackhole"), revoked("a", 9.0, [1]),
+           fault_end(10.0, "f1"), assigned("b", 50.0, [1]), revoked("b", 50.5, [3]), assigned("a", 50.6, [3])]
     v = check(history(evs))
     assert v.status == "invalid"
-    assert v.measurements["convergence_s"] == 40.6
-    assert {w["type"] for w in v.witnesses} == {"fault_end", "assigned"}
+    assert v.measurements["max_convergence_s"] == 40.6
+    assert "converged 40.600s after the disturbance at 10.0s (bound 20.0s: 2 rebalance rounds of 10s" in v.message
+    assert {w["type"] for w in v.witnesses} == {"fault_end"}
 
 
 def test_convergence_within_the_bound_after_a_kill_is_valid():
@@ -77,3 +79,99 @@ def test_final_teardown_is_not_judged():
 
 def test_no_member_alive_and_no_drain_is_unknown():
     assert check(history(steady(30.0), member_exit("a", 25.0), member_exit("b", 25.5))).status == "unknown"
+
+
+# -- every disturbance judged, not only the last
+def unsettled_middle(gap_until: float, end: float = 120.0):
+    """b is killed at 10 and its partitions stay unowned until `gap_until`; c joins at 70 and the group settles."""
+    return [*steady(end), member_exit("b", 10.0, how="kill"), assigned("a", gap_until, [2, 3]),
+            *join("c", 70.0), revoked("a", 71.0, [2, 3]), assigned("c", 72.0, [2, 3])]
+
+
+def test_a_disturbance_the_group_never_recovered_from_in_time_is_invalid_even_if_a_later_one_settles():
+    """The old rule judged only the last disturbance (c's join at 70), after which all is well."""
+    v = check(history(unsettled_middle(65.0)))
+    assert v.status == "invalid", v.message
+    # whole again only when a took b's partitions at 65: past b's session timeout (6 s) + 2 rounds of 10 s
+    assert "converged 55.000s after the disturbance at 10.0s (bound 26.0s: b's session timeout 6s" in v.message
+
+
+def test_a_disturbance_recovered_from_within_its_bound_is_valid():
+    v = check(history(unsettled_middle(30.0)))
+    assert v.status == "valid", v.message
+    assert v.measurements["windows_judged"] >= 2
+
+
+def test_the_bound_follows_the_members_recorded_rebalance_timeout():
+    """a and b ran with max.poll.interval.ms = 60 s: 55 s without b's partitions is within 6 + 2 * 60 s (the
+    run-wide 10 s would have failed it); with a recorded 5 s it is past 6 + 2 * 5 s."""
+    def run(max_poll_ms):
+        eff = effective(max_poll_ms=max_poll_ms)
+        evs = [e for e in unsettled_middle(65.0) if e["type"] != "started"]
+        evs += [started("a", 0.2, effective=eff), started("b", 0.3, effective=eff), started("c", 70.1, effective=eff)]
+        return check(history(evs), max_poll_interval_s=10.0)
+
+    assert run(60000).status == "valid"
+    v = run(5000)
+    assert v.status == "invalid" and "max.poll.interval.ms=5000 (recorded)" in v.message
+
+
+# -- storms
+def test_members_in_good_standing_losing_partitions_is_a_storm():
+    """Nothing drives it: a and b lose and regain their partitions every second, alive and under no fault."""
+    evs = [*steady(40.0)]
+    for i in range(6):
+        t = 10.0 + 2 * i
+        evs += [lost("a", t, [0, 1]), lost("b", t + 0.1, [2, 3]), assigned("a", t + 1.0, [0, 1]),
+                assigned("b", t + 1.1, [2, 3])]
+    v = check(history(evs))
+    assert v.status == "invalid", v.message
+    assert "rebalance storm" in v.message
+    assert v.measurements["storms"] == 2  # the rebalances after the group settled, and the partitions lost
+
+
+def test_a_member_losing_its_partitions_under_a_fault_is_no_storm():
+    evs = [*steady(40.0), fault_start(9.0, "f1", ["a", "b"], kind="network_blackhole"), lost("a", 10.0, [0, 1]),
+           lost("b", 10.1, [2, 3]), fault_end(11.0, "f1"), assigned("a", 12.0, [0, 1]), assigned("b", 12.1, [2, 3])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_rebalances_after_the_group_settled_with_nothing_driving_them_are_a_storm():
+    evs = [*steady(60.0)]
+    for i in range(4):
+        t = 20.0 + 4 * i
+        evs += [revoked("a", t, [1]), assigned("b", t + 1.0, [1]), revoked("b", t + 2.0, [1]), assigned("a", t + 3.0, [1])]
+    v = check(history(evs))
+    assert v.status == "invalid", v.message
+    assert "rebalance storm" in v.message and "with nothing driving them" in v.message
+
+
+def test_one_cooperative_rebalance_nothing_drives_is_tolerated():
+    evs = [*steady(60.0), revoked("a", 20.0, [1]), assigned("b", 21.0, [1]), revoked("b", 21.2, [3]),
+           assigned("a", 21.5, [3])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+
+
+# -- the runner's own wait
+def wait_timeout(t: float, timeout_s: float = 60.0):
+    from histbuild import ev
+    return ev("wait_timeout", t, "harness", what="after action", timeout_s=timeout_s)
+
+
+def test_the_runners_timed_out_wait_is_a_violation_past_the_bound():
+    """b's partitions stay unowned while the runner waits 60 s, then the run moves on (c joins) and settles."""
+    evs = [*steady(150.0), member_exit("b", 10.0, how="kill"), wait_timeout(70.0),
+           *join("c", 71.0, [2, 3])]
+    v = check(history(evs))
+    assert v.status == "invalid", v.message
+    assert "the runner waited 60s for a stable group" in v.message or "not complete and balanced" in v.message
+
+
+def test_the_runners_timed_out_wait_within_the_bound_is_unknown():
+    evs = [*steady(150.0), member_exit("b", 10.0, how="kill"), wait_timeout(25.0, timeout_s=15.0),
+           *join("c", 26.0, [2, 3])]
+    v = check(history(evs), max_poll_interval_s=100.0)
+    assert v.status == "unknown", v.message
+    assert "the runner waited 15s" in v.message and "the history cannot tell" in v.message

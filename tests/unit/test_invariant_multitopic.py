@@ -18,6 +18,7 @@ O, P = "orders", "payments"
 
 
 def multi(*topics, **kw) -> CheckSettings:
+    kw.setdefault("max_poll_interval_s", 10.0)  # no member records its own: bounds of 2 rounds of 10 s
     return CheckSettings(topics=topics or ((O, 3), (P, 2)), **kw)
 
 
