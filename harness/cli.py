@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a client setting for every member (HARNESS_CLIENT_CONFIG); repeatable")
         sp.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a broker setting into every broker's server.properties; repeatable")
+                        help="a broker setting into every broker's server.properties (a key the release does not "
+                             "define is refused up front); repeatable")
         sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
                              "e.g. consumer.session.timeout.ms=10000; repeatable")
