@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a client setting for every member (HARNESS_CLIENT_CONFIG); repeatable")
         sp.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a broker setting into every broker's server.properties; repeatable")
+                        help="a broker setting into every broker's server.properties (a key the release does not "
+                             "define is refused up front); repeatable")
         sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
                              "e.g. consumer.session.timeout.ms=10000; repeatable")
@@ -226,6 +227,12 @@ def _nightly(args, progress) -> int:
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
         from harness.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
+    if extra.get("broker_settings") or extra.get("group_settings"):  # the night's clusters start with them
+        from harness import config_names, kafka_dist
+        for v in (v for v in args.kafka_versions.split(",") if v):
+            config_names.check([k for k, _ in extra.get("broker_settings", ())],
+                               [k for k, _ in extra.get("group_settings", ())],
+                               [kafka_dist.resolve(v, progress=progress).version], progress=progress)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     progress(f"nightly: budget {budget:.0f}s, seed {seed}, backend {backend}"
              + (f", shard {shard[0]}/{shard[1]}" if shard[1] > 1 else "") + (f", first {args.runs} draws" if args.runs else ""))

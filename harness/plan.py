@@ -4,15 +4,15 @@
 `resolve(cfg)` turns it into a `RunPlan`: the scenario, the kind of members, the Kafka and client
 versions resolved, the kind's own settings checked, and the schedule drawn from the seed (or the
 recorded one of a replay). Every "this cannot work" (an unknown scenario or protocol, a protocol the
-brokers' version does not serve, a bad Streams setting) is a `BadInput` raised here, so it is said in
-one line before a broker or member starts.
+brokers' version does not serve, a bad Streams setting, a broker or group setting key the release does not
+define) is a `BadInput` raised here, so it is said in one line before a broker or member starts.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from harness import kafka_dist, scenario_file, scenarios
+from harness import config_names, kafka_dist, scenario_file, scenarios
 from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
@@ -288,9 +288,24 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
         if k is not None:
             raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
                            f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
+    _check_names(cfg, version, schedule, own=own, fake=getattr(shared, "backend", None) == "fake", progress=progress)
     settings = kind_of(sc).settings(cfg, sc)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
+
+
+def _check_names(cfg: RunConfig, version: str, schedule, *, own: bool, fake: bool, progress) -> None:
+    """Every broker and group setting key (the run's, its group_config steps') defined by a release the cluster
+    runs, read from that release's jars (harness/config_names.py); a shared cluster's broker settings were
+    checked when it started, a fake cluster has no release to ask."""
+    broker_keys = [k for k, _ in cfg.broker_settings] if own else []
+    group_keys = [k for k, _ in cfg.group_settings] + [k for a in schedule if a.kind == "group_config"
+                                                       for k in a.params.get("settings") or {}]
+    if fake or not (broker_keys or group_keys):
+        return
+    versions = [version] + [kafka_dist.resolve(a.params["version"], progress=progress).version
+                            for a in schedule if a.kind == "broker_upgrade" and a.params.get("version")]
+    config_names.check(broker_keys, group_keys, versions, progress=progress)
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:

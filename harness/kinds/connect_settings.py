@@ -5,6 +5,7 @@ protocol of the workers is the run's `--protocol`: `connect.protocol` eager, com
 """
 from __future__ import annotations
 
+from harness.config_keys import closest
 from harness.errors import BadInput
 from harness.kafka_dist import version_key
 
@@ -52,7 +53,9 @@ def connect_settings(cfg, sc) -> dict:
     settings = {**CONNECT_DEFAULTS, **sc.connect}
     for k, v in cfg.connect_settings:
         if k not in CONNECT_DEFAULTS:
-            raise BadInput(f"unknown Connect setting {k!r}; known: {', '.join(CONNECT_DEFAULTS)}")
+            near = closest(k, CONNECT_DEFAULTS)
+            raise BadInput(f"unknown Connect setting {k!r}" + (f"; did you mean {near}?" if near else
+                                                              f"; known: {', '.join(CONNECT_DEFAULTS)}"))
         settings[k] = v
     _int(settings, "scheduled.rebalance.max.delay.ms", 0)
     _int(settings, "rebalance.timeout.ms", 1000)

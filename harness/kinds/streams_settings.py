@@ -4,6 +4,7 @@ Every check here is a `BadInput` raised before anything starts (docs/streams.md 
 """
 from __future__ import annotations
 
+from harness.config_keys import closest
 from harness.errors import BadInput
 
 #: Streams settings of every run unless the scenario or --streams-set says otherwise; tuned for quick tests
@@ -40,7 +41,9 @@ def streams_settings(cfg, sc) -> dict:
     settings = {**STREAMS_DEFAULTS, **sc.streams}
     for k, v in cfg.streams_settings:
         if k not in STREAMS_DEFAULTS:
-            raise BadInput(f"unknown Streams setting {k!r}; known: {', '.join(STREAMS_DEFAULTS)}")
+            near = closest(k, STREAMS_DEFAULTS)
+            raise BadInput(f"unknown Streams setting {k!r}" + (f"; did you mean {near}?" if near else
+                                                              f"; known: {', '.join(STREAMS_DEFAULTS)}"))
         settings[k] = v
     most = sc.max_members or sc.members
     standbys = _int(settings, "num.standby.replicas", 0)

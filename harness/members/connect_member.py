@@ -17,13 +17,12 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
 from harness.members.maven_libs import resolve_libs
-from harness.members.java_member import SHARED, _jar
+from harness.members.java_member import SHARED, _jar, compile_java
 from harness.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
@@ -128,15 +127,8 @@ def connect_worker_command(version: str, *, progress=_log.info) -> tuple[str, ..
             progress(f"compiling the Connect worker and connectors against connect-runtime {version} ...")
             stamp.unlink(missing_ok=True)
             classes = base / "classes"
-            shutil.rmtree(classes, ignore_errors=True)
-            classes.mkdir(parents=True)
-            log = base / "javac.log"
-            with open(log, "w") as out:
-                r = subprocess.run([javac, "--release", "17", "-XDignore.symbol.file", "-cp", classpath, "-d",
-                                    str(classes), *map(str, sorted(SOURCES.glob("*.java"))), str(SHARED)],
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
-                raise SetupError(f"compiling the Connect worker failed (see {log})")
+            compile_java(javac, (*sorted(SOURCES.glob("*.java")), SHARED), classpath, classes, base / "javac.log",
+                         main=MAIN_CLASS, what="the Connect worker", options=("-XDignore.symbol.file",))
             _jar(classes, jar, MAIN_CLASS)
             stamp.write_text(want + "\n")
         services = _service_manifests(base / "services")

@@ -52,6 +52,19 @@ def _stamp_text(java: str, classpath: str, source: Path = SOURCE) -> str:
     return h.hexdigest()[:20]
 
 
+def compile_java(javac: str, sources, classpath: str, classes: Path, log: Path, *, main: str, what: str,
+                 options: tuple[str, ...] = ()) -> None:
+    """javac `sources` (for Java 17) against `classpath` into a fresh `classes`, its output in `log`; SetupError
+    naming `what` when it fails or leaves no `main` class."""
+    shutil.rmtree(classes, ignore_errors=True)
+    classes.mkdir(parents=True)
+    with open(log, "w") as out:
+        r = subprocess.run([javac, "--release", "17", *options, "-cp", classpath, "-d", str(classes), *map(str, sources)],
+                           stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    if r.returncode != 0 or not (classes / f"{main}.class").exists():
+        raise SetupError(f"compiling {what} failed (see {log})")
+
+
 def _jar(classes: Path, jar: Path, main: str = MAIN_CLASS) -> None:
     tmp = jar.with_suffix(".jar.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -119,13 +132,7 @@ def java_member_command(*, kafka_version: str = "latest", progress=_log.info) ->
             progress(f"compiling the Java member against Kafka {dist.version} ...")
             stamp.unlink(missing_ok=True)
             jsa.unlink(missing_ok=True)
-            shutil.rmtree(classes, ignore_errors=True)
-            classes.mkdir(parents=True)
-            with open(log, "w") as out:
-                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE), str(SHARED)],
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
-                raise SetupError(f"compiling the Java member failed (see {log})")
+            compile_java(javac, (SOURCE, SHARED), classpath, classes, log, main=MAIN_CLASS, what="the Java member")
             _jar(classes, jar)
             _train(java, cp, base, progress)
             stamp.write_text(want + "\n")

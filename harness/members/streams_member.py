@@ -12,13 +12,12 @@ import logging
 import fcntl
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import BadInput, SetupError
 from harness.members.maven_libs import resolve_libs
-from harness.members.java_member import SHARED, _jar, _stamp_text
+from harness.members.java_member import SHARED, _jar, _stamp_text, compile_java
 from harness.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
@@ -95,14 +94,8 @@ def streams_member_command(version: str, *, progress=_log.info) -> tuple[str, ..
             progress(f"compiling the Streams member against kafka-streams {version} ...")
             stamp.unlink(missing_ok=True)
             classes = base / "classes"
-            shutil.rmtree(classes, ignore_errors=True)
-            classes.mkdir(parents=True)
-            log = base / "javac.log"
-            with open(log, "w") as out:
-                r = subprocess.run([javac, "--release", "17", "-cp", classpath, "-d", str(classes), str(SOURCE), str(SHARED)],
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            if r.returncode != 0 or not (classes / f"{MAIN_CLASS}.class").exists():
-                raise SetupError(f"compiling the Streams member failed (see {log})")
+            compile_java(javac, (SOURCE, SHARED), classpath, classes, base / "javac.log", main=MAIN_CLASS,
+                         what="the Streams member")
             _jar(classes, jar, MAIN_CLASS)
             stamp.write_text(want + "\n")
     return (java, *JVM_OPTS, "-cp", f"{jar}:{classpath}", MAIN_CLASS)

@@ -99,6 +99,7 @@ def test_missing_go(tmp_path):
     (["--streams-set", "probing.rebalance.interval.ms=1000"], "at least 60000"),
     (["--streams-set", "max.warmup.replicas=0"], "max.warmup.replicas"),
     (["--streams-set", "no.such.setting=1"], "unknown Streams setting"),
+    (["--streams-set", "num.standby.replica=1"], "did you mean num.standby.replicas?"),
     (["--streams-set", "num.standby.replicas"], "KEY=VALUE"),
     (["--misbehave", "claim-extra"], "unknown misbehaviour"),
 ])
@@ -118,6 +119,18 @@ def test_consumer_protocol_needs_kafka_4_before_any_broker_starts(tmp_path):
     r = run(["run", "member-kill", "--protocol", "consumer", "--kafka-version", "latest-3",
              "--runs-root", str(tmp_path)], timeout=120)
     one_line_error(r, "the consumer protocol, which needs Kafka 4.0 or newer", "3.9")
+    assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
+
+
+@pytest.mark.parametrize("args, needles", [
+    (["--broker-set", "num.io.thread=4"], ["broker setting 'num.io.thread' is not defined by Kafka 4.", "num.io.threads?"]),
+    (["--broker-set", "num.io.thread=4", "--kafka-version", "latest-3"], ["Kafka 3.9.", "num.io.threads?"]),
+    (["--protocol", "consumer", "--group-set", "consumer.session.timeout=10000"],
+     ["group setting 'consumer.session.timeout' is not defined by Kafka 4.", "consumer.session.timeout.ms?"]),
+], ids=["broker-key", "broker-key-on-3", "group-key"])
+def test_misspelt_broker_and_group_keys_refused_before_any_broker_starts(tmp_path, args, needles):
+    """A key the release does not define (read from the release's own jars): one line, exit 2, no run directory."""
+    one_line_error(run(["run", "member-kill", *args, "--runs-root", str(tmp_path)], timeout=180), *needles)
     assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
 
 
@@ -234,7 +247,8 @@ def test_missing_scenario_file(tmp_path):
     (["--protocol", "cooperative-ish"], ["invalid choice", "cooperative-ish"]),
     (["--connect-set", "scheduled.rebalance.max.delay.ms=-1"], ["scheduled.rebalance.max.delay.ms", "at least 0"]),
     (["--client-version", "2.0.1"], ["connect-runtime 2.0.1 cannot join Kafka", "KIP-896"]),
-], ids=["unknown-protocol", "negative-delay", "worker-too-old"])
+    (["--connect-set", "scheduled.rebalance.delay.ms=0"], ["did you mean scheduled.rebalance.max.delay.ms?"]),
+], ids=["unknown-protocol", "negative-delay", "worker-too-old", "misspelt-key"])
 def test_bad_connect_settings(tmp_path, args, needles):
     """Kafka Connect runs: an unknown connect.protocol, a scheduled delay below zero, a worker version that cannot
     join the brokers: one line, exit 2, no run directory."""
