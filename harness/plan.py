@@ -24,7 +24,7 @@ from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
 from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 
-MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets")
+MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm")
 #: client settings a member's contract fixes; `--client-set` may not change them
 RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
                         "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",

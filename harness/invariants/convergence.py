@@ -19,12 +19,13 @@ assignor's notion; with one subscription, counts differ by at most one).
   then `unknown` (the history ends too soon to tell), as when the last window's quiet period is too short.
   A window that ends while a fault is still active is not judged for never converging (a fault may keep a
   group apart for its whole length).
-- **Storm**: rebalances nothing drives. In a window, three or more ownership changes after the group had
-  converged (each a burst of `assigned`/`revoked`/`lost` events, bursts apart by more than the longest
-  heartbeat interval of the live members), or two or more `lost` events of members in good standing (alive,
-  under no fault for their own session timeout before it, no broker event then) are a storm: invalid, with
-  the count and the span. (One cooperative rebalance, two bursts, nothing seems to drive is tolerated: a
-  follow-up round or a coordinator's reload.)
+- **Storm**: rebalances nothing drives. A rebalance is a burst of `assigned`/`revoked`/`lost` events (bursts
+  apart by more than the longest heartbeat interval of the live members). A disturbance explains at most its
+  protocol's rounds + 1 rebalances in its window (a join, a leave, a fault: two rounds under the cooperative
+  and consumer protocols, one under eager, and one follow-up); three or more beyond that over the run are a
+  storm, as are two or more `lost` events of members in good standing in one window (alive after it, under
+  no fault within their own session timeout before it, no broker event then): invalid, with the count and the
+  span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload.)
 - **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
   quiet for `quiet_period_s` (else `unknown`; `invalid` when W is past the window's bound); a fault still
   active at W leaves nothing settled to judge (`unknown`).
@@ -42,12 +43,13 @@ from __future__ import annotations
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.settings import disturbance_bound, member_settings
 
 NAME = "convergence_balance"
 OWN = timeline.OWNERSHIP_TYPES
-#: ownership-change bursts after a window converged that make a storm: one cooperative rebalance (two rounds)
-#: nothing seems to drive is tolerated (a follow-up round, a coordinator's reload), a third burst is not
+#: rebalances beyond what the disturbances explain (over the run) that make a storm: two are tolerated (a
+#: follow-up round, a coordinator's reload), a third is not
 STORM_REBALANCES = 3
 
 
@@ -68,6 +70,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     m: dict = {"windows": len(times), "windows_judged": 0, "interrupted": 0, "storms": 0, "rebalances_max": 0}
     convs = []
     last = None
+    undriven: list[tuple[float, int, list]] = []  # (window start, rebalances beyond what it explains, its bursts)
     for i, T in enumerate(times):
         N = times[i + 1] if i + 1 < len(times) else W
         final = i + 1 == len(times)
@@ -75,6 +78,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         c = _first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
+        allowed = rebalance_rounds(settings.protocol) + 1
+        if len(bursts) > allowed:
+            undriven.append((T, len(bursts) - allowed, bursts))
         at = f"the disturbance at {T - tl.start:.1f}s" if T > tl.start else "the start"
         t_ev = events.get(T)
         if c is not None:
@@ -83,13 +89,6 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             if c - T > bound:
                 problems.append(f"converged {c - T:.3f}s after {at} (bound {bound:.1f}s: {why})")
                 wits += [witness(e, w) for e, w in ((t_ev, "the disturbance"),) if e is not None]
-            after = [b for b in bursts if b[0] > c]
-            if len(after) >= STORM_REBALANCES:
-                m["storms"] += 1
-                problems.append(f"rebalance storm: {len(after)} rebalances in {after[-1][1] - after[0][0]:.1f}s "
-                                f"after the group had settled at {c - tl.start:.1f}s, with nothing driving them "
-                                f"({len(bursts)} rebalances after {at})")
-                wits += [witness(after[0][2], "a rebalance nothing drove"), witness(after[-1][2], "the last one")]
         elif N - T > bound and not _fault_active(tl, N) and not final:  # the last window: judged at W (_final)
             m["windows_judged"] += 1
             what = _state(tl, N, True)[2]
@@ -111,6 +110,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             wits += [witness(e, "lost by a member in good standing") for e in lost[:4]]
         if final:
             last = (T, N, c, bound, why, t_ev)
+    excess = sum(n for _, n, _ in undriven)
+    m["rebalances_undriven"] = excess
+    if excess >= STORM_REBALANCES:
+        m["storms"] += 1
+        first, last_b = undriven[0][2][0], undriven[-1][2][-1]
+        total = sum(len(b) for _, _, b in undriven)
+        problems.insert(0, f"rebalance storm: {excess} rebalances nothing drove, {total} rebalances in "
+                           f"{last_b[1] - first[0]:.1f}s over {len(undriven)} disturbance windows where each "
+                           f"disturbance explains at most {rebalance_rounds(settings.protocol) + 1}")
+        wits += [witness(first[2], "the first rebalance of the storm"), witness(last_b[2], "the last one")]
     _runner_waits(tl, converged, times, problems, wits, unknown)
     return _final(tl, settings, m, convs, last, problems, wits, unknown)
 

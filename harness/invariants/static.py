@@ -22,7 +22,8 @@ the next life with the same `instance_id`.
     a heartbeat for the others to hear of the rebalance and one for its round), the history goes on past
     that, and one of X's partitions was not assigned to another member by then.
 
-Every topic of the run is judged (partitions named "topic-p" when there are several). `skipped` when no
+Departures in the run's final teardown (after the workload end W, see `timeline`) are not judged. Every
+topic of the run is judged (partitions named "topic-p" when there are several). `skipped` when no
 static member departed. Tolerances: `static_grace_s` (how long the returning assignment may take to arrive
 in pieces; also the slack after the expiry); hb (from the settings). Measurements: `restarts`,
 `late_restarts` (expulsions), `max_return_s` (Y's first `assigned` - X's exit), `session_timeouts_s`
@@ -54,6 +55,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     for x in lives:
         if not x.instance_id or x.how not in DEPARTURES or x.exit_event is None:
             continue
+        if tl.workload_end is not None and x.end > tl.workload_end:
+            continue  # the run's final teardown: nobody is expected back
         ms = member_settings(tl, x.member, x.end - 1e-6)
         timeouts[x.instance_id] = ms.session_timeout_s
         y = next((y for y in lives if y is not x and y.instance_id == x.instance_id and y.start >= x.end), None)

@@ -12,7 +12,7 @@ from harness.kafka_dist import version_key
 from harness.invariants import CheckSettings
 from harness.members import MemberSpec
 from harness.members import clients
-from harness.members.pool import timings_for
+from harness.members.pool import member_config
 from harness.topics import real_subscription, subscribed
 
 
@@ -60,16 +60,14 @@ class ConsumerGroup:
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
                                                                         progress=self.run.say)
             if cfg.member_command is None:  # a Python member runs: its client must take the settings
-                base = {**self._protocol_timings(), **dict(cfg.client_settings)}
+                given = {k: clients.setting_text(v) for k, v in cfg.client_settings}
                 rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
                           for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
                 for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
-                    clients.check_settings(self.client_path, self.client_version, cfg.protocol, {**base, **extra})
+                    clients.check_settings(self.client_path, self.client_version, cfg.protocol,
+                                           member_config(cfg.protocol, cfg.client_config(), {**given, **extra}))
         return {"client_version": self.client_version, "client_library": library,
                 "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
-
-    def _protocol_timings(self) -> dict:
-        return timings_for(self.cfg.protocol, self.cfg.client_config())
 
     def create_topics(self) -> None:
         for t in self.run.topics:

@@ -73,6 +73,19 @@ def timings_for(protocol: str, conf: dict) -> dict:
     return {k: v for k, v in conf.items() if protocol != "consumer" or k not in CLASSIC_ONLY_TIMINGS}
 
 
+def member_config(protocol: str, timings: dict, given: dict) -> dict:
+    """A member's client settings: the harness's timings for its protocol, then the given ones. The harness's own
+    max.poll.interval.ms is raised to a given session.timeout.ms that exceeds it (clients refuse a poll interval
+    shorter than the session timeout); a given max.poll.interval.ms stays as given."""
+    conf = {**timings_for(protocol, timings), **given}
+    if "max.poll.interval.ms" in timings and "max.poll.interval.ms" not in given:
+        try:
+            conf["max.poll.interval.ms"] = max(int(conf["max.poll.interval.ms"]), int(conf.get("session.timeout.ms", 0)))
+        except (TypeError, ValueError):
+            pass  # the client refuses the bad value, with its own words
+    return conf
+
+
 class MemberPool:
     """Starts members with unique ids and records their lives in the harness history."""
 
@@ -105,7 +118,7 @@ class MemberPool:
             "HARNESS_TOPIC": (spec.topics or (self.topic,))[0], "HARNESS_TOPICS": ",".join(spec.topics or (self.topic,)),
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
-            "HARNESS_CLIENT_CONFIG": json.dumps({**self._protocol_config(spec.protocol), **spec.client_config}),
+            "HARNESS_CLIENT_CONFIG": json.dumps(member_config(spec.protocol, self.client_config, spec.client_config)),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
             "HARNESS_CONTROL": str(history.with_name(f"control-{member_id}.json")),
@@ -120,9 +133,6 @@ class MemberPool:
         self.members[member_id] = m
         self._wait_started(m, spec.start_wait_s or wait_s)
         return m
-
-    def _protocol_config(self, protocol: str) -> dict:
-        return timings_for(protocol, self.client_config)
 
     def _wait_started(self, m: MemberProcess, wait_s: float) -> None:
         """Until the member's history holds a `started` event, parsed as JSON (any spacing a writer uses)."""

@@ -20,6 +20,9 @@ commits a poll's records, and then polls fewer records at a time (about half a s
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its
     second assignment (the first rebalance after it joined, so the group's first assignment can settle)
     until the next rebalance, when it records the partition revoked and stops reading it
+  - `rejoin-storm`: drives a rebalance storm while it stays up: from STORM_AFTER_S after its first assignment,
+    for STORM_FOR_S, it closes its consumer and joins again with a new one (a fresh member id to the
+    coordinator) every STORM_EVERY_S; convergence_balance must fail the run
 """
 from __future__ import annotations
 
@@ -44,6 +47,8 @@ PROTOCOL_CONFIG = {
 }
 #: librdkafka knows `group.protocol` (KIP-848, early access) from 2.4.0; before it the property is refused
 GROUP_PROTOCOL_SINCE = 0x02040000
+#: rejoin-storm: when the storm starts (after the first assignment), how long it lasts, how often it rejoins
+STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S = 3.0, 20.0, 1.0
 #: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
 COMMIT_MODES = ("sync", "async", "auto", "never")
 
@@ -156,7 +161,10 @@ class Member:
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
         self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env))
+        self.conf = conf
         self.consumer = make_consumer(conf)
+        self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)
+        self.storm_end = 0.0
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.running = True
         self.held: set[tuple[str, int]] = set()
@@ -169,6 +177,9 @@ class Member:
     # -- rebalance callbacks: record first, then let the client act
     def on_assign(self, consumer, parts) -> None:
         self._end_claim()
+        if self.misbehave == "rejoin-storm" and self.storm_at is None:
+            self.storm_at = time.monotonic() + STORM_AFTER_S
+            self.storm_end = self.storm_at + STORM_FOR_S
         self.hist.event("assigned", member=self.member_id, partitions=_tps(parts))
         self.held |= {(tp.topic, tp.partition) for tp in parts}
         self.assignments += 1
@@ -216,6 +227,16 @@ class Member:
             self.claimed = True
             self.hist.event("assigned", member=self.member_id, partitions=[[self.topic, free[0]]])
             self._read_aside({(self.topic, free[0])})
+
+    def _rejoin(self) -> None:
+        """Misbehaviour (rejoin-storm): close the consumer (it leaves the group, its partitions revoked) and join
+        again with a new one, as a new member to the coordinator."""
+        self._final_commit()
+        self.consumer.close()
+        self.held = set()
+        self.consumer = make_consumer(self.conf)
+        self._subscribe()
+        self.storm_at = time.monotonic() + STORM_EVERY_S
 
     def _end_claim(self) -> None:
         if self.misbehave != "claim-extra" or not self.side_parts:
@@ -338,6 +359,8 @@ class Member:
             if self.stalled:  # no poll: the client's background thread goes on heartbeating
                 time.sleep(0.02)
                 continue
+            if self.storm_at is not None and self.storm_at <= time.monotonic() < self.storm_end:
+                self._rejoin()
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
             if msgs:
