@@ -72,14 +72,6 @@ class Scenario:
         return "classic-cooperative" if "classic-cooperative" in self.protocols else self.protocols[0]
 
 
-def pause_tolerance(ctx: ScenarioContext, sched: list[Action]) -> dict:
-    """A paused member (or one that stopped polling) holds its partitions, in its own view, until it runs (polls)
-    again: the window is the pause plus detection."""
-    longest = max((a.params.get("duration_s", 0) for a in sched if a.kind in ("pause_member", "poll_stall")),
-                  default=0)
-    return {"zombie_tolerance_s": longest + 2 * ctx.session_timeout_s}
-
-
 def schedule(scenario: Scenario, *, seed: int, ctx: ScenarioContext) -> list[Action]:
     """The concrete schedule a seed gives for a scenario."""
     return scenario.build(random.Random(seed), ctx)

@@ -15,11 +15,10 @@ from pathlib import Path
 
 from harness import scenario_file
 from harness.errors import BadInput
-from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext,
-                                    pause_tolerance, schedule)
+from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
 
 __all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
-           "is_file", "pause_tolerance", "schedule", "builtin_files"]
+           "is_file", "schedule", "builtin_files"]
 
 
 def _stable() -> Action:
@@ -75,7 +74,7 @@ def _random_mix(rng, ctx, *, actions: int | None = None):
 
 PYTHON_BUILT_INS = [
     Scenario("random-mix", "A seeded random mix of member, broker and network faults (10-14 actions).",
-             _random_mix, check_overrides=pause_tolerance),
+             _random_mix),
 ]
 
 

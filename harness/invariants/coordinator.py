@@ -20,7 +20,9 @@ the group from its partition of `__consumer_offsets`. The group must come back a
     starts reading it at or after the last offset the group had committed for it successfully before the
     assignment (a coordinator that lost a commit, or a member that forgot it, starts below it).
 
-The aftermath of a failover runs from its action's end for `convergence_bound_s`, cut short by the next
+A fencing is explained when no coordinator served the group for longer than the fenced member's own session
+timeout (as it ran with it, `settings.member_settings`). The aftermath of a failover runs from its action's end
+for the longest session timeout of the members then plus the disturbance bound, cut short by the next
 action that disturbs the group (anything but `sleep` and `wait_stable`) or the end of the run. Members
 under another fault (`members_affected`) during it are not judged by (a) and (b). Skipped when the
 history has no coordinator failover; unknown when the history has no member events.
@@ -31,7 +33,9 @@ import re
 from collections import defaultdict
 
 from harness.history import History
+from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
+from harness.invariants.settings import disturbance_bound, member_settings
 
 NAME = "coordinator_survival"
 COORDINATOR_ACTIONS = frozenset({"kill_coordinator", "restart_coordinator"})
@@ -80,8 +84,12 @@ def unserved_until(history: History, start: float, end: float, until: float | No
     return end if served is None else served[1]
 
 
-def _aftermath_end(end: float, nxt: float, settings: CheckSettings) -> float:
-    return min(end + settings.convergence_bound_s, nxt)
+def _aftermath_end(tl, end: float, nxt: float) -> float:
+    """The failover's aftermath: the disturbance bound after its end (`settings.disturbance_bound`: the members'
+    recorded session timeouts and rebalance timeouts), cut short by the next action."""
+    bound, _ = disturbance_bound(tl, end)
+    longest = max((member_settings(tl, x, end).session_timeout_s for x in tl.alive_members(end)), default=0.0)
+    return min(end + longest + bound, nxt)
 
 
 def _judged_members(ctl: list[dict], start: float, until: float) -> set[str]:
@@ -163,16 +171,19 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "skipped", "no coordinator failover in this run")
     ctl = [e for _, e in history.control()]
     fenced, extra, explained, gaps = [], [], 0, []
+    tl = timeline.build(history, settings)
     for a, end, nxt in fos:
-        until = _aftermath_end(end, nxt, settings)
+        until = _aftermath_end(tl, end, nxt)
         judged = _judged_members(ctl, a["mono"], until)
         alive_at_start = _judged_members(ctl, a["mono"], a["mono"])
         gaps.append(gap := unserved_until(history, a["mono"], end, until) - a["mono"])
-        f = _fencing(ctl, a["mono"], until, judged, alive_at_start)
-        if gap > settings.session_timeout_s:  # no coordinator for longer than a session: fencing is the rule
-            explained += len(f)
-        else:
-            fenced += f
+        for w in _fencing(ctl, a["mono"], until, judged, alive_at_start):
+            ms = member_settings(tl, w.get("member") or "", a["mono"])
+            if gap > ms.session_timeout_s:  # no coordinator for longer than its session: fencing is the rule
+                explained += 1
+            else:
+                fenced.append(dict(w, why=f"{w.get('why', '')}; the group was unserved {gap:.1f}s, within "
+                                          f"{w.get('member')}'s {ms.session()}".lstrip("; ")))
         extra += _rebalances(ctl, a["mono"], until, judged)
     lost = _offsets_lost(history, ctl, fos[0][0]["mono"])
     m = {"failovers": len(fos), "fenced": len(fenced), "fenced_explained": explained,

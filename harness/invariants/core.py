@@ -80,7 +80,6 @@ class CheckSettings(SettingsDict):
     max_poll_interval_s: float = 300.0  # the clients' default
     settle_s: float = 5.0
     migration_slack: int = 0
-    convergence_bound_s: float = 30.0
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False

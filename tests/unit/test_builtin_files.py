@@ -60,8 +60,8 @@ def test_scenario_level_fields_kept():
     assert SCENARIOS["protocol-migration-refused"].check_overrides(CTX, sched("protocol-migration-refused", 1)) == {
         "expect_broker": "Cannot upgrade classic group \\S+ to consumer group"}
     assert SCENARIOS["member-kill"].protocols == scenarios.PROTOCOLS
-    tolerance = SCENARIOS["pause-long"].check_overrides(CTX, sched("pause-long", 1))
-    assert tolerance["zombie_tolerance_s"] == of("pause-long", 1, "pause_member")[0]["duration_s"] + 12.0
+    # a pause's zombie window is judged from the recorded fault and the member's own settings, not set per scenario
+    assert SCENARIOS["pause-long"].check_overrides(CTX, sched("pause-long", 1)) == {}
 
 
 @pytest.mark.parametrize("name, extra", [("rolling-bounce", {}), ("client-rolling-upgrade", {"client_version": "2.16.1"}),

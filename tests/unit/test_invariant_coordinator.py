@@ -9,7 +9,7 @@ from histbuild import (assigned, committed, ev, history, join, lost, member_exit
 from harness.invariants import CHECKERS, CheckSettings, check_all
 from harness.invariants.coordinator import NAME, check, failovers
 
-S = CheckSettings(topic="t", partitions=4, convergence_bound_s=30.0)
+S = CheckSettings(topic="t", partitions=4, max_poll_interval_s=12.0)
 
 
 def _action(t0: float, t1: float, kind: str = "restart_coordinator", aid: str = "a1") -> list[dict]:
