@@ -90,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                             "forget-state", "zombie-task", "wrong-delay"],
                    help="make one member break the rules on purpose (a self-test of the checkers); forget-offsets: "
                         "it reads every partition given after its first assignment from the start; rejoin-storm: it "
-                        "closes and rejoins as a new member every second for 20 s, a storm convergence must catch; "
+                        "leaves and rejoins as a new member every second for 20 s, a storm convergence must catch; "
                         "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
                         "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
                         "while the run is judged as exactly_once_v2; forget-state (streams-*): the first instance "

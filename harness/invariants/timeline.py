@@ -226,7 +226,8 @@ class Timeline:
                  and e.get("member") == life.member and life.start <= e["mono"] <= life.end]
         if stops:
             return stops[-1]
-        lo = max(life.start, life.end - self.settings.session_timeout_s)
+        from harness.invariants.settings import member_settings  # it reads this timeline
+        lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
         begin = life.end
         for _, e in self.control:
             if e.get("member") != life.member or not lo <= e["mono"] <= life.end:

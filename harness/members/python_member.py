@@ -21,7 +21,7 @@ commits a poll's records, and then polls fewer records at a time (about half a s
     second assignment (the first rebalance after it joined, so the group's first assignment can settle)
     until the next rebalance, when it records the partition revoked and stops reading it
   - `rejoin-storm`: drives a rebalance storm while it stays up: from STORM_AFTER_S after its first assignment,
-    for STORM_FOR_S, it closes its consumer and joins again with a new one (a fresh member id to the
+    for STORM_FOR_S, it leaves the group and joins again (unsubscribe, subscribe: a fresh member id to the
     coordinator) every STORM_EVERY_S; convergence_balance must fail the run
 """
 from __future__ import annotations
@@ -161,7 +161,6 @@ class Member:
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
         self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env))
-        self.conf = conf
         self.consumer = make_consumer(conf)
         self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)
         self.storm_end = 0.0
@@ -229,12 +228,10 @@ class Member:
             self._read_aside({(self.topic, free[0])})
 
     def _rejoin(self) -> None:
-        """Misbehaviour (rejoin-storm): close the consumer (it leaves the group, its partitions revoked) and join
-        again with a new one, as a new member to the coordinator."""
+        """Misbehaviour (rejoin-storm): leave the group and join again at once (unsubscribe, subscribe: the client
+        leaves, its partitions revoked on the next poll, and joins again with a fresh member id)."""
         self._final_commit()
-        self.consumer.close()
-        self.held = set()
-        self.consumer = make_consumer(self.conf)
+        self.consumer.unsubscribe()
         self._subscribe()
         self.storm_at = time.monotonic() + STORM_EVERY_S
 
