@@ -22,7 +22,8 @@ the group from its partition of `__consumer_offsets`. The group must come back a
 
 A fencing is explained when no coordinator served the group for longer than the fenced member's own session
 timeout (as it ran with it, `settings.member_settings`). The aftermath of a failover runs from its action's end
-for the longest session timeout of the members then plus the disturbance bound, cut short by the next
+for the longest session timeout of the members then plus the disturbance bound, cut short by the workload's
+end (the final teardown) or the next
 action that disturbs the group (anything but `sleep` and `wait_stable`) or the end of the run. Members
 under another fault (`members_affected`) during it are not judged by (a) and (b). Skipped when the
 history has no coordinator failover; unknown when the history has no member events.
@@ -86,10 +87,12 @@ def unserved_until(history: History, start: float, end: float, until: float | No
 
 def _aftermath_end(tl, end: float, nxt: float) -> float:
     """The failover's aftermath: the disturbance bound after its end (`settings.disturbance_bound`: the members'
-    recorded session timeouts and rebalance timeouts), cut short by the next action."""
+    recorded session timeouts and rebalance timeouts), cut short by the next action or the workload's end (the
+    final teardown stops every member)."""
     bound, _ = disturbance_bound(tl, end)
     longest = max((member_settings(tl, x, end).session_timeout_s for x in tl.alive_members(end)), default=0.0)
-    return min(end + longest + bound, nxt)
+    w = tl.workload_end if tl.workload_end is not None and tl.end_before else float("inf")
+    return min(end + longest + bound, nxt, w)
 
 
 def _judged_members(ctl: list[dict], start: float, until: float) -> set[str]:
@@ -107,7 +110,7 @@ def _judged_members(ctl: list[dict], start: float, until: float) -> set[str]:
     for fid, f in faults.items():
         if f["mono"] <= until and fault_end.get(fid, float("inf")) >= start:
             alive -= set(f.get("members_affected") or ())
-    gone = {e.get("member") for e in ctl if e.get("type") in ("member_exit", "member_stop") and start < e["mono"] <= until}
+    gone = {e.get("member") for e in ctl if e.get("type") in ("member_exit", "member_stop") and start < e["mono"] < until}
     return alive - gone
 
 

@@ -3,8 +3,8 @@ must-fail histories, one per way to fail (a member fenced, a rebalance beyond th
 explains, an offset lost)."""
 from __future__ import annotations
 
-from histbuild import (assigned, committed, ev, history, join, lost, member_exit, processed, revoked, run_end,
-                       run_start)
+from histbuild import (assigned, committed, drained, ev, history, join, lost, member_exit, processed, revoked,
+                       run_end, run_start)
 
 from harness.invariants import CHECKERS, CheckSettings, check_all
 from harness.invariants.coordinator import NAME, check, failovers
@@ -23,7 +23,7 @@ def _group(*extra, failover=None) -> list[dict]:
             processed("a", 2.0, 0, 0, 9), processed("b", 2.0, 2, 0, 9), committed("a", 2.1, {0: 10}),
             committed("b", 2.1, {2: 10}), *(failover or _action(10.0, 13.0)),
             processed("a", 15.0, 0, 10, 19), committed("a", 15.1, {0: 20}), *extra,
-            member_exit("a", 60.0), member_exit("b", 60.0), run_end(61.0)]
+            drained(59.0), member_exit("a", 60.0), member_exit("b", 60.0), run_end(61.0)]
 
 
 def test_registered_and_skipped_without_a_failover():
@@ -133,3 +133,24 @@ def test_a_load_the_broker_gives_up_again_does_not_end_the_gap():
     kept = [said(13.2, 1, "Finished loading of metadata from"), said(18.9, 3, "Started unloading metadata for")]
     h = history(_group(lost("b", 16.3, [2, 3]), *kept, failover=_action(10.0, 19.0, kind="kill_coordinator")))
     assert check(h, S).status == "invalid"  # broker 1 kept serving from +3.2 s: another broker's unload is not its
+
+
+def test_fencing_is_explained_by_the_fenced_members_own_session_timeout():
+    """The same 9 s without a coordinator, but b ran with a 30 s session timeout (recorded at its start): its
+    session did not run out, so its fencing is a violation (the run-wide 6 s would have explained it); and with a
+    recorded 4 s, the run-wide 30 s does not hide the explanation."""
+    from histbuild import broker_said, effective, started
+    loaded = broker_said(19.0, "[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0 "
+                               "with epoch 2 in 851ms")
+
+    def run(session_ms, run_wide_s):
+        evs = [e for e in _group(lost("b", 18.0, [2, 3]), loaded, failover=_action(10.0, 29.0, kind="kill_coordinator"))
+               if not (e["type"] == "started" and e["member"] == "b")]
+        evs.append(started("b", 1.1, effective=effective(session_ms=session_ms)))
+        return check(history(evs), CheckSettings(topic="t", partitions=4, max_poll_interval_s=12.0,
+                                                  session_timeout_s=run_wide_s))
+
+    v = run(30000, 6.0)
+    assert v.status == "invalid", v.message
+    assert "session.timeout.ms=30000 given" in v.witnesses[0]["why"]
+    assert run(4000, 30.0).status == "valid"
