@@ -175,3 +175,21 @@ def test_the_runners_timed_out_wait_within_the_bound_is_unknown():
     v = check(history(evs), max_poll_interval_s=100.0)
     assert v.status == "unknown", v.message
     assert "the runner waited 15s" in v.message and "the history cannot tell" in v.message
+
+
+def test_a_member_restarted_with_other_settings_bounds_the_windows_after_it():
+    """a is bounced into a2 with a 60 s max.poll.interval.ms (a and b ran with 5 s). After b is killed, the
+    coordinator waits for a2 to rejoin: b's 6 s session + 2 rounds of a2's 60 s, so whole again 55 s later is
+    fine; with a2 on 5 s (as a, whatever the run-wide 60 s says) it is past 6 + 2 * 5 s."""
+    def run(a2_max_poll_ms, run_wide_s):
+        five = effective(max_poll_ms=5000)
+        evs = [e for e in steady(120.0) if e["type"] != "started"]
+        evs += [started("a", 0.2, effective=five), started("b", 0.3, effective=five), revoked("a", 9.8, [0, 1]),
+                stopped("a", 9.9), member_exit("a", 10.0),
+                *join("a2", 10.5, [0, 1], effective=effective(max_poll_ms=a2_max_poll_ms)),
+                member_exit("b", 20.0, how="kill"), assigned("a2", 75.0, [2, 3])]
+        return check(history(evs), max_poll_interval_s=run_wide_s)
+
+    assert run(60000, 5.0).status == "valid"
+    v = run(5000, 60.0)
+    assert v.status == "invalid" and "a2's max.poll.interval.ms=5000 (recorded)" in v.message, v.message

@@ -141,3 +141,18 @@ def test_inferred_partition_count_is_flagged():
     v = coverage.check(history(steady()), settings(partitions=0))
     assert v.status == "valid"
     assert v.measurements["partitions_inferred"] is True
+
+
+def test_a_member_restarted_with_other_settings_is_judged_by_the_new_ones():
+    """b starts with a 2 s session timeout, is bounced into b2 with 60 s, and b2 is killed: its partitions may
+    wait for b2's 60 s (35 s is fine), though b's 2 s and the run-wide 6 s would both have failed the gap."""
+    short, long_ = effective(session_ms=2000, max_poll_ms=10000), effective(session_ms=60000, max_poll_ms=10000)
+    evs = [e for e in steady(80.0) if not (e["type"] == "started" and e["member"] == "b")]
+    evs += [started("b", 0.3, effective=short), revoked("b", 9.8, [2, 3]), stopped("b", 9.9), member_exit("b", 10.0),
+            *join("b2", 10.5, [2, 3], effective=long_), member_exit("b2", 20.0, how="kill"),
+            assigned("a", 55.0, [2, 3])]
+    v = check(history(evs), session_timeout_s=6.0, max_poll_interval_s=10.0)
+    assert v.status == "valid", v.message
+    evs = [e if not (e["type"] == "started" and e["member"] == "b2") else dict(e, effective=short) for e in evs]
+    v = check(history(evs), session_timeout_s=60.0, max_poll_interval_s=10.0)
+    assert v.status == "invalid" and "b2 was killed, its session timeout 2s" in v.message, v.message

@@ -1,5 +1,5 @@
 """exclusive_ownership: one owner in good standing per partition; zombies bounded; no processing without holding."""
-from histbuild import (assigned, committed, effective, fault_end, fault_start, history, join, lost, member_exit,
+from histbuild import (assigned, committed, effective, fault_end, fault_start, history, join, lost, member_exit, stopped,
                        processed, revoked, run_end, settings, started, steady)
 
 from harness.invariants import exclusive
@@ -159,3 +159,19 @@ def test_nothing_assigned_is_unknown():
 
 def test_empty_history_is_unknown():
     assert check(history(run_end(3.0))).status == "unknown"
+
+
+def test_a_zombie_restarted_with_other_settings_is_judged_by_the_new_ones():
+    """a is bounced into a2 with a 2 s session timeout (a ran with 30 s); a2 is paused and holds on 15 s after b
+    took its partitions: past 10 + 2 * 2 + 0.5 s, though a's 30 s (and the run-wide 30 s) would have allowed it."""
+    def run(a2_session_ms):
+        evs = [e for e in steady(60.0) if not (e["type"] == "started" and e["member"] == "a")]
+        evs += [started("a", 0.2, effective=effective(session_ms=30000)), revoked("a", 1.8, [0, 1]), stopped("a", 1.9),
+                member_exit("a", 2.0), *join("a2", 2.5, [0, 1], effective=effective(session_ms=a2_session_ms)),
+                fault_start(5.0, "f1", ["a2"]), assigned("b", 12.0, [0, 1]), fault_end(15.0, "f1"),
+                lost("a2", 27.0, [0, 1])]
+        return check(history(evs), session_timeout_s=30.0)
+
+    v = run(2000)
+    assert v.status == "invalid" and "tolerance 14.5s" in v.message, v.message
+    assert run(30000).status == "valid"
