@@ -26,7 +26,8 @@ from harness import scenario_values as values
 from harness.errors import BadInput
 from harness.members.clients import setting_text as _text
 from harness.nemesis import Nemesis
-from harness.scenario_model import PROTOCOLS, Action, Scenario, pause_tolerance
+from harness.scenario_model import (FREEZING_ACTIONS, PARTITION_ACTIONS, PROTOCOLS, Action, Scenario,
+                                    pause_tolerance)
 from harness.scenario_values import Value
 from harness.topics import check as check_topics
 
@@ -299,7 +300,7 @@ def _builder(model: ScenarioFile, path):
 
 def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
     """The Scenario of a checked model (the one interpreter of built-in files and users' files)."""
-    pauses = any(s.action in ("pause_member", "poll_stall") for s in model.steps)
+    pauses = any(s.action in FREEZING_ACTIONS + PARTITION_ACTIONS for s in model.steps)  # zombies: a tolerance
     expect = {"expect_broker": model.expect.broker_refusal} if model.expect.broker_refusal else {}
     extra = {"check_overrides": lambda ctx, sched: {**(pause_tolerance(ctx, sched) if pauses else {}), **expect}} \
         if pauses or expect else {}
