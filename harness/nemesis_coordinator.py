@@ -61,11 +61,11 @@ class CoordinatorActions:
 
     def _cut_off_with(self, brokers: list[int], coordinator: int | None) -> list[str]:
         """The members a partition of these brokers affects: every live member when the group's coordinator is
-        among them (or could not be found). The cut-off coordinator goes on answering their heartbeats from
-        memory while the controller fences it and another broker loads the group from its offsets partition
-        and expires them: they may be fenced without knowing it, zombies, until the cut-off broker learns it
-        lost the partition (after the heal) or their commits fail. Kafka fences their commits, not their
-        belief (Kafka 4.4.0, confluent-kafka 2.16.1: docs/findings.md)."""
+        among them (or could not be found). Such a member may not hear the broker that takes the group over
+        (it loads the group from its offsets partition and expires members that do not heartbeat it) while
+        the cut-off one keeps the group in memory; it holds its partitions in its own view until its client
+        times the session out and it polls again, or its commit is refused: a possible zombie, as a paused
+        member is. Kafka fences its commits (Kafka 4.4.0, confluent-kafka 2.16.1: docs/findings.md)."""
         return self._live_ids() if coordinator is None or coordinator in brokers else []
 
     def _coordinator_seen(self):

@@ -85,9 +85,9 @@ PARTITION_RECONNECT_S = 36.0
 def pause_tolerance(ctx: ScenarioContext, sched: list[Action]) -> dict:
     """The zombie tolerance of a schedule. A paused member (or one that stopped polling) holds its partitions,
     in its own view, until it runs (polls) again: the window is the pause plus detection. A member whose
-    coordinator was cut off the quorum holds them while the cut-off broker answers its heartbeats: through
-    the partition and, after the heal, until that broker reconnects to the quorum and unloads the group
-    (PARTITION_RECONNECT_S), plus detection."""
+    coordinator was cut off the quorum holds them, in its own view, until it learns it was fenced: at worst
+    through the partition and, after the heal, until the cut-off broker reconnects to the quorum and gives
+    the group up (PARTITION_RECONNECT_S), plus detection."""
     st = ctx.session_timeout_s
     frozen = max((a.params.get("duration_s", 0) for a in sched if a.kind in FREEZING_ACTIONS), default=0)
     cut = max((a.params.get("duration_s", 0) for a in sched if a.kind in PARTITION_ACTIONS), default=None)
