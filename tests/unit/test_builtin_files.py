@@ -62,6 +62,10 @@ def test_scenario_level_fields_kept():
     assert SCENARIOS["member-kill"].protocols == scenarios.PROTOCOLS
     tolerance = SCENARIOS["pause-long"].check_overrides(CTX, sched("pause-long", 1))
     assert tolerance["zombie_tolerance_s"] == of("pause-long", 1, "pause_member")[0]["duration_s"] + 12.0
+    # a coordinator cut off the quorum keeps its members as zombies through the partition and its reconnect
+    for name, kind in (("broker-partition", "broker_partition"), ("rack-partition", "rack_partition")):
+        tolerance = SCENARIOS[name].check_overrides(CTX, sched(name, 1))
+        assert tolerance["zombie_tolerance_s"] == of(name, 1, kind)[0]["duration_s"] + 36.0 + 12.0
 
 
 @pytest.mark.parametrize("name, extra", [("rolling-bounce", {}), ("client-rolling-upgrade", {"client_version": "2.16.1"}),
