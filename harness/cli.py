@@ -250,6 +250,9 @@ def _nightly(args, progress) -> int:
         if r.shrunk:
             print(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
                   f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
+        if r.known:  # a failure that is a written-up finding (harness/findings.py), with its expected rate
+            print(f"known finding: {r.scenario} {r.protocol} client={r.client_version or 'default'}: {r.known['id']} "
+                  f"(expected: {r.known['expected_rate']}; {r.known['doc']})")
     return res.exit_code
 
 

@@ -48,8 +48,9 @@ class CoordinatorActions:
     def _do_broker_partition(self, broker: int | str = "coordinator", duration_s: float = 10.0):
         """Cut a broker (the group's coordinator by default) off the other brokers and the controller quorum
         while its clients still reach it, then heal (the docker backend; the plan refuses it elsewhere)."""
-        bid = self.coordinator() if broker == "coordinator" else int(broker)
-        with self.fault("broker_partition", targets=[bid], brokers=[bid]):
+        coord = self.coordinator() if broker == "coordinator" else self._coordinator_seen()
+        bid = coord if broker == "coordinator" else int(broker)
+        with self.fault("broker_partition", targets=[bid], brokers=[bid], members=self._cut_off_with([bid], coord)):
             try:
                 self.cluster.partition_broker(bid)
                 self.waits.sleep(duration_s)
@@ -57,6 +58,15 @@ class CoordinatorActions:
             finally:
                 self.cluster.heal_partitions()
         return {"broker": bid, "coordinator_during": during, "coordinator_after": self._coordinator_seen()}
+
+    def _cut_off_with(self, brokers: list[int], coordinator: int | None) -> list[str]:
+        """The members a partition of these brokers affects: every live member when the group's coordinator is
+        among them (or could not be found). Such a member may not hear the broker that takes the group over
+        (it loads the group from its offsets partition and expires members that do not heartbeat it) while
+        the cut-off one keeps the group in memory; it holds its partitions in its own view until its client
+        times the session out and it polls again, or its commit is refused: a possible zombie, as a paused
+        member is. Kafka fences its commits (Kafka 4.4.0, confluent-kafka 2.16.1: docs/findings.md)."""
+        return self._live_ids() if coordinator is None or coordinator in brokers else []
 
     def _coordinator_seen(self):
         """The coordinator a fresh admin client is told of now, or None when none answers in time."""
@@ -70,7 +80,8 @@ class CoordinatorActions:
         """Cut every broker of a rack off the brokers of the other racks and the controller quorum (their
         clients still reach them), then heal (the docker backend)."""
         brokers = self.cluster.brokers_of_rack(rack)
-        with self.fault("rack_partition", targets=[rack], brokers=brokers):
+        coord = self._coordinator_seen()
+        with self.fault("rack_partition", targets=[rack], brokers=brokers, members=self._cut_off_with(brokers, coord)):
             try:
                 for bid in brokers:
                     self.cluster.partition_broker(bid)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import scenarios, shrink
+from harness import findings, scenarios, shrink
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
 from harness.errors import BadInput
@@ -52,6 +52,7 @@ class NightlyRun:
     shrunk: dict | None = None
     commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
     index: int | None = None  # the draw's place in the night (shards split the night by it)
+    known: dict | None = None  # a failure that is a known finding (harness/findings.py): its id and expected rate
 
 
 @dataclass
@@ -247,10 +248,15 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                      f"kafka={kv} client={d.client_version or 'default'} seed={d.seed}"
                      + (f" commit={mode}" if mode else ""))
             r = run(cfg, cluster=_shared_or_own(clusters[kv], cfg), progress=lambda *_: None)
-            progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else ""))
+            known = findings.known(scenario=d.scenario, protocol=d.protocol, client_version=d.client_version,
+                                   member=run_options.get("member"), failed=_invalid(r)) if r.status == "fail" else None
+            progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else "")
+                     + (f" (known finding {known.id}, expected: {known.expected_rate}; {known.doc})" if known else ""))
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, d.seed, str(r.run_dir), r.status,
-                               commit_mode=mode, index=d.index)
-            if r.status == "fail" and deadline - time.monotonic() > MIN_RUN_S:
+                               commit_mode=mode, index=d.index,
+                               known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc}
+                               if known else None)
+            if r.status == "fail" and not known and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up
                 progress("  shrinking the failing schedule ...")
                 entry.shrunk = shrink_failure(r, cfg, cluster=clusters[kv], max_attempts=shrink_attempts,
                                               deadline=deadline, progress=progress)

@@ -180,22 +180,48 @@ class _Acts:
         return False
 
 
+#: faults that cut brokers off the controller quorum: a cut-off coordinator keeps its members as zombies until,
+#: after the heal, it reconnects to the quorum and gives the group up (docs/findings.md, broker-partition)
+PARTITION_FAULT_KINDS = frozenset({"broker_partition", "rack_partition"})
+#: Kafka's default socket.connection.setup.timeout.max.ms: a connection to the quorum begun while cut off is given
+#: up only then (plus 20 % jitter), and the cut-off broker acts as the leader it was until it reconnects
+CONNECTION_SETUP_TIMEOUT_MAX_MS = 30000
+
+
 def zombie_tolerance(tl, a, end: float) -> tuple[float, str]:
     """How long old owner `a` may hold on after the new owner got the partition: the time the faults on it kept
-    it from hearing (their recorded spans from its taint to `end`), then its own detection: twice its session
-    timeout (the coordinator's expiry, then its own next heartbeat's answer) and a heartbeat. (seconds, why)."""
+    it from hearing (their recorded spans from its taint to `end`; after a partition of brokers, also the cut-off
+    coordinator's reconnect to the quorum), then its own detection: twice its session timeout (the coordinator's
+    expiry, then its own next heartbeat's answer) and a heartbeat. (seconds, why)."""
     start = tl.taint(a)
-    faulted, reach = 0.0, start
+    faulted, reach, cut = 0.0, start, False
     for f in sorted((f for f in tl.faults if a.member in f.members and f.start < end and f.end > start),
                     key=lambda f: f.start):
+        cut = cut or f.kind in PARTITION_FAULT_KINDS
         lo, hi = max(f.start, reach), min(f.end, end)
         if hi > lo:
             faulted += hi - lo
             reach = hi
     ms = member_settings(tl, a.member, a.start)
     tol = faulted + 2 * ms.session_timeout_s + ms.heartbeat_s
-    return tol, (f"{faulted:.1f}s of faults on {a.member} + twice its {ms.session()} + its {ms.heartbeat_s:g}s "
-                 f"heartbeat")
+    why = f"{faulted:.1f}s of faults on {a.member} + twice its {ms.session()} + its {ms.heartbeat_s:g}s heartbeat"
+    if cut:
+        setup_ms, src = _connection_setup_max_ms(tl)
+        tol += 1.2 * setup_ms / 1000
+        why += f" + the cut-off coordinator's reconnect after the heal (1.2 x {src})"
+    return tol, why
+
+
+def _connection_setup_max_ms(tl) -> tuple[int, str]:
+    """The brokers' socket.connection.setup.timeout.max.ms as the run set it (run_start `broker_settings`), else
+    Kafka's default; (ms, where it came from)."""
+    key = "socket.connection.setup.timeout.max.ms"
+    start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+    given = (start.get("broker_settings") or {}).get(key)
+    try:
+        return int(given), f"the brokers' {key}={int(given)}"
+    except (TypeError, ValueError):
+        return CONNECTION_SETUP_TIMEOUT_MAX_MS, f"Kafka's default {key}={CONNECTION_SETUP_TIMEOUT_MAX_MS}"
 
 
 def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:

@@ -206,3 +206,48 @@ def test_broker_upgrade_and_rolling_restart(world):
 def test_network_blackhole_is_lifted(world):
     world.nem.perform(Action("network_blackhole", {"broker": 1, "duration_s": 0.5}))
     assert world.cluster.call_names()[-2:] == ["blackhole", "heal"] and not world.cluster.blackholed
+
+
+def _partitionable(cluster):
+    """Give the fake cluster the docker backend's broker partitions, recorded."""
+    cut: list = []
+    cluster.partition_broker = lambda bid: cut.append(("cut", bid))
+    cluster.heal_partitions = lambda: cut.append(("heal",))
+    return cut
+
+
+def test_a_partitioned_coordinator_affects_every_live_member(world):
+    """The members of a group whose coordinator is cut off the quorum are not in good standing: the cut-off
+    broker answers their heartbeats from memory while another one takes the group over and expires them
+    (docs/findings.md, the broker-partition finding)."""
+    cut = _partitionable(world.cluster)
+    for _ in range(3):
+        world.nem.add_member()
+    coord = world.nem.coordinator()
+    info = world.nem.perform(Action("broker_partition", {"broker": "coordinator", "duration_s": 1.0}))
+    assert info["broker"] == coord and cut == [("cut", coord), ("heal",)]
+    fault = next(f for t, f in world.events if t == "fault_start")
+    assert fault["kind"] == "broker_partition" and fault["brokers_affected"] == [coord]
+    assert fault["members_affected"] == ["m1", "m2", "m3"]
+
+
+def test_a_partitioned_broker_that_is_not_the_coordinator_affects_no_member(world):
+    _partitionable(world.cluster)
+    world.nem.add_member()
+    other = next(b for b in world.cluster.broker_ids() if b != world.nem.coordinator())
+    world.nem.perform(Action("broker_partition", {"broker": other, "duration_s": 1.0}))
+    fault = next(f for t, f in world.events if t == "fault_start")
+    assert fault["brokers_affected"] == [other] and fault["members_affected"] == []
+
+
+def test_a_rack_partition_affects_the_members_when_it_holds_the_coordinator(world):
+    _partitionable(world.cluster)
+    for _ in range(2):
+        world.nem.add_member()
+    coord = world.nem.coordinator()
+    racks = {b: r for r in ("r0", "r1", "r2") for b in world.cluster.brokers_of_rack(r)}
+    for rack in (racks[coord], next(r for b, r in racks.items() if b != coord)):
+        world.events.clear()
+        world.nem.perform(Action("rack_partition", {"rack": rack, "duration_s": 1.0}))
+        fault = next(f for t, f in world.events if t == "fault_start")
+        assert fault["members_affected"] == (["m1", "m2"] if rack == racks[coord] else [])
