@@ -23,9 +23,11 @@ assignor's notion; with one subscription, counts differ by at most one).
   apart by more than the longest heartbeat interval of the live members). A disturbance explains at most its
   protocol's rounds + 1 rebalances in its window (a join, a leave, a fault: two rounds under the cooperative
   and consumer protocols, one under eager, and one follow-up); three or more beyond that over the run are a
-  storm, as are two or more `lost` events of members in good standing in one window (alive after it, under
-  no fault within their own session timeout before it, no broker event then): invalid, with the count and the
-  span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload.)
+  storm, as are more `lost` events of members in good standing in one window (alive after it, under no fault
+  within their own session timeout before it, no broker event then) than members alive in it: invalid, with
+  the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
+  and each member may lose its partitions once in a window: a commit racing the rebalance is answered
+  ILLEGAL_GENERATION and the client drops its assignment as lost, as the Java client does too.)
 - **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
   quiet for `quiet_period_s` (else `unknown`; `invalid` when W is past the window's bound); a fault still
   active at W leaves nothing settled to judge (`unknown`).
@@ -101,7 +103,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         elif not final:
             m["interrupted"] += 1
         lost = _unexplained_lost(tl, T, N)
-        if len(lost) >= 2:
+        m["lost_in_good_standing"] = m.get("lost_in_good_standing", 0) + len(lost)
+        if len(lost) > len(tl.alive_members(T) | tl.alive_members(max(T, N - 1e-6))):
             m["storms"] += 1
             problems.append(f"rebalance storm: {len(lost)} partitions lost by members in good standing in "
                             f"{lost[-1]['mono'] - lost[0]['mono']:.1f}s after {at} "

@@ -130,6 +130,16 @@ def test_members_in_good_standing_losing_partitions_is_a_storm():
     assert v.measurements["storms"] == 2  # the rebalances nothing drove, and the partitions lost
 
 
+def test_each_member_losing_its_partitions_once_to_a_race_is_no_storm():
+    """A join races the members' commits: the coordinator answers ILLEGAL_GENERATION and each drops its assignment
+    as lost once (librdkafka 2.3.0 on Kafka 4.4.0, member-kill): the protocol's answer to a race."""
+    evs = [*steady(40.0), *join("c", 10.0), lost("a", 11.0, [0, 1]), lost("b", 11.5, [2, 3]),
+           assigned("a", 12.0, [0, 1]), assigned("b", 12.1, [2]), assigned("c", 12.1, [3])]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    assert v.measurements["lost_in_good_standing"] == 2
+
+
 def test_a_member_losing_its_partitions_under_a_fault_is_no_storm():
     evs = [*steady(40.0), fault_start(9.0, "f1", ["a", "b"], kind="network_blackhole"), lost("a", 10.0, [0, 1]),
            lost("b", 10.1, [2, 3]), fault_end(11.0, "f1"), assigned("a", 12.0, [0, 1]), assigned("b", 12.1, [2, 3])]
