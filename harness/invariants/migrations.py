@@ -14,14 +14,21 @@ them (one rebalance or several).
 - A move: a partition owned in S1 by a member that kept its membership, owned in S2 by another member.
 - The fewest moves: over the N members of S2 with the P partitions of S2 (all topics together), a
   balanced assignment gives ceil(P/N) to P mod N members and floor(P/N) to the rest. Giving the larger
-  quotas to the members that kept the most partitions, the fewest moves are the sum over members that
-  kept their membership of max(0, held in S1 - quota).
+  quotas to members that kept more than floor(P/N) (each saves a move), the fewest moves are the sum over
+  members that kept their membership of max(0, held in S1 - quota).
+- Under differing subscriptions (members of S2, or phantoms, whose subscriptions at S2, or when they went,
+  name different sets of the run's topics) a balanced assignment is the sticky assignors' one, the notion
+  `convergence` judges with: no member holds two or more partitions more than a member that subscribes to
+  the topic of one of them, and each partition goes to a member that subscribes to its topic. The fewest
+  moves to such an assignment are computed exactly by `fewest_moves` (min-cost flows over the members'
+  subscription classes). A member that dropped a topic it held must give those partitions up: moves too.
 - A member killed or crashed between the snapshots stays in the group, for the broker, until its
   session times out: a member that joins meanwhile is balanced against it too, and its partitions are
   handed out in a second rebalance. So when such members (*phantoms*) owned partitions in S1, the fewest
   moves is the larger of the above and the same count over the members of S2 plus the phantoms, each
-  phantom holding what it held in S1 (the broker's view), where a phantom holding as many as a kept member
-  takes the larger quota (the broker may take from either; only kept members' moves count). The second
+  phantom holding what it held in S1 (the broker's view): the broker moves as few partitions as it can in
+  all, and where a larger quota would save a move of a phantom or of a kept member alike it may give it to
+  the phantom (only kept members' moves count: the most of them among the broker's cheapest choices). The second
   rebalance then only hands out the phantoms' partitions, which are no moves. A member that left
   gracefully between the snapshots is a phantom too when a newcomer of S2 (a member that owned nothing in
   S1) had started before it was gone (a leave during a join): the joiner was balanced against it in a
@@ -32,18 +39,18 @@ A transition in which a member of either snapshot runs a protocol whose assignor
 `started` event says so: a group migrating to or from classic-eager mid-run) is not judged (counted as
 `not_sticky`): the group's assignor changes with its members' protocol.
 
-`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely), when
-there is no transition (fewer than two snapshots, yet some), and when the members' subscriptions
-differ: when two `started` events of the run's members subscribe to different sets of the run's
-topics (a member without a subscription subscribes to all), the whole run is `skipped` (the fewest
-moves under differing subscriptions are not computed here); `unknown` when the assignment was never
-complete. Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky and cooperative
-assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`, `members`; totals.
+`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely) and when
+there is no transition (fewer than two snapshots, yet some); `unknown` when the assignment was never
+complete. A transition with a partition that no member of S2 may take has no balanced assignment to count
+from: not judged (`unjudged`). Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky
+and cooperative assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`,
+`members`, `phantoms` (and `subscriptions`, the number of distinct ones, when they differ); totals.
 """
 from __future__ import annotations
 
 from harness.history import History
 from harness.invariants import protocols, timeline
+from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 
 NAME = "bounded_migrations"
@@ -53,15 +60,17 @@ def min_moves(partitions: int, members: set[str] | list[str], kept: dict[str, in
               phantoms: dict[str, int] | None = None) -> int:
     """The fewest moves to a balanced assignment over `members` from `kept` (member -> partitions it kept).
     With `phantoms` (member -> partitions it held, for the broker still a member): the balance is over them
-    too, as the broker saw it, and where a phantom and a kept member hold as many the broker may take from
-    either: the phantom gets the larger quota, and only the kept members' moves are counted."""
+    too, as the broker saw it, and where a phantom and a kept member both hold more than the smaller quota the
+    broker may give the larger one to either: the phantom gets it, and only the kept members' moves count."""
     phantoms = phantoms or {}
     members = sorted(set(members) | set(phantoms))
     if not members:
         return 0
     held = {**kept, **phantoms}
     q, r = divmod(partitions, len(members))
-    order = sorted(members, key=lambda x: (-held.get(x, 0), x not in phantoms, x))
+    # the larger quotas go to members holding more than q, each of which saves one move; any of them will do
+    # for the fewest moves in all, and the broker may give them to phantoms first (the most moves of kept ones)
+    order = sorted(members, key=lambda x: (held.get(x, 0) <= q, x not in phantoms, -held.get(x, 0), x))
     quota = {x: q + (1 if i < r else 0) for i, x in enumerate(order)}
     return sum(max(0, n - quota.get(x, 0)) for x, n in kept.items())
 
@@ -76,11 +85,6 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     tl = timeline.build(history, settings)
     if tl.partitions <= 0:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
-    subs = tl.subscriptions.distinct(tl.lives)
-    if len(subs) > 1:
-        said = "; ".join(f"{', '.join(ms)}: {tl.subscriptions.show(t)}" for t, ms in subs.items())
-        return verdict(NAME, "skipped", f"members subscribe to different topics ({said}): the fewest moves under "
-                                        f"differing subscriptions are not computed")
     snaps = tl.snapshots()
     if not snaps:
         return verdict(NAME, "unknown", "the assignment was never complete: no stable snapshot")
@@ -89,7 +93,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                        measurements={"transitions": 0})
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
-    rows, problems, wits, not_sticky = [], [], [], 0
+    rows, problems, wits, not_sticky, unjudged = [], [], [], 0, 0
     proto = {e.get("member"): e.get("protocol") for _, e in tl.control if e["type"] == "started"}
     loose = {x for x, p in proto.items() if p in protocols.PROTOCOLS and not protocols.rules_for(p).sticky}
     for s1, s2 in zip(snaps, snaps[1:]):
@@ -105,18 +109,26 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         held1 = {x: {p for p in ps if p in s2.owners} for x, ps in held1.items()}  # what S2 still needs
         kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
         moved = sorted(p for p, x in s1.owners.items() if x in kept and p in s2.owners and s2.owners[p] != x)
-        least = min_moves(len(s2.owners), members2, kept)
         # newcomers of S2 (no partition in S1): when each began to join (its life's start, maybe within S1)
         joined = [lf.start for y in members2 - set(held1) for lf in tl.lives.get(y, ()) if lf.start <= s2.start]
         phantoms = {x for x in held1 if x not in members2 and any(
             lf.exit_event is not None and s1.end <= lf.end <= s2.start
             and (lf.how in ("kill", "crash") or any(j < lf.end for j in joined))
             for lf in tl.lives.get(x, ()))}
-        if phantoms:
-            least = max(least, min_moves(len(s2.owners), members2, kept,
-                                         phantoms={x: len(held1[x]) for x in phantoms}))
-        rows.append({"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2),
-                     "phantoms": len(phantoms)})
+        subs = {x: tl.subscribed(x, s2.start) for x in members2}
+        subs.update({x: _last_subscription(tl, x, s1.end, s2.start) for x in phantoms})
+        least = _fewest(tl, s2, members2, {x: held1[x] for x in kept}, subs, {})
+        if phantoms and least is not None:
+            least = max(least, _fewest(tl, s2, members2, {x: held1[x] for x in kept}, subs,
+                                       {x: held1[x] for x in phantoms}))
+        if least is None:  # a partition that no member of S2 subscribes to: no balanced assignment to count from
+            unjudged += 1
+            continue
+        row = {"at": secs(s2.start), "moves": len(moved), "min_moves": least, "members": len(members2),
+               "phantoms": len(phantoms)}
+        if len(set(subs.values())) > 1:
+            row["subscriptions"] = len(set(subs.values()))
+        rows.append(row)
         if len(moved) > least + settings.migration_slack:
             problems.append(f"at {s2.start:.3f} {len(moved)} partitions moved where {least} would reach balance "
                             f"(slack {settings.migration_slack})")
@@ -127,13 +139,35 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                    f"although {s1.owners[p]} stayed in the group"))
     if not rows:
         return verdict(NAME, "skipped", f"no transition among sticky assignors ({not_sticky} with a member on a "
-                                        f"non-sticky one)", measurements={"transitions": 0, "not_sticky": not_sticky})
+                                        f"non-sticky one, {unjudged} with a partition no member subscribes to)",
+                       measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
          "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows,
-         "not_sticky": not_sticky}
+         "not_sticky": not_sticky, "unjudged": unjudged}
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
                                   f"fewest plus {settings.migration_slack}", (), m)
+
+
+def _fewest(tl, s2, members2: set[str], kept: dict[str, set[int]], subs: dict[str, frozenset],
+            phantoms: dict[str, set[int]]) -> int | None:
+    """The fewest moves of the transition into S2 (with these phantoms): the closed form `min_moves` when every
+    member and phantom subscribes to the same topics, else `fewest_moves.fewest_moves` (exact, by flows)."""
+    if len({subs[x] for x in members2 | set(phantoms)}) <= 1:
+        return min_moves(len(s2.owners), members2, {x: len(ps) for x, ps in kept.items()},
+                         phantoms={x: len(ps) for x, ps in phantoms.items()} or None)
+    key = ("fewest_moves", tuple(sorted(s2.owners)), tuple(sorted((x, subs[x]) for x in members2)),
+           tuple(sorted((x, tuple(sorted(ps))) for x, ps in kept.items())),
+           tuple(sorted((x, subs[x], tuple(sorted(ps))) for x, ps in phantoms.items())))
+    return tl.history.derived(key, lambda: fewest_moves(
+        {p: tl.layout.topic_of(p) for p in s2.owners}, {x: subs[x] for x in members2}, kept,
+        phantoms={x: (subs[x], ps) for x, ps in phantoms.items()} or None))
+
+
+def _last_subscription(tl, member: str, lo: float, hi: float) -> frozenset:
+    """What a member gone between the snapshots subscribed to when it went (its last life ending in [lo, hi])."""
+    ends = [lf.end for lf in tl.lives.get(member, ()) if lf.exit_event is not None and lo <= lf.end <= hi]
+    return tl.subscribed(member, max(ends), before=True) if ends else tl.subscribed(member, lo)

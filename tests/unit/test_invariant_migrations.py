@@ -173,3 +173,85 @@ def test_a_transition_with_a_member_on_a_non_sticky_protocol_is_not_judged():
     v = check(history(evs))
     assert v.status == "skipped" and v.measurements["not_sticky"] == 1, v.message
     assert check(history(shuffle())).status == "invalid"  # the same moves among sticky members fail
+
+
+# -- the fewest moves under differing subscriptions (fewest_moves: exact, by flows over subscription classes)
+def _brute_fewest(topic_of, subs, kept, phantoms):
+    """Every assignment of the partitions to members subscribing to their topics, kept when balanced by the
+    sticky notion (no member two or more above one that could take one of its partitions); the fewest kept
+    moves, or with phantoms the most kept moves among the fewest moves in all."""
+    import itertools
+    every = {**subs, **{x: s for x, (s, _) in (phantoms or {}).items()}}
+    members, parts = sorted(every), sorted(topic_of)
+    owner = {p: x for x, ps in kept.items() for p in ps}
+    owner.update({p: x for x, (_, ps) in (phantoms or {}).items() for p in ps})
+    best = None
+    for pick in itertools.product(*[[x for x in members if topic_of[p] in every[x]] for p in parts]):
+        held = {x: [p for p, y in zip(parts, pick) if y == x] for x in members}
+        if any(len(held[a]) - len(held[b]) >= 2 and any(topic_of[p] in every[b] for p in held[a])
+               for a in members for b in members):
+            continue
+        k = sum(1 for p, y in zip(parts, pick) if owner.get(p) in kept and owner[p] != y)
+        n = sum(1 for p, y in zip(parts, pick) if p in owner and owner[p] != y)
+        key = (n, -k) if phantoms else (k,)
+        best = key if best is None or key < best else best
+    return None if best is None else (-best[1] if phantoms else best[0])
+
+
+def test_fewest_moves_under_differing_subscriptions_by_hand():
+    from harness.invariants.fewest_moves import fewest_moves
+    both, only_p = frozenset({0, 1}), frozenset({1})
+    topic_of = {0: 0, 1: 0, 2: 0, 3: 0, 4: 0, 5: 1}  # orders 0-4, payments 5
+    # c reads payments only: it takes payments-5 and a keeps its three orders partitions
+    assert fewest_moves(topic_of, {"a": both, "b": both, "c": only_p}, {"a": {0, 1, 2}, "b": {3, 4, 5}}) == 1
+    # equal subscriptions agree with the closed form
+    assert fewest_moves(topic_of, {"a": both, "b": both, "c": both}, {"a": {0, 1, 2}, "b": {3, 4, 5}}) == 2
+    # a partition nobody may take: no balanced assignment
+    assert fewest_moves({0: 0, 1: 2}, {"a": both}, {"a": {0}}) is None
+
+
+def test_fewest_moves_is_exact_on_small_groups():
+    """Against every assignment, on random small groups (1-3 topics, up to 4 members and 7 partitions, phantoms)."""
+    import random
+    from harness.invariants.fewest_moves import fewest_moves
+    rng = random.Random(7)
+    for _ in range(250):
+        n_topics, n_parts, n_members = rng.randint(1, 3), rng.randint(1, 6), rng.randint(1, 4)
+        topic_of = {p: rng.randrange(n_topics) for p in range(n_parts)}
+        members = [f"m{i}" for i in range(n_members)]
+        subs = {x: frozenset(t for t in range(n_topics) if rng.random() < 0.6) for x in members}
+        before = members[:rng.randint(0, n_members)] + ["x0", "x1"][:rng.randint(0, 2)]
+        held: dict = {}
+        for p in range(n_parts):
+            if before and rng.random() < 0.9:
+                held.setdefault(rng.choice(before), set()).add(p)
+        kept = {x: ps for x, ps in held.items() if x in subs}
+        phantoms = {x: (frozenset(t for t in range(n_topics) if rng.random() < 0.7), ps)
+                    for x, ps in held.items() if x not in subs} if rng.random() < 0.5 else None
+        want = _brute_fewest(topic_of, subs, kept, phantoms or None)
+        assert fewest_moves(topic_of, subs, kept, phantoms=phantoms or None) == want, (topic_of, subs, kept, phantoms)
+
+
+def test_fewest_moves_agrees_with_the_closed_form_under_equal_subscriptions():
+    import random
+    from harness.invariants.fewest_moves import fewest_moves
+    rng = random.Random(3)
+    for _ in range(300):
+        n_parts, members = rng.randint(1, 12), [f"m{i}" for i in range(rng.randint(1, 7))]
+        before = members[:rng.randint(0, len(members))] + ["x0", "x1"][:rng.randint(0, 2)]
+        held: dict = {}
+        for p in range(n_parts):
+            if before and rng.random() < 0.9:
+                held.setdefault(rng.choice(before), set()).add(p)
+        kept = {x: ps for x, ps in held.items() if x in members}
+        ph = {x: ps for x, ps in held.items() if x not in members} if rng.random() < 0.5 else {}
+        got = fewest_moves({p: 0 for p in range(n_parts)}, {x: frozenset({0}) for x in members}, kept,
+                           phantoms={x: (frozenset({0}), ps) for x, ps in ph.items()} or None)
+        assert got == migrations.min_moves(n_parts, members, {x: len(ps) for x, ps in kept.items()},
+                                           phantoms={x: len(ps) for x, ps in ph.items()} or None)
+
+
+def test_a_phantom_holding_more_than_its_quota_may_keep_the_larger_one():
+    """Seven members for eight partitions (one gets two): a kept member holding three and a phantom holding two
+    both hold more than one; the broker may give the two to either, so a may have to give two up."""
+    assert migrations.min_moves(8, [f"m{i}" for i in range(6)], {"m2": 3, "m0": 1}, phantoms={"x0": 2}) == 2

@@ -227,10 +227,42 @@ def test_equal_subscriptions_over_two_topics_judge_moves_on_the_total():
     assert any("orders-0" in w["why"] for w in v.witnesses)
 
 
-def test_differing_subscriptions_skip_bounded_migrations():
-    h = group({"a": ([O, P], tps(O, 2) + tps(P, 0, 1)), "b": ([O], tps(O, 0, 1))})
-    v = migrations.check(h, multi())
-    assert v.status == "skipped" and "different topics" in v.message, v
+def test_differing_subscriptions_are_judged_with_the_fewest_moves_under_them():
+    """orders has 5 partitions, payments 1; a and b take both, c joins for payments only. Balanced: c holds
+    payments-0 and a may keep 3 (c could take none of them), so one move is enough: the closed form over equal
+    subscriptions (two each, two moves) would pass an assignor that also moves orders-2 from a to b."""
+    settings = multi((O, 5), (P, 1))
+
+    def run(extra_moves=()):
+        return history(run_start(0.0), join("a", 0.1, tps(O, 0, 1, 2), subscription=[O, P]),
+                       join("b", 0.2, tps(O, 3, 4) + tps(P, 0), subscription=[O, P]),
+                       join("c", 10.0, subscription=[P]), revoked("b", 11.0, tps(P, 0)), assigned("c", 11.5, tps(P, 0)),
+                       *extra_moves, run_end(30.0))
+
+    v = migrations.check(run(), settings)
+    assert v.status == "valid", v.message
+    assert v.measurements["per_transition"] == [{"at": 11.5, "moves": 1, "min_moves": 1, "members": 3, "phantoms": 0,
+                                                 "subscriptions": 2}]
+    v = migrations.check(run([revoked("a", 11.0, tps(O, 2)), assigned("b", 11.5, tps(O, 2))]), settings)
+    assert v.status == "invalid" and "2 partitions moved where 1 would reach balance" in v.message, v.message
+    assert migrations.min_moves(6, {"a", "b", "c"}, {"a": 3, "b": 3}) == 2  # what equal subscriptions would allow
+
+
+def test_a_member_that_drops_a_topic_makes_the_moves_it_forces_fewest():
+    """a and b read orders and payments (2 partitions each); a drops payments: it must give payments-0 up, and
+    balance then gives it orders-1 (b could not keep three while a, reading orders, holds one). Two moves are
+    the fewest; the equal-subscription count (two each, as before: none) would call them needless."""
+    from tests.unit.histbuild import ev
+    settings = multi((O, 2), (P, 2))
+    h = history(run_start(0.0), join("a", 0.1, tps(O, 0) + tps(P, 0), subscription=[O, P]),
+                join("b", 0.2, tps(O, 1) + tps(P, 1), subscription=[O, P]),
+                ev("control", 10.0, "member", member="a", seq=1, subscription=[O]),
+                revoked("a", 10.5, tps(P, 0)), revoked("b", 10.5, tps(O, 1)),
+                assigned("b", 11.0, tps(P, 0)), assigned("a", 11.0, tps(O, 1)), run_end(30.0))
+    v = migrations.check(h, settings)
+    assert v.status == "valid", v.message
+    assert v.measurements["per_transition"][-1]["min_moves"] == 2 and v.measurements["total_moves"] == 2
+    assert migrations.min_moves(4, {"a", "b"}, {"a": 2, "b": 2}) == 0
 
 
 # ---------------------------------------------------------------- static_membership
