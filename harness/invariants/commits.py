@@ -1,139 +1,396 @@
-"""Commit progress: an owner in good standing that keeps processing a partition keeps committing it.
+"""Commit progress: an owner commits what it processes, by its own commit mode's bound, even while the group moves.
 
 A member that processes records and never commits (or whose commits stop advancing, or all fail) passes
 the other invariants: its cost shows only when the partition moves and the next owner starts again from
-the last commit. This checker judges the commits themselves, while nothing disturbs them.
+the last commit. This checker judges every record processed against the commits of the member that
+processed it, with the settings that member life ran with (`life_settings`), through rebalances too.
 
-Terms as in `timeline` (good standing, ownership intervals, faults, E); S is `commit_stall_s`.
+Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRACE_S`.
 
-- A **calm stretch** of member m and partition p of the topic: a stretch of time, up to E, within one
-  ownership interval of m and p, during which m is in good standing, no fault of any kind is active and
-  no `broker_event` happens. (A fault that names other members or only brokers still counts: a broker
-  restart, a coordinator move or a blackhole makes commits fail or wait, whoever it names.)
-- A `processed` event of m for p at time t, last offset L, is **judged** when [t, t + S] lies inside one
-  calm stretch of m and p. It **owes a commit** when L + 1 (the next offset to read) is above c0, the
-  offset of the last successful commit of p (`committed` with ok=true naming p, by any member) at or
-  before t; with no commit before, every judged event owes one.
-- A judged event that owes a commit is **kept** when m made a successful commit of p at an offset above
-  c0 at some time in [t, t + S]; otherwise it is a **stall**, a violation. A failed commit (ok=false)
-  counts for nothing. A partition nobody processed owes nothing.
+- **Owed**: a `processed` event of member m for partition p at t, last offset L, inside m's ownership of
+  p, owes a commit when L + 1 (the next offset to read) is above c0, the offset of the last successful
+  commit of p (`committed` with ok=true naming p, by any member) at or before t. Re-processing below the
+  committed offset owes nothing new; a partition nobody processed owes nothing.
+- **Bound** B of m's life, by its commit mode: `auto`: its own `auto.commit.interval.ms` (the client
+  commits what was consumed at its next tick); `sync` and `async`: 0 (the member commits after each
+  poll's records); `never`: 0 (it promised nothing; the invariant asks for commits all the same).
+- **Deadline** D = min(t + B, g) + G, where g is the end of the ownership when m gave p up gracefully
+  (`revoked`, or a graceful exit): what was processed must be committed before the partition is given
+  up, or within the mode's own interval, whichever comes first.
+- **Excused** (not judged): the ownership ended ungracefully (`lost`, or m killed or crashed) by
+  t + B + G (at-least-once: the next owner re-reads); D is past E; or in [t, D] a fault affecting m or
+  naming brokers is active, or a `broker_event` happens (a pause, a broker restart, a coordinator move or
+  a blackhole rightly makes commits fail or wait). Faults that name neither m nor a broker (another
+  member's pause, a scale-out, a subscription change, an autoscaler) move the group: they excuse nothing.
+- **Kept**: m made a successful commit of p at an offset of at least L + 1 at a time in [t, D] (the
+  time a member asked for a commit, `requested_mono`, when it says so, else the `committed` event's own).
+  Otherwise the event is a **stall**, a violation. A failed commit (ok=false) counts for nothing.
 
-Tolerance: S, `commit_stall_s`, default 10 s: twice the auto-commit interval librdkafka and the Java
-client use by default (5 s), as a member that auto-commits commits at the first tick after processing,
-plus the commit's round trip; a member that commits after each poll does within milliseconds. A run
-whose members auto-commit with a longer `auto.commit.interval.ms` sets S to twice that interval (the
-consumer kind derives it). Stretches must be calm because a pause, a broker restart or a coordinator move
-rightly makes commits fail or wait longer than any fixed S; a partition that moves away ends the
-ownership (what was processed and not committed then is record_integrity's duplicates). Rebalances that
-leave the partition where it is are not excluded: its owner commits through them (a commit refused during
-a cooperative rebalance is retried, or followed by the next poll's) well within S.
+Tolerance: G = 1 s, a commit's round trip and the poll that records its outcome (an auto-commit's outcome
+is recorded from the callback the next poll serves). Under `auto` the bound is the member's own interval,
+read from its `started` event's `effective` settings (per life: a restart may change it); older histories
+without them are judged with the run's `commit_mode` and the interval the member was given, else the
+client's default of 5 s, and the messages say so.
 
 Verdicts: `invalid` with witnesses (for the first stalled member and partition pairs, the stalled
-`processed` event and the last successful commit of the partition before it, else a failed commit of
-it by the owner within S); `unknown` when nothing of the topic was processed, or when no event was judged
-and the history goes on for less than S after the first one processed (too short to tell); `skipped`
-when events were processed but none inside a calm stretch of S (disturbed throughout); else `valid`.
-Measurements: `judged`, `owed`, `stalls` (processed events), `stalled_partitions`, `commits_ok`,
-`commits_failed` (commit entries of the topic's partitions), `commit_stall_s`.
+`processed` event, m's last successful commit of p before the deadline or its failed commit of p in the
+window, and the `revoked` that cut the deadline); `unknown` when nothing of the topics was processed, or
+when nothing was judged and the history goes on for less than the longest bound after the first record
+processed; `skipped` when records were processed but every owed event was excused (faults throughout);
+else `valid`. Measurements: `processed`, `owed`, `judged`, `excused` (by reason), `stalls`,
+`stalled_partitions`, `commits_ok`, `commits_failed` (commit entries of the topics' partitions),
+`grace_s`, `lives` (member life -> its mode, bound and where they came from).
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from harness.history import History
 from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
+from harness.invariants.terms import INF, Life
 
 NAME = "commit_progress"
-#: the commit entries of a partition with none: (mono, offset, ok, member, seq)
-_NONE = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64))
+#: a commit's round trip and the poll that records its outcome, after the deadline of the member's mode
+COMMIT_GRACE_S = 1.0
+#: librdkafka's and the Java client's default auto.commit.interval.ms
+DEFAULT_AUTO_COMMIT_MS = 5000
+COMMIT_MODES = ("sync", "async", "auto", "never")
+#: the commit entries of a partition with none: (mono, offset, ok, member, seq, key)
+_NONE = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64),
+         np.zeros(0))
+_EXCUSES = ("lost_or_killed", "fault", "end")
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
-    """Judge that owners in good standing commit what they process, within `commit_stall_s`."""
+    """Judge that members commit what they process by the bound of their own commit mode."""
     if (v := empty(NAME, history)) is not None:
         return v
     tl = timeline.build(history, settings)
-    s = float(settings.commit_stall_s)
+    g = COMMIT_GRACE_S
     proc = history.bulk("processed")
     rows, gpart = tl.layout.columns(proc)  # the run's topics' rows, and each row's global partition
     rows = rows[proc.mono[rows] <= tl.end]
     commits = _Commits(history, tl)
-    m = {"judged": 0, "owed": 0, "stalls": 0, "stalled_partitions": [], "commits_ok": commits.n_ok,
-         "commits_failed": commits.n_failed, "commit_stall_s": s}
+    lives = _LifeSettings(tl)
+    m = {"processed": int(len(rows)), "owed": 0, "judged": 0, "excused": dict.fromkeys(_EXCUSES, 0), "retried": 0,
+         "stalls": 0,
+         "stalled_partitions": [], "commits_ok": commits.n_ok, "commits_failed": commits.n_failed, "grace_s": g}
     if not len(rows):
         return verdict(NAME, "unknown", f"no record of {tl.layout.describe()} was processed", (), m)
-    calm = _calm(tl)
-    stalls: list[tuple[float, str, int, int, int]] = []  # (t, member, partition, row, c0) of each pair's first
+    bad = _Excusing(tl)
+    stalls: list[tuple] = []  # (t, member, partition, row, c0, deadline, settings, cut) of each pair's first
     stalled: set[int] = set()
+    used: dict[tuple[str, float], CommitSettings] = {}
     vals = history.values
     mem, part = proc.member[rows], gpart[rows]
     order = np.lexsort((part, mem))  # stable: each group keeps history order
     rows, mem, part = rows[order], mem[order], part[order]
-    cut = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
-    for rs in np.split(rows, cut):
+    cut_at = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
+    for rs in np.split(rows, cut_at):
         member, p = vals[int(proc.member[rs[0]])], int(gpart[rs[0]])
-        t = proc.mono[rs]
-        spans = _intersect(_intersect(_ownership(tl, member, p), tl.good_standing(member)), calm)
-        judged = _inside(spans, t, s)
+        owns = sorted((o for o in tl.by_member.get((member, p), ()) if o.start <= tl.end), key=lambda o: o.start)
+        if not owns:
+            continue  # processing without holding: exclusive_ownership's to judge
+        t, last = proc.mono[rs], proc.last[rs]
+        starts = np.array([o.start for o in owns])
+        i = np.searchsorted(starts, t, "right") - 1
+        ii = np.maximum(i, 0)
+        per = [_ownership_terms(tl, lives, o) for o in owns]  # (bound, graceful end, ungraceful end, settings)
+        bound = np.array([x[0] for x in per])[ii]
+        g_end = np.array([x[1] for x in per])[ii]
+        u_end = np.array([x[2] for x in per])[ii]
+        inside = (i >= 0) & (t < np.array([o.end for o in owns])[ii])
         c0 = commits.before(p, t)
-        owed = judged & (proc.last[rs] + 1 > c0)
-        m["judged"] += int(np.count_nonzero(judged))
+        owed = inside & (last + 1 > c0)
+        deadline = np.minimum(t + bound, g_end) + g
+        lost = owed & (u_end <= t + bound + g)
+        late = owed & ~lost & (deadline > tl.end)
+        faulted = owed & ~lost & ~late & bad.overlaps(member, t, deadline)
+        judged = owed & ~lost & ~late & ~faulted
+        for k, n in zip(_EXCUSES, (lost, faulted, late)):
+            m["excused"][k] += int(np.count_nonzero(n))
         m["owed"] += int(np.count_nonzero(owed))
-        if not owed.any():
+        m["judged"] += int(np.count_nonzero(judged))
+        for j in set(ii[judged].tolist()):
+            s = per[j][3]
+            used[(s.member, s.start)] = s
+        if not judged.any():
             continue
-        best = commits.best_by(member, p, t, t + s)  # the highest successful commit of p by m in [t, t + S]
-        bad = np.flatnonzero(owed & ~(best > c0))
-        if len(bad):
-            m["stalls"] += len(bad)
+        best = commits.best_by(member, p, t, deadline)  # m's highest successful commit of p asked for in [t, D]
+        stall, refusals = [], {}
+        for k in np.flatnonzero(judged & (best < last + 1)).tolist():
+            d, refused = commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(bound[k]),
+                                                float(g_end[k]))
+            if refused is not None:
+                refusals[k] = refused
+            if d > deadline[k]:  # the member's commit was refused: judged again against its retry
+                why = "lost_or_killed" if u_end[k] <= d else "end" if d > tl.end else \
+                    "fault" if bad.overlaps(member, t[k:k + 1], np.array([d]))[0] else None
+                if why is not None:
+                    m["excused"][why] += 1
+                    m["judged"] -= 1
+                    continue
+                deadline[k] = d
+                if commits.best_by(member, p, t[k:k + 1], deadline[k:k + 1])[0] >= last[k] + 1:
+                    m["retried"] += 1
+                    continue
+            stall.append(k)
+        if stall:
+            m["stalls"] += len(stall)
             stalled.add(p)
-            i = int(bad[0])
-            stalls.append((float(t[i]), member, p, int(rs[i]), int(c0[i])))
+            k = int(stall[0])
+            o = owns[int(ii[k])]
+            if g_end[k] + g <= deadline[k] + 1e-9:  # the give-up set the deadline
+                why = f"it gave the partition up at {g_end[k]:.3f}, plus {g:g} s grace"
+                cut = o.end_event
+            elif k in refusals:
+                why = f"its commit of it was refused at {refusals[k][1]:.3f}, and no retry succeeded within " \
+                      f"{per[int(ii[k])][3].bound_s + g:g} s"
+                cut = o.end_event if g_end[k] <= deadline[k] else None
+                if cut is not None:
+                    why += f"; it gave the partition up at {g_end[k]:.3f} without committing it again"
+            else:
+                why, cut = _why_deadline(per[int(ii[k])][3]), None
+            stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), per[int(ii[k])][3], cut,
+                           why, refusals.get(k, (None,))[0]))
     m["stalled_partitions"] = tl.names(stalled)
+    m["lives"] = {f"{s.member}@{s.start:.3f}": {"mode": s.mode, "bound_s": s.bound_s, "source": s.source,
+                                                **({"interval_source": s.interval_source} if s.mode == "auto" else {})}
+                  for s in sorted(used.values(), key=lambda s: (s.start, s.member))}
     if m["stalls"]:
-        return _invalid(tl, commits, stalls, s, m)
+        return _invalid(tl, commits, stalls, m)
+    modes = _summary(used.values())
     if m["judged"]:
-        return verdict(NAME, "valid", f"{m['owed']} processed events owed a commit within {s:g}s in calm stretches; "
-                                      f"every one got it ({m['commits_ok']} successful commit entries)", (), m)
+        return verdict(NAME, "valid", f"{m['judged']} processed events owed a commit and were judged ({_excused(m)}); "
+                                      f"every one was committed by its member's own bound ({modes}; grace {g:g} s)",
+                       (), m)
     first = float(proc.mono[rows].min())
-    if tl.end - first < s:
+    longest = max([s.bound_s for s in lives.all()] or [0.0]) + g
+    if tl.end - first < longest:
         return verdict(NAME, "unknown", f"the history ends {tl.end - first:.3f}s after the first record processed: "
-                                        f"too short to judge commits within {s:g}s", (), m)
-    return verdict(NAME, "skipped", f"no record was processed inside a calm stretch of {s:g}s (an owner in good "
-                                    f"standing, no fault, no broker event)", (), m)
+                                        f"too short to judge commits within {longest:g}s", (), m)
+    return verdict(NAME, "skipped", f"{m['processed']} processed events, none judged: {m['owed']} owed a commit and "
+                                    f"every one was excused ({_excused(m)})", (), m)
 
 
-def _invalid(tl, commits: "_Commits", stalls: list, s: float, m: dict) -> Verdict:
-    stalls.sort()
-    t, member, p, r, c0 = stalls[0]
-    since = f"offset {c0}" if c0 >= 0 else "none"
-    p = tl.name(p)
-    msg = (f"{member} processed partition {p} at {t:.3f} and made no successful commit of it beyond the last "
-           f"committed ({since}) within {s:g}s; {m['stalls']} stalled processed events on partitions "
-           f"{m['stalled_partitions']}")
+def _excused(m: dict) -> str:
+    e = m["excused"]
+    what = {"lost_or_killed": "lost or killed before the bound", "fault": "under a fault of the member or a broker",
+            "end": "too near the end"}
+    parts = [f"{n} {what[k]}" for k, n in e.items() if n]
+    return "excused: " + (", ".join(parts) if parts else "none")
+
+
+def _summary(used) -> str:
+    """The modes judged with, grouped: "sync (run-wide, ...): m1, m2; auto every 5 s (...): m3"."""
+    groups: dict[str, list[str]] = {}
+    for s in sorted(used, key=lambda s: (s.start, s.member)):
+        key = f"auto-commit every {s.auto_commit_s:g} s ({s.interval_source})" if s.mode == "auto" else \
+            f"commit_mode {s.mode} ({s.source})"
+        groups.setdefault(key, []).append(s.member)
+    return "; ".join(f"{k}: {', '.join(dict.fromkeys(v))}" for k, v in groups.items()) or "no member life judged"
+
+
+def _invalid(tl, commits: "_Commits", stalls: list, m: dict) -> Verdict:
+    stalls.sort(key=lambda x: x[0])
     proc = tl.history.bulk("processed")
+    t, member, p, r, c0, d, s, cut, why, _ = stalls[0]
+    since = f"offset {c0}" if c0 >= 0 else "none"
+    msg = (f"{s.describe()}: processed partition {tl.name(p)} up to offset {int(proc.last[r])} at {t:.3f} and did "
+           f"not commit it by {d:.3f} ({why}); last committed before it: {since}; "
+           f"{m['stalls']} stalled processed events on partitions {m['stalled_partitions']}")
     wits: list[dict] = []
-    for t, member, p, r, c0 in stalls[:MAX_WITNESSES // 2]:
-        seqs, shown = [int(proc.seq[r])], tl.name(p)
-        last = commits.last_ok_seq(p, t)
-        why_c = f"the last successful commit of partition {shown} before it (offset {c0})"
-        if last is None:
-            last = commits.failed_seq(member, p, t, t + s)
-            why_c = f"{member}'s commit of partition {shown} within {s:g}s failed"
-        if last is not None:
-            seqs.append(last)
+    for t, member, p, r, c0, d, s, cut, why, refused in stalls[:MAX_WITNESSES // 3]:
+        shown, lastoff = tl.name(p), int(proc.last[r])
+        seqs = [int(proc.seq[r])]
+        prev = refused if refused is not None else commits.last_ok_seq(member, p, d)
+        why_c = f"{member}'s commit of partition {shown}, refused" if refused is not None else \
+            f"{member}'s last successful commit of partition {shown} before {d:.3f}, not past offset {lastoff}"
+        if prev is None:
+            prev = commits.failed_seq(member, p, t, d)
+            why_c = f"{member}'s commit of partition {shown} in [{t:.3f}, {d:.3f}] failed"
+        if prev is not None:
+            seqs.append(prev)
         evs = tl.history.events_at(seqs)
-        done = f"offset {c0}" if c0 >= 0 else "none"
-        wits.append(witness(evs[seqs[0]], f"{member} processed partition {shown} up to offset {int(proc.last[r])}; no "
-                                          f"successful commit of it by {member} beyond the last committed ({done}) "
-                                          f"within {s:g}s"))
-        if last is not None:
-            wits.append(witness(evs[last], why_c))
+        wits.append(witness(evs[seqs[0]], f"{s.describe()}: processed partition {shown} up to offset {lastoff}; no "
+                                          f"successful commit of it past that by {d:.3f} ({why})"))
+        if prev is not None:
+            wits.append(witness(evs[prev], why_c))
+        if cut is not None:
+            wits.append(witness(cut, f"{member} gave partition {shown} up here, before its bound ran out"))
     return verdict(NAME, "invalid", msg, wits, m)
 
 
+def _why_deadline(s: "CommitSettings") -> str:
+    g = f"plus {COMMIT_GRACE_S:g} s grace"
+    if s.mode == "auto":
+        return f"its auto-commit interval of {s.auto_commit_s:g} s {g}"
+    return f"{g} after processing: it commits after each poll" if s.mode != "never" else f"{g} after processing"
+
+
+def _ownership_terms(tl, lives: "_LifeSettings", o) -> tuple[float, float, float, "CommitSettings"]:
+    """(bound B, graceful end g or inf, ungraceful end or inf, settings) of an ownership interval."""
+    s = lives.at(o.member, o.start)
+    end = min(o.end, INF)
+    graceful = o.end_reason == "revoked" or (o.end_reason == "exit" and (o.end_event or {}).get("how") == "graceful")
+    ungraceful = o.end_reason == "lost" or (o.end_reason == "exit" and not graceful)
+    return s.bound_s, end if graceful else INF, end if ungraceful else INF, s
+
+
+class _Excusing:
+    """Per member, the spans in which commits may rightly fail or wait: faults affecting it or naming brokers,
+    and each broker event (a point)."""
+
+    def __init__(self, tl) -> None:
+        self.tl = tl
+        self.points = sorted(e["mono"] for _, e in tl.control if e["type"] == "broker_event" and e["mono"] <= tl.end)
+        self.by_member: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _spans(self, member: str) -> tuple[np.ndarray, np.ndarray]:
+        got = self.by_member.get(member)
+        if got is None:
+            raw = [(f.start, f.end) for f in self.tl.faults
+                   if member in f.members or (f.start_event or {}).get("brokers_affected")]
+            raw += [(x, x) for x in self.points]
+            merged: list[list[float]] = []
+            for a, b in sorted(raw):
+                if merged and a <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], b)
+                else:
+                    merged.append([a, b])
+            got = (np.array([x[0] for x in merged]), np.array([x[1] for x in merged]))
+            self.by_member[member] = got
+        return got
+
+    def overlaps(self, member: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Whether [lo, hi] meets one of the member's excusing spans, for each pair."""
+        a, b = self._spans(member)
+        if not len(a):
+            return np.zeros(len(lo), bool)
+        k = np.searchsorted(a, hi, "right") - 1
+        return (k >= 0) & (b[np.maximum(k, 0)] >= lo)
+
+
+# -- how each member life commits (a minimal reader of the `started` events' `effective` settings; the
+# -- lead's settings.member_settings reads the same with the session timings, and the two may become one)
+@dataclass(frozen=True)
+class CommitSettings:
+    """How one member life commits, and where that was read."""
+
+    member: str
+    start: float  # the life's start (mono)
+    mode: str  # sync | async | auto | never
+    auto_commit_s: float  # its auto.commit.interval.ms in seconds (read under auto only)
+    source: str  # where `mode` came from
+    interval_source: str  # where `auto_commit_s` came from
+
+    @property
+    def bound_s(self) -> float:
+        """How long after processing a record the member may go without committing it: its auto-commit interval
+        under `auto`; 0 under `sync`, `async` (they commit after each poll's records) and `never`."""
+        return self.auto_commit_s if self.mode == "auto" else 0.0
+
+    def describe(self) -> str:
+        """E.g. "m2, auto-commit every 5 s (librdkafka default) since its start at 12.3 s"."""
+        if self.mode == "auto":
+            how = f"auto-commit every {self.auto_commit_s:g} s ({self.interval_source})"
+        elif self.mode == "never":
+            how = f"commits nothing (commit_mode never, {self.source})"
+        else:
+            how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records " \
+                  f"(commit_mode {self.mode}, {self.source})"
+        return f"{self.member}, {how} since its start at {self.start:.1f} s"
+
+
+class _LifeSettings:
+    """Each member life's CommitSettings, read once."""
+
+    def __init__(self, tl) -> None:
+        self.tl = tl
+        self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+        self.started: dict[str, list[dict]] = {}
+        for _, e in tl.control:
+            if e["type"] == "started" and e.get("member"):
+                self.started.setdefault(e["member"], []).append(e)
+        self._by_life: dict[tuple[str, float], CommitSettings] = {}
+
+    def at(self, member: str, t: float) -> "CommitSettings":
+        """The settings of the member's life covering t (else its last life begun by t, else its first)."""
+        ls = self.tl.lives.get(member) or [Life(member, t, INF, None, None, {}, None)]
+        life = next((lf for lf in ls if lf.start <= t < lf.end), None)
+        if life is None:
+            begun = [lf for lf in ls if lf.start <= t]
+            life = begun[-1] if begun else ls[0]
+        key = (member, life.start)
+        if key not in self._by_life:
+            st = next((e for e in self.started.get(member, ()) if life.start <= e["mono"] < life.end), None)
+            self._by_life[key] = life_settings(member, life.start, st, self.run_start)
+        return self._by_life[key]
+
+    def all(self) -> list["CommitSettings"]:
+        return [self.at(m, lf.start) for m, ls in self.tl.lives.items() for lf in ls]
+
+
+def life_settings(member: str, start: float, started: dict | None, run_start: dict | None) -> CommitSettings:
+    """How a member life commits: its `started` event's `effective` settings, else the run-wide values."""
+    st, run = started or {}, run_start or {}
+    eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
+    lib = _library(str((eff or {}).get("client") or st.get("client") or ""))
+    mode, source = None, "from its started event"
+    if eff is not None:
+        mode = eff.get("commit_mode") if eff.get("commit_mode") in COMMIT_MODES else None
+        if mode is None and "enable.auto.commit" in eff:
+            mode = "auto" if _true(eff["enable.auto.commit"]) else None
+    if mode is None:
+        run_mode = run.get("commit_mode")
+        mode = run_mode if run_mode in COMMIT_MODES else "sync"
+        source = "run-wide, run_start's commit_mode" if run_mode in COMMIT_MODES else \
+            "run-wide, the harness's default: run_start names none"
+        source += ("; its started event carries no effective settings" if eff is None else
+                   "; its started event's effective settings name none")
+    given = st.get("client_config") if isinstance(st.get("client_config"), dict) else {}
+    run_wide = run.get("client_settings") if isinstance(run.get("client_settings"), dict) else {}
+    if eff is not None and _ms(eff.get("auto.commit.interval.ms")) is not None:
+        ms = _ms(eff["auto.commit.interval.ms"])
+        where = f"{lib} default" if "auto.commit.interval.ms" in (st.get("effective_defaults") or ()) else \
+            "as set, from its started event"
+    elif _ms(given.get("auto.commit.interval.ms")) is not None:
+        ms, where = _ms(given["auto.commit.interval.ms"]), "as given, its started event's client_config"
+    elif _ms(run_wide.get("auto.commit.interval.ms")) is not None:
+        ms, where = _ms(run_wide["auto.commit.interval.ms"]), "run-wide, run_start's client_settings"
+    else:
+        ms, where = DEFAULT_AUTO_COMMIT_MS, f"{lib} default, assumed: its start names none"
+    return CommitSettings(member, start, mode, ms / 1000.0, source, where)
+
+
+def _library(client: str) -> str:
+    """The library whose defaults a client runs with, for messages."""
+    low = client.lower()
+    if "librdkafka" in low or "confluent" in low:
+        return "librdkafka"
+    if "java" in low or "kafka-clients" in low or "kafka " in low:
+        return "the Java client's"
+    return "the client's"
+
+
+def _true(v) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
+
+
+def _ms(v) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if x > 0 else None
+
+
 class _Commits:
-    """The commit entries of the topic up to E, by partition, in time order: (mono, offset, ok, member, seq)."""
+    """The commit entries of the topics up to E, by partition, in time order: (mono, offset, ok, member, seq, key);
+    key: when the commit was asked for (`requested_mono`), else when it finished."""
 
     def __init__(self, history: History, tl: timeline.Timeline) -> None:
         c = history.bulk("committed")
@@ -150,25 +407,28 @@ class _Commits:
         self.by_p: dict[int, tuple] = {}
         for p in np.unique(part).tolist():
             k = part == p
-            self.by_p[p] = (c.mono[row[k]], c.c_offset[sel[k]], ok[k], c.member[row[k]], c.seq[row[k]])
+            self.by_p[p] = (c.mono[row[k]], c.c_offset[sel[k]], ok[k], c.member[row[k]], c.seq[row[k]],
+                            np.minimum(c.requested[row[k]], c.mono[row[k]]))
         self.history = history
 
     def before(self, p: int, t: np.ndarray) -> np.ndarray:
         """For each time, the offset of the last successful commit of p at or before it (-1: none)."""
-        mono, off, ok, _, _ = self.by_p.get(p, _NONE)
+        mono, off, ok, _, _, _ = self.by_p.get(p, _NONE)
         mono, off = mono[ok], off[ok]
         i = np.searchsorted(mono, t, "right") - 1
         return np.where(i >= 0, off[np.maximum(i, 0)] if len(off) else -1, -1)
 
     def best_by(self, member: str, p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """For each [lo, hi], the highest offset of p the member committed successfully in it (-2: none)."""
-        mono, off, ok, mem, _ = self.by_p.get(p, _NONE)
+        """For each [lo, hi], the highest offset of p the member committed successfully with its key in it (-2: none)."""
+        _, off, ok, mem, _, key = self.by_p.get(p, _NONE)
         k = ok & self._of(mem, member)
-        mono, off = mono[k], off[k]
+        key, off = key[k], off[k]
         out = np.full(len(lo), -2, np.int64)
-        if not len(mono):
+        if not len(key):
             return out
-        a, b = np.searchsorted(mono, lo, "left"), np.searchsorted(mono, hi, "right")
+        order = np.argsort(key, kind="stable")
+        key, off = key[order], off[order]
+        a, b = np.searchsorted(key, lo, "left"), np.searchsorted(key, hi, "right")
         idx = np.empty(2 * len(a), np.int64)
         idx[0::2], idx[1::2] = a, b
         red = np.maximum.reduceat(np.append(off, -2), idx)[0::2]  # over [a, b); a == b gives a row to mask
@@ -178,52 +438,33 @@ class _Commits:
         code = self.history.code(member)
         return mem == (-1 if code is None else code)
 
-    def last_ok_seq(self, p: int, t: float) -> int | None:
-        mono, _, ok, _, seq = self.by_p.get(p, _NONE)
-        k = np.flatnonzero(ok & (mono <= t))
+    def after_refusals(self, member: str, p: int, t: float, deadline: float, bound: float,
+                       given_up: float) -> tuple[float, tuple[int, float] | None]:
+        """(the deadline, (seq, outcome time) of the last refusal or None) of a record processed at t once the
+        member's refused commits of p are retried: a commit of p it asked for in [t, D] that failed (ok=false,
+        its outcome at f) is retried by its next commit (after the next poll's records; auto: at the next tick),
+        so D becomes min(f + bound, given_up) + G, again for a refused retry; D itself when none was refused."""
+        mono, _, ok, mem, seq, key = self.by_p.get(p, _NONE)
+        k = ~ok & self._of(mem, member)
+        mono, key, seq = mono[k], key[k], seq[k]
+        last = None
+        while True:
+            asked = np.flatnonzero((key >= t) & (key <= deadline))
+            if not len(asked):
+                return deadline, last
+            j = asked[np.argmax(mono[asked])]
+            last = (int(seq[j]), float(mono[j]))
+            nd = min(float(mono[j]) + bound, given_up) + COMMIT_GRACE_S
+            if nd <= deadline:
+                return deadline, last
+            deadline = nd
+
+    def last_ok_seq(self, member: str, p: int, t: float) -> int | None:
+        mono, _, ok, mem, seq, _ = self.by_p.get(p, _NONE)
+        k = np.flatnonzero(ok & self._of(mem, member) & (mono <= t))
         return int(seq[k[-1]]) if len(k) else None
 
     def failed_seq(self, member: str, p: int, lo: float, hi: float) -> int | None:
-        mono, _, ok, mem, seq = self.by_p.get(p, _NONE)
+        mono, _, ok, mem, seq, _ = self.by_p.get(p, _NONE)
         k = np.flatnonzero(~ok & self._of(mem, member) & (mono >= lo) & (mono <= hi))
         return int(seq[k[0]]) if len(k) else None
-
-
-def _calm(tl: timeline.Timeline) -> list[tuple[float, float]]:
-    """The stretches up to E with no fault active and no broker event."""
-    cur = [(tl.start, tl.end)] if tl.end > tl.start else []
-    for f in tl.faults:
-        cur = [x for a, b in cur for x in ((a, min(b, f.start)), (max(a, f.end), b)) if x[0] < x[1]]
-    for _, e in tl.control:
-        if e["type"] == "broker_event" and e["mono"] <= tl.end:
-            b0 = e["mono"]
-            cur = [x for a, b in cur for x in (((a, b0), (b0, b)) if a < b0 < b else ((a, b),)) if x[0] < x[1]]
-    return cur
-
-
-def _ownership(tl: timeline.Timeline, member: str, p: int) -> list[tuple[float, float]]:
-    return sorted((o.start, min(o.end, tl.end)) for o in tl.by_member.get((member, p), ()) if o.start < tl.end)
-
-
-def _intersect(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The intersection of two sorted lists of disjoint intervals."""
-    out, i, j = [], 0, 0
-    while i < len(xs) and j < len(ys):
-        a, b = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
-        if a < b:
-            out.append((a, b))
-        if xs[i][1] < ys[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-def _inside(spans: list[tuple[float, float]], t: np.ndarray, s: float) -> np.ndarray:
-    """Whether [t, t + s] lies inside one of the sorted disjoint spans, for each t."""
-    if not spans:
-        return np.zeros(len(t), bool)
-    a = np.array([x[0] for x in spans])
-    b = np.array([x[1] for x in spans])
-    i = np.searchsorted(a, t, "right") - 1
-    return (i >= 0) & (t + s <= b[np.maximum(i, 0)])
