@@ -5,9 +5,10 @@ docs/member-contract.md. Imports only the standard library, confluent_kafka and 
 it runs under an isolated install of any confluent-kafka version.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`):
-  - `sync`: synchronously, after each poll's records (and on SIGTERM what is still uncommitted)
+  - `sync`: synchronously, after each poll's records (and what is still uncommitted of a partition when it is
+    revoked, and on SIGTERM)
   - `async`: asynchronously after each poll's records, recording each outcome from the `on_commit` callback
-    (and on SIGTERM what is still uncommitted, synchronously, before closing)
+    (and what is still uncommitted, synchronously, of a partition when it is revoked and on SIGTERM)
   - `auto`: enable.auto.commit=true (auto.commit.interval.ms as HARNESS_CLIENT_CONFIG gives it, else the
     client's 5 s); the client commits, on its timer and on close, and each outcome is recorded from `on_commit`
   - `never`: no commit at all (a self-test: the commit_progress invariant must fail)
@@ -196,6 +197,9 @@ class Member:
 
     def on_revoke(self, consumer, parts) -> None:
         self._end_claim()
+        # still the owner: what a refused commit left uncommitted (a rebalance was in progress) gets its last
+        # chance, as the Java member does; auto-commit commits on revoke by itself
+        self._commit_uncommitted({(tp.topic, tp.partition) for tp in parts})
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
         gone = {(tp.topic, tp.partition) for tp in parts}
         self.held -= gone
@@ -286,10 +290,14 @@ class Member:
     def _final_commit(self) -> None:
         """On a graceful stop, before closing: what was processed and not committed yet, synchronously (sync,
         async). Under auto the client commits on close; under never nothing is."""
+        self._commit_uncommitted(self.held)
+
+    def _commit_uncommitted(self, parts: set) -> None:
+        """Commit, synchronously, what was processed of these held partitions and not committed yet (sync, async)."""
         if self.commit_mode not in ("sync", "async"):
             return
         offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self.next_offset.items())
-                   if (t, p) in self.held and self.committed.get((t, p)) != o]
+                   if (t, p) in parts and (t, p) in self.held and self.committed.get((t, p)) != o]
         if offsets:
             self._commit_offsets(offsets, asynchronous=False)
 

@@ -127,3 +127,26 @@ def test_never_commits_nothing(member, tmp_path):
     m._final_commit()
     m.hist.close()
     assert m.consumer.calls == [] and commits(tmp_path) == []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_refused_commit_gets_its_last_chance_on_revoke(member, tmp_path, mode):
+    """A commit refused mid-rebalance (ILLEGAL_GENERATION, then the partition revoked) left records uncommitted:
+    the member commits them, synchronously, before it records the revoke (commit_progress asks for it)."""
+    m = member(mode, fail=True)
+    poll(m)
+    m.consumer.fail = False
+    m.on_revoke(None, [TP("t", 0, -1001)])
+    m.hist.close()
+    assert m.consumer.calls[-1] == ([("t", 0, 5)], False)  # only the revoked partition, synchronously
+    types = [e["type"] for e in read_file(tmp_path / "m1.jsonl")[1] if e["type"] in ("committed", "revoked")]
+    assert types[-2:] == ["committed", "revoked"]
+    assert ("t", 0) not in m.held
+
+
+@pytest.mark.parametrize("mode", ["auto", "never"])
+def test_no_commit_of_its_own_on_revoke_under_auto_or_never(member, mode):
+    m = member(mode)
+    poll(m)
+    m.on_revoke(None, [TP("t", 0, -1001)])
+    assert m.consumer.calls == []
