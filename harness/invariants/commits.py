@@ -28,9 +28,9 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
 
 Tolerance: G = 1 s, a commit's round trip and the poll that records its outcome (an auto-commit's outcome
 is recorded from the callback the next poll serves). Under `auto` the bound is the member's own interval,
-read from its `started` event's `effective` settings (per life: a restart may change it); older histories
-without them are judged with the run's `commit_mode` and the interval the member was given, else the
-client's default of 5 s, and the messages say so.
+read from its `started` event's `effective` settings (per life: a restart may change it; `commit_settings`);
+older histories without them are judged with the run's `commit_mode` and the interval the member was
+given, else the client's default of 5 s, and the messages say so.
 
 Verdicts: `invalid` with witnesses (for the first stalled member and partition pairs, the stalled
 `processed` event, m's last successful commit of p before the deadline or its failed commit of p in the
@@ -43,21 +43,17 @@ else `valid`. Measurements: `processed`, `owed`, `judged`, `excused` (by reason)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from harness.history import History
 from harness.invariants import timeline
+from harness.invariants.commit_settings import CommitSettings, LifeSettings
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
-from harness.invariants.terms import INF, Life
+from harness.invariants.terms import INF
 
 NAME = "commit_progress"
 #: a commit's round trip and the poll that records its outcome, after the deadline of the member's mode
 COMMIT_GRACE_S = 1.0
-#: librdkafka's and the Java client's default auto.commit.interval.ms
-DEFAULT_AUTO_COMMIT_MS = 5000
-COMMIT_MODES = ("sync", "async", "auto", "never")
 #: the commit entries of a partition with none: (mono, offset, ok, member, seq, key)
 _NONE = (np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0, np.int64), np.zeros(0, np.int64),
          np.zeros(0))
@@ -74,7 +70,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     rows, gpart = tl.layout.columns(proc)  # the run's topics' rows, and each row's global partition
     rows = rows[proc.mono[rows] <= tl.end]
     commits = _Commits(history, tl)
-    lives = _LifeSettings(tl)
+    lives = LifeSettings(tl)
     m = {"processed": int(len(rows)), "owed": 0, "judged": 0, "excused": dict.fromkeys(_EXCUSES, 0), "retried": 0,
          "stalls": 0,
          "stalled_partitions": [], "commits_ok": commits.n_ok, "commits_failed": commits.n_failed, "grace_s": g}
@@ -224,17 +220,17 @@ def _invalid(tl, commits: "_Commits", stalls: list, m: dict) -> Verdict:
     return verdict(NAME, "invalid", msg, wits, m)
 
 
-def _why_deadline(s: "CommitSettings") -> str:
+def _why_deadline(s: CommitSettings) -> str:
     g = f"plus {COMMIT_GRACE_S:g} s grace"
     if s.mode == "auto":
         return f"its auto-commit interval of {s.auto_commit_s:g} s {g}"
     return f"{g} after processing: it commits after each poll" if s.mode != "never" else f"{g} after processing"
 
 
-def _ownership_terms(tl, lives: "_LifeSettings", o) -> tuple[float, float, float, "CommitSettings"]:
+def _ownership_terms(tl, lives: LifeSettings, o) -> tuple[float, float, float, CommitSettings]:
     """(bound B, graceful end g or inf, ungraceful end or inf, settings) of an ownership interval."""
     s = lives.at(o.member, o.start)
-    end = min(o.end, INF)
+    end = o.end
     graceful = o.end_reason == "revoked" or (o.end_reason == "exit" and (o.end_event or {}).get("how") == "graceful")
     ungraceful = o.end_reason == "lost" or (o.end_reason == "exit" and not graceful)
     return s.bound_s, end if graceful else INF, end if ungraceful else INF, s
@@ -272,120 +268,6 @@ class _Excusing:
             return np.zeros(len(lo), bool)
         k = np.searchsorted(a, hi, "right") - 1
         return (k >= 0) & (b[np.maximum(k, 0)] >= lo)
-
-
-# -- how each member life commits (a minimal reader of the `started` events' `effective` settings; the
-# -- lead's settings.member_settings reads the same with the session timings, and the two may become one)
-@dataclass(frozen=True)
-class CommitSettings:
-    """How one member life commits, and where that was read."""
-
-    member: str
-    start: float  # the life's start (mono)
-    mode: str  # sync | async | auto | never
-    auto_commit_s: float  # its auto.commit.interval.ms in seconds (read under auto only)
-    source: str  # where `mode` came from
-    interval_source: str  # where `auto_commit_s` came from
-
-    @property
-    def bound_s(self) -> float:
-        """How long after processing a record the member may go without committing it: its auto-commit interval
-        under `auto`; 0 under `sync`, `async` (they commit after each poll's records) and `never`."""
-        return self.auto_commit_s if self.mode == "auto" else 0.0
-
-    def describe(self) -> str:
-        """E.g. "m2, auto-commit every 5 s (librdkafka default) since its start at 12.3 s"."""
-        if self.mode == "auto":
-            how = f"auto-commit every {self.auto_commit_s:g} s ({self.interval_source})"
-        elif self.mode == "never":
-            how = f"commits nothing (commit_mode never, {self.source})"
-        else:
-            how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records " \
-                  f"(commit_mode {self.mode}, {self.source})"
-        return f"{self.member}, {how} since its start at {self.start:.1f} s"
-
-
-class _LifeSettings:
-    """Each member life's CommitSettings, read once."""
-
-    def __init__(self, tl) -> None:
-        self.tl = tl
-        self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
-        self.started: dict[str, list[dict]] = {}
-        for _, e in tl.control:
-            if e["type"] == "started" and e.get("member"):
-                self.started.setdefault(e["member"], []).append(e)
-        self._by_life: dict[tuple[str, float], CommitSettings] = {}
-
-    def at(self, member: str, t: float) -> "CommitSettings":
-        """The settings of the member's life covering t (else its last life begun by t, else its first)."""
-        ls = self.tl.lives.get(member) or [Life(member, t, INF, None, None, {}, None)]
-        life = next((lf for lf in ls if lf.start <= t < lf.end), None)
-        if life is None:
-            begun = [lf for lf in ls if lf.start <= t]
-            life = begun[-1] if begun else ls[0]
-        key = (member, life.start)
-        if key not in self._by_life:
-            st = next((e for e in self.started.get(member, ()) if life.start <= e["mono"] < life.end), None)
-            self._by_life[key] = life_settings(member, life.start, st, self.run_start)
-        return self._by_life[key]
-
-    def all(self) -> list["CommitSettings"]:
-        return [self.at(m, lf.start) for m, ls in self.tl.lives.items() for lf in ls]
-
-
-def life_settings(member: str, start: float, started: dict | None, run_start: dict | None) -> CommitSettings:
-    """How a member life commits: its `started` event's `effective` settings, else the run-wide values."""
-    st, run = started or {}, run_start or {}
-    eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
-    lib = _library(str((eff or {}).get("client") or st.get("client") or ""))
-    mode, source = None, "from its started event"
-    if eff is not None:
-        mode = eff.get("commit_mode") if eff.get("commit_mode") in COMMIT_MODES else None
-        if mode is None and "enable.auto.commit" in eff:
-            mode = "auto" if _true(eff["enable.auto.commit"]) else None
-    if mode is None:
-        run_mode = run.get("commit_mode")
-        mode = run_mode if run_mode in COMMIT_MODES else "sync"
-        source = "run-wide, run_start's commit_mode" if run_mode in COMMIT_MODES else \
-            "run-wide, the harness's default: run_start names none"
-        source += ("; its started event carries no effective settings" if eff is None else
-                   "; its started event's effective settings name none")
-    given = st.get("client_config") if isinstance(st.get("client_config"), dict) else {}
-    run_wide = run.get("client_settings") if isinstance(run.get("client_settings"), dict) else {}
-    if eff is not None and _ms(eff.get("auto.commit.interval.ms")) is not None:
-        ms = _ms(eff["auto.commit.interval.ms"])
-        where = f"{lib} default" if "auto.commit.interval.ms" in (st.get("effective_defaults") or ()) else \
-            "as set, from its started event"
-    elif _ms(given.get("auto.commit.interval.ms")) is not None:
-        ms, where = _ms(given["auto.commit.interval.ms"]), "as given, its started event's client_config"
-    elif _ms(run_wide.get("auto.commit.interval.ms")) is not None:
-        ms, where = _ms(run_wide["auto.commit.interval.ms"]), "run-wide, run_start's client_settings"
-    else:
-        ms, where = DEFAULT_AUTO_COMMIT_MS, f"{lib} default, assumed: its start names none"
-    return CommitSettings(member, start, mode, ms / 1000.0, source, where)
-
-
-def _library(client: str) -> str:
-    """The library whose defaults a client runs with, for messages."""
-    low = client.lower()
-    if "librdkafka" in low or "confluent" in low:
-        return "librdkafka"
-    if "java" in low or "kafka-clients" in low or "kafka " in low:
-        return "the Java client's"
-    return "the client's"
-
-
-def _true(v) -> bool:
-    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
-
-
-def _ms(v) -> float | None:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if x > 0 else None
 
 
 class _Commits:

@@ -1,0 +1,134 @@
+"""How each member life commits, as its own `started` event says: the commit part of a member's settings.
+
+A member's `started` event carries `effective`, the settings its client actually runs with (`commit_mode`,
+`enable.auto.commit`, `auto.commit.interval.ms` in ms, `client`, ...), and `effective_defaults`, the keys
+whose value is the library's documented default rather than given. A member restarted (bounce, settings
+roll) writes a new `started` with its new values: settings are per life. Older histories lack `effective`:
+then the run-wide values, and `source` says so: run_start's `commit_mode` (the harness's default, `sync`,
+when it names none) and the `auto.commit.interval.ms` the member was given (its `started` event's
+`client_config`, else run_start's `client_settings`, else the client's default of 5 s).
+
+A minimal reader for `commit_progress`; `settings.member_settings` (the session timings) reads the same
+events, and the two may become one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.invariants.terms import INF, Life
+
+#: librdkafka's and the Java client's default auto.commit.interval.ms
+DEFAULT_AUTO_COMMIT_MS = 5000
+COMMIT_MODES = ("sync", "async", "auto", "never")
+
+
+@dataclass(frozen=True)
+class CommitSettings:
+    """How one member life commits, and where that was read."""
+
+    member: str
+    start: float  # the life's start (mono)
+    mode: str  # sync | async | auto | never
+    auto_commit_s: float  # its auto.commit.interval.ms in seconds (read under auto only)
+    source: str  # where `mode` came from
+    interval_source: str  # where `auto_commit_s` came from
+
+    @property
+    def bound_s(self) -> float:
+        """How long after processing a record the member may go without committing it: its auto-commit interval
+        under `auto`; 0 under `sync`, `async` (they commit after each poll's records) and `never`."""
+        return self.auto_commit_s if self.mode == "auto" else 0.0
+
+    def describe(self) -> str:
+        """E.g. "m2, auto-commit every 5 s (librdkafka default) since its start at 12.3 s"."""
+        if self.mode == "auto":
+            how = f"auto-commit every {self.auto_commit_s:g} s ({self.interval_source})"
+        elif self.mode == "never":
+            how = f"commits nothing (commit_mode never, {self.source})"
+        else:
+            how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records " \
+                  f"(commit_mode {self.mode}, {self.source})"
+        return f"{self.member}, {how} since its start at {self.start:.1f} s"
+
+
+class LifeSettings:
+    """Each member life's CommitSettings, read once."""
+
+    def __init__(self, tl) -> None:
+        self.tl = tl
+        self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+        self.started: dict[str, list[dict]] = {}
+        for _, e in tl.control:
+            if e["type"] == "started" and e.get("member"):
+                self.started.setdefault(e["member"], []).append(e)
+        self._by_life: dict[tuple[str, float], CommitSettings] = {}
+
+    def at(self, member: str, t: float) -> CommitSettings:
+        """The settings of the member's life covering t (else its last life begun by t, else its first)."""
+        ls = self.tl.lives.get(member) or [Life(member, t, INF, None, None, {}, None)]
+        life = next((lf for lf in ls if lf.start <= t < lf.end), None)
+        if life is None:
+            begun = [lf for lf in ls if lf.start <= t]
+            life = begun[-1] if begun else ls[0]
+        key = (member, life.start)
+        if key not in self._by_life:
+            st = next((e for e in self.started.get(member, ()) if life.start <= e["mono"] < life.end), None)
+            self._by_life[key] = life_settings(member, life.start, st, self.run_start)
+        return self._by_life[key]
+
+    def all(self) -> list[CommitSettings]:
+        return [self.at(m, lf.start) for m, ls in self.tl.lives.items() for lf in ls]
+
+
+def life_settings(member: str, start: float, started: dict | None, run_start: dict | None) -> CommitSettings:
+    """How a member life commits: its `started` event's `effective` settings, else the run-wide values."""
+    st, run = started or {}, run_start or {}
+    eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
+    lib = _library(str((eff or {}).get("client") or st.get("client") or ""))
+    mode, source = None, "from its started event"
+    if eff is not None:
+        mode = eff.get("commit_mode") if eff.get("commit_mode") in COMMIT_MODES else None
+        if mode is None and "enable.auto.commit" in eff:
+            mode = "auto" if _true(eff["enable.auto.commit"]) else None
+    if mode is None:
+        run_mode = run.get("commit_mode")
+        mode = run_mode if run_mode in COMMIT_MODES else "sync"
+        source = "run-wide, run_start's commit_mode" if run_mode in COMMIT_MODES else \
+            "run-wide, the harness's default: run_start names none"
+        source += ("; its started event carries no effective settings" if eff is None else
+                   "; its started event's effective settings name none")
+    given = st.get("client_config") if isinstance(st.get("client_config"), dict) else {}
+    run_wide = run.get("client_settings") if isinstance(run.get("client_settings"), dict) else {}
+    if eff is not None and _ms(eff.get("auto.commit.interval.ms")) is not None:
+        ms = _ms(eff["auto.commit.interval.ms"])
+        where = f"{lib} default" if "auto.commit.interval.ms" in (st.get("effective_defaults") or ()) else \
+            "as set, from its started event"
+    elif _ms(given.get("auto.commit.interval.ms")) is not None:
+        ms, where = _ms(given["auto.commit.interval.ms"]), "as given, its started event's client_config"
+    elif _ms(run_wide.get("auto.commit.interval.ms")) is not None:
+        ms, where = _ms(run_wide["auto.commit.interval.ms"]), "run-wide, run_start's client_settings"
+    else:
+        ms, where = DEFAULT_AUTO_COMMIT_MS, f"{lib} default, assumed: its start names none"
+    return CommitSettings(member, start, mode, ms / 1000.0, source, where)
+
+
+def _library(client: str) -> str:
+    """The library whose defaults a client runs with, for messages."""
+    low = client.lower()
+    if "librdkafka" in low or "confluent" in low:
+        return "librdkafka"
+    if "java" in low or "kafka-clients" in low or "kafka " in low:
+        return "the Java client's"
+    return "the client's"
+
+
+def _true(v) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() == "true")
+
+
+def _ms(v) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if x > 0 else None
