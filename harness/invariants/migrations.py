@@ -35,12 +35,15 @@ them (one rebalance or several).
   first rebalance.
 - Violation: moves > fewest + `migration_slack`.
 
-A transition in which a member of either snapshot runs a protocol whose assignor is not sticky (its
-`started` event says so: a group migrating to or from classic-eager mid-run) is not judged (counted as
-`not_sticky`): the group's assignor changes with its members' protocol.
+A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
+(counted as `not_sticky`): range (classic-eager) reassigns freely, and the group's assignor changes with its
+members' settings (a migration to or from classic-eager, a settings roll). What each member life runs is read
+from its own `started` event: `effective` (`group.protocol`; under classic the first of
+`partition.assignment.strategy`, librdkafka's `range,roundrobin` when none is named), else its `protocol`,
+else the run's `protocol` (`_Assignors`).
 
-`skipped` for protocols whose assignor is not sticky (classic-eager: range reassigns freely) and when
-there is no transition (fewer than two snapshots, yet some); `unknown` when the assignment was never
+`skipped` when no transition is left to judge (every one had a member on a non-sticky assignor, or there
+are fewer than two snapshots, yet some); `unknown` when the assignment was never
 complete. A transition with a partition that no member of S2 may take has no balanced assignment to count
 from: not judged (`unjudged`). Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky
 and cooperative assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`,
@@ -79,9 +82,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge the moves of every transition between stable assignments against the fewest possible."""
     if (v := empty(NAME, history)) is not None:
         return v
-    rules = protocols.rules_for(settings.protocol)
-    if not rules.sticky:
-        return verdict(NAME, "skipped", f"{settings.protocol} ({rules.assignor}) is not sticky")
+    protocols.rules_for(settings.protocol)  # an unknown protocol is a bad setting (ValueError)
     tl = timeline.build(history, settings)
     if tl.partitions <= 0:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
@@ -93,12 +94,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                        measurements={"transitions": 0})
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
-    rows, problems, wits, not_sticky, unjudged = [], [], [], 0, 0
-    proto = {e.get("member"): e.get("protocol") for _, e in tl.control if e["type"] == "started"}
-    loose = {x for x, p in proto.items() if p in protocols.PROTOCOLS and not protocols.rules_for(p).sticky}
+    rows, problems, wits, not_sticky, unjudged, loose = [], [], [], 0, 0, {}
+    assignors = _Assignors(tl, settings.protocol)
     for s1, s2 in zip(snaps, snaps[1:]):
-        if loose & (set(s1.owners.values()) | set(s2.owners.values())):
-            not_sticky += 1  # a member on a non-sticky assignor (a protocol migration mid-run)
+        runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
+        if any(not sticky for sticky, _ in runs):
+            not_sticky += 1  # a member on a non-sticky assignor (eager, or a protocol migration mid-run)
+            loose.update({what: None for sticky, what in runs if not sticky})
             continue
         members2 = set(s2.owners.values()) | {
             x for x, ls in tl.lives.items()
@@ -138,8 +140,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                    f"{s2.owners[p]} "
                                                    f"although {s1.owners[p]} stayed in the group"))
     if not rows:
+        said = f": {'; '.join(list(loose)[:3])}" if loose else ""
         return verdict(NAME, "skipped", f"no transition among sticky assignors ({not_sticky} with a member on a "
-                                        f"non-sticky one, {unjudged} with a partition no member subscribes to)",
+                                        f"non-sticky one{said}; {unjudged} with a partition no member subscribes to)",
                        measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
@@ -171,3 +174,44 @@ def _last_subscription(tl, member: str, lo: float, hi: float) -> frozenset:
     """What a member gone between the snapshots subscribed to when it went (its last life ending in [lo, hi])."""
     ends = [lf.end for lf in tl.lives.get(member, ()) if lf.exit_event is not None and lo <= lf.end <= hi]
     return tl.subscribed(member, max(ends), before=True) if ends else tl.subscribed(member, lo)
+
+
+class _Assignors:
+    """Whether each member life runs a sticky assignor, and what it runs, with where that was read: its `started`
+    event's `effective` settings (`group.protocol`; under classic the first of `partition.assignment.strategy`,
+    librdkafka's default `range,roundrobin` when it names none), else the event's `protocol`, else the run's."""
+
+    STICKY_STRATEGIES = ("cooperative-sticky", "sticky")
+
+    def __init__(self, tl, run_protocol: str) -> None:
+        self.tl, self.run_protocol, self.cache = tl, run_protocol, {}
+        self.started: dict[str, list[dict]] = {}
+        for _, e in tl.control:
+            if e["type"] == "started" and e.get("member"):
+                self.started.setdefault(e["member"], []).append(e)
+
+    def at(self, member: str, t: float) -> tuple[bool, str]:
+        """(sticky, "m3 runs classic-eager (range), its started event") for the member's life at t."""
+        ls = self.tl.lives.get(member, ())
+        life = next((lf for lf in ls if lf.start <= t < lf.end), None) or \
+            next((lf for lf in reversed(ls) if lf.start <= t), None) or (ls[0] if ls else None)
+        lo, hi = (life.start, life.end) if life else (float("-inf"), float("inf"))
+        key = (member, lo)
+        if key not in self.cache:
+            st = next((e for e in self.started.get(member, ()) if lo <= e["mono"] < hi), None) or {}
+            self.cache[key] = self._read(member, st)
+        return self.cache[key]
+
+    def _read(self, member: str, st: dict) -> tuple[bool, str]:
+        eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
+        if eff is not None and eff.get("group.protocol") in ("classic", "consumer"):
+            if eff["group.protocol"] == "consumer":
+                return True, f"{member} runs the consumer protocol (server-side assignor), its started event"
+            strategy = str(eff.get("partition.assignment.strategy") or "range,roundrobin")
+            first = strategy.split(",")[0].strip()
+            return first in self.STICKY_STRATEGIES, f"{member} runs classic with {strategy}, its started event"
+        if st.get("protocol") in protocols.PROTOCOLS:
+            rules = protocols.rules_for(st["protocol"])
+            return rules.sticky, f"{member} runs {st['protocol']} ({rules.assignor}), its started event"
+        rules = protocols.rules_for(self.run_protocol)
+        return rules.sticky, f"{member} runs {self.run_protocol} ({rules.assignor}), the run's protocol"

@@ -46,9 +46,54 @@ def test_slack_allows_extra_moves():
     assert check(history(shuffle()), migration_slack=2).status == "valid"
 
 
+def _on(protocol: str, evs: list[dict], **effective) -> list[dict]:
+    """The events with every `started` saying this protocol (and, given, these `effective` settings)."""
+    return [{**e, "protocol": protocol, **({"effective": effective} if effective else {})}
+            if e["type"] == "started" else e for e in evs]
+
+
 def test_eager_is_skipped():
+    v = check(history(_on("classic-eager", shuffle())), protocol="classic-eager")
+    assert v.status == "skipped" and v.measurements["not_sticky"] == 1, v.message
+    assert "a runs classic-eager (range), its started event" in v.message
+
+
+def test_each_members_own_assignor_wins_over_the_runs_protocol():
+    """The run says classic-eager, the members' started events say cooperative-sticky: their needless moves are
+    judged (the run-wide protocol would skip them). The run says cooperative, the members' effective settings say
+    classic with range: not judged (the run-wide protocol would fail them)."""
     v = check(history(shuffle()), protocol="classic-eager")
-    assert v.status == "skipped"
+    assert v.status == "invalid", v.message
+    ranged = _on("classic-cooperative", shuffle(), **{"group.protocol": "classic",
+                                                     "partition.assignment.strategy": "range,roundrobin"})
+    v = check(history(ranged))
+    assert v.status == "skipped" and "classic with range,roundrobin, its started event" in v.message, v.message
+    sticky = _on("classic-cooperative", shuffle(), **{"group.protocol": "classic",
+                                                     "partition.assignment.strategy": "cooperative-sticky"})
+    assert check(history(sticky), protocol="classic-eager").status == "invalid"
+
+
+def test_a_member_that_restarts_onto_a_sticky_assignor_is_judged_from_then_on():
+    """a and b start on range (their effective settings), then both restart onto cooperative-sticky; c joins and
+    the assignor moves 3 partitions where 1 would do: the transitions on range are not judged, this one is."""
+    from histbuild import member_start, started
+    rng = {"group.protocol": "classic", "partition.assignment.strategy": "range"}
+    coop = {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"}
+
+    def life(m, t, parts, eff):
+        return [member_start(m, t), {**started(m, t + 0.1), "effective": eff}, assigned(m, t + 0.5, parts)]
+
+    evs = [*life("a", 0.0, [0, 1], rng), *life("b", 0.2, [2, 3], rng),
+           revoked("a", 5.0, [0, 1]), member_exit("a", 5.1), revoked("b", 5.0, [2, 3]), member_exit("b", 5.1),
+           *life("a2", 5.5, [0, 1], coop), *life("b2", 5.6, [2, 3], coop),
+           *join("c", 10.0), revoked("a2", 11.0, [0, 1]), revoked("b2", 11.0, [2]), assigned("c", 12.0, [0, 1]),
+           assigned("a2", 12.0, [2]), run_end(30.0)]
+    evs = [{**e, "effective": coop} if e["type"] == "started" and e["member"] == "c" else e for e in evs]
+    v = check(history(evs))
+    assert v.status == "invalid" and "3 partitions moved where 1" in v.message, v.message
+    assert v.measurements["not_sticky"] == 1 and v.measurements["transitions"] == 1
+    still_range = [{**e, "effective": rng} if e["type"] == "started" else e for e in evs]
+    assert check(history(still_range)).status == "skipped"
 
 
 def test_consumer_protocol_is_judged():
