@@ -301,7 +301,7 @@ class _Commits:
         return np.where(i >= 0, off[np.maximum(i, 0)] if len(off) else -1, -1)
 
     def best_by(self, member: str, p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """For each [lo, hi], the highest offset of p the member committed successfully with its key in it (-2: none)."""
+        """For each [lo, hi], the highest offset of p the member committed successfully, its key in it (-2: none)."""
         _, off, ok, mem, _, key = self.by_p.get(p, _NONE)
         k = ok & self._of(mem, member)
         key, off = key[k], off[k]

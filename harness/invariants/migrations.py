@@ -140,9 +140,12 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                    f"{s2.owners[p]} "
                                                    f"although {s1.owners[p]} stayed in the group"))
     if not rows:
-        said = f": {'; '.join(list(loose)[:3])}" if loose else ""
-        return verdict(NAME, "skipped", f"no transition among sticky assignors ({not_sticky} with a member on a "
-                                        f"non-sticky one{said}; {unjudged} with a partition no member subscribes to)",
+        why = []
+        if not_sticky:
+            why.append(f"{not_sticky} with a member on a non-sticky one ({'; '.join(list(loose)[:3])})")
+        if unjudged:
+            why.append(f"{unjudged} with a partition no member subscribes to")
+        return verdict(NAME, "skipped", f"no transition to judge among sticky assignors: {', '.join(why)}",
                        measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
