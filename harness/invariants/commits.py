@@ -65,111 +65,116 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if (v := empty(NAME, history)) is not None:
         return v
     tl = timeline.build(history, settings)
-    g = COMMIT_GRACE_S
     proc = history.bulk("processed")
     rows, gpart = tl.layout.columns(proc)  # the run's topics' rows, and each row's global partition
     rows = rows[proc.mono[rows] <= tl.end]
-    commits = _Commits(history, tl)
-    lives = LifeSettings(tl)
-    m = {"processed": int(len(rows)), "owed": 0, "judged": 0, "excused": dict.fromkeys(_EXCUSES, 0), "retried": 0,
-         "stalls": 0,
-         "stalled_partitions": [], "commits_ok": commits.n_ok, "commits_failed": commits.n_failed, "grace_s": g}
+    j = _Judgment(tl)
+    m = j.m
     if not len(rows):
         return verdict(NAME, "unknown", f"no record of {tl.layout.describe()} was processed", (), m)
-    bad = _Excusing(tl)
-    stalls: list[tuple] = []  # (t, member, partition, row, c0, deadline, settings, cut) of each pair's first
-    stalled: set[int] = set()
-    used: dict[tuple[str, float], CommitSettings] = {}
     vals = history.values
     mem, part = proc.member[rows], gpart[rows]
     order = np.lexsort((part, mem))  # stable: each group keeps history order
     rows, mem, part = rows[order], mem[order], part[order]
-    cut_at = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
-    for rs in np.split(rows, cut_at):
-        member, p = vals[int(proc.member[rs[0]])], int(gpart[rs[0]])
-        owns = sorted((o for o in tl.by_member.get((member, p), ()) if o.start <= tl.end), key=lambda o: o.start)
-        if not owns:
-            continue  # processing without holding: exclusive_ownership's to judge
-        t, last = proc.mono[rs], proc.last[rs]
-        starts = np.array([o.start for o in owns])
-        i = np.searchsorted(starts, t, "right") - 1
-        ii = np.maximum(i, 0)
-        per = [_ownership_terms(tl, lives, o) for o in owns]  # (bound, graceful end, ungraceful end, settings)
-        bound = np.array([x[0] for x in per])[ii]
-        g_end = np.array([x[1] for x in per])[ii]
-        u_end = np.array([x[2] for x in per])[ii]
-        inside = (i >= 0) & (t < np.array([o.end for o in owns])[ii])
-        c0 = commits.before(p, t)
-        owed = inside & (last + 1 > c0)
-        deadline = np.minimum(t + bound, g_end) + g
-        lost = owed & (u_end <= t + bound + g)
-        late = owed & ~lost & (deadline > tl.end)
-        faulted = owed & ~lost & ~late & bad.overlaps(member, t, deadline)
-        judged = owed & ~lost & ~late & ~faulted
-        for k, n in zip(_EXCUSES, (lost, faulted, late)):
-            m["excused"][k] += int(np.count_nonzero(n))
-        m["owed"] += int(np.count_nonzero(owed))
-        m["judged"] += int(np.count_nonzero(judged))
-        for j in set(ii[judged].tolist()):
-            s = per[j][3]
-            used[(s.member, s.start)] = s
-        if not judged.any():
-            continue
-        best = commits.best_by(member, p, t, deadline)  # m's highest successful commit of p asked for in [t, D]
-        stall, refusals = [], {}
-        for k in np.flatnonzero(judged & (best < last + 1)).tolist():
-            d, refused = commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(bound[k]),
-                                                float(g_end[k]))
-            if refused is not None:
-                refusals[k] = refused
-            if d > deadline[k]:  # the member's commit was refused: judged again against its retry
-                why = "lost_or_killed" if u_end[k] <= d else "end" if d > tl.end else \
-                    "fault" if bad.overlaps(member, t[k:k + 1], np.array([d]))[0] else None
-                if why is not None:
-                    m["excused"][why] += 1
-                    m["judged"] -= 1
-                    continue
-                deadline[k] = d
-                if commits.best_by(member, p, t[k:k + 1], deadline[k:k + 1])[0] >= last[k] + 1:
-                    m["retried"] += 1
-                    continue
-            stall.append(k)
-        if stall:
-            m["stalls"] += len(stall)
-            stalled.add(p)
-            k = int(stall[0])
-            o = owns[int(ii[k])]
-            if g_end[k] + g <= deadline[k] + 1e-9:  # the give-up set the deadline
-                why = f"it gave the partition up at {g_end[k]:.3f}, plus {g:g} s grace"
-                cut = o.end_event
-            elif k in refusals:
-                why = f"its commit of it was refused at {refusals[k][1]:.3f}, and no retry succeeded within " \
-                      f"{per[int(ii[k])][3].bound_s + g:g} s"
-                cut = o.end_event if g_end[k] <= deadline[k] else None
-                if cut is not None:
-                    why += f"; it gave the partition up at {g_end[k]:.3f} without committing it again"
-            else:
-                why, cut = _why_deadline(per[int(ii[k])][3]), None
-            stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), per[int(ii[k])][3], cut,
-                           why, refusals.get(k, (None,))[0]))
-    m["stalled_partitions"] = tl.names(stalled)
+    for rs in np.split(rows, np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1):
+        j.pair(vals[int(proc.member[rs[0]])], int(gpart[rs[0]]), rs)
+    m["stalled_partitions"] = tl.names(j.stalled)
     m["lives"] = {f"{s.member}@{s.start:.3f}": {"mode": s.mode, "bound_s": s.bound_s, "source": s.source,
                                                 **({"interval_source": s.interval_source} if s.mode == "auto" else {})}
-                  for s in sorted(used.values(), key=lambda s: (s.start, s.member))}
+                  for s in sorted(j.used.values(), key=lambda s: (s.start, s.member))}
     if m["stalls"]:
-        return _invalid(tl, commits, stalls, m)
-    modes = _summary(used.values())
+        return _invalid(tl, j.commits, j.stalls, m)
+    g = COMMIT_GRACE_S
     if m["judged"]:
+        modes = _summary(j.used.values())
         return verdict(NAME, "valid", f"{m['judged']} processed events owed a commit and were judged ({_excused(m)}); "
                                       f"every one was committed by its member's own bound ({modes}; grace {g:g} s)",
                        (), m)
     first = float(proc.mono[rows].min())
-    longest = max([s.bound_s for s in lives.all()] or [0.0]) + g
+    longest = max([s.bound_s for s in j.lives.all()] or [0.0]) + g
     if tl.end - first < longest:
         return verdict(NAME, "unknown", f"the history ends {tl.end - first:.3f}s after the first record processed: "
                                         f"too short to judge commits within {longest:g}s", (), m)
     return verdict(NAME, "skipped", f"{m['processed']} processed events, none judged: {m['owed']} owed a commit and "
                                     f"every one was excused ({_excused(m)})", (), m)
+
+
+class _Judgment:
+    """The judgment of one history, member and partition pair by pair: measurements, stalls, lives judged."""
+
+    def __init__(self, tl) -> None:
+        self.tl, self.commits, self.lives, self.bad = tl, _Commits(tl.history, tl), LifeSettings(tl), _Excusing(tl)
+        self.m = {"processed": 0, "owed": 0, "judged": 0, "excused": dict.fromkeys(_EXCUSES, 0), "retried": 0,
+                  "stalls": 0, "stalled_partitions": [], "commits_ok": self.commits.n_ok,
+                  "commits_failed": self.commits.n_failed, "grace_s": COMMIT_GRACE_S}
+        #: the first stall of each stalled pair: (t, member, partition, row, c0, deadline, settings, cut event,
+        #: why the deadline, the refused commit's seq)
+        self.stalls: list[tuple] = []
+        self.stalled: set[int] = set()
+        self.used: dict[tuple[str, float], CommitSettings] = {}
+
+    def pair(self, member: str, p: int, rs: np.ndarray) -> None:
+        """Judge the processed events `rs` (rows, in time order) of one member and partition."""
+        tl, m, g, proc = self.tl, self.m, COMMIT_GRACE_S, self.tl.history.bulk("processed")
+        m["processed"] += len(rs)
+        owns = sorted((o for o in tl.by_member.get((member, p), ()) if o.start <= tl.end), key=lambda o: o.start)
+        if not owns:
+            return  # processing without holding: exclusive_ownership's to judge
+        t, last = proc.mono[rs], proc.last[rs]
+        i = np.searchsorted(np.array([o.start for o in owns]), t, "right") - 1
+        ii = np.maximum(i, 0)
+        per = [_ownership_terms(self.lives, o) for o in owns]  # (bound, graceful end, ungraceful end, settings)
+        bound, g_end, u_end = (np.array([x[n] for x in per])[ii] for n in range(3))
+        c0 = self.commits.before(p, t)
+        owed = (i >= 0) & (t < np.array([o.end for o in owns])[ii]) & (last + 1 > c0)
+        deadline = np.minimum(t + bound, g_end) + g
+        lost = owed & (u_end <= t + bound + g)
+        late = owed & ~lost & (deadline > tl.end)
+        faulted = owed & ~lost & ~late & self.bad.overlaps(member, t, deadline)
+        judged = owed & ~lost & ~late & ~faulted
+        for k, n in zip(_EXCUSES, (lost, faulted, late)):
+            m["excused"][k] += int(np.count_nonzero(n))
+        m["owed"] += int(np.count_nonzero(owed))
+        m["judged"] += int(np.count_nonzero(judged))
+        self.used.update({(s.member, s.start): s for s in (per[x][3] for x in set(ii[judged].tolist()))})
+        best = self.commits.best_by(member, p, t, deadline)  # m's highest successful commit of p asked for in [t, D]
+        stall, refusals = [], {}
+        for k in np.flatnonzero(judged & (best < last + 1)).tolist():
+            d, refusals[k] = self.commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(bound[k]),
+                                                         float(g_end[k]))
+            if d > deadline[k]:  # the member's commit was refused: judged again against its retry
+                why = "lost_or_killed" if u_end[k] <= d else "end" if d > tl.end else \
+                    "fault" if self.bad.overlaps(member, t[k:k + 1], np.array([d]))[0] else None
+                if why is not None:
+                    m["excused"][why] += 1
+                    m["judged"] -= 1
+                    continue
+                deadline[k] = d
+                if self.commits.best_by(member, p, t[k:k + 1], deadline[k:k + 1])[0] >= last[k] + 1:
+                    m["retried"] += 1
+                    continue
+            stall.append(k)
+        if stall:
+            m["stalls"] += len(stall)
+            self.stalled.add(p)
+            k = stall[0]
+            s, o = per[int(ii[k])][3], owns[int(ii[k])]
+            why, cut = _why(s, float(g_end[k]), float(deadline[k]), refusals[k], o.end_event)
+            self.stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), s, cut, why,
+                                refusals[k][0] if refusals[k] else None))
+
+
+def _why(s: CommitSettings, given_up: float, deadline: float, refused, end_event) -> tuple[str, dict | None]:
+    """Why a stalled record's deadline was what it was, and the give-up event when that set it."""
+    g = COMMIT_GRACE_S
+    if given_up + g <= deadline + 1e-9:
+        return f"it gave the partition up at {given_up:.3f}, plus {g:g} s grace", end_event
+    if refused is not None:
+        why = f"its commit of it was refused at {refused[1]:.3f}, and no retry succeeded within {s.bound_s + g:g} s"
+        if given_up <= deadline:
+            return why + f"; it gave the partition up at {given_up:.3f} without committing it again", end_event
+        return why, None
+    return _why_deadline(s), None
 
 
 def _excused(m: dict) -> str:
@@ -227,7 +232,7 @@ def _why_deadline(s: CommitSettings) -> str:
     return f"{g} after processing: it commits after each poll" if s.mode != "never" else f"{g} after processing"
 
 
-def _ownership_terms(tl, lives: LifeSettings, o) -> tuple[float, float, float, CommitSettings]:
+def _ownership_terms(lives: LifeSettings, o) -> tuple[float, float, float, CommitSettings]:
     """(bound B, graceful end g or inf, ungraceful end or inf, settings) of an ownership interval."""
     s = lives.at(o.member, o.start)
     end = o.end
