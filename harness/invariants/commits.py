@@ -3,7 +3,7 @@
 A member that processes records and never commits (or whose commits stop advancing, or all fail) passes
 the other invariants: its cost shows only when the partition moves and the next owner starts again from
 the last commit. This checker judges every record processed against the commits of the member that
-processed it, with the settings that member life ran with (`life_settings`), through rebalances too.
+processed it, with the settings that member life ran with (`commit_settings`), through rebalances too.
 
 Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRACE_S`.
 
@@ -24,7 +24,12 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
   member's pause, a scale-out, a subscription change, an autoscaler) move the group: they excuse nothing.
 - **Kept**: m made a successful commit of p at an offset of at least L + 1 at a time in [t, D] (the
   time a member asked for a commit, `requested_mono`, when it says so, else the `committed` event's own).
-  Otherwise the event is a **stall**, a violation. A failed commit (ok=false) counts for nothing.
+  Otherwise the event is a **stall**, a violation. A failed commit (ok=false) counts for nothing, but
+- **a refused commit is judged against its retry**: when m asked for a commit of p in [t, D] that failed
+  at f, D becomes min(f + B, g) + G (its next commit, after the next poll or at the next tick, retries;
+  again for a refused retry). In a classic rebalance a commit waits for the join and is refused
+  (ILLEGAL_GENERATION) once the generation moved; a partition revoked after that must still be committed
+  before it is given up (the members commit in their revoke callback).
 
 Tolerance: G = 1 s, a commit's round trip and the poll that records its outcome (an auto-commit's outcome
 is recorded from the callback the next poll serves). Under `auto` the bound is the member's own interval,
@@ -33,11 +38,12 @@ older histories without them are judged with the run's `commit_mode` and the int
 given, else the client's default of 5 s, and the messages say so.
 
 Verdicts: `invalid` with witnesses (for the first stalled member and partition pairs, the stalled
-`processed` event, m's last successful commit of p before the deadline or its failed commit of p in the
-window, and the `revoked` that cut the deadline); `unknown` when nothing of the topics was processed, or
-when nothing was judged and the history goes on for less than the longest bound after the first record
-processed; `skipped` when records were processed but every owed event was excused (faults throughout);
-else `valid`. Measurements: `processed`, `owed`, `judged`, `excused` (by reason), `stalls`,
+`processed` event, m's refused commit of p or its last successful one before the deadline (else its failed
+commit of p in the window), and the `revoked` that set the deadline); `unknown` when nothing of the topics
+was processed, or when nothing was judged and the history goes on for less than the longest bound plus G
+after the first record processed; `skipped` when records were processed but every owed event was excused
+(faults throughout); else `valid`. Measurements: `processed`, `owed`, `judged`, `excused` (by reason),
+`retried` (kept by a retry after a refusal), `stalls`,
 `stalled_partitions`, `commits_ok`, `commits_failed` (commit entries of the topics' partitions),
 `grace_s`, `lives` (member life -> its mode, bound and where they came from).
 """
