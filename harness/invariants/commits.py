@@ -144,8 +144,10 @@ class _Judgment:
         m["judged"] += int(np.count_nonzero(judged))
         self.used.update({(s.member, s.start): s for s in (per[x][3] for x in set(ii[judged].tolist()))})
         best = self.commits.best_by(member, p, t, deadline)  # m's highest successful commit of p asked for in [t, D]
-        stall, refusals = [], {}
-        for k in np.flatnonzero(judged & (best < last + 1)).tolist():
+        missed = judged & (best < last + 1)
+        refused = missed & self.commits.refused_in(member, p, t, deadline)  # only these can be saved by a retry
+        stall, refusals = np.flatnonzero(missed & ~refused).tolist(), {}
+        for k in np.flatnonzero(refused).tolist():
             d, refusals[k] = self.commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(bound[k]),
                                                          float(g_end[k]))
             if d > deadline[k]:  # the member's commit was refused: judged again against its retry
@@ -163,11 +165,11 @@ class _Judgment:
         if stall:
             m["stalls"] += len(stall)
             self.stalled.add(p)
-            k = stall[0]
+            k = min(stall)
             s, o = per[int(ii[k])][3], owns[int(ii[k])]
-            why, cut = _why(s, float(g_end[k]), float(deadline[k]), refusals[k], o.end_event)
+            why, cut = _why(s, float(g_end[k]), float(deadline[k]), refusals.get(k), o.end_event)
             self.stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), s, cut, why,
-                                refusals[k][0] if refusals[k] else None))
+                                refusals[k][0] if refusals.get(k) else None))
 
 
 def _why(s: CommitSettings, given_up: float, deadline: float, refused, end_event) -> tuple[str, dict | None]:
@@ -330,6 +332,12 @@ class _Commits:
     def _of(self, mem: np.ndarray, member: str) -> np.ndarray:
         code = self.history.code(member)
         return mem == (-1 if code is None else code)
+
+    def refused_in(self, member: str, p: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """For each [lo, hi], whether the member asked for a commit of p in it that failed."""
+        _, _, ok, mem, _, key = self.by_p.get(p, _NONE)
+        key = np.sort(key[~ok & self._of(mem, member)])
+        return np.searchsorted(key, hi, "right") > np.searchsorted(key, lo, "left")
 
     def after_refusals(self, member: str, p: int, t: float, deadline: float, bound: float,
                        given_up: float) -> tuple[float, tuple[int, float] | None]:
