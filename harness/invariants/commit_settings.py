@@ -8,13 +8,15 @@ then the run-wide values, and `source` says so: run_start's `commit_mode` (the h
 when it names none) and the `auto.commit.interval.ms` the member was given (its `started` event's
 `client_config`, else run_start's `client_settings`, else the client's default of 5 s).
 
-A minimal reader for `commit_progress`; `settings.member_settings` (the session timings) reads the same
-events, and the two may become one.
+The commit part of a member life's settings, for `commit_progress`: `settings.member_settings` reads the
+same `started` event (found by `settings.life_at` and `settings.started_event`) for the session timings;
+this adds where each commit value came from (given, the library's default, or run-wide), for the messages.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.invariants.settings import life_at, started_event
 from harness.invariants.terms import INF, Life
 
 #: librdkafka's and the Java client's default auto.commit.interval.ms
@@ -52,27 +54,19 @@ class CommitSettings:
 
 
 class LifeSettings:
-    """Each member life's CommitSettings, read once."""
+    """Each member life's CommitSettings, read once (the life and its `started` event as `settings` finds them)."""
 
     def __init__(self, tl) -> None:
         self.tl = tl
         self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
-        self.started: dict[str, list[dict]] = {}
-        for _, e in tl.control:
-            if e["type"] == "started" and e.get("member"):
-                self.started.setdefault(e["member"], []).append(e)
         self._by_life: dict[tuple[str, float], CommitSettings] = {}
 
     def at(self, member: str, t: float) -> CommitSettings:
         """The settings of the member's life covering t (else its last life begun by t, else its first)."""
-        ls = self.tl.lives.get(member) or [Life(member, t, INF, None, None, {}, None)]
-        life = next((lf for lf in ls if lf.start <= t < lf.end), None)
-        if life is None:
-            begun = [lf for lf in ls if lf.start <= t]
-            life = begun[-1] if begun else ls[0]
+        life = life_at(self.tl, member, t) or Life(member, t, INF, None, None, {}, None)
         key = (member, life.start)
         if key not in self._by_life:
-            st = next((e for e in self.started.get(member, ()) if life.start <= e["mono"] < life.end), None)
+            st = started_event(self.tl, life) if life.start_event else None
             self._by_life[key] = life_settings(member, life.start, st, self.run_start)
         return self._by_life[key]
 
