@@ -40,6 +40,7 @@ import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
+from harness.members.python_settings import client_version, effective_settings  # noqa: E402,F401
 
 PROTOCOL_CONFIG = {
     "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
@@ -88,33 +89,6 @@ def consumer_config(env: dict) -> dict:
     return conf
 
 
-#: librdkafka's documented defaults of the settings the checkers judge with (CONFIGURATION.md; the same in every
-#: release the harness runs, 2.0.2 on: session.timeout.ms went from 10 s to 45 s in 1.7.0, KIP-735)
-LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 3000, "max.poll.interval.ms": 300000,
-                       "auto.commit.interval.ms": 5000}
-
-
-def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
-    """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
-    documented defaults rather than given): the `started` event's `effective` and `effective_defaults`."""
-    out: dict = {"group.protocol": conf.get("group.protocol", "classic"),
-                 "partition.assignment.strategy": conf.get("partition.assignment.strategy")
-                 if conf.get("group.protocol", "classic") == "classic" else None,
-                 "group.instance.id": conf.get("group.instance.id"),
-                 "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
-                 "commit_mode": mode, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
-    if out["group.protocol"] == "classic" and out["partition.assignment.strategy"] is None:
-        out["partition.assignment.strategy"] = "range,roundrobin"  # librdkafka's default
-    defaults = []
-    for key, default in LIBRDKAFKA_DEFAULTS.items():
-        try:
-            out[key] = int(conf[key])
-        except (KeyError, ValueError):
-            out[key] = default
-            defaults.append(key)
-    return out, defaults
-
-
 def make_consumer(conf: dict):
     """Consumer(conf), or exit with librdkafka's reason on one line (an unknown property, a bad value)."""
     try:
@@ -130,12 +104,6 @@ def check_config(env: dict) -> int:
     conf = consumer_config({**env, "HARNESS_GROUP_ID": "harness-config-check", "HARNESS_BOOTSTRAP": ""})
     make_consumer(conf).close()
     return 0
-
-
-def client_version() -> str:
-    """The confluent-kafka version string (version() is a tuple in older releases, a string in newer)."""
-    v = confluent_kafka.version()
-    return v[0] if isinstance(v, tuple) else str(v)
 
 
 def _tps(parts) -> list:
@@ -197,9 +165,7 @@ class Member:
 
     def on_revoke(self, consumer, parts) -> None:
         self._end_claim()
-        # still the owner: what a refused commit left uncommitted (a rebalance was in progress) gets its last
-        # chance, as the Java member does; auto-commit commits on revoke by itself
-        self._commit_uncommitted({(tp.topic, tp.partition) for tp in parts})
+        self._final_commit({(tp.topic, tp.partition) for tp in parts})  # still the owner: its last chance
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
         gone = {(tp.topic, tp.partition) for tp in parts}
         self.held -= gone
@@ -287,17 +253,14 @@ class Member:
         if offsets:
             self._commit_offsets(offsets, asynchronous=self.commit_mode == "async")
 
-    def _final_commit(self) -> None:
-        """On a graceful stop, before closing: what was processed and not committed yet, synchronously (sync,
-        async). Under auto the client commits on close; under never nothing is."""
-        self._commit_uncommitted(self.held)
-
-    def _commit_uncommitted(self, parts: set) -> None:
-        """Commit, synchronously, what was processed of these held partitions and not committed yet (sync, async)."""
+    def _final_commit(self, parts: set | None = None) -> None:
+        """What was processed of these held partitions (all by default) and not committed yet (a commit refused
+        mid-rebalance), synchronously (sync, async): on a graceful stop before closing, and on revoke, as the Java
+        member does. Under auto the client commits on close and on revoke; under never nothing is."""
         if self.commit_mode not in ("sync", "async"):
             return
         offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self.next_offset.items())
-                   if (t, p) in parts and (t, p) in self.held and self.committed.get((t, p)) != o]
+                   if (t, p) in self.held and (parts is None or (t, p) in parts) and self.committed.get((t, p)) != o]
         if offsets:
             self._commit_offsets(offsets, asynchronous=False)
 
