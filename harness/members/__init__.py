@@ -8,6 +8,13 @@
 
 The Java sources ship with the package as package data.
 """
-from harness.members.pool import MemberPool, MemberProcess, MemberSpec
-
 __all__ = ["MemberPool", "MemberProcess", "MemberSpec"]
+
+
+def __getattr__(name: str):
+    """MemberPool, MemberProcess and MemberSpec from `pool`, imported on first use: the Python member imports
+    its sibling modules through this package and must not pull the pool (and what it imports) in."""
+    if name in __all__:
+        from harness.members import pool
+        return getattr(pool, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,41 @@
+"""The settings the Python member's client runs with, for its `started` event (`effective`, `effective_defaults`).
+
+Imports only the standard library and confluent_kafka, as `python_member` does (which runs under an isolated
+install of any confluent-kafka version).
+"""
+from __future__ import annotations
+
+import confluent_kafka
+
+
+def client_version() -> str:
+    """The confluent-kafka version string (version() is a tuple in older releases, a string in newer)."""
+    v = confluent_kafka.version()
+    return v[0] if isinstance(v, tuple) else str(v)
+
+
+#: librdkafka's documented defaults of the settings the checkers judge with (CONFIGURATION.md; the same in every
+#: release the harness runs, 2.0.2 on: session.timeout.ms went from 10 s to 45 s in 1.7.0, KIP-735)
+LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 3000, "max.poll.interval.ms": 300000,
+                       "auto.commit.interval.ms": 5000}
+
+
+def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
+    """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
+    documented defaults rather than given): the `started` event's `effective` and `effective_defaults`."""
+    out: dict = {"group.protocol": conf.get("group.protocol", "classic"),
+                 "partition.assignment.strategy": conf.get("partition.assignment.strategy")
+                 if conf.get("group.protocol", "classic") == "classic" else None,
+                 "group.instance.id": conf.get("group.instance.id"),
+                 "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
+                 "commit_mode": mode, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+    if out["group.protocol"] == "classic" and out["partition.assignment.strategy"] is None:
+        out["partition.assignment.strategy"] = "range,roundrobin"  # librdkafka's default
+    defaults = []
+    for key, default in LIBRDKAFKA_DEFAULTS.items():
+        try:
+            out[key] = int(conf[key])
+        except (KeyError, ValueError):
+            out[key] = default
+            defaults.append(key)
+    return out, defaults
