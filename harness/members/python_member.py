@@ -5,8 +5,8 @@ docs/member-contract.md. Imports only the standard library, confluent_kafka and 
 it runs under an isolated install of any confluent-kafka version.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`):
-  - `sync`: synchronously, after each poll's records (and what is still uncommitted of a partition when it is
-    revoked, and on SIGTERM)
+  - `sync`: synchronously, after each poll's records (a refused commit again after the next poll; what is still
+    uncommitted of a partition when it is revoked, and on SIGTERM)
   - `async`: asynchronously after each poll's records, recording each outcome from the `on_commit` callback
     (and what is still uncommitted, synchronously, of a partition when it is revoked and on SIGTERM)
   - `auto`: enable.auto.commit=true (auto.commit.interval.ms as HARNESS_CLIENT_CONFIG gives it, else the
@@ -241,15 +241,20 @@ class Member:
     def _commit_setup(self, env: dict, conf: dict) -> None:
         self.commit_mode = commit_mode(env)
         self.committed: dict[tuple[str, int], int] = {}  # the last offset committed successfully, per partition
+        self.refused: set[tuple[str, int]] = set()  # partitions whose last commit failed: retried after the next poll
         self.commit_asked: dict[tuple, list[float]] = {}  # async: offsets asked for -> when (oldest first)
         if self.commit_mode in ("async", "auto"):
             conf["on_commit"] = self.on_commit
 
     def _commit(self, by_part: dict) -> None:
-        """After a poll: commit its partitions' next offsets (sync, async); auto and never do nothing here."""
+        """After a poll: commit its partitions' next offsets, and again those of held partitions whose last commit
+        was refused (a rebalance was in progress), as the Java member does (sync, async); auto and never do nothing
+        here."""
         if self.commit_mode not in ("sync", "async"):
             return
-        offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in by_part if (t, p) in self.held]
+        self.refused &= self.held  # a partition given up is no longer ours to commit
+        parts = sorted(tp for tp in {*by_part, *self.refused} if tp in self.held and tp in self.next_offset)
+        offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in parts]
         if offsets:
             self._commit_offsets(offsets, asynchronous=self.commit_mode == "async")
 
@@ -307,6 +312,7 @@ class Member:
     def _record_commit(self, ok: bool, err, tpo: list, requested: float | None) -> None:
         if ok:
             self.committed.update({(t, p): o for t, p, o in tpo})
+        (self.refused.difference_update if ok else self.refused.update)((t, p) for t, p, _ in tpo)
         extra = {"requested_mono": requested} if requested is not None else {}
         self.hist.event("committed", member=self.member_id, ok=ok, error=err, **extra, offsets=tpo)
 
@@ -335,6 +341,8 @@ class Member:
                 time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)
                 self._commit(by_part)
+            elif self.refused:  # no record, but a refused commit to retry
+                self._commit({})
             if self.side is not None:
                 self._record_batch(self.side.consume(num_messages=500, timeout=0.05))
         try:

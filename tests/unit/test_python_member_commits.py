@@ -150,3 +150,30 @@ def test_no_commit_of_its_own_on_revoke_under_auto_or_never(member, mode):
     poll(m)
     m.on_revoke(None, [TP("t", 0, -1001)])
     assert m.consumer.calls == []
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_refused_commit_is_retried_after_the_next_poll(member, tmp_path, mode):
+    """A commit refused mid-rebalance is asked for again after the next poll, even when that poll brought records
+    of other partitions only, or none (commit_progress judges the record against that retry)."""
+    m = member(mode, fail=True)
+    poll(m)
+    m.consumer.fail = False
+    m.next_offset[("t", 0)] = 7
+    m._commit({("t", 0): [5, 6]})  # records of partition 0 only: partition 1's refused commit goes along
+    assert m.consumer.calls[-1] == ([("t", 0, 7), ("t", 1, 3)], mode == "async")
+    if mode == "async":
+        m.on_commit(None, [TP("t", 0, 7), TP("t", 1, 3)])  # its outcome, from the callback
+        assert m.refused == set()
+    else:
+        assert m.refused == set()
+        m.consumer.fail = True
+        m.next_offset[("t", 1)] = 4
+        m._commit({("t", 1): [3]})
+        m.consumer.fail = False
+        m._commit({})  # a poll with no record: the refusal is retried all the same
+        assert m.consumer.calls[-1] == ([("t", 1, 4)], False) and m.refused == set()
+    m.held.discard(("t", 1))
+    m.refused.add(("t", 1))
+    m._commit({})
+    assert m.refused == set()  # a partition given up is not retried
