@@ -28,33 +28,33 @@ them (one rebalance or several).
   moves is the larger of the above and the same count over the members of S2 plus the phantoms, each
   phantom holding what it held in S1 (the broker's view): the broker moves as few partitions as it can in
   all, and where a larger quota would save a move of a phantom or of a kept member alike it may give it to
-  the phantom (only kept members' moves count: the most of them among the broker's cheapest choices). The second
-  rebalance then only hands out the phantoms' partitions, which are no moves. A member that left
+  the phantom (only kept members' moves count: the most of them among the broker's cheapest choices). The
+  second rebalance then only hands out the phantoms' partitions, which are no moves. A member that left
   gracefully between the snapshots is a phantom too when a newcomer of S2 (a member that owned nothing in
   S1) had started before it was gone (a leave during a join): the joiner was balanced against it in a
   first rebalance.
 - Violation: moves > fewest + `migration_slack`.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
-(counted as `not_sticky`): range (classic-eager) reassigns freely, and the group's assignor changes with its
-members' settings (a migration to or from classic-eager, a settings roll). What each member life runs is read
-from its own `started` event: `effective` (`group.protocol`; under classic the first of
+(counted as `not_sticky`): range (classic-eager) reassigns freely, and the group's assignor changes with
+its members' settings (a migration to or from classic-eager, a settings roll). What each member life runs
+is read from its own `started` event: `effective` (`group.protocol`; under classic the first of
 `partition.assignment.strategy`, librdkafka's `range,roundrobin` when none is named), else its `protocol`,
 else the run's `protocol` (`_Assignors`).
 
 `skipped` when no transition is left to judge (every one had a member on a non-sticky assignor, or there
-are fewer than two snapshots, yet some); `unknown` when the assignment was never
-complete. A transition with a partition that no member of S2 may take has no balanced assignment to count
-from: not judged (`unjudged`). Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky
-and cooperative assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`,
-`members`, `phantoms` (and `subscriptions`, the number of distinct ones, when they differ); totals.
+are fewer than two snapshots, yet some); `unknown` when the assignment was never complete. A transition
+with a partition that no member of S2 may take has no balanced assignment to count from: not judged
+(`unjudged`). Tolerance: `migration_slack`, extra moves allowed per transition (0: sticky and cooperative
+assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_moves`, `members`,
+`phantoms` (and `subscriptions`, the number of distinct ones, when they differ); totals.
 """
 from __future__ import annotations
 
 from harness.history import History
 from harness.invariants import protocols, timeline
-from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.fewest_moves import fewest_moves
 
 NAME = "bounded_migrations"
 
