@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.misbehave import MISBEHAVE_HELP
+
 
 EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
 2 bad input or a set-up failure (one line on stderr saying what).
@@ -85,18 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     backend(r, "local")
-    r.add_argument("--misbehave", default=None,
-                   choices=["process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "defeat-warmup", "fake-eos",
-                            "forget-state", "zombie-task", "wrong-delay"],
-                   help="make one member break the rules on purpose (a self-test of the checkers); forget-offsets: "
-                        "it reads every partition given after its first assignment from the start; rejoin-storm: it "
-                        "leaves and rejoins as a new member every second for 20 s, a storm convergence must catch; "
-                        "defeat-warmup (streams-* scenarios): every instance runs with a recovery lag "
-                        "that switches warmups off; fake-eos (streams-eos-kill): the instances run at_least_once "
-                        "while the run is judged as exactly_once_v2; forget-state (streams-*): the first instance "
-                        "starts each of its tasks on an emptied store; zombie-task (connect-*): a source task goes on "
-                        "producing after it was stopped; wrong-delay (connect-*): the run is judged with another "
-                        "scheduled.rebalance.max.delay.ms than the workers ran")
+    r.add_argument("--misbehave", default=None, choices=MISBEHAVE_HELP, metavar="SELF_TEST",
+                   help="make one member break the rules on purpose (a self-test of the checkers): "
+                        + "; ".join(f"{k}: {v}" for k, v in MISBEHAVE_HELP.items()))
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
                         "(repeatable; docs/streams.md lists them)")

@@ -83,7 +83,6 @@ class CheckSettings(SettingsDict):
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
     exactly_once: bool = False
-    commit_stall_s: float = 10.0
     expect_broker: str = ""  # a regex: the scenario expects a broker to refuse with a line matching it
 
     def __post_init__(self) -> None:

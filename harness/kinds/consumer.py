@@ -81,7 +81,6 @@ class ConsumerGroup:
             **named, "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "heartbeat_interval_s": cfg.heartbeat_interval_s,
             "max_poll_interval_s": cfg.max_poll_interval_s, "quiet_period_s": cfg.quiet_period_s,
-            **commit_stall(cfg),
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
 
     def pool_config(self) -> dict:
@@ -147,22 +146,6 @@ def _balanced(own: dict, subs: dict) -> bool:
     """No member holds two or more partitions more than a member that could take one of them."""
     return not any(len(own[a]) - len(own[b]) >= 2 and any(_takes(subs[b], t) for t, _ in own[a])
                    for a in own for b in own)
-
-
-#: librdkafka's (and the Java client's) default auto.commit.interval.ms
-AUTO_COMMIT_INTERVAL_MS = 5000
-
-
-def commit_stall(cfg) -> dict:
-    """commit_progress's `commit_stall_s` when members auto-commit less often than every 5 s: twice their
-    interval (docs/invariants.md); nothing otherwise (the default, 10 s, is twice 5 s)."""
-    if cfg.commit_mode != "auto":
-        return {}
-    try:
-        interval_ms = float(dict(cfg.client_settings).get("auto.commit.interval.ms", AUTO_COMMIT_INTERVAL_MS))
-    except ValueError:
-        return {}  # the client refuses it before the run starts
-    return {"commit_stall_s": 2 * interval_ms / 1000} if interval_ms > AUTO_COMMIT_INTERVAL_MS else {}
 
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0

@@ -110,15 +110,6 @@ def test_commit_mode_option_and_what_validate_refuses():
         RunConfig(scenario="streams-scale-out", seed=1, protocol="classic", commit_mode="never").validate()
 
 
-def test_commit_stall_follows_a_longer_auto_commit_interval():
-    from harness.kinds.consumer import commit_stall
-    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="auto")) == {}
-    slow = (("auto.commit.interval.ms", "8000"),)
-    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="auto", client_settings=slow)) == {
-        "commit_stall_s": 16.0}
-    assert commit_stall(RunConfig(scenario="member-kill", seed=1, commit_mode="sync", client_settings=slow)) == {}
-
-
 def test_processing_time_from_the_option_a_scenario_and_replay(tmp_path):
     import json
     from harness.plan import config_dict, replay_config

@@ -3,8 +3,7 @@ speaking the member contract, so the pool, observer, waits, nemesis, run directo
 only Kafka is not there. Each run takes a few seconds.
 
 The scenarios here are registered for the test only: a run this short ends a second or two after its
-last disturbance, so they lower `settle_s` (coverage's "settled for", 5 s by default) to 1 s, and
-`commit_stall_s` (commit_progress's stretch, 10 s by default) to 1 s.
+last disturbance, so they lower `settle_s` (coverage's "settled for", 5 s by default) to 1 s.
 """
 from __future__ import annotations
 
@@ -50,7 +49,7 @@ def _scale_out(rng, ctx):
     return [Action("scale_out", {}), Action("wait_stable", {})]
 
 
-FAST = dict(members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0, "commit_stall_s": 1.0})
+FAST = dict(members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0})
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,14 @@
+"""The self-tests a run can ask for (`--misbehave`): one member breaks the rules on purpose and the checkers
+must fail the run."""
+
+#: --misbehave: each self-test and what it does (the checkers must fail the run)
+MISBEHAVE_HELP = {
+    "process-after-revoke": "slot 0 goes on reading partitions after they were revoked",
+    "claim-extra": "slot 0 claims a partition the group never gave it", "forget-offsets":
+    "it reads every partition given after its first assignment from the start", "rejoin-storm":
+    "it leaves and rejoins as a new member every second for 20 s, a storm convergence must catch",
+    "defeat-warmup": "(streams-*) every instance runs with a recovery lag that switches warmups off",
+    "fake-eos": "(streams-eos-kill) the instances run at_least_once while judged as exactly_once_v2",
+    "forget-state": "(streams-*) the first instance starts each task on an emptied store",
+    "zombie-task": "(connect-*) a source task goes on producing after it was stopped", "wrong-delay":
+    "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran"}
