@@ -154,3 +154,22 @@ def test_fencing_is_explained_by_the_fenced_members_own_session_timeout():
     assert v.status == "invalid", v.message
     assert "session.timeout.ms=30000 given" in v.witnesses[0]["why"]
     assert run(4000, 30.0).status == "valid"
+
+
+def test_a_member_restarted_with_another_session_timeout_is_judged_by_it():
+    """b is bounced into b2 with a 30 s session timeout before the coordinator is killed (b ran with 4 s): 9 s
+    without a coordinator does not explain b2's fencing, though b's 4 s (and the run-wide 6 s) would have."""
+    from histbuild import broker_said, effective, started, stopped
+    loaded = broker_said(19.0, "[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0 "
+                               "with epoch 2 in 851ms")
+    evs = [e for e in _group(revoked("b", 4.8, [2, 3]), stopped("b", 4.9), member_exit("b", 5.0),
+                             *join("b2", 5.5, [2, 3]), lost("b2", 18.0, [2, 3]), loaded,
+                             failover=_action(10.0, 29.0, kind="kill_coordinator"))
+           if not (e["type"] == "started" and e["member"] in ("b", "b2")) and e.get("member") != "b" or
+           e["type"] in ("member_start", "revoked", "stopped", "member_exit")]
+    evs = [e for e in evs if not (e["type"] == "member_exit" and e["member"] == "b" and e["mono"] == 60.0)]
+    evs += [started("b", 1.1, effective=effective(session_ms=4000)),
+            started("b2", 5.6, effective=effective(session_ms=30000))]
+    v = check(history(evs), S)
+    assert v.status == "invalid", v.message
+    assert "b2's session timeout 30s" in v.witnesses[0]["why"]

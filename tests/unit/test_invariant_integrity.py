@@ -102,3 +102,18 @@ def test_ranges():
     r.add(8, 21)
     assert (r.lo, r.hi) == ([0], [25])
     assert 25 in r and 26 not in r and -1 not in r
+
+
+def test_no_member_setting_moves_the_duplicate_bound():
+    """record_integrity derives nothing from timings: its bound is the previous owner's last commit, as recorded.
+    A roll mid-run (a restarted into a2 with auto-commit every 60 s, whatever the run says of commits) changes
+    no verdict: a duplicate below a2's last commit is still one too many, and valid stays valid without it."""
+    from histbuild import effective, started
+    evs = [e for e in handover(10, b_from=5) if not (e["type"] == "started" and e["member"] == "a")]
+    evs += [started("a", 0.1, effective=effective(commit_mode="sync")),
+            started("a", 0.2, effective=effective(commit_mode="auto", auto_commit_ms=60000))]
+    v = check(history(evs), session_timeout_s=60.0, max_poll_interval_s=600.0)
+    assert v.status == "invalid" and v.measurements["bad_duplicates"] == 5, v.message
+    evs = [e for e in handover(5, b_from=5) if not (e["type"] == "started" and e["member"] == "a")]
+    evs += [started("a", 0.1, effective=effective(commit_mode="auto", auto_commit_ms=60000))]
+    assert check(history(evs), session_timeout_s=1.0).status == "valid"
