@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness.history import History
+from harness.invariants.connect.bounds import zombie_tolerance
 from harness.invariants.connect.view import ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict, witness
 
@@ -35,11 +36,15 @@ def check_task_exclusive(history: History, settings: ConnectCheckSettings) -> Ve
                 overlaps += 1
                 span = min(a.end, b.end) - b.start
                 worst = max(worst, span if span != float("inf") else 0.0)
-                if v.paused(a.member, b.start) and span <= settings.zombie_tolerance_s:
+                paused = v.paused(a.member, b.start)
+                tol, src = zombie_tolerance(v, settings, a.member, b.start) if paused else (0.0, "")
+                if paused and span <= tol:
                     continue
+                why = f"{a.member} was paused, tolerance {tol:g}s: {src}" if paused else f"{a.member} was not paused"
                 bad.append({"unit": unit_name(key), "older": a.member, "newer": b.member, "older_start": a.start,
                             "newer_start": b.start, "older_end": a.end if a.end != float("inf") else None,
-                            "overlap_s": secs(span), "why": f"{unit_name(key)} ran on {a.member} and {b.member} at once"})
+                            "overlap_s": secs(span),
+                            "why": f"{unit_name(key)} ran on {a.member} and {b.member} at once ({why})"})
     runs_of = defaultdict(list)
     for r in v.runs:
         if r.key[0] == "task":
@@ -55,7 +60,7 @@ def check_task_exclusive(history: History, settings: ConnectCheckSettings) -> Ve
     if bad or outside:
         what = []
         if bad:
-            what.append(f"{len(bad)} unit run(s) on two workers at once")
+            what.append(f"{len(bad)} unit run(s) on two workers at once: {bad[0]['why']}")
         if outside:
             what.append(f"{len(outside)} batch(es) from a task that was not running")
         return verdict(NAME, "invalid", "; ".join(what), bad + outside, m)
