@@ -66,7 +66,8 @@ def test_under_the_streams_protocol_the_tolerance_is_twice_the_group_session_tim
     """Under KIP-1071 the session timeout is the group's (its group config over the brokers'), whatever the run's."""
     def judged(group_ms: str, run_tolerance_s: float):
         grp = {"type": "group_settings", "mono": 0.05, "source": "harness",
-               "group": {"streams.session.timeout.ms": group_ms}, "broker": {"group.streams.session.timeout.ms": "45000"}}
+               "group": {"streams.session.timeout.ms": group_ms},
+               "broker": {"group.streams.session.timeout.ms": "45000"}}
         evs = [e if e["type"] != "started" else dict(e, protocol="streams") for e in bounced({})]
         evs += [grp, fault_start(10.0, "p1", ["m1b"]), task_active("m2", 17.0, T[0]), fault_end(25.0, "p1"),
                 task_active_end("m1b", 25.5, T[0])]

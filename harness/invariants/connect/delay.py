@@ -6,7 +6,8 @@ another worker that was alive at t, before t + `scheduled_delay_s`, is reassigne
 when the leader notices the loss, at t or later). A worker that joined after t may take them at once: the
 incremental cooperative assignor gives lost work to new workers (a worker that returns in time gets its work
 back). A held unit that has not started anywhere by t + detection + `scheduled_delay_s` + `reassign_slack_s`
-(detection: `session_timeout_s` after a kill or crash, 0 after a graceful leave) is reassigned too late,
+(detection: after a kill or crash the worker's own session timeout just before it, `bounds.detection`, else the
+run's `session_timeout_s`; 0 after a graceful leave) is reassigned too late,
 when that deadline is before W (otherwise the run ended first: counted in `unjudged`). With the delay at 0,
 the units move at the next rebalance: the same deadline. The departure of the leader (`leader_at`, just
 before it left) is judged by the deadline only: the delay lives in the leader's assignor (its memory of the
@@ -14,7 +15,8 @@ previous assignment), so a new leader sees the lost units as unassigned and hand
 (connect-runtime's IncrementalCooperativeAssignor keeps `previousAssignment` in the leader's instance). `skipped` under the eager protocol (no delay: every
 rebalance reassigns everything) and without a departure holding units. Measurements: `departures` (per
 departure: `member`, `how`, `units`, `first_restart_s`, `last_restart_s` after it, `to_new_workers`,
-`deadline_s`, `leader`, `staying_moved`: units that workers staying throughout gave up between the departure
+`deadline_s`, `detection_s` and `detection` (its source),
+`leader`, `staying_moved`: units that workers staying throughout gave up between the departure
 and the last restart), `delay_s`, `unjudged`. A worker that returns in time gets the work back without moves:
 when every held unit went to workers that joined after the departure (and it was not the leader's), a unit
 that a worker staying throughout gave up (stopped cleanly) between the departure and the last restart is a
@@ -51,7 +53,8 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                 if deadline <= v.window_end:
                     bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at,
                                 "deadline": deadline, "why": f"{unit_name(key)} of {d.member} ({d.how}) not started "
-                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s; detection {detect:g}s: {dsrc})"})
+                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s; detection "
+                                f"{detect:g}s: {dsrc})"})
                 else:
                     unjudged += 1
                 continue

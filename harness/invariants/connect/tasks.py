@@ -1,11 +1,12 @@
-"""9a. `connect_task_exclusive`: no connector and no task runs on two workers at once, judged from what the
-tasks did (their own started, stopped and batch events), not from the REST status.
+"""9a. `connect_task_exclusive`: no connector and no task runs on two workers at once, judged from what the tasks did
+(their own started, stopped and batch events), not from the REST status.
 
-Two runs of one unit on different workers may not overlap, except that the older may outlast the newer one's
-start by up to `zombie_tolerance_s` when its worker was paused (or in a rack outage) from before then: a
-frozen worker cannot stop its tasks until it runs again and learns it lost them. A source task's
-`connect_batch` outside every run of that task on that worker (after it said it stopped, or from a worker
-whose life ended) is a violation too: a task producing after it was stopped. Measurements: `units_seen`,
+Two runs of one unit on different workers may not overlap, except that the older may outlast the newer one's start
+by up to twice the older worker's own session timeout (`bounds.zombie_tolerance`: its worker config's
+`session.timeout.ms` at the newer start, else the run's `zombie_tolerance_s`) when its worker was paused (or in a
+rack outage) from before then: a frozen worker cannot stop its tasks until it runs again and learns it lost them. A
+source task's `connect_batch` outside every run of that task on that worker (after it said it stopped, or from a
+worker whose life ended) is a violation too: a task producing after it was stopped. Measurements: `units_seen`,
 `runs`, `overlaps` (overlapping pairs, tolerated or not), `max_overlap_s`, `batches_outside`.
 """
 from __future__ import annotations
