@@ -78,13 +78,50 @@ def group_settings_at(tl, t: float) -> dict | None:
     """The last `group_settings` event at or before t (the first one when t is earlier), or None."""
     evs = tl.history.derived("group_settings_events",
                              lambda: [e for _, e in tl.control if e["type"] == "group_settings"])
+    return latest_at(evs, t)
+
+
+def latest_at(evs: list[dict], t: float) -> dict | None:
+    """Of events in time order, the last at or before t, else the first (None without any): the rule of
+    `life_at` and `group_settings_at`, for the views that keep no `Life` (Streams, Connect: one life a member)."""
     if not evs:
         return None
     before = [e for e in evs if e["mono"] <= t]
     return before[-1] if before else evs[0]
 
 
-def _group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None, str]:
+def started_of(events: list[dict], member: str, t: float) -> dict | None:
+    """The `started` event of `member`'s life at t among control events (`latest_at` of its `started` events)."""
+    return latest_at([e for e in events if e["type"] == "started" and e.get("member") == member], t)
+
+
+def recorded_ms(started: dict | None, keys: tuple[str, ...]) -> tuple[int, str] | None:
+    """(ms, key) of the first of `keys` that a `started` event's `settings` holds as a number, else None."""
+    got = (started or {}).get("settings")
+    for k in keys if isinstance(got, dict) else ():
+        try:
+            return int(got[k]), k
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
+
+
+def session_bound(events: list[dict], member: str, t: float, keys: tuple[str, ...], what: str, factor: float,
+                  run_value: float, run_name: str) -> tuple[float, str]:
+    """`factor` x the session timeout `member` ran with at t, by its `started` event's settings (`keys`, the first
+    it holds; `what` names those settings, "its worker config"), else the run's `run_name`=`run_value`.
+    (seconds, source: the value, the member and the time of its start, or why the run's was used)."""
+    st = started_of(events, member, t)
+    got = recorded_ms(st, keys)
+    if got is None:
+        why = f"{member}'s start recorded no {keys[0]}" if st else f"no start of {member} recorded"
+        return float(run_value), f"the run's {run_name}={run_value:g}s: {why}"
+    ms, k = got
+    times = "" if factor == 1 else ("twice " if factor == 2 else f"{factor:g} x ")
+    return factor * ms / 1000, f"{times}{member}'s {k}={ms} ({what} at its start at {st['mono']:.3f})"
+
+
+def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None, str]:
     """(ms, source) of a group-side timing from a group_settings event: the group config, else the brokers'."""
     if ev is None:
         return None, ""
@@ -134,8 +171,8 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
         src = f"{member}'s client, session.timeout.ms={session} {how}, {at}"
     else:
         gev = group_settings_at(tl, t)
-        gs, gsrc = _group_value(gev, "consumer", "session")
-        gh, _ = _group_value(gev, "consumer", "heartbeat")
+        gs, gsrc = group_value(gev, "consumer", "session")
+        gh, _ = group_value(gev, "consumer", "heartbeat")
         if gs is None:
             gs, gsrc = GROUP_DEFAULTS_MS["session"], (f"the brokers' default group.consumer.session.timeout.ms="
                                                       f"{GROUP_DEFAULTS_MS['session']}: no group settings recorded")

@@ -19,11 +19,13 @@ def _m(type_: str, m: str, t: float, **fields) -> dict:
     return ev(type_, t, "member", member=m, **fields)
 
 
-def worker(m: str, t: float, port: int) -> list[dict]:
-    """A worker's member_start and its `started` event (with its REST URL)."""
+def worker(m: str, t: float, port: int, config: dict | None = None) -> list[dict]:
+    """A worker's member_start and its `started` event (with its REST URL; `config`: its worker config, none by
+    default)."""
     return [member_start(m, t), _m("started", m, t + 0.5, pid=1, protocol="sessioned", group_id="g", topic="t",
                                    instance_id=None, rack=None, client="connect-runtime 4.3.1",
-                                   rest_url=f"http://127.0.0.1:{port}")]
+                                   rest_url=f"http://127.0.0.1:{port}",
+                                   **({"settings": config} if config is not None else {}))]
 
 
 def member_stop(m: str, t: float) -> dict:

@@ -21,8 +21,11 @@ def _m(type_: str, m: str, t: float, **fields) -> dict:
     return ev(type_, t, "member", member=m, **fields)
 
 
-def started(m: str, t: float, rack: str | None = None, protocol: str = "classic", threads: int = 1) -> dict:
-    return _m("started", m, t, client="kafka-streams", rack=rack, protocol=protocol, threads=threads)
+def started(m: str, t: float, rack: str | None = None, protocol: str = "classic", threads: int = 1,
+            config: dict | None = None) -> dict:
+    """m's start; `config`: the Streams settings it writes (`settings`), none by default."""
+    return _m("started", m, t, client="kafka-streams", rack=rack, protocol=protocol, threads=threads,
+              **({"settings": config} if config is not None else {}))
 
 
 def state(m: str, t: float, to: str, frm: str = "") -> dict:

@@ -6,7 +6,8 @@ another worker that was alive at t, before t + `scheduled_delay_s`, is reassigne
 when the leader notices the loss, at t or later). A worker that joined after t may take them at once: the
 incremental cooperative assignor gives lost work to new workers (a worker that returns in time gets its work
 back). A held unit that has not started anywhere by t + detection + `scheduled_delay_s` + `reassign_slack_s`
-(detection: `session_timeout_s` after a kill or crash, 0 after a graceful leave) is reassigned too late,
+(detection: after a kill or crash the worker's own session timeout just before it, `bounds.detection`, else the
+run's `session_timeout_s`; 0 after a graceful leave) is reassigned too late,
 when that deadline is before W (otherwise the run ended first: counted in `unjudged`). With the delay at 0,
 the units move at the next rebalance: the same deadline. The departure of the leader (`leader_at`, just
 before it left) is judged by the deadline only: the delay lives in the leader's assignor (its memory of the
@@ -14,7 +15,8 @@ previous assignment), so a new leader sees the lost units as unassigned and hand
 (connect-runtime's IncrementalCooperativeAssignor keeps `previousAssignment` in the leader's instance). `skipped` under the eager protocol (no delay: every
 rebalance reassigns everything) and without a departure holding units. Measurements: `departures` (per
 departure: `member`, `how`, `units`, `first_restart_s`, `last_restart_s` after it, `to_new_workers`,
-`deadline_s`, `leader`, `staying_moved`: units that workers staying throughout gave up between the departure
+`deadline_s`, `detection_s` and `detection` (its source),
+`leader`, `staying_moved`: units that workers staying throughout gave up between the departure
 and the last restart), `delay_s`, `unjudged`. A worker that returns in time gets the work back without moves:
 when every held unit went to workers that joined after the departure (and it was not the leader's), a unit
 that a worker staying throughout gave up (stopped cleanly) between the departure and the last restart is a
@@ -23,6 +25,7 @@ violation.
 from __future__ import annotations
 
 from harness.history import History
+from harness.invariants.connect.bounds import detection
 from harness.invariants.connect.view import INF, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict
 
@@ -39,7 +42,8 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
         return verdict(NAME, "skipped", "no worker holding work departed before the end of the run")
     bad, out, unjudged = [], [], 0
     for d in judged:
-        detect = settings.session_timeout_s if d.how in ("kill", "crash") else 0.0
+        detect, dsrc = detection(v, settings, d.member, d.at - 1e-6) if d.how in ("kill", "crash") else \
+            (0.0, "a graceful leave is noticed at once")
         deadline = d.at + detect + delay + settings.reassign_slack_s
         restarts, new_only = [], True
         was_leader = v.leader_at(d.stop_at) == d.member
@@ -49,7 +53,8 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                 if deadline <= v.window_end:
                     bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at,
                                 "deadline": deadline, "why": f"{unit_name(key)} of {d.member} ({d.how}) not started "
-                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s)"})
+                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s; detection "
+                                f"{detect:g}s: {dsrc})"})
                 else:
                     unjudged += 1
                 continue
@@ -65,7 +70,7 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                 bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at, "to": nxt.member,
                             "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
                             f"{nxt.member} {after:.2f}s after it left, later than {deadline - d.at:.1f}s "
-                            f"(delay {delay:g}s)"})
+                            f"(delay {delay:g}s; detection {detect:g}s: {dsrc})"})
         # the units the workers that stayed gave up meanwhile (a returning worker should take its work back alone)
         until = d.at + (max(restarts) if restarts else 0.0)
         staying = [r for r in v.runs if r.clean and d.stop_at < r.end <= until and r.member != d.member
@@ -79,16 +84,18 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                     "first_restart_s": secs(min(restarts)) if restarts else None,
                     "last_restart_s": secs(max(restarts)) if restarts else None,
                     "to_new_workers": bool(restarts) and new_only, "deadline_s": secs(deadline - d.at),
+                    "detection_s": secs(detect), "detection": dsrc,
                     "leader": was_leader})
     m = {"departures": out, "delay_s": delay, "unjudged": unjudged}
     if bad:
         return verdict(NAME, "invalid", f"{len(bad)} unit(s) of departed workers reassigned too early or too late "
-                                        f"for a {delay:g}s scheduled delay", bad, m)
+                                        f"for a {delay:g}s scheduled delay: {bad[0]['why']}", bad, m)
     if unjudged and not any(o["first_restart_s"] is not None for o in out):
         return verdict(NAME, "unknown", "the run ended before any departed worker's work was due elsewhere",
                        measurements=m)
     waits = ", ".join(f"{o['member']} ({o['how']}): {o['first_restart_s']}-{o['last_restart_s']}s"
                       + (" to new workers" if o["to_new_workers"] else "") + (" (the leader)" if o["leader"] else "")
+                      + (f" (detected after {o['detection_s']:g}s: {o['detection']})" if o["detection_s"] else "")
                       for o in out)
     return verdict(NAME, "valid", f"departed workers' work moved within the {delay:g}s delay rule: {waits}",
                    measurements=m)

@@ -1,11 +1,12 @@
-"""9a. `connect_task_exclusive`: no connector and no task runs on two workers at once, judged from what the
-tasks did (their own started, stopped and batch events), not from the REST status.
+"""9a. `connect_task_exclusive`: no connector and no task runs on two workers at once, judged from what the tasks did
+(their own started, stopped and batch events), not from the REST status.
 
-Two runs of one unit on different workers may not overlap, except that the older may outlast the newer one's
-start by up to `zombie_tolerance_s` when its worker was paused (or in a rack outage) from before then: a
-frozen worker cannot stop its tasks until it runs again and learns it lost them. A source task's
-`connect_batch` outside every run of that task on that worker (after it said it stopped, or from a worker
-whose life ended) is a violation too: a task producing after it was stopped. Measurements: `units_seen`,
+Two runs of one unit on different workers may not overlap, except that the older may outlast the newer one's start
+by up to twice the older worker's own session timeout (`bounds.zombie_tolerance`: its worker config's
+`session.timeout.ms` at the newer start, else the run's `zombie_tolerance_s`) when its worker was paused (or in a
+rack outage) from before then: a frozen worker cannot stop its tasks until it runs again and learns it lost them. A
+source task's `connect_batch` outside every run of that task on that worker (after it said it stopped, or from a
+worker whose life ended) is a violation too: a task producing after it was stopped. Measurements: `units_seen`,
 `runs`, `overlaps` (overlapping pairs, tolerated or not), `max_overlap_s`, `batches_outside`.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from harness.history import History
+from harness.invariants.connect.bounds import zombie_tolerance
 from harness.invariants.connect.view import ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict, witness
 
@@ -35,11 +37,15 @@ def check_task_exclusive(history: History, settings: ConnectCheckSettings) -> Ve
                 overlaps += 1
                 span = min(a.end, b.end) - b.start
                 worst = max(worst, span if span != float("inf") else 0.0)
-                if v.paused(a.member, b.start) and span <= settings.zombie_tolerance_s:
+                paused = v.paused(a.member, b.start)
+                tol, src = zombie_tolerance(v, settings, a.member, b.start) if paused else (0.0, "")
+                if paused and span <= tol:
                     continue
+                why = f"{a.member} was paused, tolerance {tol:g}s: {src}" if paused else f"{a.member} was not paused"
                 bad.append({"unit": unit_name(key), "older": a.member, "newer": b.member, "older_start": a.start,
                             "newer_start": b.start, "older_end": a.end if a.end != float("inf") else None,
-                            "overlap_s": secs(span), "why": f"{unit_name(key)} ran on {a.member} and {b.member} at once"})
+                            "overlap_s": secs(span),
+                            "why": f"{unit_name(key)} ran on {a.member} and {b.member} at once ({why})"})
     runs_of = defaultdict(list)
     for r in v.runs:
         if r.key[0] == "task":
@@ -55,7 +61,7 @@ def check_task_exclusive(history: History, settings: ConnectCheckSettings) -> Ve
     if bad or outside:
         what = []
         if bad:
-            what.append(f"{len(bad)} unit run(s) on two workers at once")
+            what.append(f"{len(bad)} unit run(s) on two workers at once: {bad[0]['why']}")
         if outside:
             what.append(f"{len(outside)} batch(es) from a task that was not running")
         return verdict(NAME, "invalid", "; ".join(what), bad + outside, m)

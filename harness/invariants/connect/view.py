@@ -39,7 +39,7 @@ class ConnectCheckSettings(SettingsDict):
 
     protocol: str = "sessioned"
     scheduled_delay_s: float = 300.0
-    session_timeout_s: float = 10.0
+    session_timeout_s: float = 10.0  # fallback, as zombie_tolerance_s (`bounds`)
     rebalance_timeout_s: float = 60.0
     reassign_slack_s: float = 5.0
     connectors: tuple = ()
@@ -48,7 +48,7 @@ class ConnectCheckSettings(SettingsDict):
     tasks: dict = field(default_factory=dict)  # connector -> tasks.max
     source_topic: str = ""
     quiet_period_s: float = 3.0
-    zombie_tolerance_s: float = 2.0
+    zombie_tolerance_s: float = 2.0  # fallback: only for a worker whose start recorded no session.timeout.ms
     balance_slack: int = 1
 
     def __post_init__(self) -> None:

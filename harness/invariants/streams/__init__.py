@@ -1,7 +1,8 @@
 """Invariants of Kafka Streams runs: task exclusivity, warmups (KIP-441), probing, standbys (KIP-708), balance.
 
 A package, a module per concern: `view` (settings and the derived views every checker reads), `tasks` (1, 2),
-`topology` (3, 3b), `placement` (4, 5), `output` (6), `state` (7). The public face is this module's.
+`topology` (3, 3b), `bounds` (the zombie tolerance of 1 and 3, per instance), `placement` (4, 5), `output` (6),
+`state` (7). The public face is this module's.
 
 Times are `mono` seconds on the shared clock; E, the end of the history, is the last `run_end` (else the
 last event); nothing after E is read. A member's *life* runs from its `member_start` (or first own event)
@@ -16,7 +17,8 @@ member's active or standby task set (lags may change); it is judged at the stret
 
 1. `task_exclusive_active`: a task's *run* on a member lasts from `task_active` to its `task_active_end`
    or the member's end of life. Runs of one task on two members may not overlap, except that the older
-   may outlast the newer one's start by up to `zombie_tolerance_s` when its member was under a fault that
+   may outlast the newer one's start by up to twice its member's session timeout then (`bounds`: from the
+   member's own `started` settings, else the run's `zombie_tolerance_s`) when its member was under a fault that
    had started by then (a paused zombie) or its run was ended by a kill/crash. A `processed` event of a
    task outside every run of it on that member is a violation too. Measurements: `tasks_seen`,
    `activations`, `overlaps` (overlapping pairs, tolerated or not), `max_overlap_s`.
@@ -39,8 +41,8 @@ member's active or standby task set (lags may change); it is judged at the stret
    `moves`: tasks whose active owners then differ from those just before the change (a task without a
    live owner just before, its owner killed or gone, counts when it has one then). With
    w = ceil(moves / max_warmup_replicas), invalid when more
-   than w + `probing_slack_rebalances` rebalances (+ 1 for each instance killed from `zombie_tolerance_s`
-   before the change on: its session expiry is a rebalance of its own) start from the change to the
+   than w + `probing_slack_rebalances` rebalances (+ 1 for each instance killed from twice its own session timeout
+   (`bounds`) before the change on: its session expiry is a rebalance of its own) start from the change to the
    convergence, or when it
    takes longer than (w + 1) * `probing_interval_s` + 60 s. `skipped` without a change, `unknown` when the
    members were never all RUNNING. Measurements: `windows` (`change_s`, `moves`, `rebalances`, `bound`,

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from harness.history import History
 from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
+from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _outcome, view
 
 
@@ -29,7 +30,6 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
         r[1], r[4] = vw.stop.get(r[2], (INF, None))
     problems, wits = [], []
     m = {"tasks_seen": len(runs), "activations": sum(map(len, runs.values())), "overlaps": 0, "max_overlap_s": 0.0}
-    tol = settings.zombie_tolerance_s
     for task, rs in sorted(runs.items()):
         rs.sort(key=lambda r: r[0])
         for j, b in enumerate(rs):
@@ -41,9 +41,10 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
                 m["max_overlap_s"] = max(m["max_overlap_s"], over)
                 zombie = any(a[2] in ms and s <= b[0] and e >= a[0] for s, e, ms, _ in vw.faults) or \
                     (a[4] is not None and a[4]["type"] == "member_exit" and a[4].get("how") in ("kill", "crash"))
+                tol, src = zombie_tolerance(vw, settings, a[2], b[0]) if zombie else (0.0, "")
                 if zombie and over <= tol:
                     continue
-                why = f"(tolerance {tol:g}s for a faulted zombie)" if zombie else f"({a[2]} was under no fault)"
+                why = f"(tolerance {tol:g}s for a faulted zombie: {src})" if zombie else f"({a[2]} was under no fault)"
                 problems.append(f"task {task} ran on {a[2]} and {b[2]} at once for {over:.3f}s from {b[0]:.3f} {why}")
                 wits += [witness(a[3], f"{a[2]} runs task {task}"),
                          witness(b[3], f"{b[2]} starts task {task} while {a[2]} still runs it")]

@@ -5,6 +5,7 @@ import math
 
 from harness.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, StreamsCheckSettings, _empty, _outcome, _View, view
 
 
@@ -61,13 +62,18 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
         moves = sum(1 for task in set(before) | set(cur) if cur.get(task, before.get(task)) != before.get(task))
         w = math.ceil(moves / mw)
         # an instance killed just before or in the window adds the rebalance of its session's expiry
-        expired = sum(1 for t, e in vw.stop.values() if e["type"] == "member_exit" and e.get("how") in ("kill", "crash")
-                      and tc - settings.zombie_tolerance_s <= t < until)
+        killed = [(m, t, zombie_tolerance(vw, settings, m, t - 1e-6)) for m, (t, e) in sorted(vw.stop.items())
+                  if e["type"] == "member_exit" and e.get("how") in ("kill", "crash") and t < until]
+        expired = [m for m, t, (tol, _) in killed if tc - tol <= t]
+        # the kills whose count the source of their tolerance decided (those within the run's or their own)
+        kills = [f"{m} killed at {t:.3f}, {'within' if m in expired else 'beyond'} its tolerance {tol:g}s before "
+                 f"the change ({src})"
+                 for m, t, (tol, src) in killed if tc - max(tol, settings.zombie_tolerance_s) <= t]
         who = f"{c['type']} of {c.get('member')} at {c['mono']:.3f}" + \
             (f" (shutting down from {tc:.3f})" if tc < c["mono"] else "")
         out.append({"event": c, "tc": tc, "conv": conv, "who": who, "moves": moves,
                     "fewest": _fewest_moves(before, cur), "rebalances": sum(1 for t in vw.rebalances if tc <= t <= conv),
-                    "bound": w + settings.probing_slack_rebalances + expired,
+                    "bound": w + settings.probing_slack_rebalances + len(expired), "kills": kills,
                     "bound_s": (w + 1) * settings.probing_interval_s + 60.0})
     return out
 
@@ -94,8 +100,9 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
     for w in windows:
         who, conv, tc, n, moves = w["who"], w["conv"], w["tc"], w["rebalances"], w["moves"]
         if n > w["bound"]:
+            plus = f" (+1 for each kill within its zombie tolerance: {'; '.join(w['kills'])})" if w["kills"] else ""
             problems.append(f"after the {who}, {n} rebalances until the assignment settled at {conv:.3f}, "
-                            f"bound {w['bound']} for {moves} moves")
+                            f"bound {w['bound']} for {moves} moves{plus}")
             wits.append(witness(w["event"], f"topology change: {moves} moves, {n} rebalances"))
         if conv - tc > w["bound_s"]:
             problems.append(f"after the {who}, the assignment settled only at {conv:.3f} ({conv - tc:.1f}s), "

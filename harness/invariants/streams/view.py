@@ -45,7 +45,7 @@ class StreamsCheckSettings(SettingsDict):
     exactly_once: bool = False
     protocol: str = "classic"
     seeded_keys: int = 0  # keys written into each task's changelog before the run (its state at the start)
-    zombie_tolerance_s: float = 2.0
+    zombie_tolerance_s: float = 2.0  # fallback: only for an instance whose start recorded no session timeout
     settle_s: float = 5.0
     active_balance_slack: int = 1
     stateful_balance_slack: int = 2
