@@ -187,10 +187,12 @@ def record_group_settings(run) -> dict:
     res = [ConfigResource(ResourceType.BROKER, str(b)) for b in run.cluster.broker_ids()]
     if version_key(run.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
         res.append(ConfigResource(ResourceType.GROUP, run.group_id))
-    try:
-        futures = admin.describe_configs(res, request_timeout=15)
-    except Exception as e:  # noqa: BLE001 - recorded, the checkers then use the run's settings and say so
-        futures, errors = {}, [f"DescribeConfigs: {e}"]
+    futures = {}
+    for r in res:  # one resource a call: the Admin client takes one BROKER resource per DescribeConfigs
+        try:
+            futures.update(admin.describe_configs([r], request_timeout=15))
+        except Exception as e:  # noqa: BLE001 - recorded, the checkers then use the run's settings and say so
+            errors.append(f"DescribeConfigs {r.name}: {e}")
     for r, f in futures.items():
         try:
             entries = f.result(timeout=20)
