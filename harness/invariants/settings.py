@@ -8,7 +8,8 @@ step, from the brokers' DescribeConfigs (the group config `consumer.session.time
 `group.consumer.session.timeout.ms`). A history without these (older runs, a member program that does not
 write `effective`) is judged with the run's settings, and `source` says so.
 
-Every value comes with where it came from, for the checkers' messages.
+Every value comes with where it came from, for the checkers' messages. How a member commits (its commit mode
+and auto-commit interval, from the same `started` event) is `commit_settings`, for `commit_progress`.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
 
 #: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
-CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "auto.commit.interval.ms": 5000}
+CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000}
 #: the brokers' defaults of the consumer protocol's group timings (Kafka 3.7+), when the run recorded none
 GROUP_DEFAULTS_MS = {"session": 45000, "heartbeat": 5000}
 #: group-side keys per group protocol: (the group config, the brokers' default)
@@ -40,8 +41,6 @@ class MemberSettings:
     session_timeout_s: float
     heartbeat_s: float
     max_poll_s: float
-    commit_mode: str
-    auto_commit_s: float
     source: str  # e.g. "m4's client (session.timeout.ms=60000 given) since its start at 12.3s"
     recorded: bool  # False: the history holds no settings of this member; the run's were used
 
@@ -154,7 +153,7 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
         src = f"the run's settings: {member}'s start recorded none"
         return MemberSettings(member, fallback_protocol, iid, float(run.session_timeout_s),
                               float(run.heartbeat_interval_s), float(run.max_poll_interval_s),
-                              _run_commit_mode(tl), CLIENT_DEFAULTS_MS["auto.commit.interval.ms"] / 1000, src, False)
+                              src, False)
     gp = eff.get("group.protocol") or fallback_protocol
     defaults = set((st or {}).get("effective_defaults") or ())
     at = f"since its start at {st['mono'] - tl.start:.1f}s"
@@ -180,14 +179,7 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
         src = f"{member} on the consumer protocol: {gsrc}"
     return MemberSettings(member, gp, eff.get("group.instance.id") or iid, session / 1000, hb / 1000,
                           ms("max.poll.interval.ms", CLIENT_DEFAULTS_MS["max.poll.interval.ms"]) / 1000,
-                          str(eff.get("commit_mode") or _run_commit_mode(tl)),
-                          ms("auto.commit.interval.ms", CLIENT_DEFAULTS_MS["auto.commit.interval.ms"]) / 1000,
                           src, True)
-
-
-def _run_commit_mode(tl) -> str:
-    start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
-    return str(start.get("commit_mode") or "sync")
 
 
 def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
