@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from harness.plan import COMMIT_MODES
+    from harness.plan import COMMIT_MODES, MEMBER_KINDS
     from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
                              f"builds when the producer outpaces it; default: {default}")
 
     def members_and_settings(sp):
-        sp.add_argument("--member", default="python", choices=["python", "java"],
+        sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                         help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
                              "Apache Kafka Java client of the brokers' version)")
         sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
