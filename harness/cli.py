@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.misbehave import MISBEHAVE_HELP
+from harness.stdio import quiet_when_readers_leave
 
 
 EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
@@ -250,6 +251,7 @@ def _nightly(args, progress) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_when_readers_leave()  # `harness scenarios | head -3` ends quietly, with the command's own exit code
     args = _parser().parse_args(argv)
     from harness.procs import install_signal_handlers
     install_signal_handlers()
