@@ -501,8 +501,28 @@ def test_duplicates_are_allowed_at_least_once_and_invalid_exactly_once():
     assert alos.status == "valid" and alos.measurements["duplicated"] == 1, alos.message
     eos = out(evs, exactly_once=True)
     assert eos.status == "invalid"
-    assert "more than once under exactly_once_v2 (first: partition 0 offset 2, 2 times)" in eos.message
+    assert "more than once under the run's exactly_once_v2: no instance recorded its processing.guarantee " \
+           "(first: partition 0 offset 2, 2 times)" in eos.message
     assert [w["type"] for w in eos.witnesses] == ["output", "output"]
+
+
+def test_duplicates_are_judged_by_the_guarantee_the_instances_recorded():
+    """The run says at_least_once; both instances recorded exactly_once_v2: duplicates are invalid. Once m2
+    restarts as m3 with at_least_once (a settings change mid-run), they are what it allows."""
+    evs = [*produced(), *[output(45.0, 0, i, i) for i in range(4)], output(45.0, 0, 2, 4), output_read(46.0, 5)]
+    guarantee = {"m1": "exactly_once_v2", "m2": "exactly_once_v2", "m3": "at_least_once"}
+
+    def judged(extra):
+        h = [dict(e, settings={"processing.guarantee": guarantee[e["member"]]}) if e["type"] == "started" else e
+             for e in [*group(40.0), *extra, *evs]]
+        return streams.check_output_integrity(history(h), settings(exactly_once=False))
+    v = judged([])
+    assert v.status == "invalid"
+    assert "more than once under processing.guarantee=exactly_once_v2 on m1, m2" in v.message
+    v = judged([*leave("m2", 20.0), *join("m3", 21.0)])
+    assert v.status == "valid", v.message
+    assert "1 more than once, as processing.guarantee=at_least_once on m3; processing.guarantee=exactly_once_v2 " \
+           "on m1, m2 allows" in v.message
 
 
 def test_an_acked_record_missing_from_the_output_is_invalid():

@@ -1,7 +1,7 @@
 """The Streams checkers judge warmups, standbys and task moves by the assignor settings the instances and the brokers
 recorded at the moment judged (`harness/invariants/streams/assignor.py`), not by the run's: each history here gets
 the opposite verdict from the run's settings, and one changes its settings half way."""
-from streamsbuild import T, ev, group, history, join, move, restore, run, settings, tasks
+from streamsbuild import T, ev, group, history, join, move, restore, run, settings, state, tasks
 
 from harness.invariants import streams
 from harness.invariants.streams.assignor import assignors_at
@@ -93,3 +93,41 @@ def test_task_moves_are_bounded_by_the_instances_max_warmup_replicas():
     assert "bound 2: 2 x 1 + max.warmup.replicas; assignor: max.warmup.replicas=0 (m1, m2, m3: the Streams" in v.message
     assert moves(history(recorded(scale_out_swapping(), {"max.warmup.replicas": 1})),
                  settings(max_warmup_replicas=0)).status == "valid"
+
+
+def busy_scale_out():
+    """The scale-out above with three more rebalances of m1's own on the way: 5 rebalances for 3 moves."""
+    return [*scale_out_swapping(), *[state("m1", t, "REBALANCING", "RUNNING") for t in (30.0, 40.0, 50.0)],
+            *[state("m1", t + 0.5, "RUNNING", "REBALANCING") for t in (30.0, 40.0, 50.0)]]
+
+
+def test_probing_rebalances_are_bounded_by_the_instances_max_warmup_replicas():
+    """3 moves take ceil(3 / max.warmup.replicas) probing rounds, + 2: 5 rebalances fit a warmup limit of 1."""
+    probe = streams.check_probing_convergence
+    assert probe(history(busy_scale_out()), settings(max_warmup_replicas=1)).status == "valid"
+    v = probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 2})), settings(max_warmup_replicas=1))
+    assert v.status == "invalid"
+    assert "5 rebalances until the assignment settled at 71.600, bound 4 for 3 moves (assignor: " \
+           "max.warmup.replicas=2 (m1, m2, m3: the Streams settings at its start" in v.message
+    assert probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 1})),
+                 settings(max_warmup_replicas=3)).status == "valid"
+
+
+def test_probing_judged_by_the_loosest_while_a_roll_is_half_done():
+    """m1 and m2 run max.warmup.replicas=2, the joining m3 runs 1: either may lead, so the bound is 3 + 2."""
+    half = recorded(recorded(busy_scale_out(), {"max.warmup.replicas": 2}, {"m1", "m2"}),
+                    {"max.warmup.replicas": 1}, {"m3"})
+    v = streams.check_probing_convergence(history(half), settings(max_warmup_replicas=3))
+    assert v.status == "valid", v.message
+
+
+def test_standbys_wanted_until_a_roll_turns_them_off():
+    """m1 and m2 run one standby and 0_1 has none at 10: invalid. The same gap once m3 joins with none configured
+    (half a roll that turns standbys off): the leader may be m3, so it is not held against the run."""
+    before = recorded(missing_standby(), {"num.standby.replicas": 1})
+    assert standby(before, standby_replicas=0, max_warmup_replicas=4).status == "invalid"
+    evs = recorded([*group(60.0, standby=True), *join("m3", 5.0), *run("m3", 5.5), tasks("m2", 10.0, T[2:4], [T[0]])],
+                   {"num.standby.replicas": 1}, {"m1", "m2"})
+    evs = recorded(evs, {"num.standby.replicas": 0}, {"m3"})
+    v = standby(evs, standby_replicas=1, max_warmup_replicas=4)
+    assert v.status == "valid", v.message
