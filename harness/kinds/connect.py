@@ -20,7 +20,7 @@ from harness.errors import BadInput, Indeterminate
 from harness.history import HistoryWriter
 from harness.invariants import CheckSettings
 from harness.invariants.connect import ConnectCheckSettings
-from harness.kinds.connect_settings import WORKER_KEYS, check_worker_version, connect_settings
+from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS, check_worker_version, connect_settings
 from harness.members import MemberSpec
 
 SOURCE, SINK = "harness-source", "harness-sink"
@@ -112,8 +112,7 @@ class ConnectCluster:
 
     def connect_check_settings(self) -> dict:
         s, cfg = self.s, self.cfg
-        judged = s["harness.judge.delay.ms"]
-        delay = int(s["scheduled.rebalance.max.delay.ms"] if judged is None else judged)
+        delay = int(s["scheduled.rebalance.max.delay.ms"])  # the fallback: each worker records its own
         return ConnectCheckSettings.from_dict({
             "protocol": cfg.protocol, "scheduled_delay_s": delay / 1000,
             "session_timeout_s": cfg.session_timeout_s, "rebalance_timeout_s": int(s["rebalance.timeout.ms"]) / 1000,
@@ -156,6 +155,9 @@ class ConnectCluster:
             "plugin.discovery": "service_load",
             **{k: s[k] for k in WORKER_KEYS},
         }
+        if cfg.misbehave == "wrong-delay":  # the workers run with their delay and record three times it (or 10 s)
+            real = int(s["scheduled.rebalance.max.delay.ms"])
+            conf[MISREPORT + "scheduled.rebalance.max.delay.ms"] = real * 3 if real else 10000
         return {k: str(v) for k, v in conf.items()}
 
     def member_spec(self, slot: int) -> MemberSpec:

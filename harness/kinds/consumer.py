@@ -173,6 +173,7 @@ def set_group_configs(run, settings: dict) -> None:
 BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
                      "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms",
                      "group.streams.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+                     "group.streams.num.standby.replicas",
                      "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
                      "group.min.session.timeout.ms", "group.max.session.timeout.ms",
                      "group.initial.rebalance.delay.ms", "group.consumer.migration.policy")

@@ -142,10 +142,12 @@ class StreamsApp:
         conf["harness.start.gate"] = str(self._gate().resolve())
         if cfg.processing_ms:
             conf["harness.processing.ms"] = cfg.processing_ms  # simulated work per record, in the processor
-        if cfg.misbehave == "defeat-warmup":
+        if cfg.misbehave == "defeat-warmup":  # runs with a lag that makes every copy caught up, records the run's
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
-        if cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
+            conf["harness.misreport"] = {"acceptable.recovery.lag": s["acceptable.recovery.lag"]}
+        if cfg.misbehave == "fake-eos":  # runs at_least_once, records exactly_once_v2
             conf["processing.guarantee"] = "at_least_once"
+            conf["harness.misreport"] = {**conf.get("harness.misreport", {}), "processing.guarantee": "exactly_once_v2"}
         if cfg.misbehave == "forget-state" and slot == 0:  # its tasks start on emptied stores
             conf["harness.forget.state"] = True
         if s["harness.rack.aware"]:

@@ -88,8 +88,7 @@ from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdic
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance
 from harness.invariants.streams.state import check_state_kept
-from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active, rules_racks, \
-    rules_warmups
+from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active
 from harness.invariants.streams.topology import check_bounded_task_moves, check_probing_convergence
 from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, StreamsCheckSettings, _empty, \
     has_streams_events
@@ -97,7 +96,7 @@ from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, St
 __all__ = ["DOWN_STATES", "STREAMS_CHECKERS", "STREAMS_EVENT_TYPES", "StreamsCheckSettings", "check_bounded_task_moves",
            "check_output_integrity", "check_probing_convergence", "check_state_kept", "check_standby_placement", "check_streams",
            "check_task_balance", "check_task_exclusive_active", "check_warmup_before_active", "has_streams_events",
-           "judge_streams", "rules_racks", "rules_warmups"]
+           "judge_streams"]
 
 STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] = {
     "task_exclusive_active": check_task_exclusive_active,
