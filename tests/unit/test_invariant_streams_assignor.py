@@ -131,3 +131,15 @@ def test_standbys_wanted_until_a_roll_turns_them_off():
     evs = recorded(evs, {"num.standby.replicas": 0}, {"m3"})
     v = standby(evs, standby_replicas=1, max_warmup_replicas=4)
     assert v.status == "valid", v.message
+
+
+def test_task_moves_judged_by_the_loosest_while_a_roll_is_half_done():
+    """m1 and m2 run max.warmup.replicas=1, the joining m3 runs 0... in a roll from 0 to 1: either may lead, so 3
+    moves for 1 fewest fit 2 x 1 + 1; once every instance runs 0 they do not."""
+    moves = streams.check_bounded_task_moves
+    half = recorded(recorded(scale_out_swapping(), {"max.warmup.replicas": 1}, {"m1", "m2"}),
+                    {"max.warmup.replicas": 0}, {"m3"})
+    v = moves(history(half), settings(max_warmup_replicas=0))
+    assert v.status == "valid", v.message
+    assert moves(history(recorded(scale_out_swapping(), {"max.warmup.replicas": 0})),
+                 settings(max_warmup_replicas=1)).status == "invalid"
