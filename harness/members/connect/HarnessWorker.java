@@ -37,6 +37,12 @@ public final class HarnessWorker {
                 props.put(k, p.getProperty(k));
             }
         }
+        // the member id names the worker's clients (its group membership; Connect derives its internal
+        // topics' client ids from it), so that the harness's request proxy knows whose request it sees
+        String memberId = System.getenv("HARNESS_MEMBER_ID");
+        if (memberId != null && !props.containsKey("client.id")) {
+            props.put("client.id", memberId);
+        }
         Map<String, String> recorded = new HashMap<>(props);
         recorded.putAll(misreport);
         HarnessHistory.header();

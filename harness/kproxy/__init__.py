@@ -1,0 +1,15 @@
+"""A Kafka-protocol-aware proxy for request faults (docs/design.md, "The request proxy").
+
+`KafkaProxy` listens in front of each broker and forwards frames; rules (`delay_request`, `hold_request`,
+`drop_request`, `drop_response`, `error_response`) act on the requests of one API from one member or all,
+to one broker or all, and every fault applied is recorded as `fault_start` / `fault_end`.
+"""
+from harness.kproxy.answers import Unanswerable
+from harness.kproxy.identity import member_of
+from harness.kproxy.proxy import KafkaProxy
+from harness.kproxy.rules import (Rule, Seen, delay_request, drop_request, drop_response, error_response,
+                                  hold_request)
+from harness.kproxy.wire import API_KEYS, API_NAMES
+
+__all__ = ["API_KEYS", "API_NAMES", "KafkaProxy", "Rule", "Seen", "Unanswerable", "delay_request", "drop_request",
+           "drop_response", "error_response", "hold_request", "member_of"]
