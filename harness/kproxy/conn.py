@@ -26,7 +26,7 @@ class Pending:
     then: str = "stall"
 
 
-@dataclass
+@dataclass(eq=False)
 class Conn:
     """The state of one client connection: which broker it fronts, what it awaits, whether it went quiet."""
 

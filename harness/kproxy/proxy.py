@@ -51,6 +51,7 @@ class KafkaProxy:
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.base_events.Server] = []
         self._conns: set[Conn] = set()
+        self._tasks: set[asyncio.Task] = set()  # one per client connection
         self._watchers: list[list] = []  # [conditions, held member, met outcome or None]
         self._ids = itertools.count(1)
         self._faults = itertools.count(1)
@@ -101,6 +102,9 @@ class KafkaProxy:
             s.close()
         for conn in list(self._conns):
             self._close(conn)
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         for s in self._servers:
             await s.wait_closed()
         self._servers.clear()
@@ -150,11 +154,14 @@ class KafkaProxy:
     def _offered(self, api_key: int, broker: int | None) -> range | None:
         """The widest range of versions of an API the targeted brokers offer now (None: none answered)."""
         ids = [broker] if broker is not None else list(self.upstreams)
-        ranges = [r for r in self._call(asyncio.gather(*(self._ask_versions(b) for b in ids)), 15.0) if r]
+        ranges = [r for r in self._call(self._ask_all_versions(ids), 15.0) if r]
         spans = [v[api_key] for v in ranges if api_key in v]
         if not spans:
             return None
         return range(min(s.start for s in spans), max(s.stop for s in spans))
+
+    async def _ask_all_versions(self, ids: list[int]) -> list:
+        return await asyncio.gather(*(self._ask_versions(b) for b in ids))
 
     async def _ask_versions(self, broker: int) -> dict[int, range] | None:
         try:
@@ -173,6 +180,14 @@ class KafkaProxy:
 
     # -- connections (on the event loop)
     async def _serve(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            await self._proxy(broker, reader, writer)
+        finally:
+            self._tasks.discard(task)
+
+    async def _proxy(self, broker: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstreams[broker])
         except OSError as e:
