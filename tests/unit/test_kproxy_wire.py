@@ -74,7 +74,9 @@ def test_frames_split_by_size_prefix():
     ("g-run-m12-admin", "g-run", "m12"),
     ("g-run-m4-offsets", "g-run", "m4"),                             # a Connect worker's internal clients
     ("connector-consumer-harness-sink-0", "g-run", None),            # a Connect task's: no worker named
-    ("rdkafka", "g-run", None), (None, "g-run", None), ("g-run-m2-StreamThread-1-consumer", None, None),
+    ("rdkafka", "g-run", None), (None, "g-run", None),
+    ("g-run-m2-StreamThread-1-consumer", None, "m2"),                # without the group id: the last m<n> part
+    ("g-m9-m2-admin", "g-m9", "m2"), ("g-m9-admin", "g-m9", None),   # with it: a group id's own parts never count
 ])
 def test_member_of(client_id, group_id, member):
     assert member_of(client_id, group_id=group_id) == member
