@@ -43,5 +43,5 @@ def preflight(name: str, *, progress=print) -> None:
 
 def new_backend(name: str = DEFAULT, **kwargs):
     """A cluster of backend `name`, not started; kwargs as `LocalCluster` takes them (work_dir, version,
-    brokers, racks, settings, on_event, progress)."""
+    brokers, racks, settings, on_event, progress; the local backend also request_faults)."""
     return backend_class(name)(**kwargs)

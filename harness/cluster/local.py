@@ -3,7 +3,8 @@
 Each node runs broker and controller roles (combined mode) with a static quorum. It listens for
 clients on a private port; Toxiproxy listens on a second port per node and forwards to it, and the
 node *advertises the proxy port*, so every client connection after bootstrap also goes through the
-proxy. Inter-broker and controller traffic stay direct.
+proxy (with `request_faults`, the request proxy first: harness/cluster/client_path.py). Inter-broker and
+controller traffic stay direct.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness import kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
-from harness.errors import SetupError
+from harness.cluster.client_path import ClientPath
+from harness.errors import BadInput, SetupError
 from harness.procs import Proc
 from harness.tools import free_ports
 from harness.toxiproxy import ToxiproxyServer
@@ -50,6 +52,7 @@ class Node:
     log: Path
     version: str
     proc: Proc | None = None
+    toxi_port: int = 0  # Toxiproxy's, when the request proxy takes proxy_port (client_path.py)
 
     @property
     def proxy_name(self) -> str:
@@ -79,15 +82,20 @@ def startup_failure(log: Path) -> str:
     return next((f.strip()[:300] for f in _REFUSAL.findall(text)), "")
 
 
-class LocalCluster:
-    """N KRaft nodes (broker+controller) on loopback behind Toxiproxy. Use as a context manager."""
+class LocalCluster(ClientPath):
+    """N KRaft nodes (broker+controller) on loopback behind Toxiproxy (and the request proxy when
+    `request_faults`). Use as a context manager."""
 
     backend = "local"
 
     def __init__(self, *, work_dir: Path, version: str = "latest", brokers: int = 3, racks: int = 3,
-                 settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=_log.info) -> None:
+                 settings: BrokerSettings | None = None, on_event: EventSink = _noop, progress=_log.info,
+                 request_faults: bool = False) -> None:
         if brokers < 1:
             raise ValueError("brokers must be >= 1")
+        if request_faults and self.backend != "local":
+            raise BadInput(f"request faults (the request proxy) are wired into the local backend only, not {self.backend}")
+        self.request_faults = request_faults
         self.work_dir = Path(work_dir)
         self.requested_version = version
         self.n = brokers
@@ -128,7 +136,7 @@ class LocalCluster:
         """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered."""
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        ports = free_ports(4 * self.n + 1)
+        ports = free_ports(5 * self.n + 1)
         self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / "toxiproxy.log",
                                          progress=self.progress)
         self.toxiproxy.start()
@@ -136,13 +144,11 @@ class LocalCluster:
             nid = i + 1
             d = self.work_dir / f"broker-{nid}"
             d.mkdir(parents=True, exist_ok=True)
-            self.nodes[nid] = Node(nid, f"r{i % self.racks}", ports[4 * i], ports[4 * i + 1], ports[4 * i + 2],
-                                   ports[4 * i + 3], d / "data", d / "server.properties", d / "broker.log",
-                                   dist.version)
+            self.nodes[nid] = Node(nid, f"r{i % self.racks}", *ports[5 * i:5 * i + 4], d / "data", d / "server.properties",
+                                   d / "broker.log", dist.version, toxi_port=ports[5 * i + 4])
         for node in self.nodes.values():
             self._write_config(node)
-            self.toxiproxy.create(name=node.proxy_name, listen=f"127.0.0.1:{node.proxy_port}",
-                                  upstream=f"127.0.0.1:{node.client_port}")
+        self._front_brokers()
         with ThreadPoolExecutor(max_workers=self.n) as ex:
             list(ex.map(self._format, self.nodes.values()))
         for node in self.nodes.values():
@@ -150,7 +156,7 @@ class LocalCluster:
         self.wait_for_brokers(set(self.nodes), timeout_s=timeout_s)
 
     def stop(self) -> None:
-        """Stop every broker and Toxiproxy; safe to call more than once and after a failed start."""
+        """Stop every broker, the request proxy and Toxiproxy; safe to call more than once and after a failed start."""
         for node in self.nodes.values():
             if node.proc and node.proc.alive():
                 node.proc.signal(9)
@@ -158,6 +164,7 @@ class LocalCluster:
             if node.proc:
                 node.proc.wait(timeout_s=10)
                 node.proc = None
+        self._stop_request_proxy()
         if self.toxiproxy:
             self.toxiproxy.stop()
             self.toxiproxy = None
@@ -369,32 +376,3 @@ class LocalCluster:
     def rack_restore(self, rack: str) -> None:
         for nid in self.brokers_of_rack(rack):
             self.start_broker(nid)
-
-    # -- network faults (Partitionable), through Toxiproxy
-    def _proxies(self, broker_ids):
-        return [self.toxiproxy.proxy(self.nodes[i].proxy_name) for i in (broker_ids or self.broker_ids())]
-
-    def add_latency(self, *, latency_ms: int, jitter_ms: int = 0, broker_ids: list[int] | None = None) -> None:
-        for p in self._proxies(broker_ids):
-            name = f"latency-{p.name}"
-            p.add_toxic(name=name, type="latency", stream="downstream",
-                        attributes={"latency": latency_ms, "jitter": jitter_ms})
-            self._toxics.append((p.name, name))
-
-    def blackhole(self, *, broker_ids: list[int] | None = None) -> None:
-        for p in self._proxies(broker_ids):
-            for stream in ("upstream", "downstream"):
-                name = f"blackhole-{stream}-{p.name}"
-                p.add_toxic(name=name, type="timeout", stream=stream, attributes={"timeout": 0})
-                self._toxics.append((p.name, name))
-
-    def heal(self) -> None:
-        for proxy_name, toxic in self._toxics:
-            self.toxiproxy.proxy(proxy_name).destroy_toxic(toxic)
-        self._toxics.clear()
-
-    def proxy_ports(self) -> set[int]:
-        return {n.proxy_port for n in self.nodes.values()}
-
-    def client_ports(self) -> set[int]:
-        return {n.client_port for n in self.nodes.values()}

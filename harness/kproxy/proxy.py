@@ -53,7 +53,8 @@ class KafkaProxy:
         self._conns: set[Conn] = set()
         self._tasks: set[asyncio.Task] = set()  # one per client connection
         self._watchers: list[list] = []  # [conditions, held member, met outcome or None]
-        self._ids = itertools.count(1)
+        self._rule_ids = itertools.count(1)
+        self._conn_ids = itertools.count(1)
         self._faults = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -119,7 +120,7 @@ class KafkaProxy:
         offer is refused here (answers.Unanswerable), before any request meets it."""
         if rule.action == "error_response":
             answers.check_answerable(rule.api_key, self._offered(rule.api_key, rule.broker))
-        live = LiveRule(rule, rule_id=f"r{next(self._ids)}", now=time.monotonic())
+        live = LiveRule(rule, rule_id=f"r{next(self._rule_ids)}", now=time.monotonic())
         with self._lock:
             self._rules[live.rule_id] = live
             self._active = self._active + [live]
@@ -195,7 +196,7 @@ class KafkaProxy:
             writer.close()
             return
         peer = writer.get_extra_info("peername")
-        conn = Conn(next(self._ids), broker, writer, up_writer, peer=f"{peer[0]}:{peer[1]}" if peer else "")
+        conn = Conn(next(self._conn_ids), broker, writer, up_writer, peer=f"{peer[0]}:{peer[1]}" if peer else "")
         self._conns.add(conn)
         pumps = [asyncio.ensure_future(self._requests(conn, reader)),
                  asyncio.ensure_future(self._responses(conn, up_reader))]

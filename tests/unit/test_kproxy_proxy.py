@@ -261,3 +261,24 @@ def test_error_response_kio_cannot_answer_is_refused_at_install(setup):
     with pytest.raises(Unanswerable, match="StreamsGroupHeartbeat: the brokers offer v0-1"):
         proxy.install(error_response("StreamsGroupHeartbeat", error="NOT_COORDINATOR"))
     proxy.install(error_response("SyncGroup", error="REBALANCE_IN_PROGRESS"))
+
+
+def test_what_it_records_is_valid_history(setup):
+    from harness import history_schema as hs
+    proxy, broker, events, client = setup
+    proxy.install(delay_request("Heartbeat", delay_s=(0.01, 0.02), count=1))
+    proxy.install(error_response("SyncGroup", error=27, count=1))
+    proxy.install(drop_response("Fetch", then="pass"))
+    c = client()
+    _ask(c, HEARTBEAT, 1)
+    c.sendall(request_bytes(SYNC, 1, 2, None, b"\x00\x01g\x00\x00\x00\x01\x00\x01x\xff\xff\xff\xff"))  # no client id
+    _ask(c, FETCH, 3)
+    _answers(c, 2, timeout_s=1)
+    header = {"type": "header", "schema": "rebalance-history", "version": 1, "source": "harness", "member": None}
+    assert [e["kind"] for e in events if e["type"] == "fault_start"] == ["delay_request", "error_response",
+                                                                         "drop_response"]
+    sync = next(e for e in events if e.get("api") == "SyncGroup")
+    assert sync["member"] is None and sync["targets"] == [] and sync["error"] == "REBALANCE_IN_PROGRESS"
+    for e in events:
+        assert hs.validate_line(header, {**e, "wall": time.time()}) == [], e
+    assert hs.validate_line(header, {**events[0], "wall": 1.0, "rule": None})  # the schema holds the fields
