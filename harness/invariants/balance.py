@@ -8,8 +8,8 @@ runner waits until the snapshot has not changed for a while and every member is 
 when that must happen and for how long it lasts.
 
 - **Consumer group** (`consumer`): *complete* when every partition of every topic some live member
-  subscribes to has exactly one live owner, and no live member holds a partition of a topic no live member
-  subscribes to (a subscription change not yet carried out). *Balanced* when no live member A holds two or
+  subscribes to has exactly one live owner, and every partition a live member holds is of a topic it
+  subscribes to (a subscription change not yet carried out is not complete). *Balanced* when no live member A holds two or
   more partitions more than a live member B that subscribes to the topic of one of A's partitions (B could
   take one: the sticky assignors' notion, counted over all topics together); with one subscription, the
   counts differ by at most one. Subscriptions are the topic names each member's subscription takes
@@ -40,7 +40,7 @@ class GroupBalance:
     pair: tuple | None = None  # (A, B): A holds two or more more than B, who could take one; None when balanced
     missing: tuple = ()  # required (topic, partition)s no live member holds
     doubled: tuple = ()  # (topic, partition)s two or more live members hold
-    unwanted: tuple = ()  # held (topic, partition)s of topics no live member subscribes to
+    misplaced: tuple = ()  # held (topic, partition)s of a topic their holder does not subscribe to
 
     @property
     def ok(self) -> bool:
@@ -60,11 +60,12 @@ def consumer(held: Mapping[str, Iterable[tuple[str, int]]], subscriptions: Mappi
     required = [(t, p) for t in partitions if t in wanted for p in range(int(partitions[t]))]
     missing = tuple(tp for tp in required if owners[tp] == 0)
     doubled = tuple(sorted(tp for tp, n in owners.items() if n > 1))
-    unwanted = tuple(sorted(tp for tp in owners if tp[0] not in wanted or not 0 <= tp[1] < partitions.get(tp[0], 0)))
+    misplaced = tuple(sorted({tp for m, ps in held.items() for tp in ps
+                              if tp[0] not in subs[m] or not 0 <= tp[1] < partitions.get(tp[0], 0)}))
     counts = {m: len(ps) for m, ps in held.items()}
     pair = _unbalanced_pair(held, subs)
-    complete = bool(held) and not missing and not doubled and not unwanted
-    return GroupBalance(complete, bool(held) and pair is None, counts, pair, missing, doubled, unwanted)
+    complete = bool(held) and not missing and not doubled and not misplaced
+    return GroupBalance(complete, bool(held) and pair is None, counts, pair, missing, doubled, misplaced)
 
 
 def _unbalanced_pair(held: dict[str, list[tuple[str, int]]], subs: dict[str, frozenset]) -> tuple | None:

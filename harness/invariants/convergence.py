@@ -5,8 +5,8 @@ Disturbances are as in `timeline` (a fault's start or end, a member's start or e
 cut the run into windows: window i runs from disturbance T_i to the next one (the last window to the workload
 end W). A window is judged on the *converged states*: stretches over which the assignment does not change and
 is complete and balanced by the kind's one rule, `balance.consumer`, the rule the runner's stable wait
-calls too: every partition of every topic a live member subscribes to has exactly one live owner, none of a
-topic no live member subscribes to is held, and no live member A holds two or more partitions more than a
+calls too: every partition of every topic a live member subscribes to has exactly one live owner, each held
+by a member that subscribes to its topic, and no live member A holds two or more partitions more than a
 live member B that subscribes to the topic of one of A's partitions (the sticky assignor's notion; with one
 subscription, counts differ by at most one).
 
@@ -191,7 +191,7 @@ def _state(tl, t: float, before: bool):
     subs = {x: tl.subscribed(x, t, before) for x in counts}
     gone = ([f"{len(b.missing)} unowned"] if b.missing else []) + ([f"{len(b.doubled)} owned twice"] if b.doubled
                                                                    else []) + \
-           ([f"{len(b.unwanted)} held of topics nobody subscribes to"] if b.unwanted else [])
+           ([f"{len(b.misplaced)} held by a member not subscribed to its topic"] if b.misplaced else [])
     what = ("incomplete" + (f" ({', '.join(gone)})" if gone and tl.subscriptions.declared else "")
             if not complete else "") + (" and " if not complete and not balanced else "") + \
            ("unbalanced " + str(dict(sorted(counts.items()))) if not balanced else "") + \

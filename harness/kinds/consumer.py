@@ -2,7 +2,7 @@
 member contract, chosen per slot).
 
 "Stable" is the checker's own rule (`harness.invariants.balance.consumer`): every partition of every topic a
-live member subscribes to has exactly one live owner, nobody holds one of a topic no live member subscribes
+live member subscribes to has exactly one live owner, each holds only partitions of topics it subscribes
 to, and no member holds two or more partitions more than a member that could take one of them (with one
 subscription: owned counts differ by at most one).
 """

@@ -77,6 +77,7 @@ def test_stable_means_complete_over_every_subscribed_topic():
     # nobody alive reads payments: its partitions need no owner, and none may be held
     assert _complete(own(m1=o[:3], m2=o[3:]), {"m1": (ORD,), "m2": (ORD,)})
     assert not _complete(own(m1=o[:3], m2=o[3:] + p[:1]), {"m1": (ORD,), "m2": (ORD,)})
+    assert not _complete(own(m1=o[:3] + p[:1], m2=o[3:], m3=p[1:]), subs)  # m1 holds payments-0, not subscribed
 
 
 def test_balance_is_the_assignors_own_over_the_total():
