@@ -170,12 +170,12 @@ def _final(tl, settings, m, convs, last, problems, wits, unknown) -> Verdict:
                                   f"quiet for {quiet:.3f}s", (), m)
 
 
-def _assess(tl, t: float, before: bool = False) -> balance.GroupBalance:
-    """The group's assignment at t (just before t when `before`) among the live members, by the one rule of
-    the kind (`balance.consumer`, which the runner's stable wait calls too)."""
+def _assess(tl, t: float, before: bool = False, owners: dict | None = None) -> balance.GroupBalance:
+    """The group's assignment at t (just before t when `before`; `owners`: `tl.owners_at` then, when known) among
+    the live members, by the one rule of the kind (`balance.consumer`, which the runner's stable wait calls too)."""
     alive = tl.alive_members(t, before)
     held: dict[str, list[tuple[str, int]]] = {x: [] for x in alive}
-    for p, xs in tl.owners_at(t, before).items():
+    for p, xs in (tl.owners_at(t, before) if owners is None else owners).items():
         for x in xs:
             if x in alive:
                 held[x].append(tl.layout.tp(p))
@@ -211,10 +211,10 @@ def _converged_states(tl) -> list[tuple[float, float]]:
         nxt = times[i + 1] if i + 1 < len(times) else tl.end
         if nxt <= t:
             continue
-        b = _assess(tl, t)
-        if not b.ok:
+        owners = tl.owners_at(t)
+        if not _assess(tl, t, owners=owners).ok:
             continue
-        key = tuple(sorted((p, tuple(xs)) for p, xs in tl.owners_at(t).items()))
+        key = tuple(sorted((p, tuple(xs)) for p, xs in owners.items()))
         if out and out[-1][2] == key and out[-1][1] == t:
             out[-1] = (out[-1][0], nxt, key)
         else:
