@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from harness.history import History
+from harness.invariants import balance
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
@@ -68,7 +69,9 @@ def _placement(vw, settings: StreamsCheckSettings, t: float, snaps: dict, a: Ass
 
 
 def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verdict:
-    """Judge the last stable assignment: every task active exactly once, counts balanced across clients."""
+    """Judge the last stable assignment by the kind's one rule (`balance.streams`, the runner's too): every task
+    active exactly once, counts balanced across clients; standbys as configured and no warmup left, else the
+    assignment had not settled (unknown)."""
     name = "task_balance"
     if (v := _empty(name, history)) is not None:
         return v
@@ -77,23 +80,29 @@ def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verd
     if not points:
         return _unstable(name, settings)
     t, snaps = points[-1]
-    owners, _ = _holders(snaps)
-    act = {x: len(getattr(s, "active", ())) for x, s in snaps.items()}
-    stateful = {x: len(s.active | s.standby) if s else 0 for x, s in snaps.items()}
+    got = balance.streams({x: getattr(s, "active", ()) for x, s in snaps.items()},
+                          {x: getattr(s, "standby", ()) for x, s in snaps.items()},
+                          _task_ids(settings, {k for s in snaps.values() for k in getattr(s, "active", ())}),
+                          settings.standby_replicas, settings.active_balance_slack, settings.stateful_balance_slack)
+    act, stateful = got.active, got.stateful
     m = {"at_s": secs(t), "active_per_client": act, "stateful_per_client": stateful}
     problems, wits = [], []
-    for task in _task_ids(settings, set(owners)):
-        if len(owners[task]) != 1:
-            problems.append(f"task {task} has {len(owners[task])} active owners "
-                            f"({', '.join(owners[task]) or 'none'}) at {t:.3f}")
-            wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners[task]]
-    for what, counts, slack in (("active", act, settings.active_balance_slack),
-                                ("active+standby", stateful, settings.stateful_balance_slack)):
-        hi, lo = max(counts, key=counts.get), min(counts, key=counts.get)
-        if counts[hi] - counts[lo] > slack:
-            problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
-                            f"(slack {slack})")
-            wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
-                     if snaps[x] is not None]
+    for task, owners in got.owners.items():
+        if len(owners) != 1:
+            problems.append(f"task {task} has {len(owners)} active owners ({', '.join(owners) or 'none'}) at {t:.3f}")
+            wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners]
+    for what, hi, lo in got.unbalanced:
+        counts, slack = (act, settings.active_balance_slack) if what == "active" else \
+            (stateful, settings.stateful_balance_slack)
+        problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
+                        f"(slack {slack})")
+        wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
+                 if snaps[x] is not None]
+    if not problems and not got.settled:
+        m["warmups"] = got.warmups
+        why = got.standby_problems[0] if got.standby_problems else f"{got.warmups} warmup(s) still in place"
+        return verdict(name, "unknown", f"the last stable assignment, at {t:.3f}, had not settled: {why} "
+                                        f"(standby_placement judges the standbys; probing_convergence the warmups)",
+                       (), m)
     return _outcome(name, problems, wits, m, f"at {t:.3f} every task is active once on {len(act)} clients, "
                                              f"balanced within the slack")
