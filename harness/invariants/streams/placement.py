@@ -80,10 +80,13 @@ def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verd
     if not points:
         return _unstable(name, settings)
     t, snaps = points[-1]
-    got = balance.streams({x: getattr(s, "active", ()) for x, s in snaps.items()},
-                          {x: getattr(s, "standby", ()) for x, s in snaps.items()},
-                          _task_ids(settings, {k for s in snaps.values() for k in getattr(s, "active", ())}),
-                          settings.standby_replicas, settings.active_balance_slack, settings.stateful_balance_slack)
+    # standbys as the assignor then wanted them (`assignor`): settled if settled under one of the candidates
+    tried = [balance.streams({x: getattr(s, "active", ()) for x, s in snaps.items()},
+                             {x: getattr(s, "standby", ()) for x, s in snaps.items()},
+                             _task_ids(settings, {k for s in snaps.values() for k in getattr(s, "active", ())}),
+                             a.standby_replicas, settings.active_balance_slack, settings.stateful_balance_slack)
+             for a in assignors_at(vw, settings, t)]
+    got = next((g for g in tried if g.settled), tried[0])
     act, stateful = got.active, got.stateful
     m = {"at_s": secs(t), "active_per_client": act, "stateful_per_client": stateful}
     problems, wits = [], []
