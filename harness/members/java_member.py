@@ -24,6 +24,7 @@ from pathlib import Path
 
 from harness import kafka_dist
 from harness.errors import SetupError
+from harness.rundir import member_history
 from harness.tools import cache_dir
 
 _log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def _train(java: str, cp: str, base: Path, progress) -> Path | None:
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
     env.update({"HARNESS_JAVA_MEMBER_TRAIN": "1", "HARNESS_BOOTSTRAP": "127.0.0.1:1", "HARNESS_GROUP_ID": "train",
-                "HARNESS_TOPIC": "train", "HARNESS_MEMBER_ID": "train", "HARNESS_HISTORY": str(work / "history.jsonl")})
+                "HARNESS_TOPIC": "train", "HARNESS_MEMBER_ID": "train", "HARNESS_HISTORY": str(member_history(work, "train"))})
     progress("training the Java member's class-data archive ...")
     with open(base / "train.log", "w") as out:
         try:
