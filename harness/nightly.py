@@ -200,7 +200,7 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
     res = shrink.shrink(schedule, fails, max_attempts=max_attempts)
     shrunk = [a.to_dict() for a in res.schedule]
-    (result.run_dir / "shrunk-schedule.json").write_text(json.dumps(shrunk, indent=2))
+    RunDir(result.run_dir).write_shrunk_schedule(shrunk)
     return {"from_actions": len(schedule), "to_actions": len(shrunk), "attempts": res.attempts,
             "schedule": shrunk, "run_dir": last_failing["run_dir"],
             "replay": f"harness replay {last_failing['run_dir']}", "log": res.log}

@@ -19,7 +19,7 @@ from harness.topics import check as check_topics
 from harness.errors import BadInput
 from harness.kinds import kind_of
 from harness.kinds.consumer import GROUP_CONFIGS_SINCE
-from harness.rundir import SCHEDULE_JSON, RunDir
+from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
 from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
@@ -338,7 +338,7 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     d = RunDir.open(run_dir)
     meta = d.meta()
     if "config" not in meta:
-        raise BadInput(f"{run_dir}: run.json has no config to replay")
+        raise BadInput(f"{run_dir}: {RUN_JSON} has no config to replay")
     cfg = dict(meta["config"])
     sched = meta.get("schedule")
     if sched is None and (d.path / SCHEDULE_JSON).exists():

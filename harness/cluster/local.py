@@ -26,6 +26,7 @@ from harness import kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.errors import SetupError
 from harness.procs import Proc
+from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.tools import free_ports
 from harness.toxiproxy import ToxiproxyServer
 
@@ -129,15 +130,14 @@ class LocalCluster:
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         ports = free_ports(4 * self.n + 1)
-        self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / "toxiproxy.log",
+        self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / TOXIPROXY_LOG,
                                          progress=self.progress)
         self.toxiproxy.start()
         for i in range(self.n):
             nid = i + 1
-            d = self.work_dir / f"broker-{nid}"
-            d.mkdir(parents=True, exist_ok=True)
+            (d := broker_dir(self.work_dir, nid)).mkdir(parents=True, exist_ok=True)
             self.nodes[nid] = Node(nid, f"r{i % self.racks}", ports[4 * i], ports[4 * i + 1], ports[4 * i + 2],
-                                   ports[4 * i + 3], d / "data", d / "server.properties", d / "broker.log",
+                                   ports[4 * i + 3], d / "data", d / "server.properties", d / BROKER_LOG,
                                    dist.version)
         for node in self.nodes.values():
             self._write_config(node)
@@ -214,7 +214,7 @@ class LocalCluster:
         return self.nodes[broker_id].rack
 
     def broker_log_path(self, broker_id: int) -> Path:
-        return self.work_dir / f"broker-{broker_id}" / "broker.log"
+        return broker_dir(self.work_dir, broker_id) / BROKER_LOG
 
     def broker_version(self, broker_id: int) -> str:
         """The Kafka version a broker runs now (it differs from `version` part way through an upgrade)."""
@@ -275,7 +275,7 @@ class LocalCluster:
                     self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
                 return
             time.sleep(0.1)
-        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {self.work_dir}/broker-*/broker.log)")
+        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {broker_dir(self.work_dir, '*') / BROKER_LOG})")
 
     @staticmethod
     def _port_open(port: int) -> bool:

@@ -22,6 +22,7 @@ from harness.invariants import CheckSettings, balance
 from harness.invariants.connect import ConnectCheckSettings
 from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS, check_worker_version, connect_settings
 from harness.members import MemberSpec
+from harness.rundir import OUTPUT_HISTORY
 
 SOURCE, SINK = "harness-source", "harness-sink"
 #: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
@@ -166,7 +167,7 @@ class ConnectCluster:
         conf = self._worker_config(slot)
         if rack:
             conf["client.rack"] = conf["consumer.client.rack"] = rack
-        path = self.run.dir.path / "connect" / f"worker-slot{slot}.properties"
+        path = self.run.dir.connect_dir / f"worker-slot{slot}.properties"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
@@ -286,7 +287,7 @@ class ConnectCluster:
         run.say(f"reading {self.source_topic} back")
         c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
                       "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.source_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]

@@ -23,6 +23,7 @@ from harness.kinds.consumer import set_group_configs
 from harness.kinds.streams_settings import DEFEATING_LAG, streams_settings
 from harness.members import MemberSpec
 from harness.members.streams_member import streams_member_command, version_for_brokers
+from harness.rundir import OUTPUT_HISTORY
 
 
 class StreamsApp:
@@ -139,7 +140,7 @@ class StreamsApp:
         s, cfg = self.s, self.cfg
         protocol = protocol or cfg.protocol
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
-        conf["state.dir"] = str((self.run.dir.path / "state" / f"slot-{slot}").resolve())
+        conf["state.dir"] = str((self.run.dir.state_dir / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
         conf["harness.start.gate"] = str(self._gate().resolve())
         if cfg.processing_ms:
@@ -171,7 +172,7 @@ class StreamsApp:
         return replace(spec, protocol=protocol, client_config=self._member_config(slot, protocol))
 
     def _gate(self) -> Path:
-        return self.run.dir.path / "state" / "start-gate"
+        return self.run.dir.state_dir / "start-gate"
 
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
@@ -188,7 +189,7 @@ class StreamsApp:
     def wipe_state(self, slot: int) -> dict:
         """Delete the slot's state directory while its instance is down: it comes back as a fresh pod would
         (a bounce otherwise keeps the directory, as a StatefulSet's volume does)."""
-        d = self.run.dir.path / "state" / f"slot-{slot}"
+        d = self.run.dir.state_dir / f"slot-{slot}"
         size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) if d.exists() else 0
         shutil.rmtree(d, ignore_errors=True)
         self.run.event("state_wiped", slot=slot, path=str(d), bytes=size)
@@ -243,7 +244,7 @@ class StreamsApp:
         run.say(f"reading {self.output_topic} back (read_committed)")
         c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
                       "isolation.level": "read_committed", "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.output_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]

@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 from harness.kinds.connect import SINK, SOURCE, ConnectCluster
 from harness.plan import RunConfig
+from harness.rundir import RunDir
 from harness.scenarios import SCENARIOS
 
 
@@ -12,7 +13,7 @@ def _kind(tmp_path: Path, **given) -> ConnectCluster:
     sc = SCENARIOS["connect-worker-kill"]
     plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=ConnectCluster.settings(cfg, sc), racks=("r0", "r1", "r2"),
                            kafka_version="4.3.1")
-    run = SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path),
+    run = SimpleNamespace(topic="t-run", group_id="g-run", dir=RunDir(tmp_path),
                           cluster=SimpleNamespace(bootstrap=lambda: "127.0.0.1:9092"))
     kind = ConnectCluster(plan, run)
     kind.command = ("java", "HarnessWorker")
