@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness import config_keys, kafka_dist
 from harness.errors import SetupError
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members.java_member import _stamp_text, compile_java
 from harness.tools import cache_dir
 

@@ -2,8 +2,9 @@
 
 A file gives the same `Scenario` a Python builder does (most built-ins are such files, harness/builtin/):
 its `build(rng, ctx)` draws the named draws, then every value of every step (harness/scenario_values.py)
-from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's parameters are checked against the nemesis method that performs it (`Nemesis._do_<action>`):
-an unknown parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
+from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's
+parameters are checked against the action's description in the registry (harness/actions.py): an unknown
+parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
 `BadInput` line naming the file, the step (index and action) and the field, before anything starts.
 
 The file's cluster, member, group and workload settings become RunConfig defaults (`run_defaults`); the
@@ -11,7 +12,6 @@ command line wins where both say something (harness/plan.py).
 """
 from __future__ import annotations
 
-import inspect
 import re
 import shlex
 import tomllib
@@ -23,9 +23,9 @@ from typing import Any, Literal, NamedTuple, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from harness import scenario_values as values
+from harness.actions import ACTIONS as SPECS
+from harness.config_keys import setting_text as _text
 from harness.errors import BadInput
-from harness.members.clients import setting_text as _text
-from harness.nemesis import Nemesis
 from harness.scenario_model import PROTOCOLS, Action, Scenario
 from harness.scenario_values import Value
 from harness.topics import check as check_topics
@@ -34,7 +34,7 @@ Scalar = Union[bool, int, float, str]
 Number = Union[int, float]
 #: step fields that are not the action's parameters
 STEP_FIELDS = ("action", "after", "settle", "repeat", "wait_stable")
-ACTIONS = tuple(sorted(n[4:] for n, _ in inspect.getmembers(Nemesis, inspect.isfunction) if n.startswith("_do_")))
+ACTIONS = tuple(sorted(SPECS))
 
 
 def _literal(hint) -> bool:
@@ -47,8 +47,7 @@ def _literal(hint) -> bool:
 
 #: (action, parameter) whose value is a list (a subscription) or a table (settings): written as it is, never
 #: read as a range or a value form
-LITERAL_PARAMS = frozenset((a, k) for a in ACTIONS for k, h in typing.get_type_hints(getattr(Nemesis, "_do_" + a)).items()
-                           if _literal(h))
+LITERAL_PARAMS = frozenset((a.name, p.name) for a in SPECS.values() for p in a.params if _literal(p.type))
 
 
 class _Strict(BaseModel):
@@ -179,12 +178,11 @@ def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
     def bad(field, msg):
         raise BadInput(f"{path}: steps[{i}] ({step.action}): {field}: {msg}")
 
-    if step.action not in ACTIONS:
+    if step.action not in SPECS:
         bad("action", f"unknown action {step.action!r}; known: {', '.join(ACTIONS)}")
-    fn = getattr(Nemesis, "_do_" + step.action)
-    sig = inspect.signature(fn)
-    hints = typing.get_type_hints(fn)
-    takes = [p for p in sig.parameters if p != "self"]
+    spec = SPECS[step.action]
+    hints = {p.name: p.type for p in spec.params}
+    takes = list(hints)
     params = {}
     for k, v in (step.model_extra or {}).items():
         if k not in takes:
@@ -198,9 +196,9 @@ def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
             params[k] = values.Value("fixed", v)
             continue
         params[k] = _value(v, hints.get(k, typing.Any), lambda msg, k=k: bad(k, msg), param=k, draws=draws)
-    for name, p in sig.parameters.items():
-        if name != "self" and p.default is inspect.Parameter.empty and name not in params:
-            bad(name, f"missing required parameter of {step.action}")
+    for p in spec.params:
+        if p.required and p.name not in params:
+            bad(p.name, f"missing required parameter of {step.action}")
 
     def seconds(field, raw) -> Value | None:
         return None if raw is None else _value(raw, float, lambda msg: bad(field, msg), draws=draws, least=0)

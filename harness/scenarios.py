@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from harness import scenario_file
+from harness.actions import ACTIONS, MIX_CHOICES
 from harness.errors import BadInput
 from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
 
@@ -26,42 +27,12 @@ def _stable() -> Action:
 
 
 def _mix_action(rng, ctx) -> Action:
-    """One self-contained fault or change for the random mix (valid whatever ran before it)."""
-    st = ctx.session_timeout_s
-    kind = rng.choice(["scale_out", "scale_in", "kill_member", "pause_member", "pause_member", "bounce",
-                       "broker_bounce", "kill_coordinator", "network_latency", "network_blackhole",
-                       "poll_stall", "leave_during_join", "settings_roll", "change_subscription", "group_config",
-                       "autoscale"])
+    """One self-contained fault or change for the random mix (valid whatever ran before it): an action the registry
+    gives a mix draw (harness/actions.py), each of its draws taken, so a seed gives one schedule."""
+    kind = rng.choice(MIX_CHOICES)
     slot = rng.randrange(3)
-    params = {
-        "scale_out": {},
-        "scale_in": {"pick": "newest"},
-        "kill_member": {"slot": slot, "replace_after_s": round(rng.uniform(0.5, 3.0), 2)},
-        "pause_member": {"slot": slot, "duration_s": round(rng.uniform(0.2, 1.8) * st, 2)},
-        "bounce": {"slot": slot, "down_s": round(rng.uniform(0.2, 1.0), 2)},
-        "broker_bounce": {"broker": rng.randint(1, ctx.brokers), "down_s": round(rng.uniform(0.5, 3.0), 2)},
-        "kill_coordinator": {"down_s": round(rng.uniform(1.0, 4.0), 2)},
-        "network_latency": {"latency_ms": rng.choice([50, 150, 300]), "jitter_ms": rng.choice([0, 30]),
-                            "duration_s": round(rng.uniform(2, 5), 2)},
-        "network_blackhole": {"broker": rng.randint(1, ctx.brokers),
-                              "duration_s": round(rng.uniform(0.2, 0.5) * st, 2)},
-        # within the client's default max.poll.interval.ms (300 s): heartbeats go on, polls do not; a member
-        # that takes no stall control is left alone (the action says so) rather than failing the night
-        "poll_stall": {"slot": slot, "duration_s": round(rng.uniform(0.5, 2.0) * st, 2), "if_supported": True},
-        "leave_during_join": {"slot": slot},
-        "settings_roll": {"static": rng.choice([True, False]), "down_s": round(rng.uniform(0.2, 1.0), 2)},
-        # a run of the mix has one topic: the member resubscribes to it (librdkafka leaves and rejoins)
-        "change_subscription": {"slot": slot, "subscription": []},
-        # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
-        "group_config": {"settings": {"consumer.session.timeout.ms": rng.choice([6000, 10000, 20000])},
-                         "if_supported": True},
-        # a short autoscaler over a burst: whether the members keep up decides whether it scales out; a calm
-        # group is scaled in towards two members
-        "autoscale": {"duration_s": round(rng.uniform(20, 30), 2), "scale_out_lag": 300, "scale_in_lag": 50,
-                      "min_members": 2, "max_members": 5, "cooldown_s": 8.0,
-                      "burst_rate_per_s": float(rng.choice([200, 400, 800])), "burst_s": 10.0},
-    }[kind]
-    return Action(kind, params)
+    drawn = {name: ACTIONS[name].mix(rng, ctx, slot) for name in dict.fromkeys(MIX_CHOICES)}
+    return Action(kind, drawn[kind])
 
 
 def _random_mix(rng, ctx, *, actions: int | None = None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.config_keys import closest
 from harness.errors import BadInput
-from harness.kafka_dist import version_key
+from harness.versions import version_key
 
 #: the connect.protocol values (KIP-415: compatible; KIP-507: sessioned, the default since Kafka 2.4)
 CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
