@@ -47,7 +47,7 @@ def _process_starters(mods: set[str]) -> list[str]:
 @pytest.mark.parametrize("module", ["harness.actions", "harness.scenario_file", "harness.plan", "harness.scenarios"])
 def test_reading_and_planning_a_scenario_imports_nothing_that_starts_a_process(module):
     mods = _imported_by(module)
-    assert module in mods and str(ROOT) not in ""  # the import ran
+    assert module in mods  # the import ran
     assert not _process_starters(mods), f"{module} imports {_process_starters(mods)}"
 
 
