@@ -14,23 +14,23 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
-@pytest.mark.parametrize("name, protocol, kind, settings, steps", [
-    ("streams-kill-with-standby", "classic", "streams", ("streams_settings", {"num.standby.replicas": 1}),
+@pytest.mark.parametrize("example, run_protocol, group_kind, settings, steps", [
+    ("streams-kill-and-replace", "classic", "streams", ("streams_settings", {"num.standby.replicas": 1}),
      ["sleep", "kill_member", "wait_stable"]),
     ("connect-kill-past-delay", "sessioned", "connect",
      ("connect_settings", {"scheduled.rebalance.max.delay.ms": 4000, "harness.source.tasks": 2}),
      ["sleep", "kill_member", "wait_stable"]),
 ])
-def test_a_kind_example_runs_through_the_cli_and_passes(tmp_path, name, protocol, kind, settings, steps):
-    path = EXAMPLES / f"{name}.toml"
+def test_a_kind_example_runs_through_the_cli_and_passes(tmp_path, example, run_protocol, group_kind, settings, steps):
+    path = EXAMPLES / f"{example}.toml"
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--seed", "1", "--quiet",
                         "--runs-root", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
     (run_dir,) = [p.parent for p in tmp_path.rglob("run.json")]
     meta = json.loads((run_dir / "run.json").read_text())
-    assert meta["config"]["scenario"] == name and meta["config"]["scenario_file"] == str(path)
-    assert meta["config"]["protocol"] == protocol
-    assert meta["kind"] == kind, meta.get("kind")
+    assert meta["config"]["scenario"] == example and meta["config"]["scenario_file"] == str(path)
+    assert meta["config"]["protocol"] == run_protocol
+    assert meta["kind"] == group_kind, meta.get("kind")
     key, want = settings
     assert {k: meta[key][k] for k in want} == want
     assert [a["kind"] for a in meta["schedule"]] == steps
