@@ -9,6 +9,7 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.misbehave import MISBEHAVE_HELP
+from harness.stdio import quiet_when_readers_leave
 
 
 EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
@@ -22,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from harness.plan import COMMIT_MODES
+    from harness.plan import COMMIT_MODES, MEMBER_KINDS
     from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
                              f"builds when the producer outpaces it; default: {default}")
 
     def members_and_settings(sp):
-        sp.add_argument("--member", default="python", choices=["python", "java"],
+        sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                         help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
                              "Apache Kafka Java client of the brokers' version)")
         sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
@@ -250,6 +251,7 @@ def _nightly(args, progress) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_when_readers_leave()  # `harness scenarios | head -3` ends quietly, with the command's own exit code
     args = _parser().parse_args(argv)
     from harness.procs import install_signal_handlers
     install_signal_handlers()

@@ -8,7 +8,7 @@ MISBEHAVE_HELP = {
     "it reads every partition given after its first assignment from the start", "rejoin-storm":
     "it leaves and rejoins as a new member every second for 20 s, a storm convergence must catch",
     "defeat-warmup": "(streams-*) every instance runs with a recovery lag that switches warmups off",
-    "fake-eos": "(streams-eos-kill) the instances run at_least_once while judged as exactly_once_v2",
+    "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
     "forget-state": "(streams-*) the first instance starts each task on an emptied store",
     "zombie-task": "(connect-*) a source task goes on producing after it was stopped", "wrong-delay":
     "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran"}

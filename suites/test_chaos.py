@@ -2,11 +2,11 @@
 
 Verify: every invariant holds through each scenario of harness/scenarios.py.
 Setup: one shared 3-broker KRaft cluster behind Toxiproxy; a topic, a group and a producer per test.
-Then: the scenario's seeded schedule; the run directory lands under --runs-root.
+Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.scenarios import SCENARIOS
 
 

@@ -5,11 +5,11 @@ Verify: every invariant holds through each connect-* scenario of harness/scenari
 Setup: the shared 3-broker cluster; per test a topic (the sink's input, written by the producer), a source
 topic, the three Connect storage topics, and distributed workers on connect-runtime (the brokers' version)
 running the harness's HarnessSource and HarnessSink connectors (harness/members/connect/).
-Then: the scenario's seeded schedule; the run directory lands under --runs-root.
+Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.scenarios import SCENARIOS
 
 

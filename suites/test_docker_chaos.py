@@ -2,14 +2,14 @@
 
 Verify: every invariant holds through each scenario that needs the docker backend (`backend = "docker"`
 in its file), on each group protocol.
-Setup: the session cluster when the suite runs with `--backend docker`; otherwise a 3-broker docker
+Setup: the session cluster when the suite runs with `--harness-backend docker`; otherwise a 3-broker docker
 cluster of this module's own (containers from images built on this machine; an engine is started if
 none answers), so that `./dev smoke` covers both backends.
-Then: the scenario's seeded schedule; the run directory lands under --runs-root.
+Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.scenarios import SCENARIOS
 
 #: the smoke case: the coordinator partitioned from the quorum, on KIP-848's protocol
@@ -45,7 +45,7 @@ def docker_cluster(pytestconfig, runs_root, request):
 
 @pytest.mark.parametrize("scenario,group_protocol", list(_cases()))
 def test_docker_scenario(scenario, group_protocol, docker_cluster, request, pytestconfig, runs_root):
-    from fixtures.plugin import _attach, seed_for
+    from harness.pytest_plugin import _attach, seed_for
     from harness.runner import RunConfig, run_scenario
     cfg = RunConfig.for_scenario(scenario, protocol=group_protocol, seed=seed_for(pytestconfig, request.node.nodeid),
                                  kafka_version=pytestconfig.getoption("harness_kafka_version"),

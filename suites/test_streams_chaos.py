@@ -3,12 +3,12 @@ standby placement, task exclusivity and balance) and record integrity.
 
 Verify: every invariant holds through each streams-* scenario of harness/scenarios.py.
 Setup: the shared 3-broker cluster; per test a topic, its changelog filled with synthetic state, a producer,
-and Kafka Streams instances (fixtures/members/streams/StreamsMember.java on kafka-streams).
-Then: the scenario's seeded schedule; the run directory lands under --runs-root.
+and Kafka Streams instances (harness/members/streams/StreamsMember.java on kafka-streams).
+Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.scenarios import SCENARIOS
 
 

@@ -5,8 +5,8 @@ slot: a REST port of its own, the run's three storage topics, the group settings
 recorded in run.json). Once the first workers run, the harness creates two connectors through the REST API:
 HarnessSource (`harness.source.tasks` tasks, each writing numbered records into `<topic>-src`) and HarnessSink
 (`harness.sink.tasks` tasks reading the run's topic, which the workload writes). Their tasks write the
-history (docs/connect.md). "Stable" means every connector and task running on exactly one live worker, by the
-tasks' own events. Beside that, the REST status of each connector is recorded as `connect_status` events,
+history (docs/connect.md). "Stable" means every connector and task running on exactly one live worker and the
+counts per worker balanced, by the tasks' own events: the checker's rule, `harness.invariants.balance.connect`. Beside that, the REST status of each connector is recorded as `connect_status` events,
 the coordinator's view. At the end the source topic is read back (`connect_record` events in output.jsonl).
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ import urllib.request
 
 from harness.errors import Indeterminate
 from harness.history import HistoryWriter
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
 from harness.invariants.connect import ConnectCheckSettings
 from harness.kinds.checks import BROKERS
-from harness.kinds.connect_settings import WORKER_KEYS
+from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
 
 SOURCE, SINK = "harness-source", "harness-sink"
@@ -85,8 +85,7 @@ class ConnectCluster:
 
     def connect_check_settings(self) -> dict:
         s, cfg = self.s, self.cfg
-        judged = s["harness.judge.delay.ms"]
-        delay = int(s["scheduled.rebalance.max.delay.ms"] if judged is None else judged)
+        delay = int(s["scheduled.rebalance.max.delay.ms"])  # the fallback: each worker records its own
         return ConnectCheckSettings.from_dict({
             "protocol": cfg.protocol, "scheduled_delay_s": delay / 1000,
             "session_timeout_s": cfg.session_timeout_s, "rebalance_timeout_s": int(s["rebalance.timeout.ms"]) / 1000,
@@ -129,6 +128,9 @@ class ConnectCluster:
             "plugin.discovery": "service_load",
             **{k: s[k] for k in WORKER_KEYS},
         }
+        if cfg.misbehave == "wrong-delay":  # the workers run with their delay and record three times it (or 10 s)
+            real = int(s["scheduled.rebalance.max.delay.ms"])
+            conf[MISREPORT + "scheduled.rebalance.max.delay.ms"] = real * 3 if real else 10000
         return {k: str(v) for k, v in conf.items()}
 
     def member_spec(self, slot: int) -> MemberSpec:
@@ -234,16 +236,16 @@ class ConnectCluster:
                    + 2 * int(s["rebalance.timeout.ms"]) / 1000 + 30)
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """Every connector and task running on exactly one live worker (by the tasks' own events)."""
+        """The connectors created, and every connector and task running on exactly one live worker with the counts
+        per worker balanced (by the tasks' own events): `balance.connect`, the checker's rule."""
         self._record_status()
-        view = {m: v for m, v in observer.connect.items() if m in live}
+        view = {m: observer.connect.get(m, {"connectors": set(), "tasks": set()}) for m in live}
         snapshot = tuple(sorted((m, tuple(sorted(v["connectors"])), tuple(sorted(v["tasks"]))) for m, v in view.items()))
         summary = ", ".join(f"{m}:{len(v['connectors'])}c/{len(v['tasks'])}t" for m, v in sorted(view.items()))
-        want = self.connect_check_settings()
-        tasks = sorted((c, i) for c, n in want["tasks"].items() for i in range(n))
-        running = sorted(t for v in view.values() for t in v["tasks"])
-        conns = sorted(c for v in view.values() for c in v["connectors"])
-        ok = bool(live) and self.connectors_created and running == tasks and conns == sorted(want["connectors"])
+        want = ConnectCheckSettings.from_dict(self.connect_check_settings())
+        runs = {m: [("connector", c, None) for c in v["connectors"]] + [("task", c, i) for c, i in v["tasks"]]
+                for m, v in view.items()}
+        ok = self.connectors_created and balance.connect(runs, want.connectors, want.tasks, want.balance_slack).ok
         return ok, snapshot, summary
 
     # -- the end

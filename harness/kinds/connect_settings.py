@@ -27,14 +27,16 @@ CONNECT_DEFAULTS: dict = {
     "harness.sink.tasks": 3,  # tasks.max of the HarnessSink connector (0: no sink connector)
     "harness.batch.size": 10,  # records per poll of a source task
     "harness.interval.ms": 200,  # between polls of a source task
-    "harness.judge.delay.ms": None,  # self-test only: judge with this delay instead of the one the workers ran
 }
 #: settings given to the workers as they are (the harness.* ones are the harness's)
 WORKER_KEYS = ("scheduled.rebalance.max.delay.ms", "rebalance.timeout.ms", "offset.flush.interval.ms",
                "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms")
-#: Connect runs' self-tests: a source task that goes on producing after it was stopped; a run judged with a
-#: scheduled delay other than the one it ran with
+#: Connect runs' self-tests: a source task that goes on producing after it was stopped; workers that record a
+#: scheduled delay other than the one they run with
 CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
+#: a worker config key with this prefix is not given to Connect: the worker records its value under the rest of
+#: the key instead of the one it runs with (the wrong-delay self-test, HarnessWorker.java)
+MISREPORT = "harness.misreport."
 
 
 def _int(settings: dict, key: str, lo: int) -> int:
@@ -66,11 +68,6 @@ def connect_settings(cfg, sc) -> dict:
         raise BadInput("a Connect run needs at least one task (harness.source.tasks, harness.sink.tasks)")
     _int(settings, "harness.batch.size", 1)
     _int(settings, "harness.interval.ms", 0)
-    if settings["harness.judge.delay.ms"] is not None:
-        _int(settings, "harness.judge.delay.ms", 0)
-    if cfg.misbehave == "wrong-delay":  # judged with a delay 3 times (or 10 s off) the one the workers run
-        real = int(settings["scheduled.rebalance.max.delay.ms"])
-        settings["harness.judge.delay.ms"] = real * 3 if real else 10000
     return settings
 
 

@@ -1,20 +1,22 @@
 """Consumer-group members (the Python member on confluent-kafka, the Java member, or any program of the
 member contract, chosen per slot).
 
-"Stable" means every partition of every topic a live member subscribes to has exactly one live owner, and
-no member holds two or more partitions more than a member that could take one of them (with one
+"Stable" is the checker's own rule (`harness.invariants.balance.consumer`): every partition of every topic a
+live member subscribes to has exactly one live owner, each holds only partitions of topics it subscribes
+to, and no member holds two or more partitions more than a member that could take one of them (with one
 subscription: owned counts differ by at most one).
 """
 from __future__ import annotations
 
 from harness.errors import BadInput
 from harness.kafka_dist import version_key
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
+from harness.invariants.topics import subscribed_topics
 from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
-from harness.topics import real_subscription, subscribed
+from harness.topics import real_subscription
 
 
 class ConsumerGroup:
@@ -101,10 +103,12 @@ class ConsumerGroup:
         return self.cfg.stable_timeout_s
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """(settled now, a snapshot that changes when the assignment does, a one-line summary)."""
-        own = {m: ps for m, ps in observer.ownership().items() if m in live}
-        subs = {m: observer.subscriptions.get(m) for m in own}
-        ok = _complete(own, subs, self.run.topics) and _balanced(own, subs)
+        """(settled now, a snapshot that changes when the assignment does, a one-line summary): the group's
+        assignment among the live members complete and balanced by `balance.consumer`, the checker's rule."""
+        owned, names = observer.ownership(), [t.real for t in self.run.topics]
+        own = {m: owned.get(m, set()) for m in live}
+        subs = {m: subscribed_topics(observer.subscriptions.get(m), names) for m in own}
+        ok = balance.consumer(own, subs, {t.real: t.partitions for t in self.run.topics}).ok
         snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
         return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
 
@@ -113,23 +117,6 @@ class ConsumerGroup:
         """After the members stopped; nothing more to read for a consumer group."""
 
 
-def _takes(sub: tuple[str, ...] | None, topic: str) -> bool:
-    """Whether a member with this subscription (None: not said, taken as every topic) can own the topic."""
-    return sub is None or subscribed(sub, topic)
-
-
-def _complete(own: dict, subs: dict, topics) -> bool:
-    """Every partition of every topic some live member subscribes to has exactly one live owner."""
-    held = sorted(tp for ps in own.values() for tp in ps)
-    want = sorted((t.real, p) for t in topics if any(_takes(s, t.real) for s in subs.values())
-                  for p in range(t.partitions))
-    return bool(own) and held == want
-
-
-def _balanced(own: dict, subs: dict) -> bool:
-    """No member holds two or more partitions more than a member that could take one of them."""
-    return not any(len(own[a]) - len(own[b]) >= 2 and any(_takes(subs[b], t) for t, _ in own[a])
-                   for a in own for b in own)
 
 
 def set_group_configs(run, settings: dict) -> None:
@@ -153,6 +140,7 @@ def set_group_configs(run, settings: dict) -> None:
 BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms",
                      "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms",
                      "group.streams.session.timeout.ms", "group.streams.heartbeat.interval.ms",
+                     "group.streams.num.standby.replicas",
                      "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
                      "group.min.session.timeout.ms", "group.max.session.timeout.ms",
                      "group.initial.rebalance.delay.ms", "group.consumer.migration.policy")

@@ -3,8 +3,10 @@
 Before the members start, the harness fills each task's changelog (`<application.id>-state-changelog`)
 with `harness.records.per.task` records, the synthetic state a new instance must restore; the member
 applies restores at `harness.restore.records.per.second`, so the restore time per task is records / rate
-(docs/streams.md). "Stable" means every task active on exactly one live instance and running, each with
-its configured standbys and no warmup left. At the end the output topic is read back (read_committed).
+(docs/streams.md). "Stable" means every instance RUNNING with its active tasks running, and the assignment
+settled by the checkers' own rule (`harness.invariants.balance.streams`): every task active on exactly one
+live instance, each with its configured standbys and no warmup left, counts within the checkers' slacks.
+At the end the output topic is read back (read_committed).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from harness.errors import BadInput
 from harness.history import HistoryWriter
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
 from harness.invariants.streams import StreamsCheckSettings
 from harness.kinds.consumer import set_group_configs
 from harness.kinds.streams_settings import DEFEATING_LAG
@@ -126,10 +128,12 @@ class StreamsApp:
         conf["harness.start.gate"] = str(self._gate().resolve())
         if cfg.processing_ms:
             conf["harness.processing.ms"] = cfg.processing_ms  # simulated work per record, in the processor
-        if cfg.misbehave == "defeat-warmup":
+        if cfg.misbehave == "defeat-warmup":  # runs with a lag that makes every copy caught up, records the run's
             conf["acceptable.recovery.lag"] = DEFEATING_LAG
-        if cfg.misbehave == "fake-eos":  # judged as exactly_once_v2, runs at_least_once
+            conf["harness.misreport"] = {"acceptable.recovery.lag": s["acceptable.recovery.lag"]}
+        if cfg.misbehave == "fake-eos":  # runs at_least_once, records exactly_once_v2
             conf["processing.guarantee"] = "at_least_once"
+            conf["harness.misreport"] = {**conf.get("harness.misreport", {}), "processing.guarantee": "exactly_once_v2"}
         if cfg.misbehave == "forget-state" and slot == 0:  # its tasks start on emptied stores
             conf["harness.forget.state"] = True
         if s["harness.rack.aware"]:
@@ -195,8 +199,9 @@ class StreamsApp:
                                                   + restore + 30))
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """Every task active and running on exactly one live instance, its standbys in place, no warmup
-        left, active counts within one."""
+        """Every live instance RUNNING with its active tasks running (restored), and the assignment settled by
+        `balance.streams`, the checkers' rule: every task active once, its standbys in place, no warmup left,
+        counts within the slacks the checkers judge with."""
         view = observer.streams_view(live)
         snapshot = tuple(sorted((m, tuple(sorted(v["active"])), tuple(sorted(v["standby"])))
                                 for m, v in view.items()))
@@ -206,17 +211,12 @@ class StreamsApp:
     def _settled(self, view: dict, live: set[str]) -> bool:
         if not live or set(view) != live or any(v["state"] != "RUNNING" for v in view.values()):
             return False
-        actives = [t for v in view.values() for t in v["active"]]
-        if sorted(actives) != sorted(self.tasks):
-            return False
         if any(t not in v["running"] for v in view.values() for t in v["active"]):
             return False  # still restoring
-        want = min(self.standbys, len(live) - 1)
-        standbys = [t for v in view.values() for t in v["standby"]]
-        if any(standbys.count(t) != want for t in self.tasks):
-            return False  # a warmup still in place, or a standby missing
-        counts = [len(v["active"]) for v in view.values()]
-        return max(counts) - min(counts) <= 1
+        judged = StreamsCheckSettings.from_dict(self.streams_check_settings())
+        return balance.streams({m: v["active"] for m, v in view.items()}, {m: v["standby"] for m, v in view.items()},
+                               self.tasks, self.standbys, judged.active_balance_slack,
+                               judged.stateful_balance_slack).settled
 
     # -- the end
     def finish(self, *, timeout_s: float = 60.0) -> None:

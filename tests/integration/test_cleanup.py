@@ -62,7 +62,7 @@ def _assert_nothing_left(pids, ports, run_dir):
 
 def test_ctrl_c_leaves_nothing_behind(tmp_path):
     rc, out, names, pids, ports = _interrupt_when_ready(
-        [sys.executable, "-m", "harness.cli", "run", "scale-out-in", "--seed", "7", "--runs-root", str(tmp_path)])
+        [sys.executable, "-m", "harness.cli", "run", "scale-out-in", "--seed", "7", "--harness-runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "toxiproxy" in names and "member.py" in names, names
     assert ports, "the run's processes listen on no port?"
     assert rc == 130, out
@@ -73,7 +73,7 @@ def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
     """The same for the pytest suites: Ctrl-C while a scenario runs, then nothing of it remains."""
     rc, out, names, pids, ports = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k", "member-kill",
-         "-o", "log_cli=true", "--log-cli-level=INFO", "--protocol", "consumer", "--runs-root", str(tmp_path)])
+         "-o", "log_cli=true", "--log-cli-level=INFO", "--harness-protocol", "consumer", "--harness-runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert rc != 0, out
     _assert_nothing_left(pids, ports, next(tmp_path.glob("*member-kill*")))

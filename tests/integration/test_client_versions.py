@@ -8,7 +8,7 @@ Then: every invariant holds, and the members' `started` events show the versions
 """
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.members.clients import bundled_version
 from harness.history import History
 from harness.scenarios import SCENARIOS

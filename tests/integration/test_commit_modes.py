@@ -15,8 +15,8 @@ pytestmark = pytest.mark.integration
 
 def test_a_member_that_never_commits_fails_commit_progress(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
-                        "-k", "test_scenario and member-kill", "--protocol", "classic-cooperative",
-                        "--harness-commit-mode", "never", "--runs-root", str(tmp_path)],
+                        "-k", "test_scenario and member-kill", "--harness-protocol", "classic-cooperative",
+                        "--harness-commit-mode", "never", "--harness-runs-root", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 1, out[-4000:]
@@ -33,8 +33,8 @@ def test_async_and_auto_commits_pass_on_the_consumer_protocol(tmp_path, mode):
     """The same suite test on the consumer protocol (KIP-848) with commits made asynchronously or by the
     client's auto-commit: every invariant holds, commit_progress judged valid."""
     r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
-                        "-k", "test_scenario and member-kill", "--protocol", "consumer",
-                        "--harness-commit-mode", mode, "--runs-root", str(tmp_path)],
+                        "-k", "test_scenario and member-kill", "--harness-protocol", "consumer",
+                        "--harness-commit-mode", mode, "--harness-runs-root", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and "1 passed" in out, out[-4000:]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.plugin import assert_run_passes
+from harness.pytest_plugin import assert_run_passes
 from harness.history import read_file
 from harness.history_schema import validate_dir
 from harness.members.java_member import java_member_command

@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from fixtures.plugin import assert_run_passes, failure_message
+from harness.pytest_plugin import assert_run_passes, failure_message
 from harness import history_schema
 from harness.history import History
 from harness.runner import RunConfig, run_scenario

@@ -71,9 +71,9 @@ def test_report_page_shows_failed_run_and_timeline(tmp_path):
         pytest.skip("chromium is not installed (./dev setup installs it)")
     results, report = tmp_path / "results", tmp_path / "report"
     r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
-                        "-k", "test_scenario and member-kill", "--protocol", "classic-cooperative",
-                        "--misbehave", "claim-extra", "--alluredir", str(results),
-                        "--runs-root", str(tmp_path / "runs")],
+                        "-k", "test_scenario and member-kill", "--harness-protocol", "classic-cooperative",
+                        "--harness-misbehave", "claim-extra", "--alluredir", str(results),
+                        "--harness-runs-root", str(tmp_path / "runs")],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 1, (r.stdout + r.stderr)[-4000:]
     assert (results / "categories.json").exists() and (results / "environment.properties").exists()

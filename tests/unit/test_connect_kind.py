@@ -32,11 +32,15 @@ def test_each_slot_gets_a_worker_config_of_its_own(tmp_path):
     assert props["listeners"] == f"http://127.0.0.1:{kind.ports[0]}" and b.start_wait_s == 90.0
 
 
-def test_the_check_settings_name_the_connectors_and_the_judged_delay(tmp_path):
+def test_the_check_settings_name_the_connectors_and_the_run_delay(tmp_path):
     s = _kind(tmp_path).connect_check_settings()
     assert s["scheduled_delay_s"] == 10.0 and s["tasks"] == {SOURCE: 4, SINK: 3}
     assert list(s["source_connectors"]) == [SOURCE] and list(s["sink_connectors"]) == [SINK]
-    assert _kind(tmp_path, misbehave="wrong-delay").connect_check_settings()["scheduled_delay_s"] == 30.0
+    wrong = _kind(tmp_path, misbehave="wrong-delay")  # runs the run's delay, records three times it
+    assert wrong.connect_check_settings()["scheduled_delay_s"] == 10.0
+    conf = wrong._worker_config(0)
+    assert (conf["scheduled.rebalance.max.delay.ms"], conf["harness.misreport.scheduled.rebalance.max.delay.ms"]) == \
+        ("10000", "30000")
     only_source = _kind(tmp_path, connect_settings=(("harness.sink.tasks", 0),))
     assert list(only_source.connect_check_settings()["connectors"]) == [SOURCE] and not only_source.drains
 

@@ -39,7 +39,8 @@ def test_delay_detects_a_killed_worker_restarted_with_other_settings_by_the_new_
     assert "detected after 20s: m4's session.timeout.ms=20000 (its worker config at its start at 9.000)" in v.message
     v = check_scheduled_delay(history(bounced(SHORT), tail), settings(session_timeout_s=30.0))
     assert v.status == "invalid", v.message
-    assert "later than 17.0s (delay 10s; detection 2s: m4's session.timeout.ms=2000 (its worker config at its " \
+    assert "later than 17.0s (delay 10s: the run's scheduled_delay_s=10s: the leader m1 recorded no " \
+           "scheduled.rebalance.max.delay.ms; detection 2s: m4's session.timeout.ms=2000 (its worker config at its " \
            "start at 9.000))" in v.message, v.message
 
 
@@ -48,3 +49,39 @@ def test_a_worker_without_a_recorded_config_is_judged_with_the_run_session_timeo
     v = check_scheduled_delay(history(bounced({}), tail), settings(session_timeout_s=6.0))
     assert v.status == "invalid" and "detection 6s: the run's session_timeout_s=6s: m4's start recorded no " \
         "session.timeout.ms" in v.message, v.message
+
+
+def with_delays(evs: list[dict], delays: dict[str, int]) -> list[dict]:
+    """The workers' `started` events recording their scheduled.rebalance.max.delay.ms (strings, as workers write)."""
+    return [dict(e, settings={**(e.get("settings") or {}), "scheduled.rebalance.max.delay.ms": str(delays[e["member"]])})
+            if e["type"] == "started" and e["member"] in delays else e for e in evs]
+
+
+def killed_m2(restart_at: float) -> list[dict]:
+    """m2 (task 1) killed at 20, m1 the leader; the task restarts on m3 at `restart_at`."""
+    return [*cluster(), member_exit("m2", 20.0, how="kill"), task_started("m3", restart_at, 1), drained(90.0)]
+
+
+def test_delay_is_the_leaders_recorded_one_not_the_runs():
+    """The leader m1 ran a 30 s delay: a restart 16 s after the kill is too early though the run says 10 s, and one
+    45 s after it is in time though the run's deadline (10 + 6 + 5) is long past."""
+    delays = {"m1": 30000, "m2": 10000, "m3": 10000}
+    assert check_scheduled_delay(history(killed_m2(36.0)), settings()).status == "valid"
+    v = check_scheduled_delay(history(with_delays(killed_m2(36.0), delays)), settings())
+    assert v.status == "invalid", v.message
+    assert "before the 30s delay (the leader m1 (its worker config at its start at 1.500): " \
+           "scheduled.rebalance.max.delay.ms=30000)" in v.message, v.message
+    assert check_scheduled_delay(history(killed_m2(58.0)), settings(session_timeout_s=6.0)).status == "invalid"
+    v = check_scheduled_delay(history(with_delays(killed_m2(58.0), delays)), settings(session_timeout_s=6.0))
+    assert v.status == "valid", v.message
+
+
+def test_without_a_named_leader_any_live_worker_may_lead():
+    """No worker named the leader: m1 ran 30 s, m3 10 s. A restart at 16 s fits m3's delay, one at 38 s m1's;
+    one at 8 s is before both."""
+    for at, status in ((36.0, "valid"), (58.0, "valid"), (28.0, "invalid")):
+        evs = [e for e in with_delays(killed_m2(at), {"m1": 30000, "m3": 10000}) if e["type"] != "connect_rebalance"]
+        v = check_scheduled_delay(history(evs), settings(session_timeout_s=6.0))
+        assert v.status == status, (at, v.message)
+    assert "before the 10s delay (no worker named the leader, so any worker alive then may lead: " \
+           "scheduled.rebalance.max.delay.ms=10000 on m3" in v.message, v.message

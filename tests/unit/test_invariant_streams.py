@@ -151,6 +151,11 @@ def test_processing_after_closing_the_task_is_invalid():
 
 
 # -- warmup_before_active
+def on_streams(evs: list[dict]) -> list[dict]:
+    """The same history with every instance started on the streams protocol (as their `started` events say)."""
+    return [dict(e, protocol="streams") if e["type"] == "started" else e for e in evs]
+
+
 def warm(h, **kw):
     return streams.check_warmup_before_active(h, settings(**kw))
 
@@ -237,7 +242,7 @@ def test_copy_dropped_before_the_handoff_window_does_not_count():
 
 
 def test_streams_protocol_without_warmups_is_measured_not_judged():
-    v = warm(history(handed_off_late()), protocol="streams")
+    v = warm(history(on_streams(handed_off_late())), protocol="streams")
     assert v.status == "skipped"
     assert "1 of 1 restores were cold while a caught-up copy existed" in v.message
     assert v.measurements["violations"] == 1
@@ -366,7 +371,7 @@ def test_missing_standby_is_invalid():
     evs = [*group(standby=True), tasks("m2", 10.0, T[2:4], [T[0]])]
     v = standby(history(evs), standby_replicas=1)
     assert v.status == "invalid"
-    assert "task 0_1 has 0 standbys (none), want 1 at 30.000" in v.message
+    assert "task 0_1 has 0 standbys (none), want 1 (of num.standby.replicas=1" in v.message
     assert v.measurements["stable_points"] == 2
 
 
@@ -378,7 +383,7 @@ def test_one_client_needs_no_standby():
 def test_standbys_without_standby_replicas_beyond_the_warmups_are_invalid():
     v = standby(history(three(racks=(None,) * 3)), tasks=6)
     assert v.status == "invalid"
-    assert "6 standbys beyond standby_replicas=0 at 30.000, more than max_warmup_replicas=2" in v.message
+    assert "6 standbys beyond num.standby.replicas=0 (m1, m2, m3: the run's settings: its start recorded no assignor settings), more than max.warmup.replicas=2" in v.message
     assert standby(history(three(racks=(None,) * 3)), max_warmup_replicas=6, tasks=6).status == "valid"
 
 
@@ -418,7 +423,7 @@ def balance(h, **kw):
 
 
 def test_balanced_group_is_valid():
-    v = balance(history(group(standby=True)))
+    v = balance(history(group(standby=True)), standby_replicas=1)
     assert v.status == "valid", v.message
     assert v.measurements == {"at_s": 30.0, "active_per_client": {"m1": 2, "m2": 2},
                               "stateful_per_client": {"m1": 4, "m2": 4}}
@@ -446,12 +451,26 @@ def test_unbalanced_actives_is_invalid():
 
 
 def test_unbalanced_standbys_is_invalid():
-    evs = [*group(standby=True), tasks("m1", 10.0, T[:2], []), tasks("m2", 10.0, T[2:4], T[:2])]
-    v = balance(history(evs))
-    assert v.status == "valid", v.message  # 2 vs 4: within the slack of 2
-    v = balance(history(evs), stateful_balance_slack=1)
+    """Six tasks with one standby each on three instances: actives 2/2/2, active + standby 3/4/5."""
+    evs = [run_start(0.0), *join("m1", 0.1), *join("m2", 0.2), *join("m3", 0.3),
+           *run("m1", 2.0, T[0:2], [T[4]]), *run("m2", 2.0, T[2:4], [T[5], T[0]]),
+           *run("m3", 2.0, T[4:6], T[1:4]), run_end(30.0)]
+    v = balance(history(evs), tasks=6, standby_replicas=1)
+    assert v.status == "valid", v.message  # 3 vs 5: within the slack of 2
+    v = balance(history(evs), tasks=6, standby_replicas=1, stateful_balance_slack=1)
     assert v.status == "invalid"
-    assert "active+standby tasks unbalanced at 30.000: m2 has 4, m1 has 2 (slack 1)" in v.message
+    assert "active+standby tasks unbalanced at 30.000: m3 has 5, m1 has 3 (slack 1)" in v.message
+
+
+def test_an_assignment_still_probing_or_short_of_standbys_has_not_settled():
+    """Counts within the slacks, but a warmup left (a standby beyond standby_replicas) or a standby missing at the
+    last stable point: the assignment had not settled, which the runner's stable wait would not accept either."""
+    warm = [*group(), tasks("m2", 10.0, T[2:4], [T[0]])]
+    v = balance(history(warm))
+    assert v.status == "unknown" and "1 warmup(s) still in place" in v.message, v.message
+    short = [*group(standby=True), tasks("m2", 10.0, T[2:4], [T[0]])]
+    v = balance(history(short), standby_replicas=1)
+    assert v.status == "unknown" and "task 0_1 has 0 standbys (none), want 1" in v.message, v.message
 
 
 def test_only_the_last_stable_point_counts():
@@ -470,7 +489,7 @@ def test_balance_without_a_stable_point_is_unknown():
 def test_rack_spread_is_measured_not_judged_under_the_streams_protocol():
     evs = three(racks=("r1", "r1", "r2"), standbys={"m1": T[2:6], "m2": T[0:2], "m3": []})  # 0_0..0_3 all on r1
     assert standby(history(evs), standby_replicas=1, rack_aware=True).status == "invalid"
-    v = standby(history(evs), standby_replicas=1, rack_aware=True, protocol="streams")
+    v = standby(history(on_streams(evs)), standby_replicas=1, rack_aware=True, protocol="streams")
     assert v.status == "valid", v.message
     assert v.measurements["rack_spread_unmet"] >= 2 and "not judged" in v.message
 
@@ -496,8 +515,28 @@ def test_duplicates_are_allowed_at_least_once_and_invalid_exactly_once():
     assert alos.status == "valid" and alos.measurements["duplicated"] == 1, alos.message
     eos = out(evs, exactly_once=True)
     assert eos.status == "invalid"
-    assert "more than once under exactly_once_v2 (first: partition 0 offset 2, 2 times)" in eos.message
+    assert "more than once under the run's exactly_once_v2: no instance recorded its processing.guarantee " \
+           "(first: partition 0 offset 2, 2 times)" in eos.message
     assert [w["type"] for w in eos.witnesses] == ["output", "output"]
+
+
+def test_duplicates_are_judged_by_the_guarantee_the_instances_recorded():
+    """The run says at_least_once; both instances recorded exactly_once_v2: duplicates are invalid. Once m2
+    restarts as m3 with at_least_once (a settings change mid-run), they are what it allows."""
+    evs = [*produced(), *[output(45.0, 0, i, i) for i in range(4)], output(45.0, 0, 2, 4), output_read(46.0, 5)]
+    guarantee = {"m1": "exactly_once_v2", "m2": "exactly_once_v2", "m3": "at_least_once"}
+
+    def judged(extra):
+        h = [dict(e, settings={"processing.guarantee": guarantee[e["member"]]}) if e["type"] == "started" else e
+             for e in [*group(40.0), *extra, *evs]]
+        return streams.check_output_integrity(history(h), settings(exactly_once=False))
+    v = judged([])
+    assert v.status == "invalid"
+    assert "more than once under processing.guarantee=exactly_once_v2 on m1, m2" in v.message
+    v = judged([*leave("m2", 20.0), *join("m3", 21.0)])
+    assert v.status == "valid", v.message
+    assert "1 more than once, as processing.guarantee=at_least_once on m3; processing.guarantee=exactly_once_v2 " \
+           "on m1, m2 allows" in v.message
 
 
 def test_an_acked_record_missing_from_the_output_is_invalid():
@@ -549,7 +588,7 @@ def test_swapping_tasks_between_staying_instances_beyond_the_bound_is_invalid():
     assert moves_of(scale_out_swapping(1), max_warmup_replicas=1).status == "valid"  # 3 <= 2 * 1 + 1
     v = moves_of(scale_out_swapping(1), max_warmup_replicas=0)
     assert v.status == "invalid", v.message
-    assert "3 active tasks moved where 1 would balance the instances (bound 2)" in v.message
+    assert "3 active tasks moved where 1 would balance the instances (bound 2: 2 x 1 + max.warmup.replicas" in v.message
     assert v.witnesses[0]["type"] == "member_start" and v.witnesses[0]["member"] == "m3"
 
 

@@ -25,7 +25,7 @@ violation.
 from __future__ import annotations
 
 from harness.history import History
-from harness.invariants.connect.bounds import detection
+from harness.invariants.connect.bounds import detection, scheduled_delay
 from harness.invariants.connect.view import INF, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict
 
@@ -36,7 +36,6 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
     if settings.protocol == "eager":
         return verdict(NAME, "skipped", "the eager protocol has no scheduled delay")
     v = view_of(history)
-    delay = settings.scheduled_delay_s
     judged = [d for d in v.departures if d.held and d.at < v.window_end]
     if not judged:
         return verdict(NAME, "skipped", "no worker holding work departed before the end of the run")
@@ -44,6 +43,7 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
     for d in judged:
         detect, dsrc = detection(v, settings, d.member, d.at - 1e-6) if d.how in ("kill", "crash") else \
             (0.0, "a graceful leave is noticed at once")
+        early, delay, delay_src = scheduled_delay(v, settings, d.member, d.stop_at)
         deadline = d.at + detect + delay + settings.reassign_slack_s
         restarts, new_only = [], True
         was_leader = v.leader_at(d.stop_at) == d.member
@@ -53,8 +53,8 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                 if deadline <= v.window_end:
                     bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at,
                                 "deadline": deadline, "why": f"{unit_name(key)} of {d.member} ({d.how}) not started "
-                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s; detection "
-                                f"{detect:g}s: {dsrc})"})
+                                f"elsewhere by {deadline - d.at:.1f}s after it left (delay {delay:g}s: {delay_src}; "
+                                f"detection {detect:g}s: {dsrc})"})
                 else:
                     unjudged += 1
                 continue
@@ -62,15 +62,15 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
             new_only &= joined_after
             after = nxt.start - d.at
             restarts.append(after)
-            if not joined_after and not was_leader and nxt.start < d.at + delay:
+            if not joined_after and not was_leader and nxt.start < d.at + early:
                 bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at, "to": nxt.member,
                             "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
-                            f"{nxt.member} {after:.2f}s after it left, before the {delay:g}s delay"})
+                            f"{nxt.member} {after:.2f}s after it left, before the {early:g}s delay ({delay_src})"})
             elif nxt.start > deadline:
                 bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at, "to": nxt.member,
                             "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
                             f"{nxt.member} {after:.2f}s after it left, later than {deadline - d.at:.1f}s "
-                            f"(delay {delay:g}s; detection {detect:g}s: {dsrc})"})
+                            f"(delay {delay:g}s: {delay_src}; detection {detect:g}s: {dsrc})"})
         # the units the workers that stayed gave up meanwhile (a returning worker should take its work back alone)
         until = d.at + (max(restarts) if restarts else 0.0)
         staying = [r for r in v.runs if r.clean and d.stop_at < r.end <= until and r.member != d.member
@@ -84,12 +84,13 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                     "first_restart_s": secs(min(restarts)) if restarts else None,
                     "last_restart_s": secs(max(restarts)) if restarts else None,
                     "to_new_workers": bool(restarts) and new_only, "deadline_s": secs(deadline - d.at),
-                    "detection_s": secs(detect), "detection": dsrc,
+                    "detection_s": secs(detect), "detection": dsrc, "delay_s": delay, "delay": delay_src,
                     "leader": was_leader})
-    m = {"departures": out, "delay_s": delay, "unjudged": unjudged}
+    delays = sorted({o["delay_s"] for o in out})
+    m = {"departures": out, "delay_s": delays[0] if len(delays) == 1 else delays, "unjudged": unjudged}
     if bad:
         return verdict(NAME, "invalid", f"{len(bad)} unit(s) of departed workers reassigned too early or too late "
-                                        f"for a {delay:g}s scheduled delay: {bad[0]['why']}", bad, m)
+                                        f"for their scheduled delay: {bad[0]['why']}", bad, m)
     if unjudged and not any(o["first_restart_s"] is not None for o in out):
         return verdict(NAME, "unknown", "the run ended before any departed worker's work was due elsewhere",
                        measurements=m)
@@ -97,5 +98,6 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
                       + (" to new workers" if o["to_new_workers"] else "") + (" (the leader)" if o["leader"] else "")
                       + (f" (detected after {o['detection_s']:g}s: {o['detection']})" if o["detection_s"] else "")
                       for o in out)
-    return verdict(NAME, "valid", f"departed workers' work moved within the {delay:g}s delay rule: {waits}",
+    return verdict(NAME, "valid", f"departed workers' work moved within the delay rule "
+                                  f"({'; '.join(sorted({o['delay'] for o in out}))}): {waits}",
                    measurements=m)

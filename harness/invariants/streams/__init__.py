@@ -65,8 +65,10 @@ member's active or standby task set (lags may change); it is judged at the stret
    Measurements: `stable_points`, `tasks_checked`, `rack_spread_ok` (None when racks are not judged).
 5. `task_balance`, at the last stable point: each task (0_0 .. 0_{tasks-1}; all seen if `tasks` is 0) has
    exactly one active owner among the live members; active counts per client differ by at most
-   `active_balance_slack`, active + standby counts by at most `stateful_balance_slack`. `unknown` without a
-   stable point. Measurements: `at_s`, `active_per_client`, `stateful_per_client`.
+   `active_balance_slack`, active + standby counts by at most `stateful_balance_slack` (`balance.streams`, the
+   rule the runner's stable wait calls too). `unknown` without a stable point, and when that point had not
+   settled: a task with more standbys than min(`standby_replicas`, live clients - 1) (a warmup left) or fewer.
+   Measurements: `at_s`, `active_per_client`, `stateful_per_client` (and `warmups` when not settled).
 6. `output_integrity` (6 carried to Streams): after the run the harness reads the output topic back with
    read_committed (`output` events naming the input partition and offset each record came from, then
    `output_read`). Every `acked` input record must be in it; with `exactly_once` (exactly_once_v2) none
@@ -88,8 +90,7 @@ from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdic
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance
 from harness.invariants.streams.state import check_state_kept
-from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active, rules_racks, \
-    rules_warmups
+from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active
 from harness.invariants.streams.topology import check_bounded_task_moves, check_probing_convergence
 from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, StreamsCheckSettings, _empty, \
     has_streams_events
@@ -97,7 +98,7 @@ from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, St
 __all__ = ["DOWN_STATES", "STREAMS_CHECKERS", "STREAMS_EVENT_TYPES", "StreamsCheckSettings", "check_bounded_task_moves",
            "check_output_integrity", "check_probing_convergence", "check_state_kept", "check_standby_placement", "check_streams",
            "check_task_balance", "check_task_exclusive_active", "check_warmup_before_active", "has_streams_events",
-           "judge_streams", "rules_racks", "rules_warmups"]
+           "judge_streams"]
 
 STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] = {
     "task_exclusive_active": check_task_exclusive_active,

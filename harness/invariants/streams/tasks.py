@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from harness.history import History
 from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
+from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
 from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _outcome, view
 
@@ -61,24 +62,13 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
                                              f"no task ran on two clients beyond tolerance")
 
 
-def rules_warmups(settings: StreamsCheckSettings) -> bool:
-    """Whether the run's group protocol promises warmups: the classic one (KIP-441's assignor in the
-    client); KIP-1071's broker-side `streams` assignor has none yet."""
-    return settings.protocol != "streams"
-
-
-def rules_racks(settings: StreamsCheckSettings) -> bool:
-    """Whether the run's group protocol promises rack-aware standbys: the classic one (KIP-708's tags in the
-    client's assignor); the broker-side StickyTaskAssignor of the `streams` protocol ignores racks."""
-    return settings.protocol != "streams"
-
-
 def check_warmup_before_active(history: History, settings: StreamsCheckSettings) -> Verdict:
-    """Judge that no task restored cold on a client while a caught-up copy existed elsewhere (KIP-441)."""
+    """Judge that no task restored cold on a client while a caught-up copy existed elsewhere (KIP-441), by the
+    assignor settings of that moment (`assignor`)."""
     name = "warmup_before_active"
     if (v := _empty(name, history)) is not None:
         return v
-    vw, acl = view(history), settings.acceptable_recovery_lag
+    vw = view(history)
     episodes: list[dict] = []
     last: dict[tuple, dict] = {}
     for e in vw.own(("restore_start", "restore_end")):
@@ -99,37 +89,51 @@ def check_warmup_before_active(history: History, settings: StreamsCheckSettings)
     m = {"activations_with_restore": len(episodes), "warm": 0, "cold_justified": 0, "violations": 0,
          "max_restored_records": max((ep["n"] if ep["restored"] is None else ep["restored"] for ep in episodes),
                                      default=0)}
-    problems, wits = [], []
+    problems, wits, unjudged = [], [], 0
     for ep in episodes:
-        mem, task, t = ep["member"], ep["task"], ep["t"]
-        if ep["n"] <= acl:
-            m["warm"] += 1
+        cands = assignors_at(vw, settings, ep["t"])
+        judged = [a for a in cands if a.warmups]
+        if not judged:  # measured, not judged: counted by the first candidate's lag
+            unjudged += 1
+            if _cold(vw, settings, ep, cands[0]):
+                m["violations"] += 1
             continue
-        ref = max((r for r in vw.rebalances if r <= t), default=t)
-        lo = min(ref, t - settings.handoff_window_s)
-        copies = []
-        for o in vw.live(t):
-            if o == mem or vw.faulted(o, t) or vw.state(o, t) in DOWN_STATES:
-                continue
-            ts = vw.snap_t.get(o, [])
-            for s in vw.snaps[o][max(0, bisect_left(ts, lo) - 1):bisect_right(ts, t)]:
-                lag = s.lags.get(task)
-                if task in s.active | s.standby and lag is not None and int(lag) <= acl:
-                    copies.append((o, int(lag), s.event))
-        if not copies:
-            m["cold_justified"] += 1
+        got, a = broken_under_all(judged, lambda a: _cold(vw, settings, ep, a))
+        if not got:
+            m["warm" if any(ep["n"] <= x.acceptable_recovery_lag for x in judged) else "cold_justified"] += 1
             continue
         m["violations"] += 1
-        o, lag, sev = copies[0]
-        if not rules_warmups(settings):
-            continue
-        problems.append(f"{mem} restored task {task} from {ep['n']} records behind at {t:.3f} while {o} held a "
-                        f"caught-up copy (lag {lag} <= {acl})")
-        wits += [witness(sev, f"{o} holds task {task} with lag {lag}"),
-                 witness(ep["ev"], f"{mem} starts restoring task {task}: {ep['n']} records")]
-    if not rules_warmups(settings):
-        return verdict(name, "skipped", f"the {settings.protocol} protocol's assignor has no warmup tasks (Kafka "
-                       f"Streams ignores max.warmup.replicas under it): {m['violations']} of {len(episodes)} restores "
-                       f"were cold while a caught-up copy existed, measured and not judged", measurements=m)
+        o, lag, sev = got[0]
+        problems.append(f"{ep['member']} restored task {ep['task']} from {ep['n']} records behind at {ep['t']:.3f} "
+                        f"while {o} held a caught-up copy (lag {lag} <= {a.value('acceptable_recovery_lag')})")
+        wits += [witness(sev, f"{o} holds task {ep['task']} with lag {lag}"),
+                 witness(ep["ev"], f"{ep['member']} starts restoring task {ep['task']}: {ep['n']} records")]
+    if episodes and unjudged == len(episodes):
+        return verdict(name, "skipped", f"the streams protocol's assignor has no warmup tasks (Kafka Streams ignores "
+                       f"max.warmup.replicas under it): {m['violations']} of {len(episodes)} restores were cold while "
+                       f"a caught-up copy existed, measured and not judged", measurements=m)
+    if unjudged:
+        m["unjudged_streams_protocol"] = unjudged
     return _outcome(name, problems, wits, m, f"{len(episodes)} restores: {m['warm']} warm, {m['cold_justified']} "
-                                             f"cold with no caught-up copy anywhere")
+                                             f"cold with no caught-up copy anywhere"
+                    + (f", {unjudged} under the streams protocol measured only" if unjudged else ""))
+
+
+def _cold(vw, settings: StreamsCheckSettings, ep: dict, a: Assignor) -> list[tuple]:
+    """The caught-up copies by `a`'s acceptable.recovery.lag that make `ep`'s restore a cold one Streams should
+    have avoided: (member, lag, its snapshot event) each; none when the restore was within the lag."""
+    mem, task, t, acl = ep["member"], ep["task"], ep["t"], a.acceptable_recovery_lag
+    if ep["n"] <= acl:
+        return []
+    ref = max((r for r in vw.rebalances if r <= t), default=t)
+    lo = min(ref, t - settings.handoff_window_s)
+    copies = []
+    for o in vw.live(t):
+        if o == mem or vw.faulted(o, t) or vw.state(o, t) in DOWN_STATES:
+            continue
+        ts = vw.snap_t.get(o, [])
+        for s in vw.snaps[o][max(0, bisect_left(ts, lo) - 1):bisect_right(ts, t)]:
+            lag = s.lags.get(task)
+            if task in s.active | s.standby and lag is not None and int(lag) <= acl:
+                copies.append((o, int(lag), s.event))
+    return copies

@@ -5,6 +5,7 @@ import math
 
 from harness.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.streams.assignor import assignors_at
 from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, StreamsCheckSettings, _empty, _outcome, _View, view
 
@@ -48,7 +49,6 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
         return None
     changes = sorted(((_change_at(vw, e), e) for e in vw.events if e["type"] in ("member_start", "member_exit")
                       and _change_at(vw, e) > t0), key=lambda x: x[0])
-    mw = max(1, settings.max_warmup_replicas)
     out = []
     for i, (tc, c) in enumerate(changes):
         until = changes[i + 1][0] if i + 1 < len(changes) else vw.end
@@ -60,7 +60,10 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
                 conv, cur = t, a
         # a task unowned just before (its owner gone: killed, or left) moves too when it ends up owned
         moves = sum(1 for task in set(before) | set(cur) if cur.get(task, before.get(task)) != before.get(task))
-        w = math.ceil(moves / mw)
+        # the assignor settings then (`assignor`): the bound is the loosest of the candidates, the leader's unknown
+        cands = assignors_at(vw, settings, tc)
+        lead = min(cands, key=lambda a: (a.max_warmup_replicas, -a.probing_interval_s))
+        w = math.ceil(moves / max(1, lead.max_warmup_replicas))
         # an instance killed just before or in the window adds the rebalance of its session's expiry
         killed = [(m, t, zombie_tolerance(vw, settings, m, t - 1e-6)) for m, (t, e) in sorted(vw.stop.items())
                   if e["type"] == "member_exit" and e.get("how") in ("kill", "crash") and t < until]
@@ -74,7 +77,11 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
         out.append({"event": c, "tc": tc, "conv": conv, "who": who, "moves": moves,
                     "fewest": _fewest_moves(before, cur), "rebalances": sum(1 for t in vw.rebalances if tc <= t <= conv),
                     "bound": w + settings.probing_slack_rebalances + len(expired), "kills": kills,
-                    "bound_s": (w + 1) * settings.probing_interval_s + 60.0})
+                    "bound_s": (w + 1) * max(a.probing_interval_s for a in cands) + 60.0,
+                    "warmups": max(a.max_warmup_replicas for a in cands),
+                    "assignor": "; ".join(dict.fromkeys(f"{a.value('max_warmup_replicas')}, "
+                                                       f"probing.rebalance.interval.ms={a.probing_interval_s * 1000:g}"
+                                                       for a in cands))})
     return out
 
 
@@ -102,11 +109,11 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         if n > w["bound"]:
             plus = f" (+1 for each kill within its zombie tolerance: {'; '.join(w['kills'])})" if w["kills"] else ""
             problems.append(f"after the {who}, {n} rebalances until the assignment settled at {conv:.3f}, "
-                            f"bound {w['bound']} for {moves} moves{plus}")
+                            f"bound {w['bound']} for {moves} moves{plus} (assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: {moves} moves, {n} rebalances"))
         if conv - tc > w["bound_s"]:
             problems.append(f"after the {who}, the assignment settled only at {conv:.3f} ({conv - tc:.1f}s), "
-                            f"bound {w['bound_s']:g}s for {moves} moves")
+                            f"bound {w['bound_s']:g}s for {moves} moves (assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: settled {conv - tc:.1f}s later"))
     m = {"windows": [{"change_s": secs(w["tc"]), "change": w["who"], "moves": w["moves"], "fewest_moves": w["fewest"],
                       "rebalances": w["rebalances"], "bound": w["bound"], "seconds_to_converge": secs(w["conv"] - w["tc"])}
@@ -122,10 +129,11 @@ def check_bounded_task_moves(history: History, settings: StreamsCheckSettings) -
         return windows
     problems, wits = [], []
     for w in windows:
-        bound = 2 * w["fewest"] + settings.max_warmup_replicas
+        bound = 2 * w["fewest"] + w["warmups"]
         if w["moves"] > bound:
             problems.append(f"after the {w['who']}, {w['moves']} active tasks moved where {w['fewest']} would "
-                            f"balance the instances (bound {bound})")
+                            f"balance the instances (bound {bound}: 2 x {w['fewest']} + max.warmup.replicas; "
+                            f"assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: {w['moves']} moves, fewest {w['fewest']}"))
     m = {"moves": sum(w["moves"] for w in windows), "fewest_moves": sum(w["fewest"] for w in windows),
          "max_excess": max(w["moves"] - w["fewest"] for w in windows)}

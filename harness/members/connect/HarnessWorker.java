@@ -20,15 +20,25 @@ import sun.misc.Signal;
  * writes `stopped` before it exits 0.
  */
 public final class HarnessWorker {
+    /** Worker config keys with this prefix are recorded under the rest of the key, and not given to Connect. */
+    private static final String MISREPORT = "harness.misreport.";
+
     public static void main(String[] args) throws IOException {
         Properties p = new Properties();
         try (FileInputStream in = new FileInputStream(args[0])) {
             p.load(in);
         }
         Map<String, String> props = new HashMap<>();
+        Map<String, String> misreport = new HashMap<>();
         for (String k : p.stringPropertyNames()) {
-            props.put(k, p.getProperty(k));
+            if (k.startsWith(MISREPORT)) {  // a self-test (--misbehave wrong-delay): recorded, not run with
+                misreport.put(k.substring(MISREPORT.length()), p.getProperty(k));
+            } else {
+                props.put(k, p.getProperty(k));
+            }
         }
+        Map<String, String> recorded = new HashMap<>(props);
+        recorded.putAll(misreport);
         HarnessHistory.header();
         @SuppressWarnings({"rawtypes"})
         Connect connect = new ConnectDistributed().startConnect(props);
@@ -44,7 +54,7 @@ public final class HarnessWorker {
                 "group_id", props.get("group.id"), "topic", System.getenv("HARNESS_TOPIC"), "instance_id", null,
                 "rack", props.get("client.rack"), "client", "connect-runtime " + KafkaVersion.get(),
                 "rest_url", props.get("listeners"),
-                "settings", props);
+                "settings", recorded);
         Thread metrics = new Thread(HarnessWorker::watchRebalances, "harness-rebalance-metrics");
         metrics.setDaemon(true);
         metrics.start();
