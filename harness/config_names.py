@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness import config_keys, kafka_dist
 from harness.errors import SetupError
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members.jvm_build import BASE_JVM_OPTS, JvmProgram, build
 from harness.tools import cache_dir
 

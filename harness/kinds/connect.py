@@ -12,21 +12,19 @@ the coordinator's view. At the end the source topic is read back (`connect_recor
 from __future__ import annotations
 
 import json
-import re
 import socket
 import urllib.request
 
-from harness.errors import BadInput, Indeterminate
+from harness.errors import Indeterminate
 from harness.history import HistoryWriter
 from harness.invariants import CheckSettings, balance
 from harness.invariants.connect import ConnectCheckSettings
-from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS, check_worker_version, connect_settings
+from harness.kinds.checks import BROKERS
+from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
 from harness.rundir import OUTPUT_HISTORY
 
 SOURCE, SINK = "harness-source", "harness-sink"
-#: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
-BROKERS = "brokers"
 STATUS_EVERY_S = 1.0
 #: how long a worker has to write `started` (its plugin scan, storage topics and herder first; slow on a busy host)
 START_WAIT_S = 90.0
@@ -43,31 +41,6 @@ class ConnectCluster:
 
     name = "connect"
     library = "connect-runtime"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.client_settings or cfg.streams_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --client-set and --streams-set do not "
-                           "apply (use --connect-set)")
-        if cfg.slot_commands or cfg.member_command or cfg.member != "python":
-            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --member and member commands do not apply")
-        connect_settings(cfg, sc)
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return connect_settings(cfg, sc)
-
-    @staticmethod
-    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
-        """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
-        brokers and speak the run's protocol."""
-        versions = {cfg.client_version or sc.initial_client or broker_version}
-        versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
-                     for a in schedule if a.params.get("client_version")}
-        for v in sorted(versions):
-            if not re.fullmatch(r"\d+\.\d+\.\d+", v):
-                raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
-            check_worker_version(v, broker_version, cfg.protocol)
 
     def __init__(self, plan, run) -> None:
         self.plan = plan

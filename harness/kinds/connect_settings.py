@@ -8,8 +8,8 @@ from __future__ import annotations
 from functools import partial
 
 from harness.errors import BadInput
-from harness.kafka_dist import version_key
 from harness.kinds.kind_settings import merge, whole
+from harness.versions import version_key
 
 _int = partial(whole, "Connect")  # settings[key] as a whole number of at least lo, or BadInput
 

@@ -12,6 +12,7 @@ from harness.errors import BadInput
 from harness.kafka_dist import version_key
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
@@ -23,23 +24,6 @@ class ConsumerGroup:
 
     name = "consumer"
     library = "confluent-kafka"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.streams_settings:
-            raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
-        if cfg.connect_settings:
-            raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
-        if cfg.member == "java" and cfg.member_command is None:
-            for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
-                                                                   if cfg.slot_command(n) is None)]:
-                if len(sub) > 1 and any(e.startswith("^") for e in sub):
-                    raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
-                                   f"({who}: {', '.join(sub)})")
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return {}
 
     def __init__(self, plan, run) -> None:
         self.plan = plan
@@ -133,8 +117,6 @@ class ConsumerGroup:
         """After the members stopped; nothing more to read for a consumer group."""
 
 
-#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
-GROUP_CONFIGS_SINCE = (4, 0)
 
 
 def set_group_configs(run, settings: dict) -> None:

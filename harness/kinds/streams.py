@@ -20,7 +20,7 @@ from harness.history import HistoryWriter
 from harness.invariants import CheckSettings, balance
 from harness.invariants.streams import StreamsCheckSettings
 from harness.kinds.consumer import set_group_configs
-from harness.kinds.streams_settings import DEFEATING_LAG, streams_settings
+from harness.kinds.streams_settings import DEFEATING_LAG
 from harness.members import MemberSpec
 from harness.members.streams_member import streams_member_command, version_for_brokers
 from harness.rundir import OUTPUT_HISTORY
@@ -31,22 +31,6 @@ class StreamsApp:
 
     name = "streams"
     library = "kafka-streams"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.connect_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --connect-set does not apply")
-        if cfg.client_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --client-set does not apply "
-                           "(use --streams-set)")
-        if cfg.slot_commands or cfg.member != "python":
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --member and slot member commands "
-                           "do not apply (a --member-command for every slot does)")
-        streams_settings(cfg, sc)
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return streams_settings(cfg, sc)
 
     def __init__(self, plan, run) -> None:
         self.plan = plan

@@ -22,6 +22,7 @@ from harness.history_format import HistoryWriter
 from harness.invariants import CheckSettings, balance, convergence
 from harness.invariants.connect import ConnectCheckSettings, check_balance
 from harness.invariants.streams import StreamsCheckSettings, check_task_balance
+from harness.kinds.checks import checks_of
 from harness.kinds.connect import SINK, SOURCE, ConnectCluster
 from harness.kinds.consumer import ConsumerGroup
 from harness.kinds.streams import StreamsApp
@@ -115,7 +116,7 @@ def _streams_kind(tmp_path: Path, partitions: int, standbys: int) -> StreamsApp:
     cfg = RunConfig.for_scenario("streams-scale-out", seed=1, partitions=partitions,
                                  streams_settings=(("num.standby.replicas", standbys),))
     sc = SCENARIOS["streams-scale-out"]
-    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=StreamsApp.settings(cfg, sc), racks=("r0",), schedule=())
+    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=checks_of("streams").settings(cfg, sc), racks=("r0",), schedule=())
     return StreamsApp(plan, SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path)))
 
 
@@ -157,7 +158,7 @@ def _streams_agree(tmp_path, partitions, standbys, assignment, balanced, calls) 
 def _connect_kind(tmp_path: Path) -> ConnectCluster:
     cfg = RunConfig.for_scenario("connect-worker-kill", seed=1)
     sc = SCENARIOS["connect-worker-kill"]
-    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=ConnectCluster.settings(cfg, sc), racks=("r0",),
+    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=checks_of("connect").settings(cfg, sc), racks=("r0",),
                            kafka_version="4.3.1")
     kind = ConnectCluster(plan, SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path),
                                                 clock=lambda: 0.0))
