@@ -213,7 +213,8 @@ def report(rep: Repeat, *, out=None) -> None:
     if rep.interrupted:
         w(f"interrupted after {len(rep.outcomes)} of at most {rep.limit} runs"
           + (f", during {rep.interrupted_during} (its run directory is marked incomplete)"
-             if rep.interrupted_during else "") + "; every process ended and the cluster is stopped")
+             if rep.interrupted_during else "") + "; every process it started ended"
+          + (", the shared cluster too" if rep.shared else ""))
     elif rep.until_fail and not rep.first_failure():
         w(f"no run failed in {len(rep.outcomes)}")
     first = rep.first_failure()
