@@ -221,13 +221,17 @@ def report(rep: Repeat, *, out=None) -> None:
     if first:
         w(f"first failure: run {first.number}, seed {first.seed}: {', '.join(first.failed)}")
         w(f"replay: harness replay {first.run_dir}")
-        if rep.shrunk:
-            s = rep.shrunk
-            w(f"shrunk: {s['from_actions']} -> {s['to_actions']} actions in {s['attempts']} "
-              f"attempt{'s' if s['attempts'] != 1 else ''} (shrunk-schedule.json in the failing run's directory):")
+        s = rep.shrunk
+        tries = f"{s['attempts']} attempt{'s' if s['attempts'] != 1 else ''}" if s else ""
+        if s and s["to_actions"] < s["from_actions"]:
+            w(f"shrunk: {s['from_actions']} -> {s['to_actions']} actions in {tries} (shrunk-schedule.json in the "
+              f"failing run's directory):")
             for a in s["schedule"]:
                 w(f"  {a['kind']} {json.dumps(a.get('params') or {}, default=str)}")
             w(f"replay the shrunk: {s['replay']}")
+        elif s:
+            w(f"not shrunk: every shorter schedule of the {tries} passed; the failing run's {s['from_actions']} "
+              f"actions are the shortest found")
     w(f"runs: {rep.out_dir} (repeat.json)")
 
 

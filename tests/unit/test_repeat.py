@@ -87,6 +87,17 @@ def test_the_table_counts_runs_failures_by_invariant_unknowns_and_time(tmp_path)
     assert rp.table(alone)[3] == "failures by invariant: none"
 
 
+def test_a_schedule_that_did_not_shrink_is_said_so(tmp_path):
+    rep = rp.Repeat("member-kill", "consumer", 1, 5, True, True, tmp_path, outcomes=[
+        _outcome(1, "fail", 28.0, ["exclusive_ownership"])], shrunk={
+        "from_actions": 5, "to_actions": 5, "attempts": 5, "schedule": [], "replay": "harness replay runs/r1"})
+    out = io.StringIO()
+    rp.report(rep, out=out)
+    text = out.getvalue()
+    assert "first failure: run 1, seed 101: exclusive_ownership\nreplay: harness replay runs/r1\n" in text
+    assert "not shrunk: every shorter schedule of the 5 attempts passed" in text and "replay the shrunk" not in text
+
+
 @pytest.mark.parametrize("statuses, interrupted, code", [
     (["pass", "pass"], False, 0),
     (["pass", "fail"], False, 1),
