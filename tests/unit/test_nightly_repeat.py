@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from harness.nightly import NightlyResult, NightlyRun, nightly, rates, summary_lines
 from harness.rundir import RunResult
 from harness.seeds import seeds
@@ -85,3 +87,19 @@ def test_rates_per_scenario_and_version_with_undecided_runs_apart(tmp_path):
     assert lines[1:4] == ["  member-kill consumer kafka=4.3.1 client=default: 1/20 failed",
                           "  member-kill consumer kafka=4.0.0 client=default: 0/3 failed (1 unknown)",
                           "  scale-out-in consumer kafka=4.3.1 client=2.12.2: 0/2 failed (1 error)"]
+
+
+def test_the_cli_passes_repeat_to_the_night_and_prints_its_rates(tmp_path, monkeypatch, capsys):
+    from harness.cli import main
+    asked = {}
+
+    def fake_night(**kw):
+        asked.update(kw)
+        return NightlyResult(tmp_path, [_run("member-kill", "pass"), _run("member-kill", "fail")])
+    monkeypatch.setattr("harness.nightly.nightly", fake_night)
+    assert main(["nightly", "--seed", "1", "--runs", "1", "--repeat", "2", "--runs-root", str(tmp_path)]) == 1
+    assert asked["repeat"] == 2 and asked["runs"] == 1
+    assert "  member-kill consumer kafka=4.3.1 client=default: 1/2 failed" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main(["nightly", "--seed", "1", "--repeat", "0"])
+    assert e.value.code == 2 and "argument --repeat: 0 is less than 1" in capsys.readouterr().err
