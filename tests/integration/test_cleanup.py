@@ -62,7 +62,7 @@ def _assert_nothing_left(pids, ports, run_dir):
 
 def test_ctrl_c_leaves_nothing_behind(tmp_path):
     rc, out, names, pids, ports = _interrupt_when_ready(
-        [sys.executable, "-m", "harness.cli", "run", "scale-out-in", "--seed", "7", "--harness-runs-root", str(tmp_path)])
+        [sys.executable, "-m", "harness.cli", "run", "scale-out-in", "--seed", "7", "--runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "toxiproxy" in names and "member.py" in names, names
     assert ports, "the run's processes listen on no port?"
     assert rc == 130, out
