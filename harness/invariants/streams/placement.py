@@ -5,6 +5,7 @@ from harness.history import History
 from harness.invariants import balance
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view
+from harness.invariants.streams.bounds import unsettled_after_kills
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
 
 
@@ -15,7 +16,7 @@ def check_standby_placement(history: History, settings: StreamsCheckSettings) ->
     if (v := _empty(name, history)) is not None:
         return v
     vw = view(history)
-    points = vw.stable_points(settings.settle_s)
+    points = vw.stable_points(settings.settle_s, unsettled_after_kills(vw, settings))
     if not any(s.standby for ss in vw.snaps.values() for s in ss) and \
             all(a.standby_replicas <= 0 for t, _ in points for a in assignors_at(vw, settings, t)) and \
             (points or settings.standby_replicas <= 0):
@@ -76,7 +77,7 @@ def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verd
     if (v := _empty(name, history)) is not None:
         return v
     vw = view(history)
-    points = vw.stable_points(settings.settle_s)
+    points = vw.stable_points(settings.settle_s, unsettled_after_kills(vw, settings))
     if not points:
         return _unstable(name, settings)
     t, snaps = points[-1]
