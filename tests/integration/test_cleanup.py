@@ -13,19 +13,10 @@ import time
 import psutil
 import pytest
 
+from tests.integration.leftovers import listening_ports
+
 pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
-
-
-def _listening_ports(pids):
-    ports = set()
-    for pid in pids:
-        try:
-            ports |= {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
-                      if c.status == psutil.CONN_LISTEN}
-        except psutil.NoSuchProcess:
-            pass
-    return ports
 
 
 def _interrupt_when_ready(cmd):
@@ -41,7 +32,7 @@ def _interrupt_when_ready(cmd):
         children = psutil.Process(proc.pid).children(recursive=True)
         pids = [c.pid for c in children]
         names = " ".join(" ".join(c.cmdline()) for c in children)
-        ports = _listening_ports(pids)
+        ports = listening_ports(pids)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)
     finally:

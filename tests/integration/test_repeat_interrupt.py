@@ -16,19 +16,9 @@ import pytest
 
 from harness.rundir import RunDir
 from harness.seeds import nth
+from tests.integration.leftovers import listening_ports
 
 pytestmark = pytest.mark.integration
-
-
-def _listening_ports(pids):
-    ports = set()
-    for pid in pids:
-        try:
-            ports |= {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
-                      if c.status == psutil.CONN_LISTEN}
-        except psutil.NoSuchProcess:
-            pass
-    return ports
 
 
 def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_path):
@@ -49,7 +39,7 @@ def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_p
             time.sleep(0.5)
         pids = [c.pid for c in children]
         names = " ".join(" ".join(c.cmdline()) for c in children)
-        ports = _listening_ports(pids)
+        ports = listening_ports(pids)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=120)
     finally:
