@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from tests.integration.leftovers import listening_ports
+from tests.integration.leftovers import assert_gone, listening_ports
 
 pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
@@ -42,11 +42,7 @@ def _interrupt_when_ready(cmd):
 
 
 def _assert_nothing_left(pids, ports, run_dir):
-    time.sleep(0.5)
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not alive, f"processes left behind: {alive}"
-    bound = {c.laddr.port for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
-    assert not ports & bound, f"ports still bound: {ports & bound}"
+    assert_gone(pids, ports)
     assert (run_dir / "STATUS").read_text().startswith("incomplete")
     assert "status" not in json.loads((run_dir / "run.json").read_text())
 

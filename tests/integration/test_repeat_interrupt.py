@@ -16,7 +16,7 @@ import pytest
 
 from harness.rundir import RunDir
 from harness.seeds import nth
-from tests.integration.leftovers import listening_ports
+from tests.integration.leftovers import assert_gone, listening_ports
 
 pytestmark = pytest.mark.integration
 
@@ -50,10 +50,6 @@ def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_p
     assert proc.returncode == 130, out
     assert "runs: 1 (on one cluster)" in out and "time per run: median" in out, out
     assert f"interrupted after 1 of at most 3 runs, during the run of seed {nth(1, 2)}" in out, out
-    time.sleep(0.5)
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not alive, f"processes left behind: {alive}"
-    bound = {c.laddr.port for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
-    assert ports and not ports & bound, f"ports still bound: {ports & bound}"
+    assert_gone(pids, ports)
     second = next(p for p in next(tmp_path.glob("repeat-*")).iterdir() if p.name.endswith(f"-{nth(1, 2)}"))
     assert RunDir.is_run_dir(second) and (second / "STATUS").read_text().startswith("incomplete")
