@@ -89,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def synthetic_run(root: Path, events: int, seed: int) -> Path:
     """The valid run directory of a synthetic set (generated unless `root` already holds one of this size)."""
+    from harness.rundir import RunDir
     marker = root / f".events-{events}-seed-{seed}"
     if not marker.exists():
         from harness.analytics import synth
@@ -97,8 +98,8 @@ def synthetic_run(root: Path, events: int, seed: int) -> Path:
             shutil.rmtree(root)
         synth.generate(str(root), 1, events, seed)
         marker.write_text("")
-    runs = [d for d in sorted(root.iterdir()) if (d / "history").is_dir() and (d / "STATUS").exists()
-            and (d / "STATUS").read_text().strip() in ("pass", "fail") and "corrupt" not in d.name]
+    runs = [d for d in sorted(root.iterdir()) if RunDir.is_run_dir(d) and RunDir(d).status() in ("pass", "fail")
+            and "corrupt" not in d.name]
     if len(runs) != 1:
         raise SystemExit(f"{root}: expected one valid synthetic run, found {len(runs)}")
     return runs[0]

@@ -249,6 +249,7 @@ def main() -> int:
 
     import harness
     from harness import scenarios
+    from harness.rundir import HARNESS_HISTORY, RunDir
     from harness.runner import RunConfig, run_scenario
     from harness.scenarios import Action, Scenario
 
@@ -299,9 +300,10 @@ def main() -> int:
     samples = sampler.samples
     marks = sampler.marks
     end = marks["run_returned"]
-    hist_dir = Path(result.run_dir) / "history"
-    run_meta = json.loads((Path(result.run_dir) / "run.json").read_text())
-    harness_events = [json.loads(l) for l in (hist_dir / "harness.jsonl").read_text().splitlines()[1:] if l.strip()]
+    run = RunDir(result.run_dir)
+    hist_dir = run.history_dir
+    run_meta = run.meta()
+    harness_events = [json.loads(l) for l in run.history_file(HARNESS_HISTORY).read_text().splitlines()[1:] if l.strip()]
     events = count_events(hist_dir)
     timeouts = [e for e in harness_events if e.get("type") == "wait_timeout"]
 

@@ -24,6 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     from harness.plan import COMMIT_MODES, MEMBER_KINDS
+    from harness.repeat import add_nightly_argument, add_run_arguments
     from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -98,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
                         "(repeatable; docs/connect.md lists them)")
     members_and_settings(r)
+    add_run_arguments(r)
     common(r)
 
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
@@ -125,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     n.add_argument("--runs", type=int, default=None, metavar="COUNT",
                    help="stop after the night's first COUNT draws (default: draw until the budget is spent)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
+    add_nightly_argument(n)
     members_and_settings(n)
     common(n)
 
@@ -193,7 +196,7 @@ def _draw_timeline(run_dir) -> None:
 
 
 def _nightly(args, progress) -> int:
-    from harness.nightly import nightly, parse_budget, parse_shard
+    from harness.nightly import nightly, parse_budget, parse_shard, summary_lines
     from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
@@ -234,19 +237,9 @@ def _nightly(args, progress) -> int:
     res = nightly(budget_s=budget, seed=seed, kafka_versions=[v for v in args.kafka_versions.split(",") if v],
                   client_versions=[None if v == "default" else v for v in args.client_versions.split(",") if v],
                   protocols=protocols, runs_root=args.runs_root, shrink_attempts=args.shrink_attempts,
-                  run_options=extra, backend=backend, shard=shard, runs=args.runs, progress=progress)
-    counts: dict[str, int] = {}
-    for r in res.runs:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    print(f"\nnightly: {len(res.runs)} runs ({', '.join(f'{v} {k}' for k, v in sorted(counts.items()))}); "
-          f"summary {res.out_dir / 'nightly.json'}")
-    for r in res.runs:
-        if r.shrunk:
-            print(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
-                  f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
-        if r.known:  # a failure that is a written-up finding (harness/findings.py), with its expected rate
-            print(f"known finding: {r.scenario} {r.protocol} client={r.client_version or 'default'}: {r.known['id']} "
-                  f"(expected: {r.known['expected_rate']}; {r.known['doc']})")
+                  run_options=extra, backend=backend, shard=shard, runs=args.runs, repeat=args.repeat,
+                  progress=progress)
+    print("\n" + "\n".join(summary_lines(res)))
     return res.exit_code
 
 
@@ -382,6 +375,9 @@ def _dispatch(args) -> int:
                                      streams_settings=_key_values(args.streams_set),
                                      connect_settings=_key_values(args.connect_set, "--connect-set"),
                                      **member_options(args))
+        if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/repeat.py
+            from harness.repeat import run_repeated
+            return run_repeated(cfg, args, progress=progress)
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:

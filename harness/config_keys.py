@@ -1,4 +1,5 @@
-"""Setting keys checked against the names a release defines: which keys pass, and the one-line refusal.
+"""Setting keys checked against the names a release defines: which keys pass, and the one-line refusal; and a
+setting's value as the clients and brokers take it (`setting_text`).
 
 Pure: the names come from the caller (`harness/config_names.py` reads them from a Kafka release's jars; the
 Streams and Connect settings' names are the harness's own lists). A key passes when the names hold it, when it
@@ -23,6 +24,11 @@ BROKER_PREFIXES = ("listener.name.", "config.providers.", "rlmm.config.", "rsm.c
 BROKER_EXTRA = ("super.users", "allow.everyone.if.no.acl.found")
 #: how close a name must be to be offered as the one meant (difflib's ratio)
 CLOSE = 0.8
+
+
+def setting_text(v) -> str:
+    """A setting's value as a client or broker takes it: TOML's booleans as `true`/`false`, the rest as written."""
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 def known(key: str, names: Iterable[str], *, prefixes: tuple[str, ...] = (), extra: Iterable[str] = ()) -> bool:

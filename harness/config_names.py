@@ -19,8 +19,8 @@ from pathlib import Path
 
 from harness import config_keys, kafka_dist
 from harness.errors import SetupError
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE
-from harness.members.java_member import _stamp_text, compile_java
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.members.jvm_build import BASE_JVM_OPTS, JvmProgram, build
 from harness.tools import cache_dir
 
 _log = logging.getLogger(__name__)
@@ -32,8 +32,8 @@ KINDS = {"broker": ("org.apache.kafka.server.config.AbstractKafkaConfig", "kafka
          "group": ("org.apache.kafka.coordinator.group.GroupConfig", "kafka.coordinator.group.GroupConfig")}
 #: ConfigNames' exit code when none of the classes has a ConfigDef (the release defines no such configs)
 NONE_FOUND = 3
-JVM_OPTS = ("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+PROGRAM = JvmProgram(name="config-names", what="the config-names reader", main=MAIN_CLASS, against="Kafka",
+                     sources=(SOURCE,), jvm_opts=("-Xmx128m", *BASE_JVM_OPTS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
 RUN_TIMEOUT_S = 120
 NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -62,8 +62,7 @@ def names(kind: str, version: str, *, progress=_log.info) -> frozenset[str] | No
     kept = _kept(out, key)
     if kept is not False:
         return kept
-    java, javac = shutil.which("java"), shutil.which("javac")
-    if not (java and javac):
+    if not (shutil.which("java") and shutil.which("javac")):
         progress(f"no JDK (java and javac) here: Kafka {version}'s {kind} config names are not checked up front")
         return None
     classpath = kafka_dist.resolve(version, progress=progress).classpath
@@ -75,11 +74,12 @@ def names(kind: str, version: str, *, progress=_log.info) -> frozenset[str] | No
         kept = _kept(out, key)
         if kept is not False:
             return kept
-        classes = _build(java, javac, classpath, base, version, progress)
+        progress(f"reading Kafka {version}'s {kind} config names from its jars ...")
+        built = build(PROGRAM, version, classpath=classpath, progress=progress)
         log = base / f"{kind}.log"
         with open(log, "w") as err:
             try:
-                r = subprocess.run([java, *JVM_OPTS, "-cp", f"{classes}:{classpath}", MAIN_CLASS, *KINDS[kind]],
+                r = subprocess.run(built.command(args=KINDS[kind]),
                                    stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL, text=True,
                                    timeout=RUN_TIMEOUT_S)
             except subprocess.TimeoutExpired:
@@ -91,19 +91,6 @@ def names(kind: str, version: str, *, progress=_log.info) -> frozenset[str] | No
         tmp.write_text("".join(f"{line}\n" for line in [f"# {key}", *(found or ["# none"])]))
         tmp.replace(out)
         return frozenset(found) if found else None
-
-
-def _build(java: str, javac: str, classpath: str, base: Path, version: str, progress) -> Path:
-    """ConfigNames compiled against the release's jars into base/classes, once per source, JVM and jars."""
-    classes, stamp = base / "classes", base / "COMPLETE"
-    want = _stamp_text(java, classpath, SOURCE)
-    if not (stamp.exists() and stamp.read_text().strip() == want):
-        progress(f"reading Kafka {version}'s config names from its jars ...")
-        stamp.unlink(missing_ok=True)
-        compile_java(javac, (SOURCE,), classpath, classes, base / "javac.log", main=MAIN_CLASS,
-                     what="the config-names reader")
-        stamp.write_text(want + "\n")
-    return classes
 
 
 def _check(kind: str, what: str, keys, versions, *, progress, prefixes=(), extra=()) -> None:

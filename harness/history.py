@@ -20,6 +20,7 @@ from harness.history_columns import _COMMITTED, _SPEC, _WORD, Bulk, _Chunk, _dic
 from harness.history_format import (
     BULK_TYPES,
     CHUNK_BYTES,
+    GLOB,
     SCHEMA,
     VERSION,
     HistoryFormatError,
@@ -35,6 +36,7 @@ from harness.history_format import (
 __all__ = [
     "BULK_TYPES",
     "CHUNK_BYTES",
+    "GLOB",
     "SCHEMA",
     "VERSION",
     "Bulk",
@@ -103,7 +105,7 @@ class History:
         """Load and merge every `*.jsonl` file of a run's history directory."""
         self, np = cls(), _np()
         self._events, monos, control, cids, n = None, [], [], [], 0  # monos in file order; control events, ids
-        for path in sorted(Path(history_dir).glob("*.jsonl")):
+        for path in sorted(Path(history_dir).glob(GLOB)):
             fh, lineno = None, 0
             for pos, buf in _blocks(path):
                 ch, first = _Chunk(buf), fh is None

@@ -19,6 +19,9 @@ _loads = loads
 
 SCHEMA = "rebalance-history"
 VERSION = 1
+#: a history file's name ends so; a history is every such file of its directory
+SUFFIX = ".jsonl"
+GLOB = "*" + SUFFIX
 #: the many per-record event types, stored as columns by the reader
 BULK_TYPES = ("processed", "committed", "acked", "failed")
 CHUNK_BYTES = 4 << 20

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import jsonschema
 
+from harness.history_format import GLOB
+
 SCHEMA_PATH = Path(__file__).with_name("history.schema.json")
 MAX_PROBLEMS_PER_FILE = 100
 
@@ -174,9 +176,9 @@ def validate_file(path) -> list[str]:
 def validate_dir(history_dir) -> list[str]:
     """The problems of every `*.jsonl` file of a run's history directory (what History.load reads)."""
     d = Path(history_dir)
-    files = sorted(d.glob("*.jsonl"))
+    files = sorted(d.glob(GLOB))
     if not files:
-        return [f"{d}: no history files (*.jsonl)"]
+        return [f"{d}: no history files ({GLOB})"]
     return [p for f in files for p in validate_file(f)]
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir, require_tool
+from harness.versions import version_key  # noqa: F401 - where callers have long found it
 
 _log = logging.getLogger(__name__)
 
@@ -86,10 +87,6 @@ def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False)
     root = ET.parse(meta).getroot()
     vs = [v.text for v in root.iter("version") if v.text and VERSION_RE.match(v.text)]
     return sorted(set(vs), key=version_key)
-
-
-def version_key(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split("."))
 
 
 def _pom_stamp(version: str) -> str:

@@ -4,6 +4,8 @@ Every fault goes through one bracket, `with self.fault(kind, ...)`: `fault_start
 the fault acts and `fault_end` after it was lifted, whatever happens in between, so a timeline and the
 invariants always see the window. Members live in numbered slots (a slot keeps its spec across a
 bounce or a replacement; the process in it gets a new member id each time). Waiting is left to `Waits`.
+Each action of the registry (harness/actions.py) has one performer here or in the mixins, marked
+`@performs(name)`; `PERFORMERS` maps the names to them.
 """
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 
+from harness.actions import Setting, performs
 from harness.errors import BadInput, Indeterminate
 from harness.members import clients
 from harness.nemesis_coordinator import CoordinatorActions
-from harness.nemesis_group import GroupActions, Setting
+from harness.nemesis_group import GroupActions
 
 
 class Nemesis(GroupActions, CoordinatorActions):
@@ -48,10 +51,10 @@ class Nemesis(GroupActions, CoordinatorActions):
             self.event("fault_end", fault_id=fid)
 
     def perform(self, action) -> dict:
-        do = getattr(self, "_do_" + action.kind.replace("-", "_"), None)
+        do = PERFORMERS.get(action.kind.replace("-", "_"))
         if do is None:
             raise BadInput(f"unknown action {action.kind!r}")
-        return do(**action.params) or {}
+        return do(self, **action.params) or {}
 
     # -- member slots
     def add_member(self):
@@ -74,21 +77,26 @@ class Nemesis(GroupActions, CoordinatorActions):
         return sum(1 for i in range(len(self.slots)) if self.live_slot(i) is not None)
 
     # -- actions
+    @performs("sleep")
     def _do_sleep(self, s: float):
         self.waits.sleep(s)
 
+    @performs("workload_rate")
     def _do_workload_rate(self, rate_per_s: float):
         """The producer writes this many records per second (the total over the topics) from now on."""
         if self.workload is None:
             raise Indeterminate("this run has no producer whose rate could change")
         return {"rate_per_s": rate_per_s, "before": self.workload.set_rate(rate_per_s)}
 
+    @performs("wait_stable")
     def _do_wait_stable(self):
         return {"stable": self.waits.wait_stable("after action")}
 
+    @performs("scale_out")
     def _do_scale_out(self):
         return {"member": self.add_member().member_id}
 
+    @performs("scale_in")
     def _do_scale_in(self, pick: str = "newest"):
         live = [i for i, m in enumerate(self.slots) if m is not None and not m.exited]
         if len(live) <= 1:
@@ -99,6 +107,7 @@ class Nemesis(GroupActions, CoordinatorActions):
         self.slots[slot] = None
         return {"member": m.member_id}
 
+    @performs("bounce")
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
                    protocol: str | None = None, client_settings: dict[str, Setting] | None = None,
                    static: bool | None = None, wipe_state: bool = False):
@@ -128,6 +137,7 @@ class Nemesis(GroupActions, CoordinatorActions):
         else:
             self.specs[slot] = replace(self.specs[slot], protocol=protocol)
 
+    @performs("kill_member")
     def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
         m = self.live_slot(slot)
         if m is None:
@@ -138,6 +148,7 @@ class Nemesis(GroupActions, CoordinatorActions):
         self.waits.sleep(replace_after_s)
         return {"member": m.member_id, **self._do_replace_member(slot)}
 
+    @performs("replace_member")
     def _do_replace_member(self, slot: int, protocol: str | None = None):
         if slot >= len(self.specs) or self.live_slot(slot) is not None:
             return {"skipped": f"slot {slot} is not empty"}
@@ -146,6 +157,7 @@ class Nemesis(GroupActions, CoordinatorActions):
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 
+    @performs("pause_member")
     def _do_pause_member(self, slot: int, duration_s: float):
         m = self.live_slot(slot)
         if m is None:
@@ -158,6 +170,7 @@ class Nemesis(GroupActions, CoordinatorActions):
                 self.pool.resume(m)
         return {"member": m.member_id}
 
+    @performs("broker_bounce")
     def _do_broker_bounce(self, broker: int, down_s: float = 1.0):
         with self.fault("broker_bounce", targets=[broker], brokers=[broker]):
             self.cluster.terminate_broker(broker)
@@ -165,11 +178,13 @@ class Nemesis(GroupActions, CoordinatorActions):
             self.cluster.start_broker(broker)
         return {"broker": broker}
 
+    @performs("broker_rolling_restart")
     def _do_broker_rolling_restart(self):
         ids = self.cluster.broker_ids()
         with self.fault("broker_rolling_restart", targets=ids, brokers=ids):
             self.cluster.rolling_restart()
 
+    @performs("broker_upgrade")
     def _do_broker_upgrade(self, version: str):
         before, ids = self.cluster.version, self.cluster.broker_ids()
         with self.fault("broker_upgrade", targets=ids, brokers=ids):
@@ -191,6 +206,7 @@ class Nemesis(GroupActions, CoordinatorActions):
                 self.cluster.reset_admin()
                 self.waits.sleep(0.5)
 
+    @performs("kill_coordinator")
     def _do_kill_coordinator(self, down_s: float):
         bid = self.coordinator()
         with self.fault("broker_kill", targets=[bid], brokers=[bid]):
@@ -199,6 +215,7 @@ class Nemesis(GroupActions, CoordinatorActions):
             self.cluster.start_broker(bid)
         return {"broker": bid}
 
+    @performs("rack_outage")
     def _do_rack_outage(self, rack: str, down_s: float):
         brokers = self.cluster.brokers_of_rack(rack)
         victims = [i for i, m in enumerate(self.slots) if m is not None and not m.exited and m.spec.rack == rack]
@@ -213,6 +230,7 @@ class Nemesis(GroupActions, CoordinatorActions):
                 self.slots[i] = self.pool.start(self.specs[i])
         return {"brokers": brokers, "members": len(victims)}
 
+    @performs("network_latency")
     def _do_network_latency(self, latency_ms: int, jitter_ms: int, duration_s: float):
         with self.fault("network_latency", targets=self.cluster.broker_ids(), members=self._live_ids()):
             try:
@@ -221,6 +239,7 @@ class Nemesis(GroupActions, CoordinatorActions):
             finally:
                 self.cluster.heal()
 
+    @performs("network_blackhole")
     def _do_network_blackhole(self, broker: int, duration_s: float):
         with self.fault("network_blackhole", targets=[broker], members=self._live_ids(), brokers=[broker]):
             try:
@@ -228,3 +247,16 @@ class Nemesis(GroupActions, CoordinatorActions):
                 self.waits.sleep(duration_s)
             finally:
                 self.cluster.heal()
+
+
+def _performers(cls) -> dict:
+    """Action name -> the method marked as its performer, over the class and its mixins."""
+    out: dict = {}
+    for klass in reversed(cls.__mro__):
+        for fn in vars(klass).values():
+            if hasattr(fn, "performs"):
+                out[fn.performs] = fn
+    return out
+
+
+PERFORMERS = _performers(Nemesis)

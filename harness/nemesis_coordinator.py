@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 
+from harness.actions import performs
 from harness.broker_log import BrokerLog
 from harness.errors import Indeterminate
 
@@ -24,6 +25,7 @@ CLEANED = re.compile(r"Swapping in cleaned segment")
 class CoordinatorActions:
     """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `say`, `group_id`."""
 
+    @performs("restart_coordinator")
     def _do_restart_coordinator(self, down_s: float = 1.0):
         bid = self.coordinator()
         with self.fault("coordinator_restart", targets=[bid], brokers=[bid]):
@@ -32,6 +34,7 @@ class CoordinatorActions:
             self.cluster.start_broker(bid)
         return {"broker": bid}
 
+    @performs("wait_offsets_compacted")
     def _do_wait_offsets_compacted(self, timeout_s: float = 90.0):
         bid = self.coordinator()
         logs = BrokerLog(self.cluster, group_id=self.group_id)
@@ -45,6 +48,7 @@ class CoordinatorActions:
         raise Indeterminate(f"the log cleaner did not compact __consumer_offsets-{logs.partition} on broker {bid} "
                             f"within {timeout_s}s (do the broker settings let it run? see docs/migration.md)")
 
+    @performs("broker_partition")
     def _do_broker_partition(self, broker: int | str = "coordinator", duration_s: float = 10.0):
         """Cut a broker (the group's coordinator by default) off the other brokers and the controller quorum
         while its clients still reach it, then heal (the docker backend; the plan refuses it elsewhere)."""
@@ -76,6 +80,7 @@ class CoordinatorActions:
         except Exception:
             return None
 
+    @performs("rack_partition")
     def _do_rack_partition(self, rack: str = "r0", duration_s: float = 10.0):
         """Cut every broker of a rack off the brokers of the other racks and the controller quorum (their
         clients still reach them), then heal (the docker backend)."""

@@ -13,17 +13,18 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from harness.kafka_dist import version_key
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE, record_group_settings, set_group_configs
+from harness.actions import Setting, performs
+from harness.config_keys import setting_text as _text
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.lag import Autoscaler, Policy, group_lag
-from harness.members.clients import setting_text as _text
-
-Setting = str | int | float | bool
+from harness.versions import version_key
 
 
 class GroupActions:
     """Mixed into `Nemesis` (which has slots, specs, pool, kind, waits, fault and the basic actions)."""
 
+    @performs("poll_stall")
     def _do_poll_stall(self, slot: int, duration_s: float, if_supported: bool = False):
         """The member stops calling poll for duration_s while its client stays up (heartbeats go on in the
         background): past `max.poll.interval.ms` the client leaves the group; what it does when it polls
@@ -43,6 +44,7 @@ class GroupActions:
                     self.pool.control(m, stall=False)
         return {"member": m.member_id}
 
+    @performs("change_subscription")
     def _do_change_subscription(self, slot: int, subscription: list[str]):
         """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now
         on, without a restart; a later restart of the slot keeps the new subscription. An empty list: every
@@ -56,6 +58,7 @@ class GroupActions:
             self.pool.control(m, subscription=list(real))
         return {"member": m.member_id, "subscription": list(real)}
 
+    @performs("settings_roll")
     def _do_settings_roll(self, client_settings: dict[str, Setting] | None = None, static: bool | None = None,
                           down_s: float = 0.5):
         """Every live member in turn, in slot order, restarts with these client settings over its own (and
@@ -66,6 +69,7 @@ class GroupActions:
             self.waits.wait_stable(f"settings roll, slot {slot}")
         return {"restarted": done}
 
+    @performs("restart_all")
     def _do_restart_all(self, down_s: float = 2.0, protocol: str | None = None):
         """An offline change: every live member stops, the group is left empty for `down_s`, then every slot
         starts again (on `protocol` when given: an offline protocol migration; a Streams instance keeps its
@@ -93,6 +97,7 @@ class GroupActions:
             spec = replace(spec, instance_id=f"{self.group_id}-s{slot}" if static else None)
         self.specs[slot] = spec
 
+    @performs("leave_during_join")
     def _do_leave_during_join(self, slot: int):
         """A new member starts joining (its `started` event: subscribed, join under way) and at once the member
         in the slot leaves gracefully."""
@@ -105,6 +110,7 @@ class GroupActions:
         self.slots[slot] = None
         return {"joined": new.member_id, "left": m.member_id}
 
+    @performs("group_config")
     def _do_group_config(self, settings: dict[str, Setting], if_supported: bool = False):
         """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs. Brokers older
         than 4.0 refuse the run before it starts, unless `if_supported` (the random mix): then the action is
@@ -117,6 +123,7 @@ class GroupActions:
             record_group_settings(self.kind.run)
         return {"settings": text}
 
+    @performs("autoscale")
     def _do_autoscale(self, duration_s: float, scale_out_lag: int, scale_in_lag: int, min_members: int = 1,
                       max_members: int = 6, interval_s: float = 1.0, cooldown_s: float = 10.0,
                       burst_rate_per_s: float | None = None, burst_s: float | None = None):

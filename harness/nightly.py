@@ -26,6 +26,7 @@ from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
 from harness.rundir import RunDir
 from harness.scenarios import Action
+from harness.seeds import seeds
 
 # the shortest a run can take; no new run starts with less budget left
 MIN_RUN_S = 60.0
@@ -53,6 +54,7 @@ class NightlyRun:
     commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
     index: int | None = None  # the draw's place in the night (shards split the night by it)
     known: dict | None = None  # a failure that is a known finding (harness/findings.py): its id and expected rate
+    repeat: int | None = None  # with --repeat N: which of the draw's N seeds (1 is the draw's own)
 
 
 @dataclass
@@ -200,7 +202,7 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
     res = shrink.shrink(schedule, fails, max_attempts=max_attempts)
     shrunk = [a.to_dict() for a in res.schedule]
-    (result.run_dir / "shrunk-schedule.json").write_text(json.dumps(shrunk, indent=2))
+    RunDir(result.run_dir).write_shrunk_schedule(shrunk)
     return {"from_actions": len(schedule), "to_actions": len(shrunk), "attempts": res.attempts,
             "schedule": shrunk, "run_dir": last_failing["run_dir"],
             "replay": f"harness replay {last_failing['run_dir']}", "log": res.log}
@@ -209,11 +211,12 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
             protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
             run_options: dict | None = None, backend: str = "local", shard: tuple[int, int] = (1, 1),
-            runs: int | None = None, progress=log.info, make_cluster=new_backend, run=run_scenario) -> NightlyResult:
-    """Run the night's draws (its shard K of N of them; the first `runs` draws at most) until the budget is
-    spent; shrink failures; write nightly.json. `run_options` are RunConfig fields every run of the night
-    takes (members, client/broker/group settings); the night's clusters start with its broker settings on
-    `backend`."""
+            runs: int | None = None, repeat: int = 1, progress=log.info, make_cluster=new_backend,
+            run=run_scenario) -> NightlyResult:
+    """Run the night's draws (its shard K of N of them; the first `runs` draws at most), each under `repeat`
+    seeds drawn from its own (harness/seeds.py), until the budget is spent; shrink the first failure of each
+    draw; write nightly.json. `run_options` are RunConfig fields every run of the night takes (members,
+    client/broker/group settings); the night's clusters start with its broker settings on `backend`."""
     run_options = dict(run_options or {})
     broker_settings = BrokerSettings.for_brokers(3, dict(run_options.get("broker_settings") or ()))
     start = time.monotonic()
@@ -225,11 +228,14 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
     result = NightlyResult(out)
     summary = {"seed": seed, "budget_s": budget_s, "kafka_versions": list(kafka_versions),
                "client_versions": list(client_versions), "protocols": list(protocols), "backend": backend,
-               "shard": [k, n], "runs_limit": runs, "runs": []}
+               "shard": [k, n], "runs_limit": runs, "repeat": repeat, "runs": []}
     with ExitStack() as stack:
         clusters: dict = {}
-        for d in shard_draws(seed, kafka_versions, client_versions, protocols, run_options, shard=shard, runs=runs,
-                             backend=backend):
+        draws_left = shard_draws(seed, kafka_versions, client_versions, protocols, run_options, shard=shard, runs=runs,
+                                 backend=backend)
+        runs_left = ((d, j, run_seed) for d in draws_left for j, run_seed in enumerate(seeds(d.seed, repeat), 1))
+        shrunk_draws: set[int] = set()  # the draws whose first failure was shrunk (their other seeds' are not)
+        for d, j, run_seed in runs_left:
             if deadline - time.monotonic() <= MIN_RUN_S:
                 break
             kv, mode = d.kafka_version, d.commit_mode
@@ -240,34 +246,76 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c
-            cfg = RunConfig.for_scenario(d.scenario, seed=d.seed, protocol=d.protocol, kafka_version=kv,
+            cfg = RunConfig.for_scenario(d.scenario, seed=run_seed, protocol=d.protocol, kafka_version=kv,
                                          client_version=d.client_version, runs_root=str(out), backend=backend,
                                          **run_options, **({"commit_mode": mode} if mode else {}))
             left = deadline - time.monotonic()
-            progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] #{d.index} {d.scenario} {d.protocol} "
-                     f"kafka={kv} client={d.client_version or 'default'} seed={d.seed}"
+            progress(f"[{time.monotonic() - start:6.0f}s, {left:5.0f}s left] #{d.index}"
+                     + (f" ({j}/{repeat})" if repeat > 1 else "") + f" {d.scenario} {d.protocol} "
+                     f"kafka={kv} client={d.client_version or 'default'} seed={run_seed}"
                      + (f" commit={mode}" if mode else ""))
             r = run(cfg, cluster=_shared_or_own(clusters[kv], cfg), progress=lambda *_: None)
             known = findings.known(scenario=d.scenario, protocol=d.protocol, client_version=d.client_version,
                                    member=run_options.get("member"), failed=_invalid(r)) if r.status == "fail" else None
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else "")
                      + (f" (known finding {known.id}, expected: {known.expected_rate}; {known.doc})" if known else ""))
-            entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, d.seed, str(r.run_dir), r.status,
+            entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, run_seed, str(r.run_dir), r.status,
                                commit_mode=mode, index=d.index,
                                known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc}
-                               if known else None)
-            if r.status == "fail" and not known and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up
+                               if known else None, repeat=j if repeat > 1 else None)
+            if r.status == "fail" and not known and d.index not in shrunk_draws \
+                    and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up
                 progress("  shrinking the failing schedule ...")
+                shrunk_draws.add(d.index)
                 entry.shrunk = shrink_failure(r, cfg, cluster=clusters[kv], max_attempts=shrink_attempts,
                                               deadline=deadline, progress=progress)
                 progress(f"  shrunk {entry.shrunk['from_actions']} -> {entry.shrunk['to_actions']} actions; "
                          f"{entry.shrunk['replay']}")
             result.runs.append(entry)
             summary["runs"].append(entry.__dict__)
+            summary["rates"] = rates(result.runs)
             (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
+    summary["rates"] = rates(result.runs)
     (out / "nightly.json").write_text(json.dumps(summary, indent=2, default=str))
     report(out, result, progress=progress)
     return result
+
+
+def rates(runs: list[NightlyRun]) -> list[dict]:
+    """The night's failures per scenario x protocol x Kafka version x client version, as a rate of that cell's runs
+    (a 1-in-20 race reads 1/20), with the runs that could not be judged apart; the highest rate first."""
+    names = ("scenario", "protocol", "kafka_version", "client_version")
+    key_of = lambda c: tuple(c[n] for n in names)  # noqa: E731
+    cells: dict[tuple, dict] = {}
+    for r in runs:
+        key = (r.scenario, r.protocol, r.kafka_version, r.client_version or "default")
+        c = cells.setdefault(key, dict(zip(names, key), runs=0, failed=0, unknown=0, error=0))
+        c["runs"] += 1
+        if r.status != "pass":
+            c[{"fail": "failed", "unknown": "unknown"}.get(r.status, "error")] += 1
+    return sorted(cells.values(), key=lambda c: (-c["failed"] / c["runs"], *key_of(c)))
+
+
+def summary_lines(result: NightlyResult) -> list[str]:
+    """What `harness nightly` prints at the end: the count of runs by status, the failure rate of every scenario x
+    protocol x version, the shrunk failures and the known findings."""
+    counts: dict[str, int] = {}
+    for r in result.runs:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    lines = [f"nightly: {len(result.runs)} runs ({', '.join(f'{v} {k}' for k, v in sorted(counts.items()))}); "
+             f"summary {result.out_dir / 'nightly.json'}"]
+    for c in rates(result.runs):
+        undecided = ", ".join(f"{c[k]} {k}" for k in ("unknown", "error") if c[k])
+        lines.append(f"  {c['scenario']} {c['protocol']} kafka={c['kafka_version']} client={c['client_version']}: "
+                     f"{c['failed']}/{c['runs']} failed" + (f" ({undecided})" if undecided else ""))
+    for r in result.runs:
+        if r.shrunk:
+            lines.append(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
+                         f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
+        if r.known:  # a failure that is a written-up finding (harness/findings.py), with its expected rate
+            lines.append(f"known finding: {r.scenario} {r.protocol} client={r.client_version or 'default'}: "
+                         f"{r.known['id']} (expected: {r.known['expected_rate']}; {r.known['doc']})")
+    return lines
 
 
 def report(out: Path, result: NightlyResult, *, progress=log.info) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from harness.history import SCHEMA, VERSION, HistoryFormatError
+from harness.history import GLOB, SCHEMA, VERSION, HistoryFormatError
 
 
 class HistoryTail:
@@ -91,7 +91,7 @@ class Observer:
     def poll(self) -> int:
         """Read what every file gained since the last poll; returns how many events that was."""
         n = 0
-        for path in sorted(self.dir.glob("*.jsonl")):
+        for path in sorted(self.dir.glob(GLOB)):
             tail = self._tails.get(path)
             if tail is None:
                 tail = self._tails[path] = HistoryTail(path)

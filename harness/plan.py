@@ -5,24 +5,30 @@
 versions resolved, the kind's own settings checked, and the schedule drawn from the seed (or the
 recorded one of a replay). Every "this cannot work" (an unknown scenario or protocol, a protocol the
 brokers' version does not serve, a bad Streams setting, a broker or group setting key the release does not
-define) is a `BadInput` raised here, so it is said in one line before a broker or member starts.
+define, an action the kind or the backend cannot take) is a `BadInput` raised here, so it is said in one line
+before a broker or member starts.
+
+The scenario is looked up once per config (`RunConfig.scenario_spec`) and passed on. Reading and validating
+import nothing that starts a process; `resolve` looks versions up (harness/kafka_dist.py, Maven) and setting
+names up (harness/config_names.py, the release's jars), which it imports when it runs.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
-from harness import config_names, kafka_dist, scenario_file, scenarios
+from harness import actions, scenario_file, scenarios
 from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
 from harness.errors import BadInput
-from harness.kinds import kind_of
-from harness.kinds.consumer import GROUP_CONFIGS_SINCE
-from harness.rundir import SCHEDULE_JSON, RunDir
+from harness.kinds.checks import GROUP_CONFIGS_SINCE, checks_of
+from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
 from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
+from harness.versions import major_minor as _major_minor
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm")
 #: client settings a member's contract fixes; `--client-set` may not change them
@@ -42,10 +48,6 @@ PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2)}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
-#: actions on how consumer-group members run (harness/nemesis_group.py)
-#: actions only a network of containers gives (harness/cluster/docker.py); the local backend refuses them
-DOCKER_ONLY_ACTIONS = ("broker_partition", "rack_partition")
-GROUP_ONLY_ACTIONS = ("poll_stall", "change_subscription", "settings_roll", "leave_during_join", "group_config")
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
 #: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
@@ -104,14 +106,27 @@ class RunConfig:
                 given["protocol"] = sc.default_protocol
             text = scenarios.builtin_text(scenario)
             if text is not None:  # a shipped file: its settings are defaults as a user's file's are
-                return cls(scenario=scenario, **cls._file_defaults(scenario_file.parse(text, scenario), given))
+                return cls(scenario=scenario, **cls._file_defaults(scenario_file.parse(text, scenario), given))._with(sc)
             if sc.processing_ms and not given.get("processing_ms"):
                 given["processing_ms"] = sc.processing_ms
-            return cls(scenario=scenario, **given)
+            return cls(scenario=scenario, **given)._with(sc)
         text, model = scenario_file.read(scenario)
+        sc = scenario_file.scenario_of(model, scenario)
         if given.get("protocol") is None:
-            given["protocol"] = scenario_file.scenario_of(model, scenario).default_protocol
-        return cls(scenario=model.name, scenario_file=scenario, scenario_text=text, **cls._file_defaults(model, given))
+            given["protocol"] = sc.default_protocol
+        return cls(scenario=model.name, scenario_file=scenario, scenario_text=text,
+                   **cls._file_defaults(model, given))._with(sc)
+
+    @cached_property
+    def scenario_spec(self) -> Scenario:
+        """The scenario this config runs: a built-in by name, or the recorded file text read; looked up once."""
+        return (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
+                else scenarios.get(self.scenario))
+
+    def _with(self, sc: Scenario) -> "RunConfig":
+        """This config, its scenario already in hand (`for_scenario` read it: no second lookup)."""
+        self.__dict__["scenario_spec"] = sc  # cached_property's own slot; the dataclass's fields are untouched
+        return self
 
     @classmethod
     def _file_defaults(cls, model, given: dict) -> dict:
@@ -130,8 +145,11 @@ class RunConfig:
 
     def validate(self) -> Scenario:
         """The checks that need no version lookup; returns the scenario. BadInput when one fails."""
-        sc = (scenario_file.loads(self.scenario_text, self.scenario_file) if self.scenario_text is not None
-              else scenarios.get(self.scenario))
+        sc = self.scenario_spec
+        self._check(sc, checks_of(sc.kind))
+        return sc
+
+    def _check(self, sc: Scenario, checks) -> None:
         known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
         if self.protocol not in known:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
@@ -177,8 +195,7 @@ class RunConfig:
         reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)
         if reserved:
             raise BadInput(f"client setting {reserved[0]} is the harness's to set ({RESERVED_CLIENT_KEYS[reserved[0]]})")
-        kind_of(sc).check_config(self, sc)
-        return sc
+        checks.check_config(self, sc)
 
     def slot_command(self, slot: int) -> tuple[str, ...] | None:
         """The program slot `slot` runs, or None for the built-in member."""
@@ -227,14 +244,13 @@ def scenario_of(name: str) -> Scenario:
     return scenario_file.load(name) if scenarios.is_file(name) else scenarios.get(name)
 
 
-def _major_minor(version: str) -> tuple[int, int]:
-    return tuple(kafka_dist.version_key(version)[:2])  # type: ignore[return-value]
-
-
 def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     """Check cfg and resolve it into a plan. `shared` is the cluster the run would share (None: its own).
     Raises BadInput before anything starts when the run cannot work."""
-    sc = cfg.validate()
+    from harness import kafka_dist  # resolving versions runs Maven: imported by the step that does it
+    sc = cfg.scenario_spec
+    checks = checks_of(sc.kind)
+    cfg._check(sc, checks)
     own = sc.initial_kafka is not None or shared is None
     if not own and getattr(shared, "backend", cfg.backend) not in (cfg.backend, "fake"):
         raise BadInput(f"the run asks for the {cfg.backend} backend but shares a cluster of the {shared.backend} one")
@@ -264,15 +280,9 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
                            f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
     _check_versions(cfg, sc, version, schedule)
-    if hasattr(kind_of(sc), "check_versions"):
-        kind_of(sc).check_versions(cfg, sc, version, schedule)
+    checks.check_versions(cfg, sc, version, schedule)
+    _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
     for i, a in enumerate(schedule):
-        backend = getattr(shared, "backend", cfg.backend) if not own else cfg.backend
-        if a.kind in DOCKER_ONLY_ACTIONS and backend not in ("docker", "fake"):
-            raise BadInput(f"step {i} ({a.kind}) partitions brokers from each other, which needs the docker "
-                           f"backend (--backend docker); this run's cluster is {backend}")
-        if a.kind in GROUP_ONLY_ACTIONS and sc.kind != "consumer":
-            raise BadInput(f"step {i} ({a.kind}) is for consumer-group members; scenario {cfg.scenario} runs {sc.kind}")
         if a.kind == "change_subscription":
             if a.params.get("subscription"):  # an empty one is every topic of the run
                 check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params["subscription"])})
@@ -289,9 +299,25 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
                            f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
     _check_names(cfg, version, schedule, own=own, fake=getattr(shared, "backend", None) == "fake", progress=progress)
-    settings = kind_of(sc).settings(cfg, sc)
+    settings = checks.settings(cfg, sc)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
+
+
+def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> None:
+    """Every step an action the registry knows (harness/actions.py), for this kind of group, on a backend that
+    can do what it needs."""
+    abilities = backends.ABILITIES.get(backend, frozenset())
+    for i, a in enumerate(schedule):
+        why = actions.kind_refusal(a.kind, sc.kind)
+        if why:
+            raise BadInput(f"step {i} ({a.kind}) {why} (scenario {cfg.scenario})")
+        lacking = actions.missing(a.kind, abilities)
+        if lacking:
+            able = [b for b in BACKENDS if set(lacking) <= backends.ABILITIES[b]]
+            raise BadInput(f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which needs the {' or '.join(able)} "
+                           f"backend (--backend {able[0]}); this run's cluster is {backend}" if able else
+                           f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which no backend can do")
 
 
 def _check_names(cfg: RunConfig, version: str, schedule, *, own: bool, fake: bool, progress) -> None:
@@ -303,6 +329,7 @@ def _check_names(cfg: RunConfig, version: str, schedule, *, own: bool, fake: boo
                                                        for k in a.params.get("settings") or {}]
     if fake or not (broker_keys or group_keys):
         return
+    from harness import config_names, kafka_dist  # the release's jars and Java: imported by the step that reads them
     versions = [version] + [kafka_dist.resolve(a.params["version"], progress=progress).version
                             for a in schedule if a.kind == "broker_upgrade" and a.params.get("version")]
     config_names.check(broker_keys, group_keys, versions, progress=progress)
@@ -338,7 +365,7 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     d = RunDir.open(run_dir)
     meta = d.meta()
     if "config" not in meta:
-        raise BadInput(f"{run_dir}: run.json has no config to replay")
+        raise BadInput(f"{run_dir}: {RUN_JSON} has no config to replay")
     cfg = dict(meta["config"])
     sched = meta.get("schedule")
     if sched is None and (d.path / SCHEDULE_JSON).exists():

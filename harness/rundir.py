@@ -7,11 +7,19 @@ turns verdicts into a status and a status into an exit code.
     <run>/STATUS          incomplete | pass | fail | unknown | error (a second line may say why)
     <run>/run.json        run metadata: config, versions, settings, seed, schedule, status
     <run>/schedule.json   the schedule this run ran, for replay
-    <run>/history/        the history (docs/history.md)
-    <run>/logs/           member logs, harness-error.txt
-    <run>/cluster/        broker logs and data when the run had a cluster of its own
+    <run>/history/        the history (docs/history.md): harness.jsonl, producer.jsonl, member-<id>.jsonl,
+                          brokers.jsonl, output.jsonl; control-<id>.json, the live members' control files
+    <run>/logs/           member logs (member-<id>.log), harness-error.txt
+    <run>/cluster/        broker logs (broker-<id>/broker.log), toxiproxy.log and data when the run had a
+                          cluster of its own
     <run>/verdicts.json   one entry per invariant
     <run>/timeline.svg    the ownership timeline chart, drawn after judging
+    <run>/shrunk-schedule.json  a failing nightly run's shortest schedule that still fails
+    <run>/state/          Kafka Streams runs: each slot's state directory and the start gate
+    <run>/connect/        Kafka Connect runs: each slot's worker properties
+
+No other module spells these names (tests/unit/test_rundir_names.py holds that line); the file and
+directory names are the constants below, the per-member and per-broker ones the functions.
 """
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.errors import BadInput
+from harness.history_format import SUFFIX
 
 STATUS = "STATUS"
 RUN_JSON = "run.json"
@@ -29,7 +38,45 @@ SCHEDULE_JSON = "schedule.json"
 VERDICTS_JSON = "verdicts.json"
 HISTORY = "history"
 LOGS = "logs"
+CLUSTER = "cluster"
 TIMELINE = "timeline.svg"
+SHRUNK_SCHEDULE_JSON = "shrunk-schedule.json"
+STREAMS_STATE = "state"
+CONNECT_CONFIG = "connect"
+#: the history files the harness writes (a member's is member_history's)
+HARNESS_HISTORY = "harness" + SUFFIX
+PRODUCER_HISTORY = "producer" + SUFFIX
+BROKERS_HISTORY = "brokers" + SUFFIX
+OUTPUT_HISTORY = "output" + SUFFIX
+HARNESS_ERROR = "harness-error.txt"
+#: in the cluster's directory (the run's cluster/, or a shared cluster's own): what the report attaches
+BROKER_LOG = "broker.log"
+TOXIPROXY_LOG = "toxiproxy.log"
+
+
+def member_history(history_dir: Path, member_id: str) -> Path:
+    """A member's history file: HARNESS_HISTORY of the member contract."""
+    return Path(history_dir) / f"member-{member_id}{SUFFIX}"
+
+
+def member_control(history_dir: Path, member_id: str) -> Path:
+    """A member's control file: HARNESS_CONTROL of the member contract."""
+    return Path(history_dir) / f"control-{member_id}.json"
+
+
+def member_log(logs_dir: Path, member_id: str) -> Path:
+    """A member's stdout and stderr."""
+    return Path(logs_dir) / f"member-{member_id}.log"
+
+
+def broker_dir(cluster_dir: Path, broker_id: int | str) -> Path:
+    """One broker's directory in a cluster's directory: its BROKER_LOG, configuration and data."""
+    return Path(cluster_dir) / f"broker-{broker_id}"
+
+
+def broker_logs(cluster_dir: Path) -> list[Path]:
+    """Every broker's log in a cluster's directory, in the order of their directories' names."""
+    return sorted(Path(cluster_dir).glob(str(broker_dir(Path(), "*") / BROKER_LOG)))
 
 #: every STATUS value, and the CLI's exit code for it
 EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 1, "error": 2, "incomplete": 2}
@@ -123,6 +170,29 @@ class RunDir:
     def timeline_path(self) -> Path:
         return self.path / TIMELINE
 
+    @property
+    def cluster_dir(self) -> Path:
+        """Where the run's own cluster keeps its brokers' logs and data."""
+        return self.path / CLUSTER
+
+    @property
+    def state_dir(self) -> Path:
+        """A Kafka Streams run's state directories and start gate."""
+        return self.path / STREAMS_STATE
+
+    @property
+    def connect_dir(self) -> Path:
+        """A Kafka Connect run's worker properties."""
+        return self.path / CONNECT_CONFIG
+
+    @property
+    def error_path(self) -> Path:
+        return self.logs_dir / HARNESS_ERROR
+
+    def history_file(self, name: str) -> Path:
+        """One of the harness's history files: HARNESS_HISTORY, PRODUCER_HISTORY, BROKERS_HISTORY, OUTPUT_HISTORY."""
+        return self.history_dir / name
+
     def __fspath__(self) -> str:
         return str(self.path)
 
@@ -139,8 +209,18 @@ class RunDir:
         tmp.write_text(status + ("\n" + reason if reason else "") + "\n")
         tmp.replace(self.path / STATUS)
 
+    def write_meta(self, meta: dict) -> None:
+        self.write_json(RUN_JSON, meta)
+
+    def write_schedule(self, schedule: list) -> None:
+        self.write_json(SCHEDULE_JSON, schedule)
+
+    def write_shrunk_schedule(self, schedule: list) -> Path:
+        self.write_json(SHRUNK_SCHEDULE_JSON, schedule)
+        return self.path / SHRUNK_SCHEDULE_JSON
+
     def write_error(self, text: str) -> Path:
-        p = self.logs_dir / "harness-error.txt"
+        p = self.error_path
         p.write_text(text)
         return p
 

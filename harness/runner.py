@@ -33,7 +33,7 @@ from harness.nemesis import Nemesis
 from harness.observe import Observer
 from harness.plan import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
                           resolve)
-from harness.rundir import RunDir, RunResult, utc_now
+from harness.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
 from harness.topics import run_topics
 from harness.waits import Waits
 from harness.workload import Workload
@@ -85,8 +85,8 @@ class Run:
     def execute(self) -> RunResult:
         """Set up, run the schedule, tear down, judge. Never leaves a process behind."""
         d = self.dir
-        d.write_json("run.json", self.meta)
-        self.hist = HistoryWriter(d.history_dir / "harness.jsonl", source="harness", member=None,
+        d.write_meta(self.meta)
+        self.hist = HistoryWriter(d.history_file(HARNESS_HISTORY), source="harness", member=None,
                                   backend=getattr(self.shared_cluster, "backend", None) or self.cfg.backend)
         try:
             with ExitStack() as stack:
@@ -99,7 +99,7 @@ class Run:
             return self._error(str(e), str(e))
         except Exception as e:  # a bug or an unexpected failure: recorded as an error, never a pass
             what = f"unexpected {type(e).__name__}: {e}"
-            return self._error(what, f"{what} (see {d.logs_dir / 'harness-error.txt'})")
+            return self._error(what, f"{what} (see {d.error_path})")
         except KeyboardInterrupt:
             self.event("run_end", status="aborted", error="interrupted")
             d.set_status("incomplete", "interrupted (Ctrl-C or SIGTERM); no verdict")
@@ -128,8 +128,8 @@ class Run:
             "schedule": plan.schedule_dicts(), "replay": f"harness replay {d.path}",
             "group_settings": dict(cfg.group_settings)})
         self.meta.setdefault("kind", plan.kind)
-        d.write_json("run.json", self.meta)
-        d.write_json("schedule.json", plan.schedule_dicts())
+        d.write_meta(self.meta)
+        d.write_schedule(plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
                    backend=self.meta["backend"],
                    settings=self.meta["check_settings"], **cfg.user_settings(),
@@ -145,7 +145,7 @@ class Run:
         self.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg, event=self.event,
                            say=self.say, clock=self.clock)
         self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in self.topics],
-                                           history_path=d.history_dir / "producer.jsonl", rate_per_s=cfg.rate_per_s)
+                                           history_path=d.history_file(PRODUCER_HISTORY), rate_per_s=cfg.rate_per_s)
         self.nemesis = Nemesis(cluster=self.cluster, pool=self.pool, kind=self.kind, waits=self.waits,
                                event=self.event, say=self.say, group_id=self.group_id, workload=self.workload)
         self.workload.start()
@@ -161,7 +161,7 @@ class Run:
         if self.plan.own_cluster:
             version = self.plan.kafka_version
             self.say(f"starting a {self.cfg.brokers}-broker Kafka {version} cluster")
-            self.cluster = self.make_cluster(work_dir=self.dir.path / "cluster", version=version,
+            self.cluster = self.make_cluster(work_dir=self.dir.cluster_dir, version=version,
                                              brokers=self.cfg.brokers, on_event=self.event, progress=self.say,
                                              settings=BrokerSettings.for_brokers(self.cfg.brokers,
                                                                                  dict(self.cfg.broker_settings)))
@@ -208,15 +208,16 @@ class Run:
             self.cluster.on_event = self._shared_on_event  # not this run's history, closed after it
 
     def _judge(self) -> RunResult:
-        said = self.broker_log.collect(self.dir.history_dir / "brokers.jsonl")  # what the brokers said of the group
-        self.say(f"{said} broker log lines about the group (history/brokers.jsonl)")
+        brokers = self.dir.history_file(BROKERS_HISTORY)
+        said = self.broker_log.collect(brokers)  # what the brokers said of the group
+        self.say(f"{said} broker log lines about the group ({brokers.relative_to(self.dir.path)})")
         self.event("run_end", status="complete")
         self.hist.close()
         verdicts = judge(self.dir.history())
         status = self.dir.write_verdicts(verdicts)
         self.meta.update({"finished": utc_now(), "status": status, "schedule_ran": self.ran,
                           "duration_s": round(self.clock() - self.t0, 1)})
-        self.dir.write_json("run.json", self.meta)
+        self.dir.write_meta(self.meta)
         self.dir.set_status(status, "an invariant could not be decided" if status == "unknown" else None)
         return RunResult(self.dir.path, status, verdicts)
 

@@ -2,39 +2,40 @@
 
 A file gives the same `Scenario` a Python builder does (most built-ins are such files, harness/builtin/):
 its `build(rng, ctx)` draws the named draws, then every value of every step (harness/scenario_values.py)
-from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's parameters are checked against the nemesis method that performs it (`Nemesis._do_<action>`):
-an unknown parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
+from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's
+parameters are checked against the action's description in the registry (harness/actions.py): an unknown
+parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
 `BadInput` line naming the file, the step (index and action) and the field, before anything starts.
 
+The format itself (its tables and fields, and what each kind of group allows) is harness/scenario_format.py.
 The file's cluster, member, group and workload settings become RunConfig defaults (`run_defaults`); the
-command line wins where both say something (harness/plan.py).
+command line wins where both say something (harness/plan.py); its Kafka Streams and Kafka Connect settings are
+the scenario's own, under `--streams-set` and `--connect-set`.
 """
 from __future__ import annotations
 
-import inspect
-import re
 import shlex
 import tomllib
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Union
+from typing import NamedTuple, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import TypeAdapter, ValidationError
 
 from harness import scenario_values as values
+from harness.actions import ACTIONS as SPECS
+from harness.actions import kind_refusal as action_refusal
+from harness.config_keys import setting_text as _text
 from harness.errors import BadInput
-from harness.members.clients import setting_text as _text
-from harness.nemesis import Nemesis
-from harness.scenario_model import PROTOCOLS, Action, Scenario
+from harness.scenario_format import ScenarioFile, Step, kind_refusal
+from harness.scenario_model import Action, Scenario
 from harness.scenario_values import Value
 from harness.topics import check as check_topics
 
-Scalar = Union[bool, int, float, str]
-Number = Union[int, float]
 #: step fields that are not the action's parameters
 STEP_FIELDS = ("action", "after", "settle", "repeat", "wait_stable")
-ACTIONS = tuple(sorted(n[4:] for n, _ in inspect.getmembers(Nemesis, inspect.isfunction) if n.startswith("_do_")))
+ACTIONS = tuple(sorted(SPECS))
 
 
 def _literal(hint) -> bool:
@@ -47,93 +48,7 @@ def _literal(hint) -> bool:
 
 #: (action, parameter) whose value is a list (a subscription) or a table (settings): written as it is, never
 #: read as a range or a value form
-LITERAL_PARAMS = frozenset((a, k) for a in ACTIONS for k, h in typing.get_type_hints(getattr(Nemesis, "_do_" + a)).items()
-                           if _literal(h))
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Members(_Strict):
-    count: int = Field(3, ge=1)
-    static: bool = False
-    racks: bool = False
-    kind: Literal["python", "java"] | None = None
-    commit_mode: Literal["sync", "async", "auto", "never"] | None = None
-    processing_ms: float | None = Field(None, ge=0, le=60000)  # simulated work per record (as --processing-ms)
-    command: str | None = None
-    slot_commands: dict[str, str] = {}
-    client_settings: dict[str, Scalar] = {}
-    initial_client: str | None = None  # confluent-kafka version members start on, unless --client-version
-    subscription: list[str] = []  # every member's: topic names and ^regexes (none: every topic)
-    slot_subscriptions: dict[str, list[str]] = {}  # slot N's own
-
-
-class Topic(_Strict):
-    name: str
-    partitions: int = Field(6, ge=1)
-
-
-class Cluster(_Strict):
-    brokers: int | None = Field(None, ge=1)
-    kafka_version: str | None = None
-    backend: Literal["local", "docker"] | None = None  # where the brokers run (`--backend` wins)
-    initial_kafka: str | None = None  # the run's own cluster starts on this; `version = "target"` is --kafka-version
-    broker_settings: dict[str, Scalar] = {}
-
-
-class Group(_Strict):
-    settings: dict[str, Scalar] = {}
-    session_timeout_s: float | None = Field(None, gt=0)
-
-
-class Workload(_Strict):
-    rate_per_s: float | None = Field(None, gt=0)
-    partitions: int | None = Field(None, ge=1)
-
-
-class Expect(_Strict):
-    """What the run is expected to end with, other than every invariant holding."""
-
-    broker_refusal: str | None = None  # a regex: a broker refuses with a line matching it (check `expected_refusal`)
-
-    @field_validator("broker_refusal")
-    @classmethod
-    def _regex(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as e:
-                raise ValueError(f"not a regular expression: {e}") from None
-        return v
-
-
-class Step(BaseModel):
-    """One step; every field but these is a parameter of the action (checked against the nemesis). Values are
-    read and checked by `_check_step` (harness/scenario_values.py)."""
-
-    model_config = ConfigDict(extra="allow")
-    action: str
-    after: Any = None  # a sleep before the step
-    settle: Any = None  # a sleep after the step, before its wait_stable
-    repeat: Any = 1
-    wait_stable: bool | None = None  # default: true, except after sleep and wait_stable themselves
-
-
-class ScenarioFile(_Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
-    doc: str = ""
-    smoke: bool = False  # one of the short smoke set (suites/test_chaos.py)
-    protocols: list[Literal[PROTOCOLS]] = Field(default_factory=lambda: list(PROTOCOLS), min_length=1)  # type: ignore[valid-type]
-    members: Members = Members()
-    cluster: Cluster = Cluster()
-    group: Group = Group()
-    workload: Workload = Workload()
-    topics: list[Topic] = []
-    expect: Expect = Expect()
-    draws: dict[str, Any] = {}  # name -> a value drawn once per run, used as { draw = "name" }
-    steps: list[Step] = Field(min_length=1)
+LITERAL_PARAMS = frozenset((a.name, p.name) for a in SPECS.values() for p in a.params if _literal(p.type))
 
 
 def _where(path, loc: tuple, steps: list) -> str:
@@ -175,16 +90,17 @@ def _value(raw, hint, bad, *, param: str | None = None, draws: dict, least: floa
     return v
 
 
-def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
+def _check_step(path, i: int, step: Step, draws: dict, kind: str) -> StepValues:
     def bad(field, msg):
         raise BadInput(f"{path}: steps[{i}] ({step.action}): {field}: {msg}")
 
-    if step.action not in ACTIONS:
+    if step.action not in SPECS:
         bad("action", f"unknown action {step.action!r}; known: {', '.join(ACTIONS)}")
-    fn = getattr(Nemesis, "_do_" + step.action)
-    sig = inspect.signature(fn)
-    hints = typing.get_type_hints(fn)
-    takes = [p for p in sig.parameters if p != "self"]
+    if why := action_refusal(step.action, kind):
+        bad("action", why)
+    spec = SPECS[step.action]
+    hints = {p.name: p.type for p in spec.params}
+    takes = list(hints)
     params = {}
     for k, v in (step.model_extra or {}).items():
         if k not in takes:
@@ -198,9 +114,9 @@ def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
             params[k] = values.Value("fixed", v)
             continue
         params[k] = _value(v, hints.get(k, typing.Any), lambda msg, k=k: bad(k, msg), param=k, draws=draws)
-    for name, p in sig.parameters.items():
-        if name != "self" and p.default is inspect.Parameter.empty and name not in params:
-            bad(name, f"missing required parameter of {step.action}")
+    for p in spec.params:
+        if p.required and p.name not in params:
+            bad(p.name, f"missing required parameter of {step.action}")
 
     def seconds(field, raw) -> Value | None:
         return None if raw is None else _value(raw, float, lambda msg: bad(field, msg), draws=draws, least=0)
@@ -214,20 +130,18 @@ def _check_step(path, i: int, step: Step, draws: dict) -> StepValues:
 def _draws(path, model: ScenarioFile) -> dict[str, Value]:
     out: dict[str, Value] = {}
     for name, raw in model.draws.items():
-        def bad(msg, name=name):
-            raise BadInput(f"{path}: draws.{name}: {msg}")
         try:
-            out[name] = values.read(raw)
+            out[name] = values.read(raw, slots=model.members.count)
         except ValueError as e:
-            bad(str(e))
+            raise BadInput(f"{path}: draws.{name}: {e}") from None
     return out
 
 
 def _read_values(path, model: ScenarioFile) -> tuple[dict[str, Value], list[StepValues]]:
     """The file's named draws and every step's values, checked; BadInput (one line) naming the field."""
     draws = _draws(path, model)
-    steps = [_check_step(path, i, step, draws) for i, step in enumerate(model.steps)]
-    used = {v.arg for s in steps for v in (s.after, s.settle, s.repeat, *s.params.values()) if v and v.form == "draw"}
+    steps = [_check_step(path, i, step, draws, model.members.kind) for i, step in enumerate(model.steps)]
+    used = {values.draw_name(v) for s in steps for v in (s.after, s.settle, s.repeat, *s.params.values()) if v}
     for name in draws:
         if name not in used:
             raise BadInput(f"{path}: draws.{name}: drawn but used by no step (a step says {{ draw = \"{name}\" }})")
@@ -246,6 +160,8 @@ def parse(text: str, path) -> ScenarioFile:
         err = e.errors()[0]
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
         raise BadInput(f"{_where(path, tuple(err['loc']), raw.get('steps') or [])}: {msg}") from None
+    if refused := kind_refusal(model):
+        raise BadInput(f"{path}: {refused[0]}: {refused[1]}")
     _read_values(path, model)
     for key in ("slot_commands", "slot_subscriptions"):
         for slot in getattr(model.members, key):
@@ -274,7 +190,7 @@ def _builder(model: ScenarioFile, path):
     slots = model.members.count
 
     def build(rng, ctx) -> list[Action]:
-        drawn = {name: values.draw(v, rng, ctx) for name, v in draws.items()}
+        drawn = {name: values.draw(v, rng, ctx, slots=slots) for name, v in draws.items()}
         out: list[Action] = []
 
         def sleep(v: Value | None) -> None:
@@ -301,11 +217,13 @@ def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
     """The Scenario of a checked model (the one interpreter of built-in files and users' files)."""
     expect = {"expect_broker": model.expect.broker_refusal} if model.expect.broker_refusal else {}
     extra = {"check_overrides": lambda ctx, sched: dict(expect)} if expect else {}
+    m = model.members
     return Scenario(model.name, model.doc or f"scenario file {model.name}", _builder(model, path),
-                    members=model.members.count, static=model.members.static, racks=model.members.racks,
-                    protocols=tuple(model.protocols), smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
-                    initial_client=model.members.initial_client, processing_ms=model.members.processing_ms or 0.0,
-                    backend=model.cluster.backend, **extra)
+                    members=m.count, max_members=m.max_count, static=m.static, racks=m.racks,
+                    protocols=model.kind_protocols, smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
+                    initial_client=m.initial_client, processing_ms=m.processing_ms or 0.0,
+                    backend=model.cluster.backend, kind=m.kind, streams=dict(model.streams.settings),
+                    connect=dict(model.connect.settings), **extra)
 
 
 def loads(text: str, path) -> Scenario:
@@ -321,7 +239,7 @@ def load(path) -> Scenario:
 def run_defaults(model: ScenarioFile) -> dict:
     """RunConfig fields the file sets (only those it says something about)."""
     m, c, g, w = model.members, model.cluster, model.group, model.workload
-    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "backend": c.backend, "member": m.kind, "commit_mode": m.commit_mode,
+    out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "backend": c.backend, "member": m.member, "commit_mode": m.commit_mode,
            "processing_ms": m.processing_ms,
            "member_command": tuple(shlex.split(m.command)) if m.command else None,
            "slot_commands": tuple(sorted((int(s), tuple(shlex.split(cmd))) for s, cmd in m.slot_commands.items())),

@@ -17,6 +17,9 @@ PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 STREAMS_PROTOCOLS = ("classic", "streams")
 #: group protocols of Kafka Connect workers: connect.protocol (KIP-415 compatible, KIP-507 sessioned)
 CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
+#: the kinds of group a scenario's members form, and the group protocols each runs with
+GROUP_KINDS = ("consumer", "streams", "connect")
+PROTOCOLS_OF = {"consumer": PROTOCOLS, "streams": STREAMS_PROTOCOLS, "connect": CONNECT_PROTOCOLS}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Each raw TOML value is read once into a `Value`: a fixed value, a range `[lo, hi]`, a `{ choice = [...] }`,
 a `{ session_timeout = ... }` (seconds relative to the run's session timeout), a `{ draw = "name" }` (a value
-drawn once for the run, under `[draws]`), or one of the words a parameter takes from the run's context
+drawn once for the run, under `[draws]`), a `{ draw = "name", item = i }` (the i-th of the distinct member slots
+a `[draws]` entry `{ slots = N }` drew), or one of the words a parameter takes from the run's context
 (`slot = "any"`/`"each"`, `broker = "any"`, `rack = "any"`, `version`/`client_version = "target"`).
 `examples` gives what to check against the parameter's type; `draw` gives the value a seed draws.
 docs/scenarios.md teaches them.
@@ -15,13 +16,13 @@ from dataclasses import dataclass
 #: the words a parameter may take, and what each means (docs/scenarios.md)
 WORDS = {"slot": ("any", "each"), "broker": ("any",), "rack": ("any",), "version": ("target",),
          "client_version": ("target",)}
-FORMS = ("choice", "session_timeout", "draw")
+FORMS = ("choice", "session_timeout", "draw", "slots")
 RACK = re.compile(r"^r[0-9]+$")
 
 
 @dataclass(frozen=True)
 class Value:
-    """A value read from a file: `form` is fixed, range, choice, session_timeout, draw or word."""
+    """A value read from a file: `form` is fixed, range, choice, session_timeout, draw, slots, item or word."""
 
     form: str
     arg: object
@@ -39,12 +40,14 @@ def _range(v) -> tuple:
     return tuple(v)
 
 
-def read(v, *, param: str | None = None, draws: dict | None = None) -> Value:
+def read(v, *, param: str | None = None, draws: dict | None = None, slots: int = 0) -> Value:
     """The Value of a raw TOML value; ValueError (one line) when it is not one. `param` names the action's
     parameter it is for (None: `after`, `settle`, `repeat` or a draw, which take no words); `draws` are the
-    file's named draws (None while reading them: a draw names no other draw)."""
+    file's named draws (None while reading them: a draw names no other draw; `slots` is then the member count)."""
     if isinstance(v, list):
         return Value("range", _range(v))
+    if isinstance(v, dict) and set(v) == {"draw", "item"}:
+        return _item(v["draw"], v["item"], draws)
     if isinstance(v, dict):
         if len(v) != 1 or next(iter(v)) not in FORMS:
             raise ValueError(f"a table value is one of {{ choice = [...] }}, {{ session_timeout = ... }}, "
@@ -59,16 +62,44 @@ def read(v, *, param: str | None = None, draws: dict | None = None) -> Value:
             if not all(_number(x) and x >= 0 for x in factors):
                 raise ValueError(f"session_timeout is a factor or a range [lo, hi] of factors, 0 or more; got {arg!r}")
             return Value("session_timeout", factors)
+        if form == "slots":
+            if draws is not None:
+                raise ValueError("{ slots = N } is a named draw: write it under [draws], take one with "
+                                 "{ draw = \"name\", item = i }")
+            if not isinstance(arg, int) or isinstance(arg, bool) or not 1 <= arg <= slots:
+                raise ValueError(f"slots is how many distinct member slots to draw, 1 to members.count ({slots}); "
+                                 f"got {arg!r}")
+            return Value("slots", arg)
         if draws is None:
             raise ValueError("a named draw cannot name another draw")
         if not isinstance(arg, str) or arg not in draws:
             raise ValueError(f"unknown draw {arg!r}; the file's [draws]: {', '.join(draws) or 'none'}")
+        if draws[arg].form == "slots":
+            raise ValueError(f"draw {arg!r} is {draws[arg].arg} member slots: take one with "
+                             f"{{ draw = \"{arg}\", item = 0 }}")
         return Value("draw", arg)
     if isinstance(v, str) and param in WORDS and v in WORDS[param]:
         return Value("word", v)
     if param == "rack" and isinstance(v, str) and not RACK.match(v):
         raise ValueError(f"{v!r} is not a rack (r0, r1, ...) nor \"any\" (a rack of the cluster)")
     return Value("fixed", v)
+
+
+def _item(name, item, draws: dict | None) -> Value:
+    if draws is None:
+        raise ValueError("a named draw cannot name another draw")
+    if not isinstance(name, str) or name not in draws or draws[name].form != "slots":
+        raise ValueError(f"{{ draw = ..., item = ... }} takes one of a {{ slots = N }} draw; {name!r} is none "
+                         f"(the file's [draws]: {', '.join(draws) or 'none'})")
+    n = draws[name].arg
+    if not isinstance(item, int) or isinstance(item, bool) or not 0 <= item < n:  # type: ignore[operator]
+        raise ValueError(f"item is 0 to {n - 1} (draw {name!r} is {n} slots); got {item!r}")  # type: ignore[operator]
+    return Value("item", (name, item))
+
+
+def draw_name(value: Value) -> str | None:
+    """The named draw a value uses, or None."""
+    return value.arg if value.form == "draw" else value.arg[0] if value.form == "item" else None  # type: ignore[index]
 
 
 def examples(value: Value, draws: dict) -> list:
@@ -81,6 +112,8 @@ def examples(value: Value, draws: dict) -> list:
         return [0.5]  # seconds: a float
     if value.form == "draw":
         return examples(draws[value.arg], draws)
+    if value.form == "item":
+        return [0]  # a member slot: an integer
     return []
 
 
@@ -107,6 +140,11 @@ def draw(value: Value, rng, ctx, *, param: str | None = None, slots: int = 0, dr
         return round((lo if lo == hi else rng.uniform(lo, hi)) * ctx.session_timeout_s, 2)
     if value.form == "draw":
         return (drawn or {})[value.arg]
+    if value.form == "slots":  # distinct slots in a drawn order (random.sample)
+        return rng.sample(range(slots), value.arg)
+    if value.form == "item":
+        name, i = value.arg  # type: ignore[misc]
+        return (drawn or {})[name][i]
     if param == "slot":  # "any"; "each" is the step's loop over the slots (scenario_file)
         return rng.randrange(slots)
     if param == "broker":

@@ -6,7 +6,9 @@ never see each other's topics. A subscription is a list of entries, each a topic
 expression: an entry that starts with `^` is a regex (librdkafka's rule), written against the names the
 scenario uses. The harness anchors it inside the run's own names (`^orders.*` becomes `^t-<run id>-orders.*`),
 so a regex can never reach another run's topics. Write a regex to match the whole name (end it with `.*` or
-`$`): the classic protocol matches it in the client, the consumer protocol on the broker.
+`$`): the classic protocol matches it in the client, the consumer protocol on the broker. Which topics a
+subscription takes is decided in one place, `harness.invariants.topics.matches` (re-exported here), the
+rule the checkers judge with too.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from harness.errors import BadInput
+from harness.invariants.topics import matches, subscribed, subscribed_topics  # noqa: F401 - the one matcher
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -73,12 +76,3 @@ def real_subscription(run_id: str, topics: list[Topic], entries: tuple[str, ...]
     # means a dot to every regex dialect on the way (Python, librdkafka's, the broker's RE2/J)
     anchored = "^" + prefix(run_id).replace(".", "[.]")
     return tuple(anchored + e[1:] if e.startswith("^") else by_name[e] for e in entries)
-
-
-def matches(entry: str, topic: str) -> bool:
-    """Whether a subscription entry (a name, or a `^` regex) takes the topic."""
-    return bool(re.match(entry, topic)) if entry.startswith("^") else entry == topic
-
-
-def subscribed(subscription: tuple[str, ...], topic: str) -> bool:
-    return any(matches(e, topic) for e in subscription)

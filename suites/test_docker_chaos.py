@@ -44,10 +44,11 @@ def docker_cluster(pytestconfig, runs_root, request):
 
 
 @pytest.mark.parametrize("scenario,group_protocol", list(_cases()))
-def test_docker_scenario(scenario, group_protocol, docker_cluster, request, pytestconfig, runs_root):
+def test_docker_scenario(scenario, group_protocol, docker_cluster, request, pytestconfig, runs_root, harness_repeat):
     from harness.pytest_plugin import _attach, seed_for
     from harness.runner import RunConfig, run_scenario
-    cfg = RunConfig.for_scenario(scenario, protocol=group_protocol, seed=seed_for(pytestconfig, request.node.nodeid),
+    cfg = RunConfig.for_scenario(scenario, protocol=group_protocol,
+                                 seed=seed_for(pytestconfig, request.node.nodeid, harness_repeat),
                                  kafka_version=pytestconfig.getoption("harness_kafka_version"),
                                  runs_root=str(runs_root), backend="docker")
     result = run_scenario(cfg, cluster=docker_cluster)

@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
+from harness.history_format import SCHEMA, VERSION
 
 TABLES = ("runs", "rebalances", "violations", "partition_downtime")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
@@ -115,8 +116,8 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
             stats = (keep.groupBy("file").agg(
                 F.sum(F.col("corrupt").cast("int")).alias("corrupt"),
                 F.sum((F.col("type") == "header").cast("int")).alias("headers"),
-                F.sum(((F.col("type") == "header") & ((F.coalesce(F.col("schema"), F.lit("")) != "rebalance-history")
-                                                      | (F.coalesce(F.col("version"), F.lit("")) != "1"))).cast("int"))
+                F.sum(((F.col("type") == "header") & ((F.coalesce(F.col("schema"), F.lit("")) != SCHEMA)
+                                                      | (F.coalesce(F.col("version"), F.lit("")) != str(VERSION)))).cast("int"))
                 .alias("bad_headers"))).collect()
             phases["history_scan_s"] = round(time.monotonic() - t_start, 3)
             by_path = {_local_path(r["file"]): r for r in stats}

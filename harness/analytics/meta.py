@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 
+from harness.history_format import SUFFIX
 from harness.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON
 
 FINISHED = ("pass", "fail", "unknown", "error")
@@ -75,7 +76,7 @@ def _verdict_list(v) -> list[dict]:
     elif isinstance(v, list):
         items = v
     else:
-        raise ValueError("verdicts.json is neither an object nor a list")
+        raise ValueError(f"{VERDICTS_JSON} is neither an object nor a list")
     out = []
     for d in items:
         if not isinstance(d, dict) or d.get("status") not in VERDICT_STATUSES or not d.get("name"):
@@ -102,20 +103,20 @@ def load(run_dir: str) -> dict:
         with open(os.path.join(run_dir, STATUS)) as f:
             status = (f.readline() or "").strip()
     except FileNotFoundError:
-        return bad("STATUS missing")
+        return bad(f"{STATUS} missing")
     except OSError as e:
-        return bad(f"STATUS unreadable: {e}")
+        return bad(f"{STATUS} unreadable: {e}")
     if status not in FINISHED:
-        return bad(f"STATUS {status or '(empty)'}: no verdict")
+        return bad(f"{STATUS} {status or '(empty)'}: no verdict")
     try:
         with open(os.path.join(run_dir, RUN_JSON)) as f:
             meta = json.load(f)
         if not isinstance(meta, dict):
             raise ValueError("not an object")
     except FileNotFoundError:
-        return bad("run.json missing")
+        return bad(f"{RUN_JSON} missing")
     except (OSError, ValueError) as e:
-        return bad(f"run.json unparsable: {e}")
+        return bad(f"{RUN_JSON} unparsable: {e}")
     verdicts = []
     vpath = os.path.join(run_dir, VERDICTS_JSON)
     if os.path.exists(vpath) or status != "error":
@@ -123,16 +124,16 @@ def load(run_dir: str) -> dict:
             with open(vpath) as f:
                 verdicts = _verdict_list(json.load(f))
         except FileNotFoundError:
-            return bad("verdicts.json missing")
+            return bad(f"{VERDICTS_JSON} missing")
         except (OSError, ValueError) as e:
-            return bad(f"verdicts.json unparsable: {e}")
+            return bad(f"{VERDICTS_JSON} unparsable: {e}")
         if status in ("pass", "fail", "unknown") and not verdicts:
-            return bad("verdicts.json holds no verdict")
+            return bad(f"{VERDICTS_JSON} holds no verdict")
     hdir = os.path.join(run_dir, HISTORY)
     files = []
     if os.path.isdir(hdir):
         for e in sorted(os.scandir(hdir), key=lambda e: e.name):
-            if e.name.endswith(".jsonl") and e.is_file():
+            if e.name.endswith(SUFFIX) and e.is_file():
                 size = e.stat().st_size
                 torn = False
                 if size:

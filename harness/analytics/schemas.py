@@ -1,22 +1,31 @@
 """The explicit Spark schemas: what the job reads (history lines) and the tables it writes."""
 from __future__ import annotations
 
-from pyspark.sql.types import (ArrayType, DoubleType, IntegerType, LongType, StringType, StructField,
+from pyspark.sql.types import (ArrayType, BooleanType, DoubleType, IntegerType, LongType, StringType, StructField,
                                StructType, TimestampType)
 
-CORRUPT = "_corrupt_record"
+from harness.analytics.history_struct import columns
 
-#: the fields of a history line the job needs (docs/history.md); every other field is ignored.
-#: ``partitions`` is a list of [topic, partition] pairs: read as strings, the partition cast later.
-HISTORY = StructType([
-    StructField("type", StringType()),
-    StructField("mono", DoubleType()),
-    StructField("member", StringType()),
-    StructField("partitions", ArrayType(ArrayType(StringType()))),
-    StructField("schema", StringType()),
-    StructField("version", StringType()),  # a string: broker_event has a version "4.1.0" too
-    StructField(CORRUPT, StringType()),
-])
+CORRUPT = "_corrupt_record"
+_SPARK = {"long": LongType(), "double": DoubleType(), "boolean": BooleanType(), "string": StringType()}
+
+
+def spark_type(column_type):
+    """The Spark type of a history_struct column type."""
+    if isinstance(column_type, tuple):
+        return ArrayType(spark_type(column_type[1]))
+    return _SPARK[column_type]
+
+
+def history_schema() -> StructType:
+    """A history line: one column per field of harness/history.schema.json (history_struct.py says how each is
+    typed; ``partitions``, [topic, partition] pairs, reads as strings and the partition is cast later), and the
+    corrupt-record column. The job selects the columns it needs, so Spark parses only those."""
+    return StructType([StructField(name, spark_type(t)) for name, t in columns().items()]
+                      + [StructField(CORRUPT, StringType())])
+
+
+HISTORY = history_schema()
 
 RUNS = StructType([
     StructField("run_id", StringType(), False),

@@ -18,6 +18,10 @@ import os
 import random
 from dataclasses import dataclass, field
 
+from harness.history_format import SCHEMA, VERSION
+from harness.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
+                            member_history)
+
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
 PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
@@ -26,7 +30,7 @@ INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", 
               "static_membership", "record_integrity", "commit_progress")
 MEMBERS = ("m1", "m2", "m3")
 PARTITIONS = 6
-HEADER = '{{"type":"header","schema":"rebalance-history","version":1,"source":"{src}","member":{mem}}}\n'
+HEADER = '{{"type":"header","schema":"%s","version":%d,"source":"{src}","member":{mem}}}\n' % (SCHEMA, VERSION)
 CORRUPT_KINDS = ("status-incomplete", "status-missing", "run-json-missing", "verdicts-unparsable",
                  "history-garbage-line", "history-wrong-schema")
 
@@ -67,7 +71,8 @@ def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
 
 def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, outcome: str, fail_inv: str,
                n_witness: int, torn: bool, exp: Expected | None):
-    os.makedirs(os.path.join(path, "history"), exist_ok=True)
+    hist = os.path.join(path, HISTORY)
+    os.makedirs(hist, exist_ok=True)
     run_id = os.path.basename(path)
     topic = "t-" + run_id
     t0 = 1000.0 + rng.random() * 100
@@ -128,7 +133,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     n_proc = (n_fill - n_acked) * 4 // 5
     n_comm = n_fill - n_acked - n_proc
     span = t_end - t0
-    with open(os.path.join(path, "history", "producer.jsonl"), "w") as f:
+    with open(os.path.join(hist, PRODUCER_HISTORY), "w") as f:
         f.write(HEADER.format(src="producer", mem='"producer"'))
         buf = []
         for j in range(n_acked):
@@ -158,7 +163,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             lines.append((mono, '{"type":"committed","mono":%.6f,"wall":%.6f,"member":"%s","offsets":[["%s",%d,%d]],'
                           '"ok":true,"error":null}\n' % (mono, mono + wall0, m, topic, (j + k) % PARTITIONS, j * 5)))
         lines.sort(key=lambda x: x[0])
-        with open(os.path.join(path, "history", f"member-{m}.jsonl"), "w") as f:
+        with open(member_history(hist, m), "w") as f:
             f.write(HEADER.format(src="member", mem=f'"{m}"'))
             f.write("".join(x[1] for x in lines))
             if torn and k == 0:
@@ -179,7 +184,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
         hs.append(_line({"type": "member_stop", "mono": t_end - 0.5 + 0.01 * k, "wall": t_end + wall0, "member": m}))
     hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
     hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
-    with open(os.path.join(path, "history", "harness.jsonl"), "w") as f:
+    with open(os.path.join(hist, HARNESS_HISTORY), "w") as f:
         f.write(HEADER.format(src="harness", mem="null"))
         f.write("".join(hs))
     # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
@@ -193,7 +198,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             st, ws = "unknown", []
         verdicts[inv] = {"name": inv, "status": st, "message": f"synthetic {st}", "witnesses": ws,
                          "measurements": {}}
-    with open(os.path.join(path, "verdicts.json"), "w") as f:
+    with open(os.path.join(path, VERDICTS_JSON), "w") as f:
         json.dump(verdicts, f, indent=1)
     finished = plan["started"] + _dt.timedelta(seconds=span)
     meta = {"run_id": run_id, "config": {"scenario": plan["scenario"], "seed": plan["seed"],
@@ -205,9 +210,9 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             "backend": "synthetic", "brokers": 3, "schedule": plan["schedule"], "schedule_ran": plan["schedule"],
             "replay": f"harness replay {path}", "finished": finished.isoformat(), "duration_s": round(span, 3),
             "status": outcome}
-    with open(os.path.join(path, "run.json"), "w") as f:
+    with open(os.path.join(path, RUN_JSON), "w") as f:
         json.dump(meta, f, indent=2)
-    with open(os.path.join(path, "STATUS"), "w") as f:
+    with open(os.path.join(path, STATUS), "w") as f:
         f.write(outcome + "\n")
     n_events = n_own + len(hs) + len(MEMBERS) + n_acked + n_proc + n_comm
     if exp is not None:
@@ -272,21 +277,21 @@ def generate(out_dir: str, n_runs: int, events_per_run: int = 10_000, seed: int 
         _write_run(path, plan, min(events_per_run, 500), rng, "pass", INVARIANTS[0], 1, torn=False, exp=None)
         exp.skipped[os.path.basename(path)] = kind
         if kind == "status-incomplete":
-            open(os.path.join(path, "STATUS"), "w").write("incomplete\n")
-            os.remove(os.path.join(path, "verdicts.json"))
+            open(os.path.join(path, STATUS), "w").write("incomplete\n")
+            os.remove(os.path.join(path, VERDICTS_JSON))
         elif kind == "status-missing":
-            os.remove(os.path.join(path, "STATUS"))
+            os.remove(os.path.join(path, STATUS))
         elif kind == "run-json-missing":
-            os.remove(os.path.join(path, "run.json"))
+            os.remove(os.path.join(path, RUN_JSON))
         elif kind == "verdicts-unparsable":
-            open(os.path.join(path, "verdicts.json"), "w").write('{"exclusive_ownership": {"name": "exclu')
+            open(os.path.join(path, VERDICTS_JSON), "w").write('{"exclusive_ownership": {"name": "exclu')
         elif kind == "history-garbage-line":
-            f = os.path.join(path, "history", "member-m2.jsonl")
+            f = member_history(os.path.join(path, HISTORY), "m2")
             lines = open(f).readlines()
             lines.insert(len(lines) // 2, "this is not json\n")
             open(f, "w").writelines(lines)
         elif kind == "history-wrong-schema":
-            f = os.path.join(path, "history", "member-m3.jsonl")
+            f = member_history(os.path.join(path, HISTORY), "m3")
             lines = open(f).readlines()
             lines[0] = '{"type":"header","schema":"something-else","version":7,"source":"member","member":"m3"}\n'
             open(f, "w").writelines(lines)

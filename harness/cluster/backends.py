@@ -19,6 +19,15 @@ BACKENDS = {
     "docker": "harness.cluster.docker:DockerCluster",
 }
 DEFAULT = "local"
+#: what each backend can do to its cluster: the optional abilities of harness/cluster/base.py an action may need
+#: (harness/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
+#: tests' in-process stand-in (harness/cluster/fake.py), which plans anything. tests/unit/test_actions.py holds
+#: the local and docker entries to the protocols their classes implement
+ABILITIES = {
+    "local": frozenset({"kill", "network", "rack_outage"}),
+    "docker": frozenset({"kill", "network", "rack_outage", "broker_partition"}),
+    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition"}),
+}
 
 
 def backend_class(name: str):

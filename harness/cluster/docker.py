@@ -29,6 +29,7 @@ from harness import docker_engine, docker_images
 from harness.cluster.local import JVM_OPTS as LOCAL_JVM_OPTS
 from harness.cluster.local import LocalCluster, Node, startup_failure
 from harness.errors import SetupError
+from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.tools import free_ports
 from harness.toxiproxy import ToxiproxyServer
 
@@ -70,7 +71,7 @@ class ContainerToxiproxy(ToxiproxyServer):
 
     def __init__(self, cluster: "DockerCluster", *, port: int, proxy_ports: list[int]) -> None:
         self.port, self.cluster, self.proxy_ports = port, cluster, proxy_ports
-        self.log_path = cluster.work_dir / "toxiproxy.log"
+        self.log_path = cluster.work_dir / TOXIPROXY_LOG
         self.proc = None
         from toxiproxy import Toxiproxy
         self.client = Toxiproxy()
@@ -151,10 +152,10 @@ class DockerCluster(LocalCluster):
         self.toxiproxy.start()
         for i in range(self.n):
             nid = i + 1
-            d = self.work_dir / f"broker-{nid}"
+            d = broker_dir(self.work_dir, nid)
             (d / "data").mkdir(parents=True, exist_ok=True)
             self.nodes[nid] = Node(nid, f"r{i % self.racks}", CLIENT, INTERNAL, CONTROLLER, ports[i], d / "data",
-                                   d / "server.properties", d / "broker.log", dist.version)
+                                   d / "server.properties", d / BROKER_LOG, dist.version)
         for node in self.nodes.values():
             self._write_config(node)
             self.toxiproxy.create(name=node.proxy_name, listen=f"0.0.0.0:{node.proxy_port}",
@@ -236,7 +237,7 @@ class DockerCluster(LocalCluster):
                     self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
                 return
             time.sleep(0.3)
-        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {self.work_dir}/broker-*/broker.log)")
+        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {broker_dir(self.work_dir, '*') / BROKER_LOG})")
 
     def _answers(self, nid: int) -> bool:
         """Whether the node itself answers a metadata request through its own proxy port."""
@@ -298,4 +299,4 @@ class DockerCluster(LocalCluster):
         return set()
 
     def broker_log_path(self, broker_id: int) -> Path:
-        return self.work_dir / f"broker-{broker_id}" / "broker.log"
+        return broker_dir(self.work_dir, broker_id) / BROKER_LOG

@@ -32,6 +32,7 @@ from types import SimpleNamespace
 
 from harness.cluster.base import BrokerSettings, EventSink
 from harness.cluster.fake_workload import PREFIX, FakeWorkload, topic_dir, write_atomic
+from harness.rundir import BROKER_LOG, broker_dir
 
 __all__ = ["FakeCluster", "FakeWorkload"]
 _log = logging.getLogger(__name__)
@@ -167,7 +168,7 @@ class FakeCluster:
 
     def broker_log_path(self, broker_id: int) -> Path:
         """Where a fake broker's log would be (nothing writes it; a test may, in the local layout)."""
-        return self.root / f"broker-{broker_id}.log"
+        return broker_dir(self.root, broker_id) / BROKER_LOG
 
     def racks_in_use(self) -> list[str]:
         return sorted(set(self.racks.values()))

@@ -28,6 +28,7 @@ from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.cluster.client_path import ClientPath
 from harness.errors import BadInput, SetupError
 from harness.procs import Proc
+from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.tools import free_ports
 from harness.toxiproxy import ToxiproxyServer
 
@@ -137,15 +138,14 @@ class LocalCluster(ClientPath):
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         ports = free_ports(5 * self.n + 1)
-        self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / "toxiproxy.log",
+        self.toxiproxy = ToxiproxyServer(port=ports.pop(), log_path=self.work_dir / TOXIPROXY_LOG,
                                          progress=self.progress)
         self.toxiproxy.start()
         for i in range(self.n):
             nid = i + 1
-            d = self.work_dir / f"broker-{nid}"
-            d.mkdir(parents=True, exist_ok=True)
+            (d := broker_dir(self.work_dir, nid)).mkdir(parents=True, exist_ok=True)
             self.nodes[nid] = Node(nid, f"r{i % self.racks}", *ports[5 * i:5 * i + 4], d / "data", d / "server.properties",
-                                   d / "broker.log", dist.version, toxi_port=ports[5 * i + 4])
+                                   d / BROKER_LOG, dist.version, toxi_port=ports[5 * i + 4])
         for node in self.nodes.values():
             self._write_config(node)
         self._front_brokers()
@@ -221,7 +221,7 @@ class LocalCluster(ClientPath):
         return self.nodes[broker_id].rack
 
     def broker_log_path(self, broker_id: int) -> Path:
-        return self.work_dir / f"broker-{broker_id}" / "broker.log"
+        return broker_dir(self.work_dir, broker_id) / BROKER_LOG
 
     def broker_version(self, broker_id: int) -> str:
         """The Kafka version a broker runs now (it differs from `version` part way through an upgrade)."""
@@ -282,7 +282,7 @@ class LocalCluster(ClientPath):
                     self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
                 return
             time.sleep(0.1)
-        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {self.work_dir}/broker-*/broker.log)")
+        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {broker_dir(self.work_dir, '*') / BROKER_LOG})")
 
     @staticmethod
     def _port_open(port: int) -> bool:

@@ -66,7 +66,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     want = settings.expect_broker
     if not want:
         if not collected(history):
-            return verdict(NAME, "skipped", "the history holds no broker log (history/brokers.jsonl)")
+            return verdict(NAME, "skipped", "the history holds no broker log (no file of source broker-log)")
         refused = [e for e in said(history) if REFUSED.search(e.get("message", ""))]
         if refused:
             return verdict(NAME, "invalid", f"the scenario expects no refusal, but broker {refused[0]['broker']} "
@@ -76,7 +76,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "valid", "no broker refused the group, as the scenario expects", (), {"refusals": 0})
     if not collected(history):
         return verdict(NAME, "unknown", f"the scenario expects the brokers to refuse ({want!r}) but the history "
-                                        "holds no broker log (history/brokers.jsonl)")
+                                        "holds no broker log (no file of source broker-log)")
     pattern = re.compile(want)
     hits = [e for e in said(history) if pattern.search(e.get("message", ""))]
     if not hits:

@@ -3,10 +3,12 @@ the protocol allows, and no rebalance storm happens.
 
 Disturbances are as in `timeline` (a fault's start or end, a member's start or exit, a broker event). They
 cut the run into windows: window i runs from disturbance T_i to the next one (the last window to the workload
-end W). A window is judged on the *converged states*: stretches of a stable snapshot (`timeline`: every
-required partition has exactly one live owner) that are also *balanced* (no live member A holds two or more
-partitions more than a live member B that subscribes to the topic of one of A's partitions: the sticky
-assignor's notion; with one subscription, counts differ by at most one).
+end W). A window is judged on the *converged states*: stretches over which the assignment does not change and
+is complete and balanced by the kind's one rule, `balance.consumer`, the rule the runner's stable wait
+calls too: every partition of every topic a live member subscribes to has exactly one live owner, each held
+by a member that subscribes to its topic, and no live member A holds two or more partitions more than a
+live member B that subscribes to the topic of one of A's partitions (the sticky assignor's notion; with one
+subscription, counts differ by at most one).
 
 - **Bound** of window i (`settings.disturbance_bound`): the longest session timeout of a member that departed
   at T_i without leaving the group (killed, or a static member: the coordinator must notice), plus the
@@ -43,7 +45,7 @@ when members wrote subscriptions, also `subscriptions` (member -> topics at W) a
 from __future__ import annotations
 
 from harness.history import History
-from harness.invariants import timeline
+from harness.invariants import balance, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.settings import disturbance_bound, member_settings
@@ -168,21 +170,30 @@ def _final(tl, settings, m, convs, last, problems, wits, unknown) -> Verdict:
                                   f"quiet for {quiet:.3f}s", (), m)
 
 
+def _assess(tl, t: float, before: bool = False, owners: dict | None = None) -> balance.GroupBalance:
+    """The group's assignment at t (just before t when `before`; `owners`: `tl.owners_at` then, when known) among
+    the live members, by the one rule of the kind (`balance.consumer`, which the runner's stable wait calls too)."""
+    alive = tl.alive_members(t, before)
+    held: dict[str, list[tuple[str, int]]] = {x: [] for x in alive}
+    for p, xs in (tl.owners_at(t, before) if owners is None else owners).items():
+        for x in xs:
+            if x in alive:
+                held[x].append(tl.layout.tp(p))
+    subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive}
+    return balance.consumer(held, subs, dict(zip(tl.topics, tl.layout.counts)))
+
+
 def _state(tl, t: float, before: bool):
     """(complete, balanced, what is wrong in words, member -> count, unbalanced pair, member -> subscribed topics)
     of the assignment at t among live members."""
-    owners, alive = tl.owners_at(t, before), tl.alive_members(t, before)
-    held: dict[str, list[int]] = {x: [] for x in alive}
-    for p in tl.all_partitions:
-        for x in owners.get(p, ()):
-            if x in alive:
-                held[x].append(p)
-    counts = {x: len(ps) for x, ps in held.items()}
-    complete = all(len([x for x in owners.get(p, ()) if x in alive]) == 1 for p in tl.required(t, before))
-    subs = {x: tl.subscribed(x, t, before) for x in alive}
-    pair = unbalanced_pair(tl, held, subs)
-    balanced = bool(counts) and pair is None
-    what = ("incomplete" if not complete else "") + (" and " if not complete and not balanced else "") + \
+    b = _assess(tl, t, before)
+    counts, pair, complete, balanced = b.counts, b.pair, b.complete, b.balanced
+    subs = {x: tl.subscribed(x, t, before) for x in counts}
+    gone = ([f"{len(b.missing)} unowned"] if b.missing else []) + ([f"{len(b.doubled)} owned twice"] if b.doubled
+                                                                   else []) + \
+           ([f"{len(b.misplaced)} held by a member not subscribed to its topic"] if b.misplaced else [])
+    what = ("incomplete" + (f" ({', '.join(gone)})" if gone and tl.subscriptions.declared else "")
+            if not complete else "") + (" and " if not complete and not balanced else "") + \
            ("unbalanced " + str(dict(sorted(counts.items()))) if not balanced else "") + \
            (f" ({pair[0]} holds {counts[pair[0]]}, {pair[1]} holds {counts[pair[1]]} and could take one)"
             if pair is not None and tl.subscriptions.declared else "")
@@ -190,16 +201,25 @@ def _state(tl, t: float, before: bool):
 
 
 def _converged_states(tl) -> list[tuple[float, float]]:
-    """(start, end) of every stable snapshot that is also balanced, in time order."""
-    out = []
-    for s in tl.snapshots():
-        held: dict[str, list[int]] = {x: [] for x in tl.alive_members(s.start)}
-        for p, x in s.owners.items():
-            held.setdefault(x, []).append(p)
-        subs = {x: tl.subscribed(x, s.start) for x in held}
-        if held and unbalanced_pair(tl, held, subs) is None:
-            out.append((s.start, s.end))
-    return out
+    """(start, end) of every stretch over which the assignment does not change and is complete and balanced
+    (`balance.consumer`), in time order."""
+    times = sorted({o.start for o in tl.ownerships} | {o.end for o in tl.ownerships if o.end <= tl.end}
+                   | {t for ls in tl.lives.values() for lf in ls for t in (lf.start, lf.end) if t <= tl.end}
+                   | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end})
+    out: list[tuple[float, float, tuple]] = []
+    for i, t in enumerate(times):
+        nxt = times[i + 1] if i + 1 < len(times) else tl.end
+        if nxt <= t:
+            continue
+        owners = tl.owners_at(t)
+        if not _assess(tl, t, owners=owners).ok:
+            continue
+        key = tuple(sorted((p, tuple(xs)) for p, xs in owners.items()))
+        if out and out[-1][2] == key and out[-1][1] == t:
+            out[-1] = (out[-1][0], nxt, key)
+        else:
+            out.append((t, nxt, key))
+    return [(a, b) for a, b, _ in out]
 
 
 def _first_settled(converged, T: float, N: float, quiet: float, final: bool) -> float | None:
@@ -274,17 +294,3 @@ def _runner_waits(tl, converged, times, problems, wits, unknown) -> None:
                 wits.append(witness(e, "the runner gave up waiting for a stable group"))
         else:
             unknown.append(f"{say}; the protocol allows {bound:.1f}s there ({why}), so the history cannot tell")
-
-
-def unbalanced_pair(tl: timeline.Timeline, held: dict[str, list[int]], subs: dict[str, frozenset]):
-    """(A, B): live members where A holds at least two partitions more than B and B subscribes to the topic
-    of one of A's partitions (the most loaded A, the least loaded such B); None when balanced."""
-    by_load = sorted(held, key=lambda x: (-len(held[x]), x))
-    for a in by_load:
-        topics = {tl.layout.topic_of(p) for p in held[a]}
-        for b in reversed(by_load):
-            if len(held[a]) - len(held[b]) < 2:
-                break
-            if topics & subs[b]:
-                return a, b
-    return None

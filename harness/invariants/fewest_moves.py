@@ -1,6 +1,6 @@
 """The fewest moves from one assignment to a balanced one when members subscribe to different topics.
 
-*Balanced* is the sticky assignors' notion, the one `convergence._unbalanced_pair` judges with: no member A
+*Balanced* is the sticky assignors' notion, the one `balance.consumer` judges with (runner and checker): no member A
 holds two or more partitions more than a member B that subscribes to the topic of one of A's partitions (B
 could take it). Each partition goes to a member that subscribes to its topic. A *move* is a partition held
 before by a member that kept its membership (`kept`) and given to another member; the partitions of

@@ -27,7 +27,8 @@ GROUP_KEYS = {
     "consumer": {"session": ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
                  "heartbeat": ("consumer.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms")},
     "streams": {"session": ("streams.session.timeout.ms", "group.streams.session.timeout.ms"),
-                "heartbeat": ("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms")},
+                "heartbeat": ("streams.heartbeat.interval.ms", "group.streams.heartbeat.interval.ms"),
+                "standbys": ("streams.num.standby.replicas", "group.streams.num.standby.replicas")},
 }
 
 
@@ -121,7 +122,8 @@ def session_bound(events: list[dict], member: str, t: float, keys: tuple[str, ..
 
 
 def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None, str]:
-    """(ms, source) of a group-side timing from a group_settings event: the group config, else the brokers'."""
+    """(value, source) of a group-side setting (a timing in ms, a count) from a group_settings event: the group
+    config, else the brokers'."""
     if ev is None:
         return None, ""
     gkey, bkey = GROUP_KEYS[protocol][which]

@@ -11,7 +11,7 @@ the bare number with one topic, "topic-p" (e.g. "orders-3") with several.
 
 **Subscriptions.** A member's `started` event may carry `subscription`: a list of topic names and
 regexes. An entry that starts with `^` is a regex (as librdkafka reads it), matched with Python's
-`re.match` against each topic name of the run: anchored at the start of the name, not at its end (add
+`re.match` against each topic name of the run (`matches`: the one matcher, the runner's too): anchored at the start of the name, not at its end (add
 `$` to anchor both); an entry that is no valid regex matches nothing. Any other entry is a topic name.
 A member that changes its subscription while it runs writes the new one in a `control` event's
 `subscription`. At a moment t a member subscribes to what its latest `started` or `control` with a
@@ -147,6 +147,29 @@ def raw_spans(history: History, names: list[str], control) -> list[int]:
     return [hi[t] + 1 for t in names]
 
 
+def matches(entry, topic: str) -> bool:
+    """Whether one subscription entry takes the topic: a `^` regex by `re.match` (anchored at the start of the
+    name only), any other string by equality; an entry that is no valid regex, or no string, takes nothing."""
+    if not isinstance(entry, str):
+        return False
+    if not entry.startswith("^"):
+        return entry == topic
+    try:
+        return re.match(entry, topic) is not None
+    except re.error:
+        return False
+
+
+def subscribed(subscription, topic: str) -> bool:
+    """Whether a subscription (topic names and `^` regexes) takes the topic."""
+    return any(matches(e, topic) for e in subscription)
+
+
+def subscribed_topics(subscription, names) -> frozenset:
+    """The names among `names` a subscription takes; None (a member that did not say) takes every one."""
+    return frozenset(names) if subscription is None else frozenset(t for t in names if subscribed(subscription, t))
+
+
 class Subscriptions:
     """What each member subscribes to over time, from its `started` and subscription-changing `control` events
     (see the module docstring)."""
@@ -172,19 +195,7 @@ class Subscriptions:
 
     def resolve(self, entries) -> frozenset:
         """The indices of the run's topics a subscription names."""
-        out = set()
-        for x in entries:
-            if not isinstance(x, str):
-                continue
-            if x.startswith("^"):
-                try:
-                    rx = re.compile(x)
-                except re.error:
-                    continue
-                out.update(i for i, t in enumerate(self.names) if rx.match(t))
-            else:
-                out.update(i for i, t in enumerate(self.names) if t == x)
-        return frozenset(out)
+        return frozenset(i for i, t in enumerate(self.names) if subscribed(entries, t))
 
     def of(self, member: str, t: float, before: bool = False) -> frozenset:
         """The topic indices a member subscribes to at t (just before t when `before`)."""

@@ -2,17 +2,19 @@
 application (their settings, topics, member specs, what "stable" means, what is read at the end).
 
 The runner is the same for every kind; it asks the run's kind (`kind_of(scenario)`) for these parts.
-A new kind of member (Connect workers, share groups) is a new module here with the same methods.
+A new kind of member (Connect workers, share groups) is a new module here with the same methods, and its
+plan-time checks in `checks.py`. The kind classes start members, so they are imported when a run asks for
+one, never by importing this package (the plan and the scenario parser import `checks` and the settings).
 """
 from __future__ import annotations
 
-from harness.kinds.connect import ConnectCluster
-from harness.kinds.consumer import ConsumerGroup
-from harness.kinds.streams import StreamsApp
+from importlib import import_module
 
-KINDS = {"consumer": ConsumerGroup, "streams": StreamsApp, "connect": ConnectCluster}
+KINDS = {"consumer": "harness.kinds.consumer:ConsumerGroup", "streams": "harness.kinds.streams:StreamsApp",
+         "connect": "harness.kinds.connect:ConnectCluster"}
 
 
 def kind_of(scenario):
     """The kind class of a scenario's members."""
-    return KINDS[scenario.kind]
+    module, _, name = KINDS[scenario.kind].partition(":")
+    return getattr(import_module(module), name)

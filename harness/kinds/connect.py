@@ -5,27 +5,26 @@ slot: a REST port of its own, the run's three storage topics, the group settings
 recorded in run.json). Once the first workers run, the harness creates two connectors through the REST API:
 HarnessSource (`harness.source.tasks` tasks, each writing numbered records into `<topic>-src`) and HarnessSink
 (`harness.sink.tasks` tasks reading the run's topic, which the workload writes). Their tasks write the
-history (docs/connect.md). "Stable" means every connector and task running on exactly one live worker, by the
-tasks' own events. Beside that, the REST status of each connector is recorded as `connect_status` events,
+history (docs/connect.md). "Stable" means every connector and task running on exactly one live worker and the
+counts per worker balanced, by the tasks' own events: the checker's rule, `harness.invariants.balance.connect`. Beside that, the REST status of each connector is recorded as `connect_status` events,
 the coordinator's view. At the end the source topic is read back (`connect_record` events in output.jsonl).
 """
 from __future__ import annotations
 
 import json
-import re
 import socket
 import urllib.request
 
-from harness.errors import BadInput, Indeterminate
+from harness.errors import Indeterminate
 from harness.history import HistoryWriter
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
 from harness.invariants.connect import ConnectCheckSettings
-from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS, check_worker_version, connect_settings
+from harness.kinds.checks import BROKERS
+from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
+from harness.rundir import OUTPUT_HISTORY
 
 SOURCE, SINK = "harness-source", "harness-sink"
-#: a bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
-BROKERS = "brokers"
 STATUS_EVERY_S = 1.0
 #: how long a worker has to write `started` (its plugin scan, storage topics and herder first; slow on a busy host)
 START_WAIT_S = 90.0
@@ -42,31 +41,6 @@ class ConnectCluster:
 
     name = "connect"
     library = "connect-runtime"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.client_settings or cfg.streams_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --client-set and --streams-set do not "
-                           "apply (use --connect-set)")
-        if cfg.slot_commands or cfg.member_command or cfg.member != "python":
-            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --member and member commands do not apply")
-        connect_settings(cfg, sc)
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return connect_settings(cfg, sc)
-
-    @staticmethod
-    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
-        """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
-        brokers and speak the run's protocol."""
-        versions = {cfg.client_version or sc.initial_client or broker_version}
-        versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
-                     for a in schedule if a.params.get("client_version")}
-        for v in sorted(versions):
-            if not re.fullmatch(r"\d+\.\d+\.\d+", v):
-                raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
-            check_worker_version(v, broker_version, cfg.protocol)
 
     def __init__(self, plan, run) -> None:
         self.plan = plan
@@ -166,7 +140,7 @@ class ConnectCluster:
         conf = self._worker_config(slot)
         if rack:
             conf["client.rack"] = conf["consumer.client.rack"] = rack
-        path = self.run.dir.path / "connect" / f"worker-slot{slot}.properties"
+        path = self.run.dir.connect_dir / f"worker-slot{slot}.properties"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
@@ -263,16 +237,16 @@ class ConnectCluster:
                    + 2 * int(s["rebalance.timeout.ms"]) / 1000 + 30)
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """Every connector and task running on exactly one live worker (by the tasks' own events)."""
+        """The connectors created, and every connector and task running on exactly one live worker with the counts
+        per worker balanced (by the tasks' own events): `balance.connect`, the checker's rule."""
         self._record_status()
-        view = {m: v for m, v in observer.connect.items() if m in live}
+        view = {m: observer.connect.get(m, {"connectors": set(), "tasks": set()}) for m in live}
         snapshot = tuple(sorted((m, tuple(sorted(v["connectors"])), tuple(sorted(v["tasks"]))) for m, v in view.items()))
         summary = ", ".join(f"{m}:{len(v['connectors'])}c/{len(v['tasks'])}t" for m, v in sorted(view.items()))
-        want = self.connect_check_settings()
-        tasks = sorted((c, i) for c, n in want["tasks"].items() for i in range(n))
-        running = sorted(t for v in view.values() for t in v["tasks"])
-        conns = sorted(c for v in view.values() for c in v["connectors"])
-        ok = bool(live) and self.connectors_created and running == tasks and conns == sorted(want["connectors"])
+        want = ConnectCheckSettings.from_dict(self.connect_check_settings())
+        runs = {m: [("connector", c, None) for c in v["connectors"]] + [("task", c, i) for c, i in v["tasks"]]
+                for m, v in view.items()}
+        ok = self.connectors_created and balance.connect(runs, want.connectors, want.tasks, want.balance_slack).ok
         return ok, snapshot, summary
 
     # -- the end
@@ -286,7 +260,7 @@ class ConnectCluster:
         run.say(f"reading {self.source_topic} back")
         c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
                       "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.source_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]

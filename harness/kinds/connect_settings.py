@@ -5,9 +5,13 @@ protocol of the workers is the run's `--protocol`: `connect.protocol` eager, com
 """
 from __future__ import annotations
 
-from harness.config_keys import closest
+from functools import partial
+
 from harness.errors import BadInput
-from harness.kafka_dist import version_key
+from harness.kinds.kind_settings import merge, whole
+from harness.versions import version_key
+
+_int = partial(whole, "Connect")  # settings[key] as a whole number of at least lo, or BadInput
 
 #: the connect.protocol values (KIP-415: compatible; KIP-507: sessioned, the default since Kafka 2.4)
 CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
@@ -39,26 +43,9 @@ CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
 MISREPORT = "harness.misreport."
 
 
-def _int(settings: dict, key: str, lo: int) -> int:
-    v = settings[key]
-    try:
-        n = int(v)
-    except (TypeError, ValueError):
-        raise BadInput(f"Connect setting {key}={v!r} is not a whole number") from None
-    if n < lo or float(v) != n:
-        raise BadInput(f"Connect setting {key}={v!r} must be a whole number of at least {lo}")
-    return n
-
-
 def connect_settings(cfg, sc) -> dict:
     """The Connect settings of a run (defaults, the scenario's, the run's own), checked: BadInput if wrong."""
-    settings = {**CONNECT_DEFAULTS, **sc.connect}
-    for k, v in cfg.connect_settings:
-        if k not in CONNECT_DEFAULTS:
-            near = closest(k, CONNECT_DEFAULTS)
-            raise BadInput(f"unknown Connect setting {k!r}" + (f"; did you mean {near}?" if near else
-                                                              f"; known: {', '.join(CONNECT_DEFAULTS)}"))
-        settings[k] = v
+    settings = merge("Connect", CONNECT_DEFAULTS, sc.connect, cfg.connect_settings)
     _int(settings, "scheduled.rebalance.max.delay.ms", 0)
     _int(settings, "rebalance.timeout.ms", 1000)
     _int(settings, "offset.flush.interval.ms", 100)

@@ -1,19 +1,22 @@
 """Consumer-group members (the Python member on confluent-kafka, the Java member, or any program of the
 member contract, chosen per slot).
 
-"Stable" means every partition of every topic a live member subscribes to has exactly one live owner, and
-no member holds two or more partitions more than a member that could take one of them (with one
+"Stable" is the checker's own rule (`harness.invariants.balance.consumer`): every partition of every topic a
+live member subscribes to has exactly one live owner, each holds only partitions of topics it subscribes
+to, and no member holds two or more partitions more than a member that could take one of them (with one
 subscription: owned counts differ by at most one).
 """
 from __future__ import annotations
 
 from harness.errors import BadInput
 from harness.kafka_dist import version_key
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
+from harness.invariants.topics import subscribed_topics
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
-from harness.topics import real_subscription, subscribed
+from harness.topics import real_subscription
 
 
 class ConsumerGroup:
@@ -21,23 +24,6 @@ class ConsumerGroup:
 
     name = "consumer"
     library = "confluent-kafka"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.streams_settings:
-            raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
-        if cfg.connect_settings:
-            raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
-        if cfg.member == "java" and cfg.member_command is None:
-            for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
-                                                                   if cfg.slot_command(n) is None)]:
-                if len(sub) > 1 and any(e.startswith("^") for e in sub):
-                    raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
-                                   f"({who}: {', '.join(sub)})")
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return {}
 
     def __init__(self, plan, run) -> None:
         self.plan = plan
@@ -117,10 +103,12 @@ class ConsumerGroup:
         return self.cfg.stable_timeout_s
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """(settled now, a snapshot that changes when the assignment does, a one-line summary)."""
-        own = {m: ps for m, ps in observer.ownership().items() if m in live}
-        subs = {m: observer.subscriptions.get(m) for m in own}
-        ok = _complete(own, subs, self.run.topics) and _balanced(own, subs)
+        """(settled now, a snapshot that changes when the assignment does, a one-line summary): the group's
+        assignment among the live members complete and balanced by `balance.consumer`, the checker's rule."""
+        owned, names = observer.ownership(), [t.real for t in self.run.topics]
+        own = {m: owned.get(m, set()) for m in live}
+        subs = {m: subscribed_topics(observer.subscriptions.get(m), names) for m in own}
+        ok = balance.consumer(own, subs, {t.real: t.partitions for t in self.run.topics}).ok
         snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
         return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
 
@@ -129,27 +117,6 @@ class ConsumerGroup:
         """After the members stopped; nothing more to read for a consumer group."""
 
 
-def _takes(sub: tuple[str, ...] | None, topic: str) -> bool:
-    """Whether a member with this subscription (None: not said, taken as every topic) can own the topic."""
-    return sub is None or subscribed(sub, topic)
-
-
-def _complete(own: dict, subs: dict, topics) -> bool:
-    """Every partition of every topic some live member subscribes to has exactly one live owner."""
-    held = sorted(tp for ps in own.values() for tp in ps)
-    want = sorted((t.real, p) for t in topics if any(_takes(s, t.real) for s in subs.values())
-                  for p in range(t.partitions))
-    return bool(own) and held == want
-
-
-def _balanced(own: dict, subs: dict) -> bool:
-    """No member holds two or more partitions more than a member that could take one of them."""
-    return not any(len(own[a]) - len(own[b]) >= 2 and any(_takes(subs[b], t) for t, _ in own[a])
-                   for a in own for b in own)
-
-
-#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
-GROUP_CONFIGS_SINCE = (4, 0)
 
 
 def set_group_configs(run, settings: dict) -> None:

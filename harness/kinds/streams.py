@@ -3,8 +3,10 @@
 Before the members start, the harness fills each task's changelog (`<application.id>-state-changelog`)
 with `harness.records.per.task` records, the synthetic state a new instance must restore; the member
 applies restores at `harness.restore.records.per.second`, so the restore time per task is records / rate
-(docs/streams.md). "Stable" means every task active on exactly one live instance and running, each with
-its configured standbys and no warmup left. At the end the output topic is read back (read_committed).
+(docs/streams.md). "Stable" means every instance RUNNING with its active tasks running, and the assignment
+settled by the checkers' own rule (`harness.invariants.balance.streams`): every task active on exactly one
+live instance, each with its configured standbys and no warmup left, counts within the checkers' slacks.
+At the end the output topic is read back (read_committed).
 """
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ from pathlib import Path
 
 from harness.errors import BadInput
 from harness.history import HistoryWriter
-from harness.invariants import CheckSettings
+from harness.invariants import CheckSettings, balance
 from harness.invariants.streams import StreamsCheckSettings
 from harness.kinds.consumer import set_group_configs
-from harness.kinds.streams_settings import DEFEATING_LAG, streams_settings
+from harness.kinds.streams_settings import DEFEATING_LAG
 from harness.members import MemberSpec
 from harness.members.streams_member import streams_member_command, version_for_brokers
+from harness.rundir import OUTPUT_HISTORY
 
 
 class StreamsApp:
@@ -28,22 +31,6 @@ class StreamsApp:
 
     name = "streams"
     library = "kafka-streams"
-
-    @staticmethod
-    def check_config(cfg, sc) -> None:
-        if cfg.connect_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --connect-set does not apply")
-        if cfg.client_settings:
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --client-set does not apply "
-                           "(use --streams-set)")
-        if cfg.slot_commands or cfg.member != "python":
-            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --member and slot member commands "
-                           "do not apply (a --member-command for every slot does)")
-        streams_settings(cfg, sc)
-
-    @staticmethod
-    def settings(cfg, sc) -> dict:
-        return streams_settings(cfg, sc)
 
     def __init__(self, plan, run) -> None:
         self.plan = plan
@@ -137,7 +124,7 @@ class StreamsApp:
         s, cfg = self.s, self.cfg
         protocol = protocol or cfg.protocol
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
-        conf["state.dir"] = str((self.run.dir.path / "state" / f"slot-{slot}").resolve())
+        conf["state.dir"] = str((self.run.dir.state_dir / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
         conf["harness.start.gate"] = str(self._gate().resolve())
         if cfg.processing_ms:
@@ -169,7 +156,7 @@ class StreamsApp:
         return replace(spec, protocol=protocol, client_config=self._member_config(slot, protocol))
 
     def _gate(self) -> Path:
-        return self.run.dir.path / "state" / "start-gate"
+        return self.run.dir.state_dir / "start-gate"
 
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
@@ -186,7 +173,7 @@ class StreamsApp:
     def wipe_state(self, slot: int) -> dict:
         """Delete the slot's state directory while its instance is down: it comes back as a fresh pod would
         (a bounce otherwise keeps the directory, as a StatefulSet's volume does)."""
-        d = self.run.dir.path / "state" / f"slot-{slot}"
+        d = self.run.dir.state_dir / f"slot-{slot}"
         size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) if d.exists() else 0
         shutil.rmtree(d, ignore_errors=True)
         self.run.event("state_wiped", slot=slot, path=str(d), bytes=size)
@@ -213,8 +200,9 @@ class StreamsApp:
                                                   + restore + 30))
 
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
-        """Every task active and running on exactly one live instance, its standbys in place, no warmup
-        left, active counts within one."""
+        """Every live instance RUNNING with its active tasks running (restored), and the assignment settled by
+        `balance.streams`, the checkers' rule: every task active once, its standbys in place, no warmup left,
+        counts within the slacks the checkers judge with."""
         view = observer.streams_view(live)
         snapshot = tuple(sorted((m, tuple(sorted(v["active"])), tuple(sorted(v["standby"])))
                                 for m, v in view.items()))
@@ -224,17 +212,12 @@ class StreamsApp:
     def _settled(self, view: dict, live: set[str]) -> bool:
         if not live or set(view) != live or any(v["state"] != "RUNNING" for v in view.values()):
             return False
-        actives = [t for v in view.values() for t in v["active"]]
-        if sorted(actives) != sorted(self.tasks):
-            return False
         if any(t not in v["running"] for v in view.values() for t in v["active"]):
             return False  # still restoring
-        want = min(self.standbys, len(live) - 1)
-        standbys = [t for v in view.values() for t in v["standby"]]
-        if any(standbys.count(t) != want for t in self.tasks):
-            return False  # a warmup still in place, or a standby missing
-        counts = [len(v["active"]) for v in view.values()]
-        return max(counts) - min(counts) <= 1
+        judged = StreamsCheckSettings.from_dict(self.streams_check_settings())
+        return balance.streams({m: v["active"] for m, v in view.items()}, {m: v["standby"] for m, v in view.items()},
+                               self.tasks, self.standbys, judged.active_balance_slack,
+                               judged.stateful_balance_slack).settled
 
     # -- the end
     def finish(self, *, timeout_s: float = 60.0) -> None:
@@ -245,7 +228,7 @@ class StreamsApp:
         run.say(f"reading {self.output_topic} back (read_committed)")
         c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
                       "isolation.level": "read_committed", "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_dir / "output.jsonl", source="harness-output", member=None)
+        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.output_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]

@@ -4,8 +4,12 @@ Every check here is a `BadInput` raised before anything starts (docs/streams.md 
 """
 from __future__ import annotations
 
-from harness.config_keys import closest
+from functools import partial
+
 from harness.errors import BadInput
+from harness.kinds.kind_settings import merge, whole
+
+_int = partial(whole, "Streams")  # settings[key] as a whole number of at least lo, or BadInput
 
 #: Streams settings of every run unless the scenario or --streams-set says otherwise; tuned for quick tests
 STREAMS_DEFAULTS: dict = {
@@ -25,26 +29,9 @@ GUARANTEES = ("at_least_once", "exactly_once_v2")
 DEFEATING_LAG = 1 << 62
 
 
-def _int(settings: dict, key: str, lo: int) -> int:
-    v = settings[key]
-    try:
-        n = int(v)
-    except (TypeError, ValueError):
-        raise BadInput(f"Streams setting {key}={v!r} is not a whole number") from None
-    if n < lo or float(v) != n:
-        raise BadInput(f"Streams setting {key}={v!r} must be a whole number of at least {lo}")
-    return n
-
-
 def streams_settings(cfg, sc) -> dict:
     """The Streams settings of a run (defaults, the scenario's, the run's own), checked: BadInput if wrong."""
-    settings = {**STREAMS_DEFAULTS, **sc.streams}
-    for k, v in cfg.streams_settings:
-        if k not in STREAMS_DEFAULTS:
-            near = closest(k, STREAMS_DEFAULTS)
-            raise BadInput(f"unknown Streams setting {k!r}" + (f"; did you mean {near}?" if near else
-                                                              f"; known: {', '.join(STREAMS_DEFAULTS)}"))
-        settings[k] = v
+    settings = merge("Streams", STREAMS_DEFAULTS, sc.streams, cfg.streams_settings)
     most = sc.max_members or sc.members
     standbys = _int(settings, "num.standby.replicas", 0)
     if standbys > most - 1:

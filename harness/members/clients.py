@@ -10,13 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from harness.config_keys import setting_text  # noqa: F401 - the members' callers find it here
 from harness.errors import BadInput, SetupError
 from harness.tools import cache_dir
 
-
-def setting_text(v) -> str:
-    """A setting's value as a client or broker takes it: TOML's booleans as `true`/`false`, the rest as written."""
-    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 _log = logging.getLogger(__name__)
 

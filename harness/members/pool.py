@@ -13,6 +13,7 @@ from harness.errors import Indeterminate, SetupError
 from harness.history import HistoryFormatError
 from harness.observe import HistoryTail
 from harness.procs import Proc
+from harness.rundir import member_control, member_history, member_log
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
 
@@ -56,7 +57,7 @@ class MemberProcess:
         self.exited = False
         self.started: dict = {}  # its `started` event: its pid and the controls it takes, among others
         self.header: dict = {}  # its history's header line
-        self.control_path = history.with_name(f"control-{member_id}.json")
+        self.control_path = member_control(history.parent, member_id)
         self.control_seq = 0
 
     @property
@@ -111,7 +112,7 @@ class MemberPool:
         """Spawn a member and wait for its `started` event."""
         self._n += 1
         member_id = f"m{self._n}"
-        history = self.history_dir / f"member-{member_id}.jsonl"
+        history = member_history(self.history_dir, member_id)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
         env.update({
             "HARNESS_BOOTSTRAP": self.bootstrap, "HARNESS_GROUP_ID": self.group_id,
@@ -121,12 +122,12 @@ class MemberPool:
             "HARNESS_CLIENT_CONFIG": json.dumps(member_config(spec.protocol, self.client_config, spec.client_config)),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
-            "HARNESS_CONTROL": str(history.with_name(f"control-{member_id}.json")),
+            "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),
         })
         if spec.client_path:
             env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         cmd = list(spec.command) if spec.command else [sys.executable, str(MEMBER_SCRIPT)]
-        proc = Proc.spawn(cmd, log_path=self.log_dir / f"member-{member_id}.log", name=member_id, env=env)
+        proc = Proc.spawn(cmd, log_path=member_log(self.log_dir, member_id), name=member_id, env=env)
         self.on_event("member_start", member=member_id, pid=proc.pid, instance_id=spec.instance_id, rack=spec.rack,
                       misbehave=spec.misbehave)
         m = MemberProcess(member_id, spec, proc, history)

@@ -1,49 +1,27 @@
 """The Kafka Streams member: harness/members/streams/StreamsMember.java on the real kafka-streams library.
 
-`streams_member_command(version)` resolves kafka-streams `version` (and its dependencies: kafka-clients,
-RocksDB, Jackson) from Maven Central into the cache with a generated pom, the same way
-`harness/kafka_dist.py` resolves the brokers, compiles the member against it once per version and
-source revision, and returns the command that runs it through the member contract.
+`streams_member_command(version)` builds it through the one builder of the harness's Java programs
+(`jvm_build`: kafka-streams `version` and its dependencies, kafka-clients, RocksDB, Jackson, from Maven Central
+through a generated pom, compiled once per version and source revision) and returns the command that runs it
+through the member contract. What is its own here: which kafka-streams release a run takes.
 """
 from __future__ import annotations
 
 import logging
-
-import fcntl
 import re
-import shutil
 from pathlib import Path
 
 from harness import kafka_dist
-from harness.errors import BadInput, SetupError
-from harness.members.maven_libs import resolve_libs
-from harness.members.java_member import SHARED, _jar, _stamp_text, compile_java
-from harness.tools import cache_dir, require_tool
+from harness.errors import BadInput
+from harness.members.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, JvmProgram, build
 
 _log = logging.getLogger(__name__)
 
-SOURCE = Path(__file__).resolve().parent / "streams" / "StreamsMember.java"
-MAIN_CLASS = "StreamsMember"
 ARTIFACT = "kafka-streams"
-JVM_OPTS = ("-Xmx384m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-            "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn")
-
-POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>harness.local</groupId><artifactId>streams-member</artifactId><version>{version}</version>
-  <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-streams</artifactId><version>{version}</version></dependency>
-    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency>
-  </dependencies>
-</project>
-"""
-
-
-def _resolve_libs(version: str, base: Path, progress) -> Path:
-    """kafka-streams `version` and its runtime dependencies in base/libs (resolved once)."""
-    return resolve_libs(POM.format(version=version), base, artifact=ARTIFACT, version=version, progress=progress)
+PROGRAM = JvmProgram(
+    name="streams-member", what="the Streams member", main="StreamsMember", against=ARTIFACT, artifact=ARTIFACT,
+    sources=(Path(__file__).resolve().parent / "streams" / "StreamsMember.java",),
+    jvm_opts=("-Xmx384m", *BASE_JVM_OPTS, *SLF4J_OPTS, "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn"))
 
 
 def newest_up_to(version: str, published: list[str]) -> str | None:
@@ -72,30 +50,9 @@ def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
 
 
 def streams_member_command(version: str, *, progress=_log.info) -> tuple[str, ...]:
-    """The command that runs the Streams member on kafka-streams `version` (x.y.z), compiled and cached."""
+    """The command that runs the Streams member on kafka-streams `version` (x.y.z), built and cached."""
     if not re.fullmatch(r"\d+\.\d+\.\d+", version):
         version = version_for_brokers(kafka_dist.resolve(version, progress=progress).version, progress=progress)
     elif version not in _published(version):
         raise BadInput(f"kafka-streams version {version} does not exist on Maven Central")
-    java = require_tool("java", why="run the Kafka Streams member")
-    javac = shutil.which("javac")
-    if not javac:
-        raise SetupError("'javac' was not found on PATH; it is needed to compile the Streams member (install a JDK)")
-    base = cache_dir() / "streams-member" / version
-    base.mkdir(parents=True, exist_ok=True)
-    with open(base / ".lock", "w") as lock:  # one build at a time across processes
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        libs = _resolve_libs(version, base, progress)
-        classpath = ":".join(str(p) for p in sorted(libs.glob("*.jar")))
-        jar = base / "member.jar"
-        stamp = base / "COMPLETE"
-        want = _stamp_text(java, classpath, SOURCE)
-        if not (stamp.exists() and stamp.read_text().strip() == want and jar.exists()):
-            progress(f"compiling the Streams member against kafka-streams {version} ...")
-            stamp.unlink(missing_ok=True)
-            classes = base / "classes"
-            compile_java(javac, (SOURCE, SHARED), classpath, classes, base / "javac.log", main=MAIN_CLASS,
-                         what="the Streams member")
-            _jar(classes, jar, MAIN_CLASS)
-            stamp.write_text(want + "\n")
-    return (java, *JVM_OPTS, "-cp", f"{jar}:{classpath}", MAIN_CLASS)
+    return build(PROGRAM, version, progress=progress).command()

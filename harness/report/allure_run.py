@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 from harness.history import read_file
-from harness.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON, RunDir
+from harness.rundir import (HARNESS_HISTORY, HISTORY, RUN_JSON, STATUS, TOXIPROXY_LOG, VERDICTS_JSON, RunDir,
+                            broker_logs)
 
 #: how much of the end of each log file is attached to a failing test
 LOG_TAIL_BYTES = 200 * 1024
@@ -45,7 +46,7 @@ def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | Non
 
 def _steps(run_dir: Path) -> None:
     import allure
-    f = run_dir / HISTORY / "harness.jsonl"
+    f = RunDir(run_dir).history_file(HARNESS_HISTORY)
     if not f.exists():
         return
     for kind, params, t, dur, end in action_steps(f):
@@ -71,13 +72,14 @@ def tail(path: Path, limit: int = LOG_TAIL_BYTES) -> bytes:
 
 def log_files(run_dir: Path, meta: dict) -> list[tuple[str, Path]]:
     """(attachment name, path) of the member logs and the broker logs (own cluster, else the shared one)."""
-    out = [(p.name, p) for p in sorted((run_dir / "logs").glob("*")) if p.is_file()]
-    cluster = run_dir / "cluster"
+    d = RunDir(run_dir)
+    out = [(p.name, p) for p in sorted(d.logs_dir.glob("*")) if p.is_file()]
+    cluster = d.cluster_dir
     if not cluster.is_dir() and meta.get("cluster_dir"):
         cluster = Path(meta["cluster_dir"])
-    out += [(f"{p.parent.name}.log", p) for p in sorted(cluster.glob("broker-*/broker.log"))]
-    if (cluster / "toxiproxy.log").exists():
-        out.append(("toxiproxy.log", cluster / "toxiproxy.log"))
+    out += [(f"{p.parent.name}.log", p) for p in broker_logs(cluster)]
+    if (cluster / TOXIPROXY_LOG).exists():
+        out.append((TOXIPROXY_LOG, cluster / TOXIPROXY_LOG))
     return out
 
 

@@ -13,6 +13,8 @@ from harness.tools import cache_dir, require_tool
 _log = logging.getLogger(__name__)
 
 ALLURE_VERSION = "2.46.1"  # npm package allure-commandline (bundles the Java generator)
+#: Allure's own trend data in a report (not a run directory's history)
+ALLURE_HISTORY = "history"
 
 
 def allure_binary(progress=_log.info) -> Path:
@@ -36,10 +38,10 @@ def allure_binary(progress=_log.info) -> Path:
 
 def carry_history(results: Path, out: Path) -> bool:
     """Copy the previous report's history/ into the results dir so the new report shows trends."""
-    prev = out / "history"
+    prev = out / ALLURE_HISTORY
     if not prev.is_dir():
         return False
-    shutil.copytree(prev, results / "history", dirs_exist_ok=True)
+    shutil.copytree(prev, results / ALLURE_HISTORY, dirs_exist_ok=True)
     return True
 
 
@@ -50,7 +52,7 @@ def generate(results: str | Path, out: str | Path, *, progress=_log.info) -> Pat
         raise BadInput(f"{results} holds no Allure results (run the suites with --alluredir={results})")
     binary = allure_binary(progress=progress)
     if carry_history(results, out):
-        progress(f"trends: carried {out / 'history'} over")
+        progress(f"trends: carried {out / ALLURE_HISTORY} over")
     r = subprocess.run([str(binary), "generate", "--clean", str(results), "-o", str(out)],
                        capture_output=True, text=True, timeout=600)
     if r.returncode != 0 or not (out / "index.html").exists():

@@ -41,7 +41,7 @@ def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
                                        ("commit.interval.ms", 30000)))
     v = r.verdicts["output_integrity"]
     assert r.status == "fail" and v.status == "invalid", (r.status, v.message)
-    assert "more than once under exactly_once_v2" in v.message
+    assert "more than once under processing.guarantee=exactly_once_v2" in v.message
     assert v.measurements["missing"] == 0 and v.measurements["duplicated"] > 0
     kinds = {w["type"] for w in v.witnesses}  # the duplicated output, and what the brokers said beside it
     assert "output" in kinds and kinds <= {"output", "broker"}

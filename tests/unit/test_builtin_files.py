@@ -1,4 +1,5 @@
-"""The built-in scenarios shipped as files (harness/builtin/) and the format features they use.
+"""The built-in scenarios shipped as files (harness/builtin/), of every kind of group, and the format features
+they use.
 
 Verify: every shipped file validates and builds a schedule for many seeds; each converted built-in keeps
 its meaning (what it does, its ranges, the relations between its steps); the new value forms refuse bad
@@ -16,10 +17,7 @@ from harness.scenarios import SCENARIOS, ScenarioContext
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4.1.0", target_client="2.16.1")
 SEEDS = range(40)
 FILES = {f.name.removesuffix(".toml"): f for f in scenarios.builtin_files()}
-PYTHON_ONLY = {"random-mix", "streams-scale-out", "streams-scale-in", "streams-static-bounce", "streams-rack-outage",
-               "streams-broker-bounce", "streams-eos-kill", "streams-pod-restarts", "streams-autoscale",
-               "streams-protocol-migration"} | {
-    n for n in SCENARIOS if n.startswith("connect-")}  # the file format describes consumer-group members only
+PYTHON_ONLY = {"random-mix"}  # it draws the kind of each action: a file's steps are fixed actions
 
 
 def sched(name, seed, ctx=CTX):
@@ -30,9 +28,10 @@ def of(name, seed, kind, ctx=CTX):
     return [a.params for a in sched(name, seed, ctx) if a.kind == kind]
 
 
-def test_every_consumer_built_in_but_random_mix_is_a_file():
+def test_every_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
-    assert len(FILES) == 30
+    kinds = Counter(SCENARIOS[n].kind for n in FILES)
+    assert kinds == {"consumer": 30, "streams": 9, "connect": 10}, kinds
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -40,7 +39,7 @@ def test_each_file_validates_names_itself_and_builds_for_many_seeds(name):
     model = scenario_file.parse(FILES[name].read_text(), FILES[name].name)
     assert model.name == name and model.doc
     sc = SCENARIOS[name]
-    assert sc.kind == "consumer" and sc.doc == model.doc
+    assert sc.kind == model.members.kind and sc.doc == model.doc
     for seed in SEEDS:
         s = scenarios.schedule(sc, seed=seed, ctx=CTX)
         assert s and s[-1].kind == "wait_stable"

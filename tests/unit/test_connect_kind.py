@@ -3,16 +3,18 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness.kinds.connect import SINK, SOURCE, ConnectCluster
+from harness.kinds.connect_settings import connect_settings
 from harness.plan import RunConfig
+from harness.rundir import RunDir
 from harness.scenarios import SCENARIOS
 
 
 def _kind(tmp_path: Path, **given) -> ConnectCluster:
     cfg = RunConfig.for_scenario("connect-worker-kill", seed=1, **given)
     sc = SCENARIOS["connect-worker-kill"]
-    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=ConnectCluster.settings(cfg, sc), racks=("r0", "r1", "r2"),
+    plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=connect_settings(cfg, sc), racks=("r0", "r1", "r2"),
                            kafka_version="4.3.1")
-    run = SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path),
+    run = SimpleNamespace(topic="t-run", group_id="g-run", dir=RunDir(tmp_path),
                           cluster=SimpleNamespace(bootstrap=lambda: "127.0.0.1:9092"))
     kind = ConnectCluster(plan, run)
     kind.command = ("java", "HarnessWorker")

@@ -76,3 +76,27 @@ def test_under_the_streams_protocol_the_tolerance_is_twice_the_group_session_tim
     v = judged("1000", 60.0)
     assert v.status == "invalid" and "tolerance 2s for a faulted zombie: twice the session timeout of m1b on the " \
         "streams protocol: group config streams.session.timeout.ms=1000" in v.message, v.message
+
+
+def killed_unreplaced(session_ms: str) -> list[dict]:
+    """m1, m2, m3 (one standby each task) with `session_ms`; m3 is SIGKILLed at 10 and not replaced; the group
+    notices after m3's session timeout and m1 and m2 take its tasks and the standbys back at 17."""
+    cfg = {"session.timeout.ms": session_ms}
+    evs = [run_start(0.0), *join_with("m1", 0.1, cfg), *join_with("m2", 0.2, cfg), *join_with("m3", 0.3, cfg),
+           *run("m1", 2.0, T[0:2], T[2:4]), *run("m2", 2.0, T[2:4], T[4:6]), *run("m3", 2.0, T[4:6], T[0:2]),
+           member_exit("m3", 10.0, how="kill")]
+    for m in ("m1", "m2"):
+        evs.append(state(m, 16.2, "REBALANCING", "RUNNING"))
+    return [*evs, *run("m1", 17.0, T[0:3], T[3:6]), *run("m2", 17.0, T[3:6], T[0:3]), run_end(40.0)]
+
+
+def test_standbys_are_not_judged_while_the_group_cannot_yet_know_of_a_kill():
+    """From the kill until m3's own 6 s session timeout the others run on without its standbys: no settled
+    assignment (it was judged one, and a correct run failed). With a 1 s session timeout recorded instead, the
+    same 6 s are a settled assignment missing standbys."""
+    kw = {"standby_replicas": 1, "tasks": 6, "max_warmup_replicas": 6, "zombie_tolerance_s": 2.0}
+    v = streams.check_standby_placement(history(killed_unreplaced("6000")), settings(**kw))
+    assert v.status == "valid", v.message
+    v = streams.check_standby_placement(history(killed_unreplaced("1000")), settings(**kw))
+    assert v.status == "invalid", v.message
+    assert v.message.startswith("task 0_0 has 0 standbys (none), want 1") and "at 16.200" in v.message, v.message

@@ -10,6 +10,7 @@ from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
 from harness.errors import BadInput
 from harness.plan import RunConfig, resolve
+from harness.rundir import RunDir
 
 
 def opts(**kw):
@@ -146,6 +147,6 @@ def test_processing_time_reaches_members_as_the_contract_and_streams_settings_sa
     sc = scenario_of("streams-autoscale")
     from harness.kinds.streams_settings import streams_settings
     splan = SimpleNamespace(cfg=scfg, scenario=sc, racks=("r0",), settings=streams_settings(scfg, sc))
-    srun = SimpleNamespace(group_id="g", topic="t-r", dir=SimpleNamespace(path=Path("/tmp/x")))
+    srun = SimpleNamespace(group_id="g", topic="t-r", dir=RunDir(Path("/tmp/x")))
     app = StreamsApp(splan, srun)
     assert app._member_config(0)["harness.processing.ms"] == 20.0 and app.input_topics() == [("t-r", 6)]

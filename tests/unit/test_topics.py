@@ -7,7 +7,7 @@ import pytest
 
 from harness import topics
 from harness.errors import BadInput
-from harness.kinds.consumer import _balanced, _complete
+from harness.invariants import balance
 from harness.plan import RunConfig, replay_config, scenario_of
 
 RUN = "20261123T200000-two.topics-consumer-1"
@@ -51,15 +51,33 @@ def own(**held):
     return {m: set(ps) for m, ps in held.items()}
 
 
+COUNTS = {t.real: t.partitions for t in TS}
+
+
+def _subs(subs):
+    """member -> subscription entries (None: not said) as the rule takes them: the topic names each takes."""
+    return {m: topics.subscribed_topics(e, list(COUNTS)) for m, e in subs.items()}
+
+
+def _complete(held, subs):
+    return balance.consumer(held, _subs(subs), COUNTS).complete
+
+
+def _balanced(held, subs):
+    return balance.consumer(held, _subs(subs), COUNTS).balanced
+
+
 def test_stable_means_complete_over_every_subscribed_topic():
     o = [(ORD, p) for p in range(6)]
     p = [(PAY, q) for q in range(3)]
     subs = {"m1": (ORD,), "m2": (ORD, PAY), "m3": (PAY,)}
-    assert _complete(own(m1=o[:3], m2=o[3:], m3=p), subs, TS)
-    assert not _complete(own(m1=o[:3], m2=o[3:5], m3=p), subs, TS)  # orders-5 has no owner
-    assert not _complete(own(m1=o[:3], m2=o[2:], m3=p), subs, TS)  # orders-2 has two
-    # nobody alive reads payments: its partitions need no owner
-    assert _complete(own(m1=o[:3], m2=o[3:]), {"m1": (ORD,), "m2": (ORD,)}, TS)
+    assert _complete(own(m1=o[:3], m2=o[3:], m3=p), subs)
+    assert not _complete(own(m1=o[:3], m2=o[3:5], m3=p), subs)  # orders-5 has no owner
+    assert not _complete(own(m1=o[:3], m2=o[2:], m3=p), subs)  # orders-2 has two
+    # nobody alive reads payments: its partitions need no owner, and none may be held
+    assert _complete(own(m1=o[:3], m2=o[3:]), {"m1": (ORD,), "m2": (ORD,)})
+    assert not _complete(own(m1=o[:3], m2=o[3:] + p[:1]), {"m1": (ORD,), "m2": (ORD,)})
+    assert not _complete(own(m1=o[:3] + p[:1], m2=o[3:], m3=p[1:]), subs)  # m1 holds payments-0, not subscribed
 
 
 def test_balance_is_the_assignors_own_over_the_total():
@@ -71,6 +89,12 @@ def test_balance_is_the_assignors_own_over_the_total():
     assert _balanced(own(m1=o, m3=p), {"m1": (ORD,), "m3": (PAY,)})  # 6 against 3, neither can take
     # no subscription recorded (a member that does not say): it could take anything
     assert not _balanced(own(m1=o, m3=p), {"m1": (ORD,), "m3": None})
+
+
+def test_the_runner_matches_subscriptions_with_the_checkers_matcher():
+    from harness.invariants import topics as judged
+    assert topics.matches is judged.matches and topics.subscribed is judged.subscribed
+    assert not topics.matches("^a(", "a(")  # no valid regex: takes nothing, for the runner and the checker alike
 
 
 def config(**kw):

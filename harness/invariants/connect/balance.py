@@ -4,15 +4,15 @@ rebalance follows in the quiet period (no storm).
 The quiet period is Q = [W, the first `member_stop` after W] (W the `drained` event: the harness waited for a
 stable group before it, and sleeps `quiet_period_s` after it). At the end of Q, counting the runs open on each
 live worker, connectors per worker and tasks per worker each differ by at most `balance_slack`, and every
-configured unit runs exactly once. Any connector or task started or stopped inside Q is a storm. `unknown`
+configured unit runs exactly once (and nothing else runs): the kind's one rule, `balance.connect`, which the
+runner's stable wait calls too. Any connector or task started or stopped inside Q is a storm. `unknown`
 without a `drained` event or without live workers at the end of Q. Measurements: `at_s`, `connectors_per_worker`,
 `tasks_per_worker`, `moves_in_quiet_period`.
 """
 from __future__ import annotations
 
-from collections import Counter
-
 from harness.history import History
+from harness.invariants import balance
 from harness.invariants.connect.view import STARTS, STOPS, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, verdict, witness
 
@@ -28,21 +28,15 @@ def check_balance(history: History, settings: ConnectCheckSettings) -> Verdict:
     live = {m for m, t in v.born.items() if t <= q1 and (m not in v.died or v.died[m][0] > q1)}
     if not live:
         return verdict(NAME, "unknown", "no live worker at the end of the run")
-    at = [r for r in v.runs_at(q1) if r.member in live]
-    conns = Counter({m: 0 for m in live})
-    tasks = Counter({m: 0 for m in live})
-    for r in at:
-        (conns if r.key[0] == "connector" else tasks)[r.member] += 1
-    bad = []
-    for what, c in (("connectors", conns), ("tasks", tasks)):
-        if max(c.values()) - min(c.values()) > settings.balance_slack:
-            bad.append({"why": f"{what} per worker differ by more than {settings.balance_slack}: {dict(sorted(c.items()))}"})
-    want = {("connector", c, None) for c in settings.connectors} | {
-        ("task", c, i) for c, n in (settings.tasks or {}).items() for i in range(int(n))}
-    have = Counter(r.key for r in at)
-    for key in sorted(want | set(have), key=str):
-        if have.get(key, 0) != 1:
-            bad.append({"unit": unit_name(key), "why": f"{unit_name(key)} runs {have.get(key, 0)} times at the end"})
+    held: dict[str, list] = {m: [] for m in live}
+    for r in v.runs_at(q1):
+        if r.member in live:
+            held[r.member].append(r.key)
+    got = balance.connect(held, settings.connectors, settings.tasks or {}, settings.balance_slack)
+    conns, tasks = got.connectors, got.tasks
+    bad = [{"why": f"{what} per worker differ by more than {settings.balance_slack}: "
+                   f"{dict(sorted((conns if what == 'connectors' else tasks).items()))}"} for what in got.unbalanced]
+    bad += [{"unit": unit_name(key), "why": f"{unit_name(key)} runs {n} times at the end"} for key, n in got.wrong]
     storm = [witness(e, f"{unit_name((STARTS.get(e['type']) or STOPS.get(e['type']), e.get('connector'), e.get('task')))}"
                         f" {e['type'].rsplit('_', 1)[1]} on {e.get('member')} in the quiet period")
              for e in v.events if q0 < e["mono"] < q1 and (e["type"] in STARTS or e["type"] in STOPS)]

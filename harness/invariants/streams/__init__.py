@@ -65,8 +65,10 @@ member's active or standby task set (lags may change); it is judged at the stret
    Measurements: `stable_points`, `tasks_checked`, `rack_spread_ok` (None when racks are not judged).
 5. `task_balance`, at the last stable point: each task (0_0 .. 0_{tasks-1}; all seen if `tasks` is 0) has
    exactly one active owner among the live members; active counts per client differ by at most
-   `active_balance_slack`, active + standby counts by at most `stateful_balance_slack`. `unknown` without a
-   stable point. Measurements: `at_s`, `active_per_client`, `stateful_per_client`.
+   `active_balance_slack`, active + standby counts by at most `stateful_balance_slack` (`balance.streams`, the
+   rule the runner's stable wait calls too). `unknown` without a stable point, and when that point had not
+   settled: a task with more standbys than min(`standby_replicas`, live clients - 1) (a warmup left) or fewer.
+   Measurements: `at_s`, `active_per_client`, `stateful_per_client` (and `warmups` when not settled).
 6. `output_integrity` (6 carried to Streams): after the run the harness reads the output topic back with
    read_committed (`output` events naming the input partition and offset each record came from, then
    `output_read`). Every `acked` input record must be in it; with `exactly_once` (exactly_once_v2) none

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.invariants.settings import latest_at, started_of
+from harness.invariants.settings import group_value, latest_at, started_of
 from harness.invariants.streams.view import StreamsCheckSettings, _View
 
 #: the assignor settings of a Streams instance: (key, StreamsCheckSettings field, from ms to the field's unit)
@@ -26,8 +26,6 @@ KEYS = (("acceptable.recovery.lag", "acceptable_recovery_lag", 1),
         ("probing.rebalance.interval.ms", "probing_interval_s", 1000),
         ("num.standby.replicas", "standby_replicas", 1))
 RACK_TAGS = "rack.aware.assignment.tags"
-#: the group config of the streams protocol's standbys, and the brokers' default of it
-GROUP_STANDBYS = ("streams.num.standby.replicas", "group.streams.num.standby.replicas")
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,8 @@ def _instance(vw: _View, settings: StreamsCheckSettings, member: str | None, t: 
         run_keys.append(RACK_TAGS)
     how = "the Streams settings at its start" if st is not None else "no start recorded"
     if protocol == "streams":
-        standbys, gsrc = _group_standbys(vw, t)
+        gev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
+        standbys, gsrc = group_value(gev, "streams", "standbys")
         if standbys is None:
             gsrc = f"the run's standby_replicas={settings.standby_replicas}: no group setting recorded"
             standbys = settings.standby_replicas
@@ -120,18 +119,6 @@ def _instance(vw: _View, settings: StreamsCheckSettings, member: str | None, t: 
     elif member is None:
         how = "the run's settings: no instance alive then"
     return (protocol, *vals, rack_aware), how
-
-
-def _group_standbys(vw: _View, t: float) -> tuple[int | None, str]:
-    ev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
-    for scope, key in zip(("group", "broker"), GROUP_STANDBYS):
-        v = ((ev or {}).get(scope) or {}).get(key)
-        try:
-            return int(v), f"{'group config' if scope == 'group' else 'brokers'} {key}={int(v)} " \
-                           f"(DescribeConfigs at {ev['mono']:.1f}s)"
-        except (TypeError, ValueError):
-            continue
-    return None, ""
 
 
 def broken_under_all(cands: list[Assignor], judge) -> tuple[list, Assignor | None]:

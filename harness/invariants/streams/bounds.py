@@ -24,6 +24,14 @@ def zombie_tolerance(vw: _View, settings: StreamsCheckSettings, member: str, t: 
                               lambda: _zombie_tolerance(vw, settings, member, t))
 
 
+def unsettled_after_kills(vw: _View, settings: StreamsCheckSettings) -> list[tuple[float, float]]:
+    """(kill, kill + its session timeout) for every instance killed or crashed: until the group can notice it is
+    gone, the others run on with its tasks unowned and its standbys missing, which is no settled assignment
+    (half of `zombie_tolerance`: one session timeout, the instance's own just before it died)."""
+    return [(t, t + zombie_tolerance(vw, settings, m, t - 1e-6)[0] / 2) for m, (t, e) in vw.stop.items()
+            if e["type"] == "member_exit" and e.get("how") in ("kill", "crash")]
+
+
 def _zombie_tolerance(vw: _View, settings: StreamsCheckSettings, member: str, t: float) -> tuple[float, str]:
     st = started_of(vw.events, member, t)
     sets = (st or {}).get("settings") if isinstance((st or {}).get("settings"), dict) else {}

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from harness.history import History
+from harness.invariants import balance
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view
+from harness.invariants.streams.bounds import unsettled_after_kills
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
 
 
@@ -14,7 +16,7 @@ def check_standby_placement(history: History, settings: StreamsCheckSettings) ->
     if (v := _empty(name, history)) is not None:
         return v
     vw = view(history)
-    points = vw.stable_points(settings.settle_s)
+    points = vw.stable_points(settings.settle_s, unsettled_after_kills(vw, settings))
     if not any(s.standby for ss in vw.snaps.values() for s in ss) and \
             all(a.standby_replicas <= 0 for t, _ in points for a in assignors_at(vw, settings, t)) and \
             (points or settings.standby_replicas <= 0):
@@ -68,32 +70,43 @@ def _placement(vw, settings: StreamsCheckSettings, t: float, snaps: dict, a: Ass
 
 
 def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verdict:
-    """Judge the last stable assignment: every task active exactly once, counts balanced across clients."""
+    """Judge the last stable assignment by the kind's one rule (`balance.streams`, the runner's too): every task
+    active exactly once, counts balanced across clients; standbys as configured and no warmup left, else the
+    assignment had not settled (unknown)."""
     name = "task_balance"
     if (v := _empty(name, history)) is not None:
         return v
     vw = view(history)
-    points = vw.stable_points(settings.settle_s)
+    points = vw.stable_points(settings.settle_s, unsettled_after_kills(vw, settings))
     if not points:
         return _unstable(name, settings)
     t, snaps = points[-1]
-    owners, _ = _holders(snaps)
-    act = {x: len(getattr(s, "active", ())) for x, s in snaps.items()}
-    stateful = {x: len(s.active | s.standby) if s else 0 for x, s in snaps.items()}
+    # standbys as the assignor then wanted them (`assignor`): settled if settled under one of the candidates
+    tried = [balance.streams({x: getattr(s, "active", ()) for x, s in snaps.items()},
+                             {x: getattr(s, "standby", ()) for x, s in snaps.items()},
+                             _task_ids(settings, {k for s in snaps.values() for k in getattr(s, "active", ())}),
+                             a.standby_replicas, settings.active_balance_slack, settings.stateful_balance_slack)
+             for a in assignors_at(vw, settings, t)]
+    got = next((g for g in tried if g.settled), tried[0])
+    act, stateful = got.active, got.stateful
     m = {"at_s": secs(t), "active_per_client": act, "stateful_per_client": stateful}
     problems, wits = [], []
-    for task in _task_ids(settings, set(owners)):
-        if len(owners[task]) != 1:
-            problems.append(f"task {task} has {len(owners[task])} active owners "
-                            f"({', '.join(owners[task]) or 'none'}) at {t:.3f}")
-            wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners[task]]
-    for what, counts, slack in (("active", act, settings.active_balance_slack),
-                                ("active+standby", stateful, settings.stateful_balance_slack)):
-        hi, lo = max(counts, key=counts.get), min(counts, key=counts.get)
-        if counts[hi] - counts[lo] > slack:
-            problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
-                            f"(slack {slack})")
-            wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
-                     if snaps[x] is not None]
+    for task, owners in got.owners.items():
+        if len(owners) != 1:
+            problems.append(f"task {task} has {len(owners)} active owners ({', '.join(owners) or 'none'}) at {t:.3f}")
+            wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners]
+    for what, hi, lo in got.unbalanced:
+        counts, slack = (act, settings.active_balance_slack) if what == "active" else \
+            (stateful, settings.stateful_balance_slack)
+        problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
+                        f"(slack {slack})")
+        wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
+                 if snaps[x] is not None]
+    if not problems and not got.settled:
+        m["warmups"] = got.warmups
+        why = got.standby_problems[0] if got.standby_problems else f"{got.warmups} warmup(s) still in place"
+        return verdict(name, "unknown", f"the last stable assignment, at {t:.3f}, had not settled: {why} "
+                                        f"(standby_placement judges the standbys; probing_convergence the warmups)",
+                       (), m)
     return _outcome(name, problems, wits, m, f"at {t:.3f} every task is active once on {len(act)} clients, "
                                              f"balanced within the slack")

@@ -163,15 +163,19 @@ class _View:
                 out[task].append(m)
         return {task: tuple(ms) for task, ms in out.items()}
 
-    def stable_points(self, settle_s: float) -> list[tuple[float, dict[str, _Snap | None]]]:
-        """(time, each live member's snapshot) at the end of every stable stretch, in time order."""
+    def stable_points(self, settle_s: float, unsettled: Iterable[tuple[float, float]] = ()) \
+            -> list[tuple[float, dict[str, _Snap | None]]]:
+        """(time, each live member's snapshot) at the end of every stable stretch, in time order. `unsettled`:
+        more (start, end) windows in which nothing is stable, as fault windows (a killed instance's until the
+        group can notice: `bounds.unsettled_after_kills`)."""
+        windows = [(s, e) for s, e, _, _ in self.faults] + list(unsettled)
         cuts = {self.end, *self.start.values(), *(t for t, _ in self.stop.values()), *self.reassigned}
-        cuts |= {t for s, e, _, _ in self.faults for t in (s, e) if t < INF}
+        cuts |= {t for s, e in windows for t in (s, e) if t < INF}
         cuts = sorted(t for t in cuts | set(t for ts in self.state_t.values() for t in ts) if t <= self.end)
         out = []
         for a, b in zip(cuts, cuts[1:]):
             live = self.live(a)
-            if b - a >= settle_s and live and not any(s <= a < e for s, e, _, _ in self.faults) \
+            if b - a >= settle_s and live and not any(s <= a < e for s, e in windows) \
                     and all(self.state(m, a) == "RUNNING" for m in live):
                 out.append((b, {m: self.snap(m, a) for m in live}))
         return out

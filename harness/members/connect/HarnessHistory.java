@@ -29,8 +29,7 @@ public final class HarnessHistory {
 
     /** The header line; the worker writes it first, once. */
     public static synchronized void header() {
-        write("{\"type\":\"header\",\"schema\":\"rebalance-history\",\"version\":1,\"source\":\"member\",\"member\":"
-              + quote(WORKER) + "}");
+        write(HistoryHeader.member(WORKER));
     }
 
     /** One event: its type, mono, wall, member, then the fields (values: String, Number, Boolean, null, Map, Iterable). */

@@ -1,0 +1,100 @@
+"""What the plan checks of each kind of group before anything starts, and the kind's own settings.
+
+The plan (harness/plan.py) asks `checks_of(kind)` once per run: `check_config(cfg, sc)` refuses options that do
+not apply to the kind, `settings(cfg, sc)` gives the kind's own settings (Streams, Connect) checked, and
+`check_versions(cfg, sc, broker_version, schedule)` refuses versions that cannot work together. Pure: the parts
+of a kind that start members and read their results are the kind classes (harness/kinds/consumer.py,
+streams.py, connect.py), which this module never imports.
+"""
+from __future__ import annotations
+
+import re
+
+from harness.errors import BadInput
+from harness.kinds.connect_settings import check_worker_version, connect_settings
+from harness.kinds.streams_settings import streams_settings
+
+#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
+GROUP_CONFIGS_SINCE = (4, 0)
+#: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
+BROKERS = "brokers"
+
+
+class ConsumerChecks:
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.streams_settings:
+            raise BadInput(f"scenario {sc.name} has no Kafka Streams members: Streams settings do not apply")
+        if cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
+        if cfg.member == "java" and cfg.member_command is None:
+            for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
+                                                                   if cfg.slot_command(n) is None)]:
+                if len(sub) > 1 and any(e.startswith("^") for e in sub):
+                    raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
+                                   f"({who}: {', '.join(sub)})")
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return {}
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """Nothing of its own: the plan checks the Python member's client against the protocols."""
+
+
+class StreamsChecks:
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --connect-set does not apply")
+        if cfg.client_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --client-set does not apply "
+                           "(use --streams-set)")
+        if cfg.slot_commands or cfg.member != "python":
+            raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --member and slot member commands "
+                           "do not apply (a --member-command for every slot does)")
+        streams_settings(cfg, sc)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return streams_settings(cfg, sc)
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """Nothing of its own: the kafka-streams version is the brokers' unless given."""
+
+
+class ConnectChecks:
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.client_settings or cfg.streams_settings:
+            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --client-set and --streams-set do not "
+                           "apply (use --connect-set)")
+        if cfg.slot_commands or cfg.member_command or cfg.member != "python":
+            raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --member and member commands do not apply")
+        connect_settings(cfg, sc)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return connect_settings(cfg, sc)
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """The workers' versions (--client-version, or the brokers', and any a bounce rolls to) can join the
+        brokers and speak the run's protocol."""
+        versions = {cfg.client_version or sc.initial_client or broker_version}
+        versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
+                     for a in schedule if a.params.get("client_version")}
+        for v in sorted(versions):
+            if not re.fullmatch(r"\d+\.\d+\.\d+", v):
+                raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
+            check_worker_version(v, broker_version, cfg.protocol)
+
+
+CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks}
+
+
+def checks_of(kind: str):
+    """The plan-time checks of a kind of group."""
+    return CHECKS[kind]
