@@ -139,9 +139,10 @@ class ContainerToxiproxy(ToxiproxyServer):
         c.waiting_for(HttpWaitStrategy(API, "/version").with_startup_timeout(timeout_s).with_poll_interval(POLL_S))
         try:
             self.proc = self.cluster._stack.enter_context(c)
-        except (TimeoutError, RuntimeError) as e:
-            raise SetupError(f"the Toxiproxy container did not answer on port {self.port} within {timeout_s}s: "
-                             f"{str(e).splitlines()[0]}") from None
+        except (TimeoutError, RuntimeError) as e:  # testcontainers removed it, its output in the error's notes
+            self.log_path.write_text("\n".join([str(e), *getattr(e, "__notes__", [])]))
+            raise SetupError(f"the Toxiproxy container did not answer on port {self.port} within {timeout_s}s "
+                             f"(see {self.log_path})") from None
         self.cluster._stack.callback(self._save_log, c)  # unwound first: before the container goes
         self.activate()
 
