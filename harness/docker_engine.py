@@ -113,7 +113,7 @@ def _use(host: str) -> str:
 
 def configure_testcontainers() -> None:
     """testcontainers' settings for the harness, through its config API (not its environment variables, which
-    it reads once, on first use): Ryuk off, since its image cannot be pulled here and the harness reaps by
+    it reads at import or first use): Ryuk off, since its image cannot be pulled here and the harness reaps by
     label itself; and published ports reached on this machine's loopback, where the docker backend publishes
     them (inside a container testcontainers would otherwise look for them at the default gateway)."""
     from testcontainers.core.config import ConnectionMode, testcontainers_config
