@@ -35,6 +35,7 @@ from harness.errors import BadInput
 from harness.nightly import shrink_failure
 from harness.plan import RunConfig, resolve
 from harness.progress import log
+from harness.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON
 from harness.rundir import exit_code as status_exit_code
 from harness.runner import run_scenario
 from harness.seeds import seeds
@@ -135,7 +136,7 @@ def repeat(cfg: RunConfig, *, count: int, until_fail: bool = False, shrink_attem
             if shared:
                 progress(f"starting a {cfg.brokers}-broker Kafka {plan.kafka_version} cluster ({cfg.backend}) "
                          f"for every run of the repeat")
-                cluster = make_cluster(cfg.backend, work_dir=out / "cluster", version=plan.kafka_version,
+                cluster = make_cluster(cfg.backend, work_dir=out / CLUSTER, version=plan.kafka_version,
                                        brokers=cfg.brokers, progress=progress,
                                        settings=BrokerSettings.for_brokers(cfg.brokers, dict(cfg.broker_settings)))
                 stack.callback(cluster.stop)
@@ -224,7 +225,7 @@ def report(rep: Repeat, *, out=None) -> None:
         s = rep.shrunk
         tries = f"{s['attempts']} attempt{'s' if s['attempts'] != 1 else ''}" if s else ""
         if s and s["to_actions"] < s["from_actions"]:
-            w(f"shrunk: {s['from_actions']} -> {s['to_actions']} actions in {tries} (shrunk-schedule.json in the "
+            w(f"shrunk: {s['from_actions']} -> {s['to_actions']} actions in {tries} ({SHRUNK_SCHEDULE_JSON} in the "
               f"failing run's directory):")
             for a in s["schedule"]:
                 w(f"  {a['kind']} {json.dumps(a.get('params') or {}, default=str)}")

@@ -13,19 +13,10 @@ import time
 import psutil
 import pytest
 
+from tests.integration.leftovers import assert_gone, listening_ports
+
 pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
-
-
-def _listening_ports(pids):
-    ports = set()
-    for pid in pids:
-        try:
-            ports |= {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
-                      if c.status == psutil.CONN_LISTEN}
-        except psutil.NoSuchProcess:
-            pass
-    return ports
 
 
 def _interrupt_when_ready(cmd):
@@ -41,7 +32,7 @@ def _interrupt_when_ready(cmd):
         children = psutil.Process(proc.pid).children(recursive=True)
         pids = [c.pid for c in children]
         names = " ".join(" ".join(c.cmdline()) for c in children)
-        ports = _listening_ports(pids)
+        ports = listening_ports(pids)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=60)
     finally:
@@ -51,11 +42,7 @@ def _interrupt_when_ready(cmd):
 
 
 def _assert_nothing_left(pids, ports, run_dir):
-    time.sleep(0.5)
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not alive, f"processes left behind: {alive}"
-    bound = {c.laddr.port for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
-    assert not ports & bound, f"ports still bound: {ports & bound}"
+    assert_gone(pids, ports)
     assert (run_dir / "STATUS").read_text().startswith("incomplete")
     assert "status" not in json.loads((run_dir / "run.json").read_text())
 

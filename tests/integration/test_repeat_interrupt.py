@@ -16,19 +16,9 @@ import pytest
 
 from harness.rundir import RunDir
 from harness.seeds import nth
+from tests.integration.leftovers import assert_gone, listening_ports
 
 pytestmark = pytest.mark.integration
-
-
-def _listening_ports(pids):
-    ports = set()
-    for pid in pids:
-        try:
-            ports |= {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp")
-                      if c.status == psutil.CONN_LISTEN}
-        except psutil.NoSuchProcess:
-            pass
-    return ports
 
 
 def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_path):
@@ -49,7 +39,7 @@ def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_p
             time.sleep(0.5)
         pids = [c.pid for c in children]
         names = " ".join(" ".join(c.cmdline()) for c in children)
-        ports = _listening_ports(pids)
+        ports = listening_ports(pids)
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=120)
     finally:
@@ -60,10 +50,6 @@ def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_p
     assert proc.returncode == 130, out
     assert "runs: 1 (on one cluster)" in out and "time per run: median" in out, out
     assert f"interrupted after 1 of at most 3 runs, during the run of seed {nth(1, 2)}" in out, out
-    time.sleep(0.5)
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert not alive, f"processes left behind: {alive}"
-    bound = {c.laddr.port for c in psutil.net_connections(kind="tcp") if c.status == psutil.CONN_LISTEN}
-    assert ports and not ports & bound, f"ports still bound: {ports & bound}"
+    assert_gone(pids, ports)
     second = next(p for p in next(tmp_path.glob("repeat-*")).iterdir() if p.name.endswith(f"-{nth(1, 2)}"))
     assert RunDir.is_run_dir(second) and (second / "STATUS").read_text().startswith("incomplete")
