@@ -81,9 +81,39 @@ def reap(client, *, progress=_log.info) -> int:
     return gone
 
 
+class _ConnectOnCreate:
+    """testcontainers' DockerClient, but a container it creates is also put on more networks before it starts."""
+
+    def __init__(self, client, networks: list) -> None:
+        self._client, self._networks = client, networks
+
+    def create(self, *args, **kw):
+        container = self._client.create(*args, **kw)
+        for net, aliases in self._networks:
+            net.connect(container.id, aliases)
+        return container
+
+    def __getattr__(self, name: str):
+        return getattr(self._client, name)
+
+
 class ClusterContainer(DockerContainer):
     """A testcontainers container whose removal may come twice: a replaced broker's container is removed
     at once, and the cluster's exit stack, which entered it, removes it again at the end."""
+
+    def __init__(self, image: str, **kw) -> None:
+        super().__init__(image, **kw)
+        self._more_networks: list = []
+
+    def also_on(self, network: Network, aliases: list[str]) -> "ClusterContainer":
+        """Also on network under aliases from the start: connected once created, before it starts. (Docker
+        20.10, API 1.41, refuses two networks at create, so `with_kwargs(networking_config=...)` cannot.)"""
+        self._more_networks.append((network, aliases))
+        return self
+
+    def get_docker_client(self):
+        client = super().get_docker_client()
+        return _ConnectOnCreate(client, self._more_networks) if self._more_networks else client
 
     def stop(self, force: bool = True, delete_volume: bool = True) -> None:
         if self._container is None:
@@ -249,7 +279,7 @@ class DockerCluster(LocalCluster):
 
     def _spawn(self, node: Node) -> None:
         """A fresh container of the node's version on the node's directory (a restart or an upgrade alike),
-        on the cluster network and then the clients one; it is not waited for here (`wait_for_brokers`)."""
+        on both networks before it starts; it is not waited for here (`wait_for_brokers`)."""
         name = f"broker-{node.node_id}"
         old = self.containers.pop(name, None)
         if old is not None:
@@ -259,8 +289,8 @@ class DockerCluster(LocalCluster):
                             aliases=[f"kafka-{node.node_id}"])
         c.with_volume_mapping(str(node.config.parent.resolve()), "/node", "rw")
         c.with_envs(CLUSTER_ID=self.cluster_id, KAFKA_JVM_OPTS=JVM_OPTS)
+        c.also_on(self.networks["clients"], [f"client-{node.node_id}"])
         self._stack.enter_context(c)
-        self.networks["clients"].connect(c.get_container_id(), [f"client-{node.node_id}"])
         node.proc = c
         self.on_event("broker_event", broker=node.node_id, what="start", version=node.version,
                       container=c.get_wrapped_container().short_id)

@@ -117,3 +117,31 @@ def test_testcontainers_is_configured_through_its_config_api(monkeypatch):
     assert testcontainers_config.ryuk_disabled  # Ryuk's image cannot be pulled here; the harness reaps by label
     assert testcontainers_config.connection_mode_override == ConnectionMode.docker_host
     assert testcontainers_config.tc_host_override == "127.0.0.1"
+
+
+def test_a_node_is_on_its_second_network_before_it_starts(stub_engine, monkeypatch):
+    """As before testcontainers: both networks attached between create and start (Docker 20.10 takes one at
+    create), so the broker never runs with only the cluster network."""
+    monkeypatch.setattr(testcontainers_config, "ryuk_disabled", True)
+    calls = []
+
+    class Made:
+        id, short_id = "cid", "cid"
+
+    class Client(StubDockerClient):
+        def create(self, image, **kw):
+            calls.append(("create", kw["network"]))
+            return Made()
+
+        def start(self, container):
+            calls.append(("start", container.id))
+
+    class Net:
+        def connect(self, container_id, aliases):
+            calls.append(("connect", container_id, aliases))
+
+    c = dk.ClusterContainer("img").also_on(Net(), ["client-1"])
+    c._docker = Client()
+    c.with_network(type("N", (), {"name": "cluster-net"})())
+    c.start()
+    assert calls == [("create", "cluster-net"), ("connect", "cid", ["client-1"]), ("start", "cid")]
