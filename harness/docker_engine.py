@@ -92,7 +92,8 @@ def candidates(environ: dict | None = None) -> list[tuple[str, bool]]:
 
 def ensure_engine(*, progress=_log.info) -> str:
     """The address of an engine that answers (started here when none does); exported as DOCKER_HOST for
-    testcontainers, which reads it. SetupError (exit 2) when there is none and none can start."""
+    testcontainers, which reads it, and testcontainers configured for it (`configure_testcontainers`).
+    SetupError (exit 2) when there is none and none can start."""
     for host, required in candidates():
         if answers(host):
             return _use(host)
@@ -105,9 +106,20 @@ def ensure_engine(*, progress=_log.info) -> str:
 
 
 def _use(host: str) -> str:
-    os.environ["DOCKER_HOST"] = host
-    os.environ["TESTCONTAINERS_RYUK_DISABLED"] = "true"  # Ryuk's image cannot be pulled; the harness reaps
+    os.environ["DOCKER_HOST"] = host  # where testcontainers' clients connect, like docker-py's and the CLI's
+    configure_testcontainers()
     return host
+
+
+def configure_testcontainers() -> None:
+    """testcontainers' settings for the harness, through its config API (not its environment variables, which
+    it reads at import or first use): Ryuk off, since its image cannot be pulled here and the harness reaps by
+    label itself; and published ports reached on this machine's loopback, where the docker backend publishes
+    them (inside a container testcontainers would otherwise look for them at the default gateway)."""
+    from testcontainers.core.config import ConnectionMode, testcontainers_config
+    testcontainers_config.ryuk_disabled = True
+    testcontainers_config.connection_mode_override = ConnectionMode.docker_host
+    testcontainers_config.tc_host_override = "127.0.0.1"
 
 
 def _dockerd(progress) -> str:

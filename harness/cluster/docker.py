@@ -12,18 +12,30 @@ members (host processes) reach brokers only through the proxy, as on the local b
 off the cluster network partitions it from the other brokers and the controller quorum while its
 clients still reach it (`partition_broker`), which loopback processes cannot give.
 
+Containers and networks are testcontainers' `DockerContainer` and `Network`, entered on the cluster's
+exit stack, which `stop` unwinds (containers, then networks). Readiness is testcontainers' wait strategies:
+an HTTP wait on Toxiproxy's API, and a log-message wait per node on the node's own broker.log. docker-py is
+used only where testcontainers has no call: kill, graceful stop, pause and resume of a container,
+disconnecting it from a network, and listing what a killed harness left behind (`reap`).
+
 Every node's directory (server.properties, data/, broker.log) is a bind mount under the cluster's
 work_dir, so data survives a restart or an upgrade onto another image, and `broker_log_path` is the
 same file the local backend gives. Containers and networks carry `org.harness.cluster` (this cluster)
-and `org.harness.pid` (the harness process); `stop` removes them, and every start first reaps what a
-killed harness left behind (Ryuk's image cannot be pulled here, so reaping is the harness's own).
+and `org.harness.pid` (the harness process) besides testcontainers' own labels; every start first reaps
+what a killed harness left behind (Ryuk's image cannot be pulled here, so reaping is the harness's own).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
 from pathlib import Path
+
+import docker.errors
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import HttpWaitStrategy, LogMessageWaitStrategy
 
 from harness import docker_engine, docker_images
 from harness.cluster.local import JVM_OPTS as LOCAL_JVM_OPTS
@@ -38,6 +50,8 @@ _log = logging.getLogger(__name__)
 LABEL_CLUSTER, LABEL_PID = "org.harness.cluster", "org.harness.pid"
 CLIENT, INTERNAL, CONTROLLER, API = 9092, 9093, 9094, 8474
 JVM_OPTS = " ".join(LOCAL_JVM_OPTS)  # the local backend's: the same heap and log format (harness/broker_log.py)
+STARTED = r"\[KafkaRaftServer nodeId=\d+\] Kafka Server started"  # what a node logs once it is unfenced
+POLL_S = 0.1  # how often a wait strategy looks (testcontainers' default is a second)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -51,7 +65,8 @@ def _pid_alive(pid: int) -> bool:
 
 
 def reap(client, *, progress=_log.info) -> int:
-    """Remove the containers and networks of harness processes that are gone; the count removed."""
+    """Remove the containers and networks of harness processes that are gone; the count removed.
+    (docker-py: testcontainers finds nothing by label.)"""
     gone = 0
     for c in client.containers.list(all=True, filters={"label": LABEL_PID}):
         if not _pid_alive(int(c.labels.get(LABEL_PID, "0"))):
@@ -66,39 +81,108 @@ def reap(client, *, progress=_log.info) -> int:
     return gone
 
 
+class _ConnectOnCreate:
+    """testcontainers' DockerClient, but a container it creates is also put on more networks before it starts."""
+
+    def __init__(self, client, networks: list) -> None:
+        self._client, self._networks = client, networks
+
+    def create(self, *args, **kw):
+        container = self._client.create(*args, **kw)
+        for net, aliases in self._networks:
+            net.connect(container.id, aliases)
+        return container
+
+    def __getattr__(self, name: str):
+        return getattr(self._client, name)
+
+
+class ClusterContainer(DockerContainer):
+    """A testcontainers container whose removal may come twice: a replaced broker's container is removed
+    at once, and the cluster's exit stack, which entered it, removes it again at the end."""
+
+    def __init__(self, image: str, **kw) -> None:
+        super().__init__(image, **kw)
+        self._more_networks: list = []
+
+    def also_on(self, network: Network, aliases: list[str]) -> "ClusterContainer":
+        """Also on network under aliases from the start: connected once created, before it starts. (Docker
+        20.10, API 1.41, refuses two networks at create, so `with_kwargs(networking_config=...)` cannot.)"""
+        self._more_networks.append((network, aliases))
+        return self
+
+    def get_docker_client(self):
+        client = super().get_docker_client()
+        return _ConnectOnCreate(client, self._more_networks) if self._more_networks else client
+
+    def stop(self, force: bool = True, delete_volume: bool = True) -> None:
+        if self._container is None:
+            return
+        try:
+            super().stop(force=force, delete_volume=delete_volume)
+        except docker.errors.NotFound:
+            pass
+        finally:
+            self._container = None
+
+    def publish(self, port: int, host_port: int) -> "ClusterContainer":
+        """Publish port on the host's loopback only (`with_bind_ports` binds every interface)."""
+        self.ports[f"{port}/tcp"] = ("127.0.0.1", host_port)  # docker-py takes (address, port) here
+        return self
+
+
+class NodeContainer(ClusterContainer):
+    """A KRaft node. Its image writes the broker's log to the bind-mounted broker.log, not to the container's
+    output, so that file from where it ended when the container was made is this container's log: what
+    testcontainers' log-message wait reads."""
+
+    def __init__(self, image: str, *, log: Path) -> None:
+        super().__init__(image)
+        self.log_path = log
+        self.log_offset = log.stat().st_size if log.exists() else 0
+
+    def get_logs(self) -> tuple[bytes, bytes]:
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self.log_offset)
+                return f.read(), b""
+        except OSError:
+            return b"", b""
+
+
 class ContainerToxiproxy(ToxiproxyServer):
     """Toxiproxy in a container: its API and one proxy port per node published on the host's loopback."""
 
     def __init__(self, cluster: "DockerCluster", *, port: int, proxy_ports: list[int]) -> None:
         self.port, self.cluster, self.proxy_ports = port, cluster, proxy_ports
         self.log_path = cluster.work_dir / TOXIPROXY_LOG
-        self.proc = None
+        self.proc: ClusterContainer | None = None
         from toxiproxy import Toxiproxy
         self.client = Toxiproxy()
 
     def start(self, *, timeout_s: float = 30.0) -> None:
-        ports = {f"{API}/tcp": ("127.0.0.1", self.port), **{f"{p}/tcp": ("127.0.0.1", p) for p in self.proxy_ports}}
-        self.proc = self.cluster._container(self.cluster.images.toxiproxy, "toxiproxy", ports=ports,
-                                            networks={"clients": []})
-        self.proc.start()
+        c = self.cluster._container(ClusterContainer(self.cluster.images.toxiproxy), "toxiproxy", network="clients",
+                                    aliases=[])
+        c.publish(API, self.port)
+        for p in self.proxy_ports:
+            c.publish(p, p)
+        c.waiting_for(HttpWaitStrategy(API, "/version").with_startup_timeout(timeout_s).with_poll_interval(POLL_S))
+        try:
+            self.proc = self.cluster._stack.enter_context(c)
+        except (TimeoutError, RuntimeError) as e:  # testcontainers removed it, its output in the error's notes
+            self.log_path.write_text("\n".join([str(e), *getattr(e, "__notes__", [])]))
+            raise SetupError(f"the Toxiproxy container did not answer on port {self.port} within {timeout_s}s "
+                             f"(see {self.log_path})") from None
+        self.cluster._stack.callback(self._save_log, c)  # unwound first: before the container goes
         self.activate()
-        import urllib.request
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/version", timeout=1).read()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise SetupError(f"the Toxiproxy container did not answer on port {self.port} within {timeout_s}s")
+
+    def _save_log(self, c: ClusterContainer) -> None:
+        with contextlib.suppress(Exception):
+            out, err = c.get_logs()
+            self.log_path.write_bytes(out + err)
 
     def stop(self) -> None:
-        if self.proc is not None:
-            try:
-                self.log_path.write_bytes(self.proc.logs())
-            except Exception:
-                pass
-        self.proc = None  # removed with the cluster's containers
+        self.proc = None  # its log is saved and it is removed when the cluster's exit stack unwinds
 
 
 class DockerCluster(LocalCluster):
@@ -113,27 +197,30 @@ class DockerCluster(LocalCluster):
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
-        self.client = None
+        self.client = None  # docker-py, for what testcontainers has no call for
         self.images = None
-        self.containers: dict[str, object] = {}  # name -> docker-py container
-        self.networks: dict[str, object] = {}  # "cluster" / "clients" -> docker-py network
+        self.containers: dict[str, ClusterContainer] = {}  # name -> the container of that name now
+        self.networks: dict[str, Network] = {}  # "cluster" / "clients"
+        self._stack = contextlib.ExitStack()
+        self._partitioned: set[int] = set()
         self.tag = f"h{os.getpid()}-{self.cluster_id[:8].lower().replace('_', 'x').replace('-', 'y')}"
 
     # -- containers and networks
     def _labels(self) -> dict:
         return {LABEL_CLUSTER: self.tag, LABEL_PID: str(os.getpid())}
 
-    def _container(self, image: str, name: str, *, networks: dict, ports=None, volumes=None, env=None):
-        """Create (not start) a labelled container attached to the named networks with those aliases."""
-        first, *rest = networks
-        c = self.client.containers.create(image, name=f"{self.tag}-{name}", labels=self._labels(), ports=ports or {},
-                                          volumes=volumes or {}, environment=env or {}, detach=True,
-                                          network=self.networks[first].name, cap_add=["NET_ADMIN"])
-        if networks[first]:
-            self.networks[first].disconnect(c)
-            self.networks[first].connect(c, aliases=networks[first])
-        for net in rest:
-            self.networks[net].connect(c, aliases=networks[net])
+    def _network(self, role: str) -> Network:
+        net = Network(docker_network_kw={"driver": "bridge", "labels": self._labels()})
+        net.name = f"{self.tag}-{role}"
+        self.networks[role] = self._stack.enter_context(net)
+        return net
+
+    def _container(self, c: ClusterContainer, name: str, *, network: str, aliases: list[str]) -> ClusterContainer:
+        """c, named and labelled for this cluster (not started), on one of its networks under those aliases."""
+        c.with_name(f"{self.tag}-{name}").with_network(self.networks[network])
+        if aliases:
+            c.with_network_aliases(*aliases)
+        c.with_kwargs(labels=self._labels(), cap_add=["NET_ADMIN"])
         self.containers[name] = c
         return c
 
@@ -144,9 +231,8 @@ class DockerCluster(LocalCluster):
         self.client = docker_engine.client_for(docker_engine.ensure_engine(progress=self.progress))
         reap(self.client, progress=self.progress)
         self.images = docker_images.ensure_images(self.client, [dist.version], progress=self.progress)
-        for net in ("cluster", "clients"):
-            self.networks[net] = self.client.networks.create(f"{self.tag}-{net}", driver="bridge",
-                                                             labels=self._labels())
+        for role in ("cluster", "clients"):
+            self._network(role)
         ports = free_ports(self.n + 1)
         self.toxiproxy = ContainerToxiproxy(self, port=ports.pop(), proxy_ports=ports)
         self.toxiproxy.start()
@@ -165,22 +251,16 @@ class DockerCluster(LocalCluster):
         self.wait_for_brokers(set(self.nodes), timeout_s=timeout_s)
 
     def stop(self) -> None:
-        """Remove every container and network of this cluster; safe more than once and after a failed start."""
+        """Remove every container and network of this cluster (the exit stack, last in first out); safe more
+        than once and after a failed start. What cannot be removed is said; the next start reaps it."""
         if self.toxiproxy:
             self.toxiproxy.stop()
             self.toxiproxy = None
-        for name, c in list(self.containers.items()):
-            try:
-                c.remove(force=True)
-            except Exception as e:  # already gone: fine; anything else is said, the next start reaps it
-                if "No such container" not in str(e):
-                    _log.warning("could not remove container %s: %s", name, e)
+        try:
+            self._stack.close()
+        except Exception as e:
+            _log.warning("could not remove all of cluster %s: %s (the next start reaps it)", self.tag, e)
         self.containers.clear()
-        for net in list(self.networks.values()):
-            try:
-                net.remove()
-            except Exception as e:
-                _log.warning("could not remove network %s: %s", net.name, e)
         self.networks.clear()
         self._admin = None
 
@@ -198,19 +278,22 @@ class DockerCluster(LocalCluster):
         node.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 
     def _spawn(self, node: Node) -> None:
-        """A fresh container of the node's version on the node's directory (a restart or an upgrade alike)."""
+        """A fresh container of the node's version on the node's directory (a restart or an upgrade alike),
+        on both networks before it starts; it is not waited for here (`wait_for_brokers`)."""
         name = f"broker-{node.node_id}"
         old = self.containers.pop(name, None)
         if old is not None:
-            old.remove(force=True)
+            old.stop()
         image = self.images.kafka.get(node.version) or self._image_of(node.version)
-        c = self._container(image, name, networks={"cluster": [f"kafka-{node.node_id}"],
-                                                   "clients": [f"client-{node.node_id}"]},
-                            volumes={str(node.config.parent.resolve()): {"bind": "/node", "mode": "rw"}},
-                            env={"CLUSTER_ID": self.cluster_id, "KAFKA_JVM_OPTS": JVM_OPTS})
-        c.start()
+        c = self._container(NodeContainer(image, log=node.log), name, network="cluster",
+                            aliases=[f"kafka-{node.node_id}"])
+        c.with_volume_mapping(str(node.config.parent.resolve()), "/node", "rw")
+        c.with_envs(CLUSTER_ID=self.cluster_id, KAFKA_JVM_OPTS=JVM_OPTS)
+        c.also_on(self.networks["clients"], [f"client-{node.node_id}"])
+        self._stack.enter_context(c)
         node.proc = c
-        self.on_event("broker_event", broker=node.node_id, what="start", version=node.version, container=c.short_id)
+        self.on_event("broker_event", broker=node.node_id, what="start", version=node.version,
+                      container=c.get_wrapped_container().short_id)
 
     def _image_of(self, version: str) -> str:
         extra = docker_images.ensure_images(self.client, [version], progress=self.progress)
@@ -225,19 +308,32 @@ class DockerCluster(LocalCluster):
         return c.status in ("running", "paused")
 
     def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 120.0) -> None:
+        """Each node has logged that it started (testcontainers' log-message wait on its broker.log since its
+        container was made), then the quorum lists them all and each answers through its own proxy port."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            for nid in ids:
-                if not self._running(nid):
-                    log = self.nodes[nid].log
-                    why = startup_failure(log) or startup_failure(log.with_name("format.log"))
-                    raise SetupError(f"broker {nid} exited during start-up{': ' + why if why else ''} (see {log})")
-            if ids <= self.registered_brokers() and all(self._answers(i) for i in ids):
-                for nid in ids:
-                    self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
-                return
-            time.sleep(0.3)
-        raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s (see {broker_dir(self.work_dir, '*') / BROKER_LOG})")
+        for nid in sorted(ids):
+            self._wait_started(nid, deadline - time.monotonic())
+        while not (ids <= self.registered_brokers() and all(self._answers(i) for i in ids)):
+            if time.monotonic() > deadline:
+                raise SetupError(f"brokers {sorted(ids)} not ready within {timeout_s}s "
+                                 f"(see {broker_dir(self.work_dir, '*') / BROKER_LOG})")
+            time.sleep(POLL_S)
+        for nid in ids:
+            self.on_event("broker_event", broker=nid, what="ready", version=self.nodes[nid].version)
+
+    def _wait_started(self, nid: int, timeout_s: float) -> None:
+        node = self.nodes[nid]
+        if node.proc is None:
+            raise SetupError(f"broker {nid} is not running")
+        wait = LogMessageWaitStrategy(STARTED).with_startup_timeout(max(1, int(timeout_s))).with_poll_interval(POLL_S)
+        try:
+            wait.wait_until_ready(node.proc)
+        except RuntimeError:  # the container exited before the line
+            why = startup_failure(node.log) or startup_failure(node.log.with_name("format.log"))
+            raise SetupError(f"broker {nid} exited during start-up{': ' + why if why else ''} (see {node.log})") \
+                from None
+        except TimeoutError:
+            raise SetupError(f"broker {nid} did not start within {timeout_s:.0f}s (see {node.log})") from None
 
     def _answers(self, nid: int) -> bool:
         """Whether the node itself answers a metadata request through its own proxy port."""
@@ -249,27 +345,27 @@ class DockerCluster(LocalCluster):
         except Exception:
             return False
 
-    # -- broker actions
+    # -- broker actions (docker-py: testcontainers has no kill, graceful stop, pause or resume)
     def kill_broker(self, broker_id: int) -> None:
         node = self.nodes[broker_id]
         self.on_event("broker_event", broker=broker_id, what="kill", version=node.version)
         if self._running(broker_id):
-            node.proc.kill()
+            node.proc.get_wrapped_container().kill()
         node.proc = None
 
     def terminate_broker(self, broker_id: int, *, timeout_s: float = 60.0) -> None:
         node = self.nodes[broker_id]
         self.on_event("broker_event", broker=broker_id, what="terminate", version=node.version)
         if self._running(broker_id):
-            node.proc.stop(timeout=int(timeout_s))
+            node.proc.get_wrapped_container().stop(timeout=int(timeout_s))
         node.proc = None
 
     def pause_broker(self, broker_id: int) -> None:
         self.on_event("broker_event", broker=broker_id, what="pause", version=self.nodes[broker_id].version)
-        self.nodes[broker_id].proc.pause()
+        self.nodes[broker_id].proc.get_wrapped_container().pause()
 
     def resume_broker(self, broker_id: int) -> None:
-        self.nodes[broker_id].proc.unpause()
+        self.nodes[broker_id].proc.get_wrapped_container().unpause()
         self.on_event("broker_event", broker=broker_id, what="resume", version=self.nodes[broker_id].version)
 
     def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 120.0) -> None:
@@ -283,15 +379,17 @@ class DockerCluster(LocalCluster):
 
     # -- faults only a network of containers gives (BrokerPartitions)
     def partition_broker(self, broker_id: int) -> None:
-        """Cut a node off the other brokers and the controller quorum; its clients still reach it."""
-        self.networks["cluster"].disconnect(self.nodes[broker_id].proc, force=True)
-        self._partitioned = getattr(self, "_partitioned", set()) | {broker_id}
+        """Cut a node off the other brokers and the controller quorum; its clients still reach it.
+        (docker-py: testcontainers' Network connects but does not disconnect.)"""
+        self.client.api.disconnect_container_from_network(self.nodes[broker_id].proc.get_container_id(),
+                                                          self.networks["cluster"].id, force=True)
+        self._partitioned.add(broker_id)
 
     def heal_partitions(self) -> None:
-        for nid in sorted(getattr(self, "_partitioned", set())):
+        for nid in sorted(self._partitioned):
             c = self.nodes[nid].proc
             if c is not None:
-                self.networks["cluster"].connect(c, aliases=[f"kafka-{nid}"])
+                self.networks["cluster"].connect(c.get_container_id(), [f"kafka-{nid}"])
         self._partitioned = set()
 
     def client_ports(self) -> set[int]:

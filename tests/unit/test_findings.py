@@ -24,6 +24,17 @@ def test_the_librdkafka_batch_finding_matches_old_clients_on_the_cooperative_pro
     assert known(client_version="2.0.2", **{**args, "failed": set()}) is None
 
 
+def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_broker_partition():
+    failed = {"exclusive_ownership", "coverage_liveness", "convergence_balance"}
+    args = dict(scenario="broker-partition", protocol="consumer", member=None, client_version=None)
+    assert known(failed=failed, **args).id == "librdkafka-848-commit-starves-heartbeat"
+    assert known(failed={"exclusive_ownership"}, **args) is not None
+    assert known(failed=failed | {"record_integrity"}, **args) is None
+    assert known(failed=failed, **{**args, "protocol": "classic-cooperative"}) is None
+    assert known(failed=failed, **{**args, "scenario": "member-kill"}) is None
+    assert known(failed=failed, **{**args, "member": "java"}) is None  # not librdkafka
+
+
 def test_every_finding_says_how_often_and_where_it_is_written_up():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text()
     for f in FINDINGS:
