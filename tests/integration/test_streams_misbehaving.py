@@ -2,7 +2,7 @@
 warmup-before-active, exactly-once claimed but not kept fails output-integrity.
 
 Setup: the Streams suite run by pytest in a subprocess, the streams-scale-out scenario (two instances
-with 10 s of state per task, a third added), with `--harness-misbehave defeat-warmup`: every instance runs with
+with 3 s of state per task, a third added), with `--harness-misbehave defeat-warmup`: every instance runs with
 an acceptable.recovery.lag so large that Streams counts every instance as caught up, while each
 records the intended lag in its `started` event (the checkers judge by the recorded settings).
 Then: the new instance (or another) takes tasks active with a full restore while a caught-up copy was
