@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from harness import actions, scenario_file, scenarios
+from harness import actions, request_checks, scenario_file, scenarios
 from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
@@ -282,6 +282,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     _check_versions(cfg, sc, version, schedule)
     checks.check_versions(cfg, sc, version, schedule)
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
+    request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
     for i, a in enumerate(schedule):
         if a.kind == "change_subscription":
             if a.params.get("subscription"):  # an empty one is every topic of the run

@@ -1,0 +1,70 @@
+"""The plan's checks of a schedule's request faults (harness/actions.py, harness/nemesis_requests.py), before
+anything starts: every one a single BadInput line naming the step.
+
+An API by a name the protocol has, an error by a name Kafka has and an API the proxy can answer with it, a
+`slot`/`until_slot` that is a member slot, a `broker` the cluster has, a rule the proxy would take (a positive
+count, duration and timeout, a delay range lo <= hi, `then` stall or pass), and a shared cluster that was
+started with the request proxy. Pure but for the cluster object it is given (its `kproxy` attribute).
+"""
+from __future__ import annotations
+
+from harness.actions import REQUEST_FAULTS, needs_requests
+from harness.errors import BadInput
+from harness.kproxy import rules
+from harness.kproxy.answers import Unanswerable, check_answerable
+
+_BUILD = {"delay_request": rules.delay_request, "hold_request": rules.hold_request, "drop_request": rules.drop_request,
+          "drop_response": rules.drop_response, "error_response": rules.error_response}
+#: the parameters of a step that are not the rule's own
+_OURS = ("slot", "broker", "until_api", "until_slot", "until_step", "wait_s")
+
+
+def _slot(v, *, word: str, name: str) -> str | None:
+    if v == word or (isinstance(v, int) and not isinstance(v, bool) and v >= 0):
+        return None
+    return f"{name} is a member slot (0 or more) or \"{word}\", not {v!r}"
+
+
+def _why(a, *, brokers: int) -> str | None:
+    """Why one request-fault step cannot work, or None."""
+    p = dict(a.params)
+    why = _slot(p.get("slot", "all"), word="all", name="slot")
+    b = p.get("broker", "all")
+    if why is None and b != "all" and not (isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= brokers):
+        why = f"broker is 1 to {brokers} (the cluster's brokers) or \"all\", not {b!r}"
+    if why is None and (p.get("wait_s") is not None and p["wait_s"] < 0):
+        why = f"wait_s is 0 or more, not {p['wait_s']!r}"
+    if why is None and a.kind == "hold_request":
+        why = _slot(p.get("until_slot", "other"), word="other", name="until_slot")
+        if why is None and p.get("until_step") is not None and (not isinstance(p["until_step"], int)
+                                                                or p["until_step"] < 1):
+            why = f"until_step counts steps after this one (1: the next), not {p['until_step']!r}"
+        if why is None and p.get("until_api") is not None:
+            why = _rule_error(lambda: rules.Seen(p["until_api"]))
+    if why is None:
+        kw = {k: v for k, v in p.items() if k not in _OURS}
+        if isinstance(kw.get("delay_s"), list):
+            kw["delay_s"] = tuple(kw["delay_s"])
+        why = _rule_error(lambda: _BUILD[a.kind](**kw))
+    if why is None and a.kind == "error_response":
+        why = _rule_error(lambda: check_answerable(rules.api_key_of(p["api"]), None))
+    return why
+
+
+def _rule_error(build) -> str | None:
+    try:
+        build()
+    except (Unanswerable, ValueError, TypeError) as e:
+        return str(e)
+    return None
+
+
+def check(schedule, *, brokers: int, shared=None) -> None:
+    """Refuse (BadInput) a request fault that could not work, or a shared cluster without the request proxy."""
+    for i, a in enumerate(schedule):
+        if a.kind in REQUEST_FAULTS and (why := _why(a, brokers=brokers)):
+            raise BadInput(f"step {i} ({a.kind}): {why}")
+    if shared is not None and getattr(shared, "backend", None) != "fake" and needs_requests(schedule) \
+            and getattr(shared, "kproxy", None) is None:
+        raise BadInput("the schedule puts faults on Kafka requests and the shared cluster was started without the "
+                       "request proxy; run it on its own cluster, or start the shared one with request faults")
