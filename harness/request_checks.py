@@ -8,7 +8,7 @@ started with the request proxy. Pure but for the cluster object it is given (its
 """
 from __future__ import annotations
 
-from harness.actions import REQUEST_FAULTS, needs_requests
+from harness.actions import ACTIONS, REQUEST_FAULTS, needs_requests
 from harness.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable
@@ -27,7 +27,7 @@ def _slot(v, *, word: str, name: str) -> str | None:
 
 def _why(a, *, brokers: int) -> str | None:
     """Why one request-fault step cannot work, or None."""
-    p = dict(a.params)
+    p = {q.name: q.default for q in ACTIONS[a.kind].params if not q.required} | dict(a.params)  # as performed
     why = _slot(p.get("slot", "all"), word="all", name="slot")
     b = p.get("broker", "all")
     if why is None and b != "all" and not (isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= brokers):
