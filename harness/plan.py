@@ -30,7 +30,7 @@ from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 from harness.versions import major_minor as _major_minor
 
-MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm")
+MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
 RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
                         "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",
