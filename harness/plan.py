@@ -161,6 +161,7 @@ class RunConfig:
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
+        request_checks.check_backend(sc, self.backend)
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
         if self.member not in MEMBER_KINDS:

@@ -9,6 +9,7 @@ started with the request proxy. Pure but for the cluster object it is given (its
 from __future__ import annotations
 
 from harness.actions import ACTIONS, REQUEST_FAULTS, needs_requests
+from harness.cluster.backends import ABILITIES
 from harness.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable
@@ -57,6 +58,15 @@ def _rule_error(build) -> str | None:
     except (Unanswerable, ValueError, TypeError) as e:
         return str(e)
     return None
+
+
+def check_backend(sc, backend: str) -> None:
+    """Refuse (BadInput) a scenario whose steps put faults on requests on a backend without the request proxy,
+    before any backend is asked to start (the plan's later check of every step says the same of a schedule)."""
+    lacking = sc.needs - ABILITIES.get(backend, sc.needs)
+    if "requests" in lacking:
+        raise BadInput(f"scenario {sc.name} puts faults on Kafka requests (the request proxy), which the {backend} "
+                       f"backend cannot; run it with --backend local")
 
 
 def check(schedule, *, brokers: int, shared=None) -> None:

@@ -161,3 +161,11 @@ def test_a_cluster_without_the_proxy_makes_a_request_fault_indeterminate(nem):
     nem.cluster = SimpleNamespace(kproxy=None)
     with pytest.raises(Indeterminate, match="started without it"):
         nem.perform(Action("drop_request", {"api": "JoinGroup"}))
+
+
+def test_a_race_scenario_on_the_docker_backend_is_refused_before_anything_starts():
+    from harness.plan import RunConfig
+    cfg = RunConfig(scenario="race-leave-lost", seed=1, protocol="classic-cooperative", backend="docker")
+    with pytest.raises(BadInput, match="^scenario race-leave-lost puts faults on Kafka requests .* the docker backend "
+                                       "cannot; run it with --backend local$"):
+        cfg.validate()
