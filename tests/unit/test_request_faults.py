@@ -169,3 +169,49 @@ def test_a_race_scenario_on_the_docker_backend_is_refused_before_anything_starts
     with pytest.raises(BadInput, match="^scenario race-leave-lost puts faults on Kafka requests .* the docker backend "
                                        "cannot; run it with --backend local$"):
         cfg.validate()
+
+
+def test_the_plugins_cluster_has_the_proxy_when_a_selected_scenario_needs_it():
+    from harness.pytest_plugin import _selected_need_requests
+
+    def session(*names):
+        return SimpleNamespace(items=[SimpleNamespace(callspec=SimpleNamespace(params={"scenario": n})) for n in names]
+                               + [SimpleNamespace()])
+    assert _selected_need_requests(session("member-kill", "race-leave-lost"))
+    assert not _selected_need_requests(session("member-kill", "no-such-scenario"))
+
+
+def _held(rng, ctx):
+    return [Action("hold_request", {"api": "SyncGroup", "slot": 0, "until_step": 5}), Action("scale_out", {}),
+            Action("wait_stable", {})]
+
+
+@pytest.mark.parametrize("with_faults", [True, False])
+def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_needs_it(tmp_path, monkeypatch,
+                                                                                     with_faults):
+    """On the fake backend (real member processes, no Kafka): the cluster is made with request_faults when the
+    schedule holds a request fault, the step installs its rule on slot 0's member, the schedule's end lifts it."""
+    from harness import kafka_dist, scenarios
+    from harness.cluster.fake import FakeCluster, FakeWorkload
+    from harness.runner import Run
+    from harness.scenarios import Scenario
+    from test_runner_fake import config
+    monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.3.1", tmp_path))
+    build = _held if with_faults else (lambda rng, ctx: [Action("scale_out", {}), Action("wait_stable", {})])
+    monkeypatch.setitem(scenarios.SCENARIOS, "fake-held", Scenario(
+        "fake-held", "test only", build, members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0}))
+    made, proxy = [], StubProxy()
+
+    def make_cluster(**kw):
+        made.append(kw)
+        c = FakeCluster(**{k: v for k, v in kw.items() if k != "request_faults"})
+        c.kproxy = proxy if kw.get("request_faults") else None
+        return c
+
+    res = Run(config(tmp_path, scenario="fake-held"), make_cluster=make_cluster, make_workload=FakeWorkload).execute()
+    assert res.status == "pass", res.verdicts
+    assert made[0].get("request_faults", False) is with_faults
+    if with_faults:
+        (rule,) = proxy.rules.values()
+        assert (rule.action, rule.api, rule.member) == ("hold_request", "SyncGroup", "m1")
+        assert proxy.removed == ["r1"] and rule.until[0].is_set()
