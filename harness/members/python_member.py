@@ -50,7 +50,7 @@ PROTOCOL_CONFIG = {
 GROUP_PROTOCOL_SINCE = 0x02040000
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
-STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 8.0
+STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 #: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
 COMMIT_MODES = ("sync", "async", "auto", "never")
 
