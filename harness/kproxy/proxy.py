@@ -185,6 +185,8 @@ class KafkaProxy:
         self._tasks.add(task)
         try:
             await self._proxy(broker, reader, writer)
+        except asyncio.CancelledError:  # the proxy's own stop: the task ends, not cancelled (Python 3.11's
+            pass                        # start_server callback logs a cancelled one as an error with a traceback)
         finally:
             self._tasks.discard(task)
 
