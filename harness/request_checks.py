@@ -8,16 +8,34 @@ started with the request proxy. Pure but for the cluster object it is given (its
 """
 from __future__ import annotations
 
+import difflib
+
 from harness.actions import ACTIONS, REQUEST_FAULTS, needs_requests
 from harness.cluster.backends import ABILITIES
 from harness.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable
+from harness.kproxy.wire import API_KEYS
 
 _BUILD = {"delay_request": rules.delay_request, "hold_request": rules.hold_request, "drop_request": rules.drop_request,
           "drop_response": rules.drop_response, "error_response": rules.error_response}
 #: the parameters of a step that are not the rule's own
 _OURS = ("slot", "broker", "until_api", "until_slot", "until_step", "wait_s")
+
+
+#: the APIs a rebalancing race is mostly about, named in a refusal of a name Kafka does not have
+GROUP_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "OffsetFetch",
+              "ConsumerGroupHeartbeat", "StreamsGroupHeartbeat", "ShareGroupHeartbeat", "Fetch", "FindCoordinator",
+              "Metadata")
+
+
+def _api(name) -> str | None:
+    """Why `name` is no Kafka API (the close names, else the group APIs), or None."""
+    if name in API_KEYS:
+        return None
+    close = difflib.get_close_matches(str(name), list(API_KEYS), n=2)
+    return (f"unknown Kafka API {name!r}; " + (f"did you mean {' or '.join(close)}?" if close else
+            f"names as in the protocol: {', '.join(GROUP_APIS)}, ... (any API Kafka has)"))
 
 
 def _slot(v, *, word: str, name: str) -> str | None:
@@ -29,6 +47,8 @@ def _slot(v, *, word: str, name: str) -> str | None:
 def _why(a, *, brokers: int) -> str | None:
     """Why one request-fault step cannot work, or None."""
     p = {q.name: q.default for q in ACTIONS[a.kind].params if not q.required} | dict(a.params)  # as performed
+    if why := _api(p.get("api")) or (p.get("until_api") is not None and _api(p["until_api"])):
+        return why
     why = _slot(p.get("slot", "all"), word="all", name="slot")
     b = p.get("broker", "all")
     if why is None and b != "all" and not (isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= brokers):

@@ -24,7 +24,9 @@ def _check(*steps, brokers=3, shared=None):
 
 
 @pytest.mark.parametrize("kind,params,why", [
-    ("hold_request", {"api": "SyncGroupp"}, "step 1 (hold_request): unknown Kafka API 'SyncGroupp'"),
+    ("hold_request", {"api": "SyncGroupp"}, "step 1 (hold_request): unknown Kafka API 'SyncGroupp'; did you mean "
+                                            "SyncGroup"),
+    ("drop_request", {"api": "Rebalance"}, "unknown Kafka API 'Rebalance'; names as in the protocol: JoinGroup, "),
     ("error_response", {"api": "JoinGroup", "error": "NOT_A_CODE"}, "unknown Kafka error 'NOT_A_CODE'"),
     ("drop_response", {"api": "LeaveGroup", "then": "later"}, "then must be one of stall, pass"),
     ("drop_request", {"api": "Heartbeat", "broker": 4}, "broker is 1 to 3"),
