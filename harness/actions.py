@@ -24,7 +24,8 @@ Setting = str | int | float | bool
 NEEDS = {"kill": "kills, stops or restarts brokers (Killable)",
          "network": "puts network faults between clients and brokers (Partitionable)",
          "rack_outage": "takes every broker of a rack down (RackOutages)",
-         "broker_partition": "partitions brokers from each other (BrokerPartitions)"}
+         "broker_partition": "partitions brokers from each other (BrokerPartitions)",
+         "requests": "puts faults on chosen Kafka requests through the request proxy (RequestFaults)"}
 REQUIRED = object()  # a parameter without a default
 ALL_KINDS = frozenset(GROUP_KINDS)
 CONSUMER = frozenset({"consumer"})
@@ -54,6 +55,8 @@ class ActionSpec:
     kinds: frozenset[str] = ALL_KINDS
     mix: Callable | None = None  # mix(rng, ctx, slot) -> params: the random mix's draw of it (None: not in the mix)
     mix_weight: int = 1  # how many times it is listed among the mix's choices
+    settles: bool = True  # a scenario file's step of it waits for a stable group after it unless it says not
+
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -168,8 +171,46 @@ _SPECS = (
                "Cut every broker of a rack off the other racks' brokers and the quorum, then heal.",
                needs=frozenset({"broker_partition"})),
 )
-#: name -> spec, in the order above
-ACTIONS: dict[str, ActionSpec] = {s.name: s for s in _SPECS}
+# Request faults (harness/kproxy/, docs/scenarios.md "Request faults"): each installs one rule in the request proxy
+# on the requests of one API from the member now in `slot` (or "all" members), to `broker` (1-based, or "all"), and
+# returns at once with the rule live: it lifts itself after `count` requests or `duration_s`, at a
+# `clear_request_faults`, or when the schedule ends; `wait_s` makes the step wait (at most that long) until the rule
+# is spent. Not in the mix: a random request fault on a random API turns most runs into timeouts judged by nobody's
+# rule, and the mix runs on clusters started without the proxy (the docker backend has none)
+REQ = frozenset({"requests"})
+_API, _WHO = (_p("api", str),), (_p("slot", int | str, "all"), _p("broker", int | str, "all"))
+_TARGET = _API + _WHO
+_SPENT = (_p("duration_s", float | None, None), _p("wait_s", float | None, None))
+_REQUEST_SPECS = (
+    ActionSpec("delay_request", _API + (_p("delay_s", float | list[float]),) + _WHO + (_p("count", int | None, None),) +
+               _SPENT,
+               "Requests of `api` reach the broker `delay_s` later (fixed, or `[lo, hi]` drawn per request).",
+               needs=REQ, settles=False),
+    ActionSpec("hold_request", _TARGET + (_p("count", int | None, 1), _p("timeout_s", float, 30.0),
+                                          _p("until_api", str | None, None), _p("until_slot", int | str, "other"),
+                                          _p("until_step", int | None, None)) + _SPENT,
+               "Requests of `api` wait at the proxy until a request of `until_api` comes from `until_slot` (any "
+               "`\"other\"` member by default), until the step `until_step` steps later ends, or `timeout_s`.",
+               needs=REQ, settles=False),
+    ActionSpec("drop_request", _TARGET + (_p("count", int | None, 1), _p("then", str, "stall")) + _SPENT,
+               "Requests of `api` never reach the broker (`then = \"stall\"`: nor does the rest of the connection's).",
+               needs=REQ, settles=False),
+    ActionSpec("drop_response", _TARGET + (_p("count", int | None, 1), _p("then", str, "stall")) + _SPENT,
+               "Requests of `api` reach the broker; their answers never reach the client (`then = \"stall\"`: nor "
+               "do later ones of the connection).", needs=REQ, settles=False),
+    ActionSpec("error_response", _API + (_p("error", str | int),) + _WHO + (_p("count", int | None, 1),) + _SPENT,
+               "The proxy answers requests of `api` with `error` (NOT_COORDINATOR, ...) in the broker's stead.",
+               needs=REQ, settles=False),
+    ActionSpec("wait_request_fault", (_p("timeout_s", float, 30.0), _p("applied", int, 1)),
+               "Wait until the last request fault installed was applied to `applied` requests (at most `timeout_s`; "
+               "the result says whether it was).", needs=REQ, settles=False),
+    ActionSpec("clear_request_faults", (), "Lift every request fault of the schedule; held requests go on.",
+               needs=REQ, settles=False),
+)
+#: the request faults proper (the actions that install a rule)
+REQUEST_FAULTS = ("delay_request", "hold_request", "drop_request", "drop_response", "error_response")
+#: name -> spec, in the order above (the request faults last: harness/request_actions.py)
+ACTIONS: dict[str, ActionSpec] = {s.name: s for s in _SPECS + _REQUEST_SPECS}
 #: the actions the random mix draws from, as many times each as its weight, in the registry's order
 MIX_CHOICES: tuple[str, ...] = tuple(s.name for s in _SPECS if s.mix for _ in range(s.mix_weight))
 
@@ -192,6 +233,12 @@ def kind_refusal(name: str, kind: str) -> str | None:
 def missing(name: str, abilities: frozenset[str]) -> list[str]:
     """The abilities an action needs that a backend of these abilities lacks (sorted)."""
     return sorted(ACTIONS[name].needs - abilities)
+
+
+def needs_requests(schedule) -> bool:
+    """Whether a schedule (Actions, or their kinds) has a step that needs the request proxy."""
+    return any("requests" in ACTIONS[k].needs for a in schedule
+               if (k := getattr(a, "kind", a)) in ACTIONS)
 
 
 def performs(name: str):

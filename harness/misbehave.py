@@ -7,6 +7,8 @@ MISBEHAVE_HELP = {
     "claim-extra": "slot 0 claims a partition the group never gave it", "forget-offsets":
     "it reads every partition given after its first assignment from the start", "rejoin-storm":
     "it leaves and rejoins as a new member every second for 20 s, a storm convergence must catch",
+    "keep-after-leave": "slot 0, when stopped, leaves the group and goes on reading its partitions for 22 s as if it "
+    "still owned them (a member that took its unanswered LeaveGroup for one that did not count)",
     "defeat-warmup": "(streams-*) every instance runs with a recovery lag that switches warmups off",
     "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
     "forget-state": "(streams-*) the first instance starts each task on an emptied store",

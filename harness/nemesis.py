@@ -18,12 +18,13 @@ from harness.errors import BadInput, Indeterminate
 from harness.members import clients
 from harness.nemesis_coordinator import CoordinatorActions
 from harness.nemesis_group import GroupActions
+from harness.nemesis_requests import RequestActions
 
 
-class Nemesis(GroupActions, CoordinatorActions):
+class Nemesis(GroupActions, CoordinatorActions, RequestActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
     on how members run are in `harness.nemesis_group`, those on the group's coordinator in
-    `harness.nemesis_coordinator`)."""
+    `harness.nemesis_coordinator`, the request faults in `harness.nemesis_requests`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster
@@ -50,10 +51,12 @@ class Nemesis(GroupActions, CoordinatorActions):
         finally:
             self.event("fault_end", fault_id=fid)
 
-    def perform(self, action) -> dict:
+    def perform(self, action, *, step: int = 0) -> dict:
+        """Do one action (the schedule's step `step`: a hold until a later step's end counts from it)."""
         do = PERFORMERS.get(action.kind.replace("-", "_"))
         if do is None:
             raise BadInput(f"unknown action {action.kind!r}")
+        self._step = step
         return do(self, **action.params) or {}
 
     # -- member slots

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness import findings, scenarios, shrink
-from harness.cluster.backends import new_backend
+from harness.cluster.backends import ABILITIES, new_backend
 from harness.cluster.base import BrokerSettings
 from harness.errors import BadInput
 from harness.kafka_dist import version_key
@@ -143,7 +143,8 @@ def _speaks(kv: str, protocols) -> bool:
 
 
 def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backend: str = "local"):
-    names = [n for n, s in scenarios.SCENARIOS.items() if n != "broker-upgrade" and s.backend in (None, backend)]
+    names = [n for n, s in scenarios.SCENARIOS.items() if n != "broker-upgrade" and s.backend in (None, backend)
+             and s.needs <= ABILITIES.get(backend, s.needs)]
     names += ["random-mix"] * 3
     while True:
         sc = scenarios.get(rng.choice(names))
@@ -241,8 +242,10 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             kv, mode = d.kafka_version, d.commit_mode
             if kv not in clusters:
                 progress(f"starting a Kafka {kv} cluster ({backend})")
+                # with the request proxy wherever the backend has one: the race scenarios are among the draws
                 c = make_cluster(backend, work_dir=out / f"cluster-{kv}", version=kv, settings=broker_settings,
-                                 progress=progress)
+                                 progress=progress, **({"request_faults": True} if "requests" in ABILITIES.get(
+                                     backend, ()) and backend != "fake" else {}))
                 stack.callback(c.stop)
                 c.start()
                 clusters[kv] = c

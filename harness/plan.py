@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from harness import actions, scenario_file, scenarios
+from harness import actions, request_checks, scenario_file, scenarios
 from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
@@ -30,7 +30,7 @@ from harness.scenario_model import CONNECT_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 from harness.versions import major_minor as _major_minor
 
-MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm")
+MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
 RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
                         "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",
@@ -161,6 +161,7 @@ class RunConfig:
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
+        request_checks.check_backend(sc, self.backend)
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
         if self.member not in MEMBER_KINDS:
@@ -282,6 +283,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     _check_versions(cfg, sc, version, schedule)
     checks.check_versions(cfg, sc, version, schedule)
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
+    request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
     for i, a in enumerate(schedule):
         if a.kind == "change_subscription":
             if a.params.get("subscription"):  # an empty one is every topic of the run

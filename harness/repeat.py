@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from harness.actions import needs_requests
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
 from harness.errors import BadInput
@@ -138,7 +139,8 @@ def repeat(cfg: RunConfig, *, count: int, until_fail: bool = False, shrink_attem
                          f"for every run of the repeat")
                 cluster = make_cluster(cfg.backend, work_dir=out / CLUSTER, version=plan.kafka_version,
                                        brokers=cfg.brokers, progress=progress,
-                                       settings=BrokerSettings.for_brokers(cfg.brokers, dict(cfg.broker_settings)))
+                                       settings=BrokerSettings.for_brokers(cfg.brokers, dict(cfg.broker_settings)),
+                                       **({"request_faults": True} if needs_requests(plan.schedule) else {}))
                 stack.callback(cluster.stop)
                 cluster.start()
             else:

@@ -31,6 +31,7 @@ from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.members import MemberPool
 from harness.nemesis import Nemesis
 from harness.observe import Observer
+from harness.actions import needs_requests
 from harness.plan import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
                           resolve)
 from harness.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
@@ -43,10 +44,12 @@ __all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunRes
 log = logging.getLogger("harness.run")
 
 
-def new_cluster(*, backend: str = "local", work_dir, version: str, brokers: int, on_event, progress, settings=None):
-    """The cluster a run starts for itself, of the run's backend (`--backend`)."""
+def new_cluster(*, backend: str = "local", work_dir, version: str, brokers: int, on_event, progress, settings=None,
+                request_faults: bool = False):
+    """The cluster a run starts for itself, of the run's backend (`--backend`); with the request proxy in the
+    client path when the schedule puts faults on requests."""
     return new_backend(backend, work_dir=work_dir, version=version, brokers=brokers, on_event=on_event,
-                       progress=progress, settings=settings)
+                       progress=progress, settings=settings, request_faults=request_faults)
 
 
 class Run:
@@ -160,11 +163,14 @@ class Run:
         """Start the run's own cluster, or take the shared one."""
         if self.plan.own_cluster:
             version = self.plan.kafka_version
-            self.say(f"starting a {self.cfg.brokers}-broker Kafka {version} cluster")
+            proxy = needs_requests(self.plan.schedule)
+            self.say(f"starting a {self.cfg.brokers}-broker Kafka {version} cluster"
+                     f"{' with the request proxy' if proxy else ''}")
             self.cluster = self.make_cluster(work_dir=self.dir.cluster_dir, version=version,
                                              brokers=self.cfg.brokers, on_event=self.event, progress=self.say,
                                              settings=BrokerSettings.for_brokers(self.cfg.brokers,
-                                                                                 dict(self.cfg.broker_settings)))
+                                                                                 dict(self.cfg.broker_settings)),
+                                             **({"request_faults": True} if proxy else {}))
             self.cluster.start()
         else:
             self.cluster = self.shared_cluster
@@ -177,9 +183,14 @@ class Run:
             self.event("action_start", action_id=aid, kind=action.kind, params=action.params)
             if action.kind not in ("sleep", "wait_stable"):
                 self.say(f"{action.kind} {action.params or ''}")
-            info = self.nemesis.perform(action)
+            info = self.nemesis.perform(action, step=i)
             self.event("action_end", action_id=aid, kind=action.kind, ok=True, error=None, **info)
             self.ran.append({**action.to_dict(), **({"result": info} if info else {})})
+            self.nemesis.step_done(i)
+        if needs_requests(self.plan.schedule):
+            lifted = self.nemesis.end_request_faults()  # none outlives the schedule: the final wait sees no fault
+            if lifted:
+                self.say(f"the schedule ended: {lifted} request fault rule{'s' * (lifted > 1)} lifted")
 
     def _finish(self) -> None:
         self.waits.wait_stable("final")

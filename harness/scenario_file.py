@@ -198,7 +198,8 @@ def _builder(model: ScenarioFile, path):
                 out.append(Action("sleep", {"s": values.draw(v, rng, ctx, drawn=drawn)}))
 
         for step, vals in zip(model.steps, steps):
-            stable = step.wait_stable if step.wait_stable is not None else step.action not in ("sleep", "wait_stable")
+            stable = step.wait_stable if step.wait_stable is not None else \
+                step.action not in ("sleep", "wait_stable") and SPECS[step.action].settles
             for _ in range(values.draw(vals.repeat, rng, ctx, drawn=drawn)):
                 for slot in rng.sample(range(slots), slots) if vals.each else [None]:
                     sleep(vals.after)
@@ -223,7 +224,8 @@ def scenario_of(model: ScenarioFile, path="(scenario file)") -> Scenario:
                     protocols=model.kind_protocols, smoke=model.smoke, initial_kafka=model.cluster.initial_kafka,
                     initial_client=m.initial_client, processing_ms=m.processing_ms or 0.0,
                     backend=model.cluster.backend, kind=m.kind, streams=dict(model.streams.settings),
-                    connect=dict(model.connect.settings), **extra)
+                    connect=dict(model.connect.settings),
+                    needs=frozenset().union(*(SPECS[st.action].needs for st in model.steps)), **extra)
 
 
 def loads(text: str, path) -> Scenario:

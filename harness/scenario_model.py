@@ -69,6 +69,7 @@ class Scenario:
     max_members: int | None = None  # the most members the schedule ever runs (default: members)
     processing_ms: float = 0.0  # simulated work per record of its runs, unless the run says otherwise
     backend: str | None = None  # the backend its actions need (broker partitions: docker); None: any
+    needs: frozenset[str] = frozenset()  # the backend abilities its steps' actions need (harness/actions.py NEEDS)
 
     @property
     def default_protocol(self) -> str:

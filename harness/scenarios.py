@@ -73,7 +73,8 @@ LISTED_AFTER_THE_MIX = (
 
 class _BuiltIns(MutableMapping):
     """Name -> Scenario of every built-in: the consumer-group files (in name order), the mix, then the Streams and
-    Connect files (LISTED_AFTER_THE_MIX, then any other in name order). The files are read on first use; tests
+    Connect files (LISTED_AFTER_THE_MIX, then any other in name order), then the race scenarios (files whose steps
+    put faults on requests, in name order). The files are read on first use; tests
     and benchmarks may add their own scenarios."""
 
     @cached_property
@@ -81,7 +82,9 @@ class _BuiltIns(MutableMapping):
         files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
         rank = {name: i for i, name in enumerate(LISTED_AFTER_THE_MIX)}
         late = sorted((s for s in files if s.kind != "consumer"), key=lambda s: (rank.get(s.name, len(rank)), s.name))
-        return {s.name: s for s in [s for s in files if s.kind == "consumer"] + PYTHON_BUILT_INS + late}
+        races = [s for s in files if "requests" in s.needs]  # came last: listed last, so a seed picks what it picked
+        early = [s for s in files if s.kind == "consumer" and s not in races]
+        return {s.name: s for s in early + PYTHON_BUILT_INS + late + races}
 
     def __getitem__(self, name: str) -> Scenario:
         return self._all[name]

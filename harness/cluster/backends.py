@@ -22,11 +22,13 @@ DEFAULT = "local"
 #: what each backend can do to its cluster: the optional abilities of harness/cluster/base.py an action may need
 #: (harness/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
 #: tests' in-process stand-in (harness/cluster/fake.py), which plans anything. tests/unit/test_actions.py holds
-#: the local and docker entries to the protocols their classes implement
+#: the local and docker entries to the protocols their classes implement. "requests" (the request proxy,
+#: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is
+#: refused at plan time (one line, exit 2)
 ABILITIES = {
-    "local": frozenset({"kill", "network", "rack_outage"}),
+    "local": frozenset({"kill", "network", "rack_outage", "requests"}),
     "docker": frozenset({"kill", "network", "rack_outage", "broker_partition"}),
-    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition"}),
+    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition", "requests"}),
 }
 
 
@@ -50,7 +52,10 @@ def preflight(name: str, *, progress=print) -> None:
         check(progress=progress)
 
 
-def new_backend(name: str = DEFAULT, **kwargs):
+def new_backend(name: str = DEFAULT, *, request_faults: bool = False, **kwargs):
     """A cluster of backend `name`, not started; kwargs as `LocalCluster` takes them (work_dir, version,
-    brokers, racks, settings, on_event, progress; the local backend also request_faults)."""
-    return backend_class(name)(**kwargs)
+    brokers, racks, settings, on_event, progress); `request_faults`: with the request proxy in the client path
+    (BadInput on a backend without the "requests" ability)."""
+    if request_faults and "requests" not in ABILITIES.get(name, frozenset()):
+        raise BadInput(f"the {name} backend cannot put faults on Kafka requests (no request proxy); use --backend local")
+    return backend_class(name)(**kwargs, **({"request_faults": True} if request_faults else {}))

@@ -119,3 +119,11 @@ class BrokerPartitions(Protocol):
 
     def partition_broker(self, broker_id: int) -> None: ...
     def heal_partitions(self) -> None: ...
+
+
+@runtime_checkable
+class RequestFaults(Protocol):
+    """Faults on chosen Kafka requests (the local backend, started with `request_faults`): the request proxy
+    (harness/kproxy/) in the client path, or None when the cluster was started without it."""
+
+    def request_proxy(self): ...

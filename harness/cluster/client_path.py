@@ -18,6 +18,10 @@ class ClientPath:
 
     kproxy: KafkaProxy | None = None
 
+    def request_proxy(self) -> KafkaProxy | None:
+        """The request proxy (RequestFaults), or None when the cluster started without request faults."""
+        return self.kproxy
+
     def _toxi_port(self, node) -> int:
         """Where Toxiproxy listens for a node: behind the request proxy when there is one."""
         return node.toxi_port if self.request_faults else node.proxy_port

@@ -187,8 +187,8 @@ class ContainerToxiproxy(ToxiproxyServer):
 
 class DockerCluster(LocalCluster):
     """N KRaft nodes in containers behind a Toxiproxy container. Use as a context manager."""
-
     backend = "docker"
+    request_proxy = None  # no request proxy in its client path: not RequestFaults (ABILITIES, backends.py)
 
     @classmethod
     def preflight(cls, *, progress=_log.info) -> None:

@@ -184,7 +184,8 @@ class _Assignors:
     event's `effective` settings (`group.protocol`; under classic the first of `partition.assignment.strategy`,
     librdkafka's default `range,roundrobin` when it names none), else the event's `protocol`, else the run's."""
 
-    STICKY_STRATEGIES = ("cooperative-sticky", "sticky")
+    #: librdkafka's names, and the Java client's assignor classes (the last part of the class name)
+    STICKY_STRATEGIES = ("cooperative-sticky", "sticky", "CooperativeStickyAssignor", "StickyAssignor")
 
     def __init__(self, tl, run_protocol: str) -> None:
         self.tl, self.run_protocol, self.cache = tl, run_protocol, {}
@@ -211,7 +212,7 @@ class _Assignors:
             if eff["group.protocol"] == "consumer":
                 return True, f"{member} runs the consumer protocol (server-side assignor), its started event"
             strategy = str(eff.get("partition.assignment.strategy") or "range,roundrobin")
-            first = strategy.split(",")[0].strip()
+            first = strategy.split(",")[0].strip().rsplit(".", 1)[-1]
             return first in self.STICKY_STRATEGIES, f"{member} runs classic with {strategy}, its started event"
         if st.get("protocol") in protocols.PROTOCOLS:
             rules = protocols.rules_for(st["protocol"])

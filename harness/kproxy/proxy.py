@@ -185,6 +185,8 @@ class KafkaProxy:
         self._tasks.add(task)
         try:
             await self._proxy(broker, reader, writer)
+        except asyncio.CancelledError:  # the proxy's own stop: the task ends, not cancelled (Python 3.11's
+            pass                        # start_server callback logs a cancelled one as an error with a traceback)
         finally:
             self._tasks.discard(task)
 
@@ -192,7 +194,7 @@ class KafkaProxy:
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstreams[broker])
         except OSError as e:
-            _log.info("kproxy: broker %s unreachable: %s", broker, e)
+            _log.debug("kproxy: broker %s unreachable: %s", broker, e)
             writer.close()
             return
         peer = writer.get_extra_info("peername")
@@ -234,7 +236,7 @@ class KafkaProxy:
                     await self._apply(live, conn, head, member, payload)
                 await conn.upstream_writer.drain()
         except (FrameError, ConnectionError) as e:
-            _log.info("kproxy: client connection %s to broker %s: %s", conn.peer, conn.broker, e)
+            _log.debug("kproxy: client connection %s to broker %s: %s", conn.peer, conn.broker, e)
 
     async def _responses(self, conn: Conn, reader: asyncio.StreamReader) -> None:
         try:
@@ -245,7 +247,7 @@ class KafkaProxy:
                     self._end(answered.drop, "dropped")
                 await conn.client_writer.drain()
         except (FrameError, ConnectionError) as e:
-            _log.info("kproxy: broker %s connection for %s: %s", conn.broker, conn.peer, e)
+            _log.debug("kproxy: broker %s connection for %s: %s", conn.broker, conn.peer, e)
 
     def _match(self, api_key: int, member: str | None, broker: int) -> LiveRule | None:
         now = time.monotonic()

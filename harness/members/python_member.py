@@ -1,12 +1,11 @@
 """A consumer-group member on confluent-kafka that writes its history (the member contract).
 
-Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of
-docs/member-contract.md. Imports only the standard library, confluent_kafka and harness.history, so
-it runs under an isolated install of any confluent-kafka version.
+Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of docs/member-contract.md.
+Imports only the standard library, confluent_kafka and harness.history: it runs under any confluent-kafka install.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`):
-  - `sync`: synchronously, after each poll's records (a refused commit again after the next poll; what is still
-    uncommitted of a partition when it is revoked, and on SIGTERM)
+  - `sync`: synchronously, after each poll's records (a refused commit again after the next poll; what is
+    still uncommitted of a partition when it is revoked, and on SIGTERM)
   - `async`: asynchronously after each poll's records, recording each outcome from the `on_commit` callback
     (and what is still uncommitted, synchronously, of a partition when it is revoked and on SIGTERM)
   - `auto`: enable.auto.commit=true (auto.commit.interval.ms as HARNESS_CLIENT_CONFIG gives it, else the
@@ -18,12 +17,12 @@ commits a poll's records, and then polls fewer records at a time (about half a s
 
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
-  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its
-    second assignment (the first rebalance after it joined, so the group's first assignment can settle)
-    until the next rebalance, when it records the partition revoked and stops reading it
+  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its second
+    assignment (the group's first can settle) until the next rebalance, when it records it revoked and stops
   - `rejoin-storm`: drives a rebalance storm while it stays up: from STORM_AFTER_S after its first assignment,
     for STORM_FOR_S, it leaves the group and joins again (unsubscribe, subscribe: a fresh member id to the
     coordinator) every STORM_EVERY_S; convergence_balance must fail the run
+  - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
 """
 from __future__ import annotations
 
@@ -49,8 +48,9 @@ PROTOCOL_CONFIG = {
 }
 #: librdkafka knows `group.protocol` (KIP-848, early access) from 2.4.0; before it the property is refused
 GROUP_PROTOCOL_SINCE = 0x02040000
-#: rejoin-storm: when the storm starts (after the first assignment), how long it lasts, how often it rejoins
-STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S = 3.0, 20.0, 1.0
+#: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
+#: keep-after-leave: how long it reads on after it left
+STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 #: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
 COMMIT_MODES = ("sync", "async", "auto", "never")
 
@@ -164,6 +164,8 @@ class Member:
         (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
+        if self.misbehave == "keep-after-leave" and not self.running:  # leaving: it acts as if it still owned them
+            return self._read_aside({(tp.topic, tp.partition) for tp in parts})
         self._end_claim()
         self._final_commit({(tp.topic, tp.partition) for tp in parts})  # still the owner: its last chance
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
@@ -348,6 +350,9 @@ class Member:
         try:
             self._final_commit()
             self.consumer.close()
+            until = time.monotonic() + (KEEP_S if self.misbehave == "keep-after-leave" and self.side else 0)
+            while time.monotonic() < until:  # keep-after-leave
+                self._record_batch(self.side.consume(num_messages=500, timeout=0.1))
         finally:
             if self.side is not None:
                 self.side.close()

@@ -1,6 +1,8 @@
 """The ownership timeline chart of a run as a self-contained SVG (plain string building, no plotting library).
 
-One row per partition; bars coloured by owning member (legend below); fault windows shaded; harness
+One row per partition; bars coloured by owning member (legend below); fault windows shaded; below the partitions
+a row per member a fault affected, each such fault a window on it (a request fault, `api` in its `fault_start`,
+only there, labelled with its API and outcome); harness
 actions as grey ticks on the axis; what the brokers said about the group (`broker` events) as ticks above
 the axis, a coordinator's refusal, fencing or warning as a larger orange diamond; violations (the mono times of invalid verdicts' witnesses) as red
 markers with a <title> tooltip; member kills as dashed lines. The time axis is seconds from `run_start`.
@@ -105,6 +107,28 @@ def _label(tl, p: int) -> str:
     return str(name)[common.rfind("-") + 1:]
 
 
+def _member_rows(tl, fmembers: list[str], y0: float, t0: float, t1: float) -> list[str]:
+    """A row per member some fault affected, below the partitions: each fault affecting it as a window on it
+    (a request fault labelled with its API, what it did and how it ended)."""
+    out, span = [], t1 - t0
+    for r, m in enumerate(fmembers):
+        y = y0 + r * ROW_H
+        out.append(f'<text x="{LEFT - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end" class="member-row">member '
+                   f'{escape(m)}</text><line x1="{LEFT}" y1="{y + ROW_H}" x2="{WIDTH - RIGHT}" y2="{y + ROW_H}" '
+                   f'stroke="#eeeeee"/>')
+        for f in (f for f in tl.faults if m in f.members):
+            a, b = _x(f.start, t0, span), _x(min(f.end, t1), t0, span)
+            e = f.start_event
+            what = f"{f.kind} {e['api']} v{e.get('api_version')} to broker {e.get('broker')}" if e.get("api") else f.kind
+            how = f" ({(f.end_event or {}).get('outcome')})" if (f.end_event or {}).get("outcome") else ""
+            out.append(f'<rect class="member-fault" data-member="{escape(m)}" data-kind="{escape(f.kind)}" '
+                       f'x="{a:.1f}" y="{y + 4:.1f}" width="{max(b - a, 2.0):.1f}" height="{ROW_H - 8}" '
+                       f'fill="{"#d62728" if e.get("api") else "#f4a6a6"}" fill-opacity="0.7" rx="2">'
+                       f'<title>{escape(m)}: fault {escape(str(f.fault_id))} {escape(what)}{escape(how)}: '
+                       f'+{f.start - t0:.1f}s .. +{min(f.end, t1) - t0:.1f}s</title></rect>')
+    return out
+
+
 def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> str:
     """The SVG text of the run's per-partition ownership timeline (a row per partition of every topic of the
     run), faults shaded, violations marked."""
@@ -116,7 +140,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
     parts = sorted(set(range(tl.partitions)) | set(tl.by_partition) | {p for _, p, _ in viol if p is not None})
     members = sorted({o.member for o in tl.ownerships}, key=lambda m: (len(m), m))
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
-    rows_h = ROW_H * max(1, len(parts))
+    fmembers = sorted({m for f in tl.faults for m in f.members}, key=lambda m: (len(m), m))  # a row each, below
+    rows_h = ROW_H * max(1, len(parts) + len(fmembers))
     axis_y = TOP + rows_h
     legend_y = axis_y + 40
     height = legend_y + 20 * math.ceil((len(members) + 3) / 6) + 10
@@ -127,7 +152,9 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
         f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>',
         f'<text x="{LEFT}" y="16" font-size="14" font-weight="bold">Partition ownership: {escape(topic)}</text>',
     ]
-    for f in tl.faults:  # shaded fault windows across every row
+    for f in tl.faults:  # shaded fault windows across every row (a request fault of a member: on its row only)
+        if f.start_event.get("api") and f.members:
+            continue
         a, b = _x(f.start, t0, span), _x(min(f.end, t1), t0, span)
         who = ", ".join(map(str, (f.start_event.get("targets") or []))) or "-"
         s.append(f'<rect class="fault" x="{a:.1f}" y="{TOP - 4}" width="{max(b - a, 1.5):.1f}" height="{rows_h + 8}" '
@@ -150,6 +177,7 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
                      f'width="{max(b - a, 1.0):.1f}" height="{h:.1f}" fill="{colour[o.member]}" rx="2">'
                      f'<title>{escape(o.member)} owns partition {escape(str(tl.name(p)))}: +{o.start - t0:.1f}s .. '
                      f'+{min(o.end, t1) - t0:.1f}s ({escape(o.end_reason)})</title></rect>')
+    s.extend(_member_rows(tl, fmembers, TOP + len(parts) * ROW_H, t0, t1))
     s.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#333333"/>')
     for t in _ticks(span):
         x = _x(t0 + t, t0, span)

@@ -73,6 +73,18 @@ def test_each_members_own_assignor_wins_over_the_runs_protocol():
     assert check(history(sticky), protocol="classic-eager").status == "invalid"
 
 
+def test_the_java_clients_assignor_classes_are_read_as_such():
+    """The Java member's effective partition.assignment.strategy is a class name: its cooperative-sticky groups are
+    judged (they were skipped as "non-sticky" before), its range ones are not."""
+    java = "org.apache.kafka.clients.consumer."
+    coop = _on("classic-cooperative", shuffle(), **{"group.protocol": "classic",
+                                                   "partition.assignment.strategy": java + "CooperativeStickyAssignor"})
+    assert check(history(coop)).status == "invalid"
+    ranged = _on("classic-cooperative", shuffle(), **{"group.protocol": "classic",
+                                                     "partition.assignment.strategy": java + "RangeAssignor"})
+    assert check(history(ranged)).status == "skipped"
+
+
 def test_a_member_that_restarts_onto_a_sticky_assignor_is_judged_from_then_on():
     """a and b start on range (their effective settings), then both restart onto cooperative-sticky; c joins and
     the assignor moves 3 partitions where 1 would do: the transitions on range are not judged, this one is."""

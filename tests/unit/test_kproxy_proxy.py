@@ -282,3 +282,19 @@ def test_what_it_records_is_valid_history(setup):
     for e in events:
         assert hs.validate_line(header, {**e, "wall": time.time()}) == [], e
     assert hs.validate_line(header, {**events[0], "wall": 1.0, "rule": None})  # the schema holds the fields
+
+
+def test_stopping_with_a_connection_open_logs_no_error(setup, caplog):
+    """A proxy stopped while a client's connection is open (its request held) ends the connection's task quietly:
+    Python 3.11's start_server callback logs a cancelled task as "Exception in callback ... CancelledError"."""
+    proxy, _, events, client = setup
+    proxy.install(hold_request("SyncGroup", timeout_s=5.0))
+    s = client()
+    _ask(s, SYNC, 1)
+    deadline = time.monotonic() + 3
+    while not [e for e in events if e["type"] == "fault_start"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with caplog.at_level("ERROR", logger="asyncio"):
+        proxy.stop()
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]
+    assert [e.get("outcome") for e in events if e["type"] == "fault_end"] == ["closed"]

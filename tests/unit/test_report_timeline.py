@@ -173,3 +173,27 @@ def test_broker_lines_about_the_group_are_ticks_and_a_refusal_a_diamond():
     assert "Cannot upgrade classic group" in svg and "broker said" in svg
     svg, root = _svg(_run(), {})
     assert not _cls(root, "broker") and "broker said" not in svg
+
+
+def test_a_request_fault_is_a_window_on_its_members_row_only():
+    """A held SyncGroup of b (the proxy's fault_start names the API) is drawn on b's row, not across the
+    partitions; a's pause is shaded across every row and drawn on a's row too."""
+    held = ev("fault_start", 17.0, "harness", fault_id="kp1", kind="hold_request", targets=["b"],
+              members_affected=["b"], brokers_affected=[2], member="b", api="SyncGroup", api_version=5,
+              correlation_id=9, client_id="b", broker=2, rule="r1")
+    events = _run()
+    events[-3:-3] = [held, {**fault_end(20.0, "kp1"), "outcome": "timeout"}]
+    svg, root = _svg(events, {})
+    rows = [t.text for t in root.iter(NS + "text") if t.get("class") == "member-row"]
+    assert rows == ["member a", "member b"]
+    windows = {(r.get("data-member"), r.get("data-kind")) for r in _cls(root, "member-fault")}
+    assert windows == {("a", "pause"), ("b", "hold_request")}
+    tip = next(r for r in _cls(root, "member-fault") if r.get("data-member") == "b").find(NS + "title").text
+    assert "hold_request SyncGroup v5 to broker 2 (timeout)" in tip and "+17.0s .. +20.0s" in tip
+    assert len(_cls(root, "fault")) == 1  # only the pause is shaded across the partitions
+
+
+def test_no_member_rows_without_member_faults():
+    events = [e for e in _run() if e["type"] not in ("fault_start", "fault_end")]
+    _, root = _svg(events, {})
+    assert not _cls(root, "member-fault") and not [t for t in root.iter(NS + "text") if t.get("class") == "member-row"]
