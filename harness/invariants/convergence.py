@@ -3,7 +3,7 @@ the protocol allows, and no rebalance storm happens.
 
 Disturbances are as in `timeline` (a fault's start or end, a member's start or exit, a broker event). They
 cut the run into windows: window i runs from disturbance T_i to the next one (the last window to the workload
-end W). A window is judged on the *converged states*: stretches over which the assignment does not change and
+end W); the first from `run_start`, since the run's own cluster starting before it disturbs no group yet. A window is judged on the *converged states*: stretches over which the assignment does not change and
 is complete and balanced by the kind's one rule, `balance.consumer`, the rule the runner's stable wait
 calls too: every partition of every topic a live member subscribes to has exactly one live owner, each held
 by a member that subscribes to its topic, and no live member A holds two or more partitions more than a
@@ -68,7 +68,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if W is None:
         return verdict(NAME, "unknown", "no member alive at the end of the history and no drained event")
     converged = _converged_states(tl)
-    times = sorted({t for t, _ in tl.disturbances(W, before) if t < W} | {tl.start})
+    # the run's own cluster starting before `run_start` disturbs no group yet: windows count from the run's start
+    times = sorted({t for t, _ in tl.disturbances(W, before) if tl.start <= t < W} | {tl.start})
     events = {t: e for t, e in tl.disturbances(W, before)}
     problems, wits, unknown = [], [], []
     m: dict = {"windows": len(times), "windows_judged": 0, "interrupted": 0, "storms": 0, "rebalances_max": 0}

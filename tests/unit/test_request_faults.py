@@ -217,3 +217,16 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
         (rule,) = proxy.rules.values()
         assert (rule.action, rule.api, rule.member) == ("hold_request", "SyncGroup", "m1")
         assert proxy.removed == ["r1"] and rule.until[0].is_set()
+
+
+def test_nightly_draws_the_race_scenarios_after_the_mix_and_never_on_docker():
+    """The nightly draws race scenarios on the local backend (the proxy's), never on the docker one."""
+    import random
+    from harness import nightly
+    seen = {"local": set(), "docker": set()}
+    for backend in seen:
+        rng = random.Random(3)
+        for _ in range(300):
+            seen[backend].add(nightly._pick(rng, ["4.4.0"], ["2.16.1"], ["classic-cooperative"], backend)[0].name)
+    assert any(n.startswith("race-") for n in seen["local"])
+    assert not any(n.startswith("race-") for n in seen["docker"])
