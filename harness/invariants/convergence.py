@@ -45,9 +45,11 @@ when members wrote subscriptions, also `subscriptions` (member -> topics at W) a
 from __future__ import annotations
 
 from harness.history import History
-from harness.invariants import balance, timeline
+from harness.invariants import balance, rebalance_time, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.coverage import unowned_stretches
 from harness.invariants.protocols import rebalance_rounds
+from harness.invariants.rebalance_time import first_settled
 from harness.invariants.settings import disturbance_bound, member_settings
 
 NAME = "convergence_balance"
@@ -79,7 +81,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         N = times[i + 1] if i + 1 < len(times) else W
         final = i + 1 == len(times)
         bound, why = disturbance_bound(tl, T)
-        c = _first_settled(converged, T, N, settings.quiet_period_s, final)
+        c = first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
         allowed = rebalance_rounds(settings.protocol) + 1
@@ -126,6 +128,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                            f"disturbance explains at most {rebalance_rounds(settings.protocol) + 1}")
         wits += [witness(first[2], "the first rebalance of the storm"), witness(last_b[2], "the last one")]
     _runner_waits(tl, converged, times, problems, wits, unknown)
+    m["rebalance_time"] = rebalance_time.measure(tl, settings, converged, unowned_stretches(tl, W))
     return _final(tl, settings, m, convs, last, problems, wits, unknown)
 
 
@@ -220,18 +223,6 @@ def _converged_states(tl) -> list[tuple[float, float]]:
         else:
             out.append((t, nxt, key))
     return [(a, b) for a, b, _ in out]
-
-
-def _first_settled(converged, T: float, N: float, quiet: float, final: bool) -> float | None:
-    """The first moment in [T, N) from which a converged state lasts `quiet` (or to N, but for the last window)."""
-    for a, b in converged:
-        if b <= T or a >= N:
-            continue
-        c = max(a, T)
-        lasts = min(b, N) - c
-        if lasts >= quiet or (not final and b >= N):
-            return c
-    return None
 
 
 def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:

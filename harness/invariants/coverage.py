@@ -45,7 +45,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     wits: list[dict] = []
     m: dict = {"partitions": P, "partitions_inferred": tl.partitions_inferred}
 
-    gaps = _gaps(tl, horizon)
+    gaps = unowned_stretches(tl, horizon)
     static_away: list[dict] = []
     by_p: dict[int, float] = {}
     per_dist: dict[tuple[int, float], float] = {}  # (partition, disturbance time) -> unowned seconds in all
@@ -148,7 +148,7 @@ def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tupl
     return ms.session_timeout_s + allow, f"{owner} {what}, its {ms.session()}; then {awhy}", None
 
 
-def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
+def unowned_stretches(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
     """Partition -> [(start, end, event that opened the gap, event that closed it)] up to the horizon."""
     if not tl.ownerships:
         return {}
