@@ -202,7 +202,8 @@ def _rows(df) -> list[dict]:
 
 
 def summarize(spark, out: str) -> dict:
-    """Violation rate, rebalance duration percentiles, trends and flaky scenarios from the tables in OUT."""
+    """Violation rate, rebalance time (trigger to stable) and burst percentiles, trends and flaky scenarios from the
+    tables in OUT."""
     from pyspark.sql import functions as F
 
     runs = spark.read.parquet(os.path.join(out, "runs"))
