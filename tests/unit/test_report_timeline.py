@@ -173,3 +173,21 @@ def test_broker_lines_about_the_group_are_ticks_and_a_refusal_a_diamond():
     assert "Cannot upgrade classic group" in svg and "broker said" in svg
     svg, root = _svg(_run(), {})
     assert not _cls(root, "broker") and "broker said" not in svg
+
+
+def test_rebalance_time_attachment_and_step_words():
+    from harness.report.allure_run import rebalance_table, rebalance_time, settled_words
+    rt = {"protocol": "consumer", "assignors": ["uniform"], "disturbances": [
+        {"index": 0, "kind": "initial", "trigger": "member_start", "at_s": 0.0, "settled_s": 1.5, "unowned_sum_s": 0.0,
+         "unowned_max_s": 0.0, "partitions_unowned": 0},
+        {"index": 1, "kind": "kill_member", "trigger": "member_exit", "at_s": 5.0, "settled_s": None,
+         "why": "never settled before the end", "unowned_sum_s": 9.0, "unowned_max_s": 4.5, "partitions_unowned": 2,
+         "action_id": "a1"}]}
+    assert rebalance_time({"convergence_balance": {"measurements": {"rebalance_time": rt}}}) is rt
+    assert rebalance_time({}) is None
+    table = rebalance_table(rt).splitlines()
+    assert table[0].startswith("protocol consumer, assignors uniform") and len(table) == 4
+    assert table[3].split()[:5] == ["1", "kill_member", "member_exit", "5.00", "-"]
+    assert table[3].endswith("never settled before the end")
+    assert settled_words(rt["disturbances"][0]) == "rebalance 1.50s, unowned 0.00s"
+    assert settled_words(rt["disturbances"][1]) == "not settled (never settled before the end)"
