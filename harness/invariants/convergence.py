@@ -183,7 +183,7 @@ def _assess(tl, t: float, before: bool = False, owners: dict | None = None) -> b
             if x in alive:
                 held[x].append(tl.layout.tp(p))
     subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive}
-    return balance.consumer(held, subs, dict(zip(tl.topics, tl.layout.counts)))
+    return balance.consumer(held, subs, tl.counts_at(t, before))
 
 
 def _state(tl, t: float, before: bool):
@@ -208,7 +208,8 @@ def _converged_states(tl) -> list[tuple[float, float]]:
     (`balance.consumer`), in time order."""
     times = sorted({o.start for o in tl.ownerships} | {o.end for o in tl.ownerships if o.end <= tl.end}
                    | {t for ls in tl.lives.values() for lf in ls for t in (lf.start, lf.end) if t <= tl.end}
-                   | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end})
+                   | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end}
+                   | {t for t in tl.growth.times if t <= tl.end})
     out: list[tuple[float, float, tuple]] = []
     for i, t in enumerate(times):
         nxt = times[i + 1] if i + 1 < len(times) else tl.end

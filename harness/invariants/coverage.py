@@ -156,7 +156,7 @@ def unowned_stretches(tl: timeline.Timeline, horizon: float) -> dict[int, list[t
     out: dict[int, list[tuple]] = {}
     for p in tl.layout.partitions(tl.subscriptions.ever(tl.lives)):
         owns = sorted(tl.by_partition.get(p, ()), key=lambda o: o.start)
-        gs, reach, reach_ev = [], first.start, None
+        gs, reach, reach_ev = [], max(first.start, tl.born(p)), None  # an added partition: from its birth
         for o in owns:
             if o.start >= horizon:
                 break

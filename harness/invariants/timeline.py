@@ -41,7 +41,7 @@ from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
                                       Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,
                                       resolve_topic, rows_of, topic_partitions)
-from harness.invariants.topics import Layout, Subscriptions, raw_spans
+from harness.invariants.topics import Growth, Layout, Subscriptions, raw_spans
 
 
 class Timeline:
@@ -58,6 +58,9 @@ class Timeline:
             names, declared = [t for t, _ in settings.topics], [int(n) for _, n in settings.topics]
         else:
             names, declared = [resolve_topic(history, settings.topic)], [settings.partitions]
+        #: partitions added while the run went on (`topics.Growth`); the layout takes the final counts
+        self.growth = Growth(self.control, names)
+        declared = [max(d, self.growth.final(i, 0)) for i, d in enumerate(declared)]
         spans = raw_spans(history, names, self.control) if len(names) > 1 else [0]
         #: the run's topics and the global index of their partitions (see `topics`)
         self.layout = Layout(history, names, [max(d, s) for d, s in zip(declared, spans)])
@@ -208,7 +211,13 @@ class Timeline:
 
     def required(self, t: float, before: bool = False) -> list[int]:
         """The partitions that must be owned at t: those of the topics some live member subscribes to
-        (every partition when no member is alive, or no member wrote a subscription)."""
+        (every partition when no member is alive, or no member wrote a subscription) that exist at t."""
+        out = self._required(t, before)
+        if self.growth.steps:
+            out = [p for p in out if self.exists(p, t, before)]
+        return out
+
+    def _required(self, t: float, before: bool) -> list[int]:
         if not self.subscriptions.declared:
             return self.all_partitions
         alive = self.alive_members(t, before)
@@ -216,6 +225,20 @@ class Timeline:
             return self.all_partitions
         topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive))
         return self.all_partitions if len(topics) == len(self.topics) else self.layout.partitions(topics)
+
+    def counts_at(self, t: float, before: bool = False) -> dict[str, int]:
+        """Each topic's partition count at t (partitions added while the run went on count from then)."""
+        return {n: self.growth.count_at(i, t, c, before) for i, (n, c) in enumerate(zip(self.topics, self.layout.counts))}
+
+    def exists(self, p: int, t: float, before: bool = False) -> bool:
+        """Whether global partition p exists at t."""
+        i = self.layout.topic_of(p)
+        return p - self.layout.base[i] < self.growth.count_at(i, t, self.layout.counts[i], before)
+
+    def born(self, p: int) -> float:
+        """When global partition p came to exist (-inf: from the start)."""
+        i = self.layout.topic_of(p)
+        return self.growth.born(i, p - self.layout.base[i])
 
     def shutdown_start(self, life: Life) -> float:
         """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""

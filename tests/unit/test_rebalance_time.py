@@ -103,3 +103,26 @@ def test_assignors_are_read_from_the_started_events():
     h = history(run_start(0.0), started("a", 0.1, effective=effective(protocol="classic")), run_end(1.0))
     from harness.invariants import timeline
     assert rebalance_time.assignors(timeline.build(h, settings()), "classic-cooperative") == ["cooperative-sticky"]
+
+
+def test_partitions_added_count_from_the_action_and_are_timed():
+    # 4 partitions to 8 at 10.0 (the action's end records it); the members pick the new ones up at 15 and 15.2
+    evs = [*steady(40.0), *action(10.0, "a1", "add_partitions", 10.1, topic="t", before=4, count=8),
+           assigned("a", 15.0, [4, 5]), assigned("b", 15.2, [6, 7])]
+    v, rt = measured(history(evs))
+    assert v.status == "valid", v.message
+    add = rt["disturbances"][1]
+    assert add["kind"] == "add_partitions" and add["settled_s"] == 5.2
+    # the new partitions were unowned from their birth (10.1) to their assignment, not from the run's start
+    assert add["partitions_unowned"] == 4 and round(add["unowned_sum_s"], 6) == round(2 * 4.9 + 2 * 5.1, 6)
+    from harness.invariants import coverage
+    c = coverage.check(history(evs), settings(max_poll_interval_s=10.0))
+    assert c.status == "valid", c.message
+    assert c.measurements["unowned_s_by_partition"][4] == 4.9
+
+
+def test_partitions_added_and_never_picked_up_never_settle():
+    evs = [*steady(40.0), *action(10.0, "a1", "add_partitions", 10.1, topic="t", before=4, count=8)]
+    v, rt = measured(history(evs))
+    assert v.status == "invalid" and "incomplete" in v.message
+    assert rt["disturbances"][1]["settled_s"] is None and rt["disturbances"][1]["unowned_open"] == 4
