@@ -76,8 +76,10 @@ _SPECS = (
     ActionSpec("workload_rate", (_p("rate_per_s", float),),
                "The producer writes this many records per second (the total over the topics) from now on; the "
                "result has the new and the former rate."),
-    ActionSpec("scale_out", (), "One more member, in the next slot.", mix=lambda rng, ctx, slot: {}),
-    ActionSpec("scale_in", (_p("pick", str, "newest"),), "Stop the newest (or `\"oldest\"`) live member.",
+    ActionSpec("scale_out", (_p("count", int, 1),), "`count` more members (one by default), in the next slots, "
+               "started together.", mix=lambda rng, ctx, slot: {}),
+    ActionSpec("scale_in", (_p("pick", str, "newest"), _p("count", int, 1)),
+               "Stop the newest (or `\"oldest\"`) live member, or `count` of them at once (one always stays).",
                mix=lambda rng, ctx, slot: {"pick": "newest"}),
     ActionSpec("kill_member", (SLOT, _p("replace_after_s", float | None, None)),
                "SIGKILL the member in the slot; a replacement after that many seconds when given.",
@@ -173,6 +175,9 @@ _SPECS = (
                "Cut every broker of a rack off the other racks' brokers and the quorum, then heal.",
                needs=frozenset({"broker_partition"})),
 )
+#: actions that signal one member's process (SIGKILL, SIGSTOP): refused when a process hosts several members
+#: (`members_per_process`), where the signal would reach every member it hosts
+ONE_PROCESS = frozenset({"kill_member", "pause_member", "rack_outage"})
 #: name -> spec, in the order above
 ACTIONS: dict[str, ActionSpec] = {s.name: s for s in _SPECS}
 #: the actions the random mix draws from, as many times each as its weight, in the registry's order

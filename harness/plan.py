@@ -94,6 +94,7 @@ class RunConfig:
     topics: tuple[tuple[str, int], ...] = ()  # named topics (name, partitions); none: one topic of `partitions`
     subscription: tuple[str, ...] = ()  # every slot's subscription (names or ^regexes); none: every topic
     slot_subscriptions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, subscription): slot N's own
+    members_per_process: int = 1  # consumers one Python member process hosts (docs/member-contract.md)
 
     @classmethod
     def for_scenario(cls, scenario: str, **given) -> "RunConfig":
@@ -192,6 +193,10 @@ class RunConfig:
         if (self.topics or subs) and sc.kind != "consumer":
             raise BadInput(f"scenario {self.scenario}: topics and subscriptions are for consumer-group members")
         check_topics(self.topics, subs)
+        if self.members_per_process != 1 and (self.members_per_process < 1 or (sc.kind, self.member) != (
+                "consumer", "python") or self.member_command or self.slot_commands or self.misbehave):
+            raise BadInput(f"members per process {self.members_per_process}: 1 or more; above 1 only for consumer "
+                           "groups of the built-in Python member, without member commands or --misbehave")
         reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)
         if reserved:
             raise BadInput(f"client setting {reserved[0]} is the harness's to set ({RESERVED_CLIENT_KEYS[reserved[0]]})")
@@ -309,6 +314,9 @@ def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> N
     can do what it needs."""
     abilities = backends.ABILITIES.get(backend, frozenset())
     for i, a in enumerate(schedule):
+        if cfg.members_per_process > 1 and a.kind in actions.ONE_PROCESS:
+            raise BadInput(f"step {i} ({a.kind}) signals one member's process, which hosts {cfg.members_per_process} "
+                           f"members here (--members-per-process): it would act on all of them; run it with 1")
         why = actions.kind_refusal(a.kind, sc.kind)
         if why:
             raise BadInput(f"step {i} ({a.kind}) {why} (scenario {cfg.scenario})")

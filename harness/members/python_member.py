@@ -40,7 +40,7 @@ import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import client_version, effective_settings  # noqa: E402,F401
+from harness.members.python_settings import COMMIT_MODES, client_version, commit_mode, effective_settings  # noqa: E402,F401,E501
 
 PROTOCOL_CONFIG = {
     "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
@@ -51,16 +51,6 @@ PROTOCOL_CONFIG = {
 GROUP_PROTOCOL_SINCE = 0x02040000
 #: rejoin-storm: when the storm starts (after the first assignment), how long it lasts, how often it rejoins
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S = 3.0, 20.0, 1.0
-#: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
-COMMIT_MODES = ("sync", "async", "auto", "never")
-
-
-def commit_mode(env: dict) -> str:
-    """HARNESS_COMMIT_MODE (empty or unset: sync); exits with one line when it is none of COMMIT_MODES."""
-    mode = env.get("HARNESS_COMMIT_MODE") or "sync"
-    if mode not in COMMIT_MODES:
-        raise SystemExit(f"member: unknown commit mode {mode!r} (HARNESS_COMMIT_MODE); known: {', '.join(COMMIT_MODES)}")
-    return mode
 
 
 def protocol_config(protocol: str) -> dict:
@@ -115,6 +105,7 @@ class Member:
 
     def __init__(self, env: dict) -> None:
         self.member_id = env["HARNESS_MEMBER_ID"]
+        self.hosted = bool(env.get("HARNESS_HOSTED"))  # one of several consumers of one process (hosted.py)
         self.topic = env["HARNESS_TOPIC"]
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
         self.control_path = env.get("HARNESS_CONTROL") or None
@@ -320,12 +311,17 @@ class Member:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "control_pending", True))
+        return self.loop()
+
+    def loop(self) -> int:
+        """Subscribe, write `started`, consume until stopped, commit what is left, close (signals: `run`)."""
         self._subscribe()
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}",
-                        controls=["stall", "subscription"] if self.control_path else [], client_config=self.given,
+                        controls=(["stall", "subscription"] + (["stop"] if self.hosted else [])) if self.control_path
+                        else [], client_config=self.given,
                         effective=self.effective, effective_defaults=self.effective_defaults)
         while self.running:
             if self.control_pending:
@@ -377,8 +373,10 @@ class Member:
         if "subscription" in c:
             self.subscription = list(c["subscription"])
             self._subscribe()
+        if c.get("stop"):  # a hosted consumer's graceful stop (harness/members/hosted.py): leave as on SIGTERM
+            self.running = False
         self.hist.event("control", member=self.member_id, seq=self.control_seq,
-                        **{k: c[k] for k in ("stall", "subscription") if k in c})
+                        **{k: c[k] for k in ("stall", "subscription", "stop") if k in c})
 
 
 def _commit_key(tpo: list) -> tuple:
@@ -388,6 +386,9 @@ def _commit_key(tpo: list) -> tuple:
 def main() -> int:
     if os.environ.get("HARNESS_CHECK_CONFIG"):
         return check_config(dict(os.environ))
+    if os.environ.get("HARNESS_HOSTED"):  # several consumers in this process, each its own member
+        from harness.members.hosted import run_hosted
+        return run_hosted(dict(os.environ), Member)
     return Member(dict(os.environ)).run()
 
 
