@@ -268,9 +268,12 @@ class MemberPool:
         return gone
 
     def stop_all(self) -> None:
+        """Every live member stops: one process after another, but the hosting processes all at once (stop_many)."""
+        hosted = [m for m in self.live() if len(m.hosts) > 1]
+        if hosted:
+            self.stop_many(hosted)
         for m in self.live():
-            if not m.exited:
-                self.stop(m) if len(m.hosts) == 1 else self._stop_process(m)
+            self.stop(m)
 
     def stop_many(self, ms: list[MemberProcess], *, timeout_s: float = 30.0) -> None:
         """Graceful stops of several members at once: every stop begins (SIGTERM to a process all of whose live
@@ -295,15 +298,6 @@ class MemberPool:
             rc = x.proc.terminate_and_wait(timeout_s=timeout_s)
             for h in x.hosts:
                 self._exited(h, "graceful" if rc == 0 else "crash", rc)
-
-    def _stop_process(self, m: MemberProcess, timeout_s: float = 30.0) -> None:
-        """SIGTERM to a hosting process: every member it hosts leaves (their stops begin now)."""
-        for x in m.hosts:
-            if not x.exited:
-                self.on_event("member_stop", member=x.member_id)
-        rc = m.proc.terminate_and_wait(timeout_s=timeout_s)
-        for x in m.hosts:
-            self._exited(x, "graceful" if rc == 0 else "crash", rc)
 
     def kill_all(self) -> None:
         for m in self.live():
