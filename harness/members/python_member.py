@@ -363,6 +363,8 @@ class Member:
             with open(self.control_path) as f:
                 c = json.load(f)
         except (OSError, ValueError) as e:
+            if self.hosted and isinstance(e, FileNotFoundError):
+                return  # SIGUSR1 reaches every consumer of the process; a control was written for another one
             self.hist.event("error", member=self.member_id, fatal=False, error=f"control file: {e}")
             return
         if c.get("seq", 0) <= self.control_seq:
