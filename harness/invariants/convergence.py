@@ -211,14 +211,23 @@ def _converged_states(tl) -> list[tuple[float, float]]:
                    | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end}
                    | {t for t in tl.growth.times if t <= tl.end})
     out: list[tuple[float, float, tuple]] = []
+    starts = sorted(tl.ownerships, key=lambda o: o.start)
+    ends = sorted((o for o in tl.ownerships if o.end <= tl.end), key=lambda o: o.end)
+    owners: dict[int, list[str]] = {}  # tl.owners_at(t), kept up to date in one sweep over the times
+    si = ei = 0
     for i, t in enumerate(times):
+        while si < len(starts) and starts[si].start <= t:
+            owners.setdefault(starts[si].partition, []).append(starts[si].member)
+            si += 1
+        while ei < len(ends) and ends[ei].end <= t:
+            owners[ends[ei].partition].remove(ends[ei].member)
+            ei += 1
         nxt = times[i + 1] if i + 1 < len(times) else tl.end
         if nxt <= t:
             continue
-        owners = tl.owners_at(t)
         if not _assess(tl, t, owners=owners).ok:
             continue
-        key = tuple(sorted((p, tuple(xs)) for p, xs in owners.items()))
+        key = tuple(sorted((p, tuple(sorted(xs))) for p, xs in owners.items() if xs))
         if out and out[-1][2] == key and out[-1][1] == t:
             out[-1] = (out[-1][0], nxt, key)
         else:

@@ -85,6 +85,7 @@ class Timeline:
         #: how many partitions the run's topics have in all; every one of them, as global indices
         self.partitions = sum(self.layout.counts)
         self.all_partitions = self.layout.partitions()
+        self._by_member: dict[str, list[tuple[int, dict]]] | None = None  # member_events' index
         self.workload_end, self.end_before = self._workload_end()
 
     def _first_seen(self) -> dict[str, dict]:
@@ -380,8 +381,12 @@ class Timeline:
         """(seq, event) of a member's control events of these types up to E."""
         if set(types) & BULK_TYPES:
             raise ValueError("member_events reads control events only; bulk ones are history.bulk(type)")
-        return [(i, e) for i, e in self.control
-                if e.get("member") == member and e["type"] in types and e["mono"] <= self.end]
+        if self._by_member is None:  # each member's control events, indexed once (hundreds of members)
+            self._by_member = {}
+            for i, e in self.control:
+                if e.get("member") and e["mono"] <= self.end:
+                    self._by_member.setdefault(e["member"], []).append((i, e))
+        return [(i, e) for i, e in self._by_member.get(member, ()) if e["type"] in types]
 
 
 def build(history: History, settings: CheckSettings) -> Timeline:
