@@ -57,8 +57,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 static_away.append({"partition": p, "member": away, "s": secs(e - s)})
                 continue
             by_p[g] = max(by_p.get(g, 0.0), e - s)
-            d = tl.last_disturbance(s)
-            key = (g, d[0] if d else tl.start)
+            d = tl.last_disturbance_time(s)
+            key = (g, d if d is not None else tl.start)
             per_dist[key] = per_dist.get(key, 0.0) + (e - s)
             if e - s > bound:
                 problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "

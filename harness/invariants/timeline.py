@@ -32,6 +32,7 @@ the last event; events after E are not read.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 
 import numpy as np
@@ -86,6 +87,7 @@ class Timeline:
         self.partitions = sum(self.layout.counts)
         self.all_partitions = self.layout.partitions()
         self._by_member: dict[str, list[tuple[int, dict]]] | None = None  # member_events' index
+        self._points: list[float] | None = None  # last_disturbance_time's index
         self.workload_end, self.end_before = self._workload_end()
 
     def _first_seen(self) -> dict[str, dict]:
@@ -213,19 +215,11 @@ class Timeline:
     def required(self, t: float, before: bool = False) -> list[int]:
         """The partitions that must be owned at t: those of the topics some live member subscribes to
         (every partition when no member is alive, or no member wrote a subscription) that exist at t."""
-        out = self._required(t, before)
-        if self.growth.steps:
-            out = [p for p in out if self.exists(p, t, before)]
-        return out
-
-    def _required(self, t: float, before: bool) -> list[int]:
-        if not self.subscriptions.declared:
-            return self.all_partitions
-        alive = self.alive_members(t, before)
-        if not alive:
-            return self.all_partitions
-        topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive))
-        return self.all_partitions if len(topics) == len(self.topics) else self.layout.partitions(topics)
+        alive = self.alive_members(t, before) if self.subscriptions.declared else None
+        topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive)) if alive else None
+        out = self.all_partitions if topics is None or len(topics) == len(self.topics) else \
+            self.layout.partitions(topics)
+        return [p for p in out if self.exists(p, t, before)] if self.growth.steps else out
 
     def counts_at(self, t: float, before: bool = False) -> dict[str, int]:
         """Each topic's partition count at t (partitions added while the run went on count from then)."""
@@ -246,15 +240,15 @@ class Timeline:
         if life.how != "graceful" or life.exit_event is None:
             return life.end
         # the harness records `member_stop` when it sends SIGTERM: that is where the shutdown begins
-        stops = [e["mono"] for _, e in self.control if e["type"] == "member_stop"
-                 and e.get("member") == life.member and life.start <= e["mono"] <= life.end]
+        stops = [e["mono"] for _, e in self.member_events(life.member, ("member_stop",))
+                 if life.start <= e["mono"] <= life.end]
         if stops:
             return stops[-1]
         from harness.invariants.settings import member_settings  # it reads this timeline
         lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
         begin = life.end
-        for _, e in self.control:
-            if e.get("member") != life.member or not lo <= e["mono"] <= life.end:
+        for _, e in self.member_events(life.member, ("assigned", "lost", "revoked", "stopped")):
+            if not lo <= e["mono"] <= life.end:
                 continue
             if e["type"] in ("assigned", "lost"):
                 begin = life.end  # a later assignment: what came before it was no shutdown
@@ -354,6 +348,15 @@ class Timeline:
         out += [(e["mono"], e) for _, e in self.control if e["type"] == "broker_event" and upto(e["mono"])]
         out.sort(key=lambda x: x[0])
         return out
+
+    def last_disturbance_time(self, until: float) -> float | None:
+        """The time of `last_disturbance(until)` (None: none), from an index built once: for many lookups."""
+        self._points = self._points or sorted([t for t, e in self.disturbances(self.end) if e is not None
+                                               and not (e["type"] == "fault_start" and t == self.end)])
+        if any(f.start <= until < f.end for f in self.faults):
+            return until  # a fault active then counts at that moment
+        k = bisect_right(self._points, until)
+        return self._points[k - 1] if k else None
 
     def last_disturbance(self, until: float, before: bool = False) -> tuple[float, dict] | None:
         d = self.disturbances(until, before)
