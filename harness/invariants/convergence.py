@@ -50,6 +50,7 @@ from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict
 from harness.invariants.coverage import unowned_stretches
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.rebalance_time import first_settled
+from harness.invariants.terms import sweep_owners
 from harness.invariants.settings import disturbance_bound, member_settings
 
 NAME = "convergence_balance"
@@ -211,17 +212,7 @@ def _converged_states(tl) -> list[tuple[float, float]]:
                    | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end}
                    | {t for t in tl.growth.times if t <= tl.end})
     out: list[tuple[float, float, tuple]] = []
-    starts = sorted(tl.ownerships, key=lambda o: o.start)
-    ends = sorted((o for o in tl.ownerships if o.end <= tl.end), key=lambda o: o.end)
-    owners: dict[int, list[str]] = {}  # tl.owners_at(t), kept up to date in one sweep over the times
-    si = ei = 0
-    for i, t in enumerate(times):
-        while si < len(starts) and starts[si].start <= t:
-            owners.setdefault(starts[si].partition, []).append(starts[si].member)
-            si += 1
-        while ei < len(ends) and ends[ei].end <= t:
-            owners[ends[ei].partition].remove(ends[ei].member)
-            ei += 1
+    for i, (t, owners) in enumerate(sweep_owners(tl.ownerships, times, tl.end)):  # tl.owners_at(t), one sweep
         nxt = times[i + 1] if i + 1 < len(times) else tl.end
         if nxt <= t:
             continue

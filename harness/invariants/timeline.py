@@ -41,7 +41,7 @@ from harness.history import History
 from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
                                       Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,
-                                      resolve_topic, rows_of, topic_partitions)
+                                      resolve_topic, rows_of, sweep_owners, topic_partitions)
 from harness.invariants.topics import Growth, Layout, Subscriptions, raw_spans
 
 
@@ -366,11 +366,11 @@ class Timeline:
         """The stable assignment snapshots over the whole history, in time order."""
         times = sorted({o.start for o in self.ownerships} | {o.end for o in self.ownerships if o.end <= self.end})
         out: list[Snapshot] = []
-        for i, t in enumerate(times):
+        for i, (t, owners) in enumerate(sweep_owners(self.ownerships, times, self.end)):
             nxt = times[i + 1] if i + 1 < len(times) else self.end
             if nxt <= t:
                 continue
-            owners, required = self.owners_at(t), self.required(t)
+            required = self.required(t)
             if not self.complete(owners, required):
                 continue
             m = {p: owners[p][0] for p in required}
