@@ -183,7 +183,8 @@ def _assess(tl, t: float, before: bool = False, owners: dict | None = None) -> b
         for x in xs:
             if x in alive:
                 held[x].append(tl.layout.tp(p))
-    subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive}
+    subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive} \
+        if not tl.subscriptions.all_take_all else {}  # every member takes every topic: none to pass (balance.consumer)
     return balance.consumer(held, subs, tl.counts_at(t, before))
 
 

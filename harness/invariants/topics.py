@@ -233,6 +233,8 @@ class Subscriptions:
             else:
                 topics = self.all
             self.by_member.setdefault(e["member"], []).append((e["mono"], topics))
+        #: every subscription any member wrote takes every topic (a one-topic run): who subscribes to what never matters
+        self.all_take_all = all(ts == self.all for subs in self.by_member.values() for _, ts in subs)
 
     def resolve(self, entries) -> frozenset:
         """The indices of the run's topics a subscription names."""
