@@ -160,6 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kafka-version", default="latest")
+    ap.add_argument("--stable-timeout", type=float, default=240.0, help="each wait for a stable group, s")
     ap.add_argument("--runs-root", default=None, help="where the run directories go (default: a temporary one, kept)")
     ap.add_argument("--out", default=None, help="the rows as JSON")
     ap.add_argument("--markdown", default=None, help="the table as Markdown")
@@ -186,7 +187,8 @@ def main(argv=None) -> int:
             path.write_text(scenario_text(case, members, partitions, steps, per))
             for p in protocols:
                 cfg = RunConfig.for_scenario(str(path), seed=a.seed, protocol=p, kafka_version=a.kafka_version,
-                                             runs_root=str(root), stable_timeout_s=240.0, drain_timeout_s=120.0)
+                                             runs_root=str(root), stable_timeout_s=a.stable_timeout,
+                                             drain_timeout_s=120.0)
                 w0, c0 = time.monotonic(), _cpu()
                 res = run_scenario(cfg, cluster=cluster, progress=lambda x: print(f"  {x}", flush=True))
                 row = row_of(case, p, res, members, partitions)
