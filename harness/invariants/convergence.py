@@ -44,6 +44,8 @@ when members wrote subscriptions, also `subscriptions` (member -> topics at W) a
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from harness.history import History
 from harness.invariants import balance, rebalance_time, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
@@ -51,7 +53,7 @@ from harness.invariants.coverage import unowned_stretches
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.rebalance_time import first_settled
 from harness.invariants.terms import sweep_owners
-from harness.invariants.settings import disturbance_bound, member_settings
+from harness.invariants.settings import disturbance_bound, longest_heartbeat_s, member_settings
 
 NAME = "convergence_balance"
 OWN = timeline.OWNERSHIP_TYPES
@@ -230,11 +232,12 @@ def _converged_states(tl) -> list[tuple[float, float]]:
 def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
     """Ownership changes in [T, N) grouped into rebalances: (start, end, first event); events further apart than
     the longest heartbeat interval of the members alive then start a new one."""
-    evs = [e for _, e in tl.control if e["type"] in OWN and T <= e["mono"] < N and tl.event_partitions(e)
-           and tl.alive(e.get("member"), e["mono"])]
+    evs = tl.history.derived(("ownership_events", tl.end), lambda: [
+        e for _, e in tl.control if e["type"] in OWN and tl.event_partitions(e) and tl.alive(e.get("member"), e["mono"])])
+    monos = tl.history.derived(("ownership_event_monos", tl.end), lambda: [e["mono"] for e in evs])
     out: list[list] = []
-    for e in evs:
-        gap = max((member_settings(tl, x, e["mono"]).heartbeat_s for x in tl.alive_members(e["mono"])), default=0.5)
+    for e in evs[bisect_left(monos, T):bisect_left(monos, N)]:
+        gap = longest_heartbeat_s(tl, e["mono"])
         if out and e["mono"] - out[-1][1] <= gap:
             out[-1][1] = e["mono"]
         else:
@@ -245,11 +248,12 @@ def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
 def _unexplained_lost(tl, T: float, N: float) -> list[dict]:
     """`lost` events in [T, N) of members in good standing that stay alive: no fault on the member and no broker
     event within its own session timeout before it."""
-    brokers = [e["mono"] for _, e in tl.control if e["type"] == "broker_event"]
+    brokers = tl.history.derived(("broker_event_monos", tl.end),
+                                 lambda: [e["mono"] for _, e in tl.control if e["type"] == "broker_event"])
     out = []
-    for _, e in tl.control:
+    for e in tl.history.derived(("lost_events", tl.end), lambda: [e for _, e in tl.control if e["type"] == "lost"]):
         t, x = e["mono"], e.get("member")
-        if e["type"] != "lost" or not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
+        if not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
             continue
         S = member_settings(tl, x, t).session_timeout_s
         if any(x in f.members and f.start < t and f.end > t - S for f in tl.faults):
