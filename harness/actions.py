@@ -79,8 +79,10 @@ _SPECS = (
     ActionSpec("workload_rate", (_p("rate_per_s", float),),
                "The producer writes this many records per second (the total over the topics) from now on; the "
                "result has the new and the former rate."),
-    ActionSpec("scale_out", (), "One more member, in the next slot.", mix=lambda rng, ctx, slot: {}),
-    ActionSpec("scale_in", (_p("pick", str, "newest"),), "Stop the newest (or `\"oldest\"`) live member.",
+    ActionSpec("scale_out", (_p("count", int, 1),), "`count` more members (one by default), in the next slots, "
+               "started together.", mix=lambda rng, ctx, slot: {}),
+    ActionSpec("scale_in", (_p("pick", str, "newest"), _p("count", int, 1)),
+               "Stop the newest (or `\"oldest\"`) live member, or `count` of them at once (one always stays).",
                mix=lambda rng, ctx, slot: {"pick": "newest"}),
     ActionSpec("kill_member", (SLOT, _p("replace_after_s", float | None, None)),
                "SIGKILL the member in the slot; a replacement after that many seconds when given.",
@@ -131,6 +133,11 @@ _SPECS = (
                "The member resubscribes without a restart (names of `[[topics]]`, `^regexes`; empty: every topic); "
                "the slot keeps it across later restarts.", kinds=CONSUMER,
                mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []}),
+    # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
+    # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's coordinator)
+    ActionSpec("add_partitions", (_p("count", int), _p("topic", str | None, None)),
+               "The topic (a name of `[[topics]]`; default the first) gets partitions up to `count` in all (the new "
+               "total); the result has the topic, the count before and after.", kinds=CONSUMER),
     # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
     ActionSpec("group_config", (_p("settings", dict[str, Setting]), _p("if_supported", bool, False)),
                "Group configs set through the Admin API while the group runs (Kafka 4.0+).", kinds=CONSUMER,
@@ -171,6 +178,9 @@ _SPECS = (
                "Cut every broker of a rack off the other racks' brokers and the quorum, then heal.",
                needs=frozenset({"broker_partition"})),
 )
+#: actions that signal one member's process (SIGKILL, SIGSTOP): refused when a process hosts several members
+#: (`members_per_process`), where the signal would reach every member it hosts
+ONE_PROCESS = frozenset({"kill_member", "pause_member", "rack_outage"})
 # Request faults (harness/kproxy/, docs/scenarios.md "Request faults"): each installs one rule in the request proxy
 # on the requests of one API from the member now in `slot` (or "all" members), to `broker` (1-based, or "all"), and
 # returns at once with the rule live: it lifts itself after `count` requests or `duration_s`, at a

@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
                              "e.g. consumer.session.timeout.ms=10000; repeatable")
         commit_mode(sp, "sync, or the scenario file's")
         processing_ms(sp, "0, or the scenario's")
+        sp.add_argument("--members-per-process", type=int, default=None, metavar="N",
+                        help="consumers each Python member process hosts, each its own member with its own history "
+                             "(docs/member-contract.md, \"Hosted members\"); a kill or a pause of one would reach "
+                             "them all, so schedules with kill_member, pause_member or rack_outage are refused; "
+                             "default: 1, or the scenario file's")
 
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -294,14 +299,15 @@ def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tu
 
 
 def member_options(args) -> dict:
-    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms and the --*-set flags (only
-    those given)."""
+    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms, --members-per-process and
+    the --*-set flags (only those given)."""
     every, slots = _member_commands(args.member_command)
     out = {"member": args.member if args.member != "python" else None, "member_command": every,
            "slot_commands": slots, "client_settings": _settings(args.client_set, "--client-set"),
            "broker_settings": _settings(args.broker_set, "--broker-set"),
            "group_settings": _settings(args.group_set, "--group-set"),
-           "commit_mode": getattr(args, "commit_mode", None), "processing_ms": getattr(args, "processing_ms", None)}
+           "commit_mode": getattr(args, "commit_mode", None), "processing_ms": getattr(args, "processing_ms", None),
+           "members_per_process": getattr(args, "members_per_process", None)}
     return {k: v for k, v in out.items() if v}
 
 

@@ -61,11 +61,20 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions):
 
     # -- member slots
     def add_member(self):
-        spec = self.kind.member_spec(len(self.specs))
-        self.specs.append(spec)
-        m = self.pool.start(spec)
-        self.slots.append(m)
-        return m
+        return self.add_members(1)[0]
+
+    def add_members(self, count: int) -> list:
+        """`count` members in the next slots: each in its own process, or with `members_per_process` above one
+        (RunConfig, docs/member-contract.md "Hosted members") that many to a process."""
+        per = max(1, int(getattr(getattr(self.kind, "cfg", None), "members_per_process", 1) or 1))
+        out: list = []
+        while len(out) < count:
+            specs = [self.kind.member_spec(len(self.specs) + i) for i in range(min(per, count - len(out)))]
+            self.specs.extend(specs)
+            ms = self.pool.start_hosted(specs) if per > 1 else [self.pool.start(specs[0])]
+            self.slots.extend(ms)
+            out.extend(ms)
+        return out
 
     def live_slot(self, slot: int):
         """The live member in a slot, or None (a shrunk or mixed schedule may name an empty slot)."""
@@ -96,19 +105,26 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions):
         return {"stable": self.waits.wait_stable("after action")}
 
     @performs("scale_out")
-    def _do_scale_out(self):
-        return {"member": self.add_member().member_id}
+    def _do_scale_out(self, count: int = 1):
+        if count < 1:
+            raise BadInput(f"scale_out: count must be 1 or more, not {count!r}")
+        ms = self.add_members(count)
+        return {"member": ms[0].member_id} if count == 1 else {"members": [m.member_id for m in ms]}
 
     @performs("scale_in")
-    def _do_scale_in(self, pick: str = "newest"):
+    def _do_scale_in(self, pick: str = "newest", count: int = 1):
         live = [i for i, m in enumerate(self.slots) if m is not None and not m.exited]
         if len(live) <= 1:
             return {"skipped": "one member left"}
-        slot = live[-1] if pick == "newest" else live[0]
-        m = self.slots[slot]
-        self.pool.stop(m)
-        self.slots[slot] = None
-        return {"member": m.member_id}
+        if count < 1:
+            raise BadInput(f"scale_in: count must be 1 or more, not {count!r}")
+        n = min(count, len(live) - 1)  # one member stays
+        chosen = live[-n:][::-1] if pick == "newest" else live[:n]
+        ms = [self.slots[i] for i in chosen]
+        self.pool.stop(ms[0]) if n == 1 else self.pool.stop_many(ms)
+        for i in chosen:
+            self.slots[i] = None
+        return {"member": ms[0].member_id} if count == 1 else {"members": [m.member_id for m in ms]}
 
     @performs("bounce")
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,

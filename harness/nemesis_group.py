@@ -44,6 +44,14 @@ class GroupActions:
                     self.pool.control(m, stall=False)
         return {"member": m.member_id}
 
+    @performs("add_partitions")
+    def _do_add_partitions(self, count: int, topic: str | None = None):
+        """The topic's partitions up to `count` in all (CreatePartitions through the Admin API), bracketed as a
+        fault (a disturbance the invariants count); the timeline reads the new count from this action's result."""
+        with self.fault("add_partitions", targets=[topic or "first topic"]):
+            real, before = self.kind.add_partitions(topic, count)
+        return {"topic": real, "before": before, "count": count}
+
     @performs("change_subscription")
     def _do_change_subscription(self, slot: int, subscription: list[str]):
         """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now

@@ -55,6 +55,8 @@ class NightlyRun:
     index: int | None = None  # the draw's place in the night (shards split the night by it)
     known: dict | None = None  # a failure that is a known finding (harness/findings.py): its id and expected rate
     repeat: int | None = None  # with --repeat N: which of the draw's N seeds (1 is the draw's own)
+    #: trigger-to-stable seconds of each disturbance the run's convergence_balance measured (None: never settled)
+    rebalance_s: list | None = None
 
 
 @dataclass
@@ -269,7 +271,8 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, run_seed, str(r.run_dir), r.status,
                                commit_mode=mode, index=d.index,
                                known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc}
-                               if known else None, repeat=j if repeat > 1 else None)
+                               if known else None, repeat=j if repeat > 1 else None,
+                               rebalance_s=rebalance_times(r))
             if r.status == "fail" and not known and d.index not in shrunk_draws \
                     and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up
                 progress("  shrinking the failing schedule ...")
@@ -288,9 +291,27 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
     return result
 
 
+def rebalance_times(result: RunResult) -> list | None:
+    """The trigger-to-stable seconds of each disturbance of a run (None for one that never settled), from its
+    convergence_balance verdict's `rebalance_time` measurement; None when the run has none."""
+    v = (getattr(result, "verdicts", None) or {}).get("convergence_balance")
+    rt = (getattr(v, "measurements", None) or {}).get("rebalance_time")
+    return [d.get("settled_s") for d in rt.get("disturbances") or ()] if isinstance(rt, dict) else None
+
+
+def _median(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    if not xs:
+        return None
+    mid = len(xs) // 2
+    return round(xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2, 3)
+
+
 def rates(runs: list[NightlyRun]) -> list[dict]:
     """The night's failures per scenario x protocol x Kafka version x client version, as a rate of that cell's runs
-    (a 1-in-20 race reads 1/20), with the runs that could not be judged apart; the highest rate first."""
+    (a 1-in-20 race reads 1/20), with the runs that could not be judged apart; the highest rate first. A cell whose
+    runs measured rebalance times has `rebalance_p50_s`, `rebalance_max_s` (of the disturbances that settled) and
+    `rebalance_unsettled` (that never did)."""
     names = ("scenario", "protocol", "kafka_version", "client_version")
     key_of = lambda c: tuple(c[n] for n in names)  # noqa: E731
     cells: dict[tuple, dict] = {}
@@ -300,6 +321,13 @@ def rates(runs: list[NightlyRun]) -> list[dict]:
         c["runs"] += 1
         if r.status != "pass":
             c[{"fail": "failed", "unknown": "unknown"}.get(r.status, "error")] += 1
+        if r.rebalance_s is not None:
+            c.setdefault("_times", []).extend(r.rebalance_s)
+    for c in cells.values():
+        if (ts := c.pop("_times", None)) is not None:
+            done = [t for t in ts if t is not None]
+            c.update(rebalance_p50_s=_median(done), rebalance_max_s=max(done) if done else None,
+                     rebalance_unsettled=len(ts) - len(done))
     return sorted(cells.values(), key=lambda c: (-c["failed"] / c["runs"], *key_of(c)))
 
 
@@ -313,8 +341,11 @@ def summary_lines(result: NightlyResult) -> list[str]:
              f"summary {result.out_dir / 'nightly.json'}"]
     for c in rates(result.runs):
         undecided = ", ".join(f"{c[k]} {k}" for k in ("unknown", "error") if c[k])
+        took = "" if "rebalance_p50_s" not in c else (
+            f"; rebalance time p50 {c['rebalance_p50_s']}s, max {c['rebalance_max_s']}s"
+            + (f", {c['rebalance_unsettled']} never settled" if c["rebalance_unsettled"] else ""))
         lines.append(f"  {c['scenario']} {c['protocol']} kafka={c['kafka_version']} client={c['client_version']}: "
-                     f"{c['failed']}/{c['runs']} failed" + (f" ({undecided})" if undecided else ""))
+                     f"{c['failed']}/{c['runs']} failed" + (f" ({undecided})" if undecided else "") + took)
     for r in result.runs:
         if r.shrunk:
             lines.append(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "

@@ -23,7 +23,7 @@ from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
 from harness.errors import BadInput
-from harness.kinds.checks import GROUP_CONFIGS_SINCE, checks_of
+from harness.kinds.checks import GROUP_CONFIGS_SINCE, check_hosting, checks_of
 from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
 from harness.scenario_model import CONNECT_PROTOCOLS
@@ -94,6 +94,7 @@ class RunConfig:
     topics: tuple[tuple[str, int], ...] = ()  # named topics (name, partitions); none: one topic of `partitions`
     subscription: tuple[str, ...] = ()  # every slot's subscription (names or ^regexes); none: every topic
     slot_subscriptions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, subscription): slot N's own
+    members_per_process: int = 1  # consumers one Python member process hosts (docs/member-contract.md)
 
     @classmethod
     def for_scenario(cls, scenario: str, **given) -> "RunConfig":
@@ -193,6 +194,7 @@ class RunConfig:
         if (self.topics or subs) and sc.kind != "consumer":
             raise BadInput(f"scenario {self.scenario}: topics and subscriptions are for consumer-group members")
         check_topics(self.topics, subs)
+        check_hosting(self, sc)
         reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)
         if reserved:
             raise BadInput(f"client setting {reserved[0]} is the harness's to set ({RESERVED_CLIENT_KEYS[reserved[0]]})")
@@ -311,6 +313,9 @@ def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> N
     can do what it needs."""
     abilities = backends.ABILITIES.get(backend, frozenset())
     for i, a in enumerate(schedule):
+        if cfg.members_per_process > 1 and a.kind in actions.ONE_PROCESS:
+            raise BadInput(f"step {i} ({a.kind}) signals one member's process, which hosts {cfg.members_per_process} "
+                           f"members here (--members-per-process): it would act on all of them; run it with 1")
         why = actions.kind_refusal(a.kind, sc.kind)
         if why:
             raise BadInput(f"step {i} ({a.kind}) {why} (scenario {cfg.scenario})")

@@ -154,8 +154,7 @@ class Run:
         self.workload.start()
         self.say(f"topic{'s' if len(self.topics) > 1 else ''} {', '.join(t.real for t in self.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
                  f"{plan.kind} members ({cfg.protocol}, {self.meta['client_library']} {self.meta['client_version']})")
-        for _ in range(plan.scenario.members):
-            self.nemesis.add_member()
+        self.nemesis.add_members(plan.scenario.members)
         self.kind.members_started()
         self.waits.wait_stable("initial assignment")
 

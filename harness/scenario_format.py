@@ -38,6 +38,7 @@ class Members(_Strict):
     member: Literal["python", "java"] | None = None  # the built-in consumer-group member (as --member)
     commit_mode: Literal["sync", "async", "auto", "never"] | None = None
     processing_ms: float | None = Field(None, ge=0, le=60000)  # simulated work per record (as --processing-ms)
+    members_per_process: int | None = Field(None, ge=1)  # consumers per Python member process (as --members-per-process)
     command: str | None = None
     slot_commands: dict[str, str] = {}
     client_settings: dict[str, Scalar] = {}
@@ -165,10 +166,11 @@ _NOT_FOR = {
     "streams": {"topics": "a Kafka Streams application reads the run's one input topic",
                 "members.subscription": "", "members.slot_subscriptions": "", "members.slot_commands": "",
                 "members.member": "", "members.commit_mode": "Kafka Streams commits by its own commit.interval.ms",
-                "members.client_settings": "use [streams] settings", "connect": ""},
+                "members.client_settings": "use [streams] settings", "connect": "", "members.members_per_process": ""},
     "connect": {"topics": "", "members.subscription": "", "members.slot_subscriptions": "",
                 "members.slot_commands": "", "members.command": "", "members.member": "", "members.commit_mode": "",
-                "members.client_settings": "use [connect] settings", "members.processing_ms": "", "streams": ""},
+                "members.client_settings": "use [connect] settings", "members.processing_ms": "", "streams": "",
+                "members.members_per_process": ""},
     "consumer": {"streams": "set members.kind = \"streams\"", "connect": "set members.kind = \"connect\""},
 }
 

@@ -71,10 +71,15 @@ LISTED_AFTER_THE_MIX = (
     "connect-rolling-upgrade", "connect-rack-outage")
 
 
+#: consumer-group built-ins added after the list above was recorded: listed last, in this order, so that the
+#: scenarios before them keep their places
+LISTED_LAST = ("scale-group", "scale-partitions-added")
+
+
 class _BuiltIns(MutableMapping):
     """Name -> Scenario of every built-in: the consumer-group files (in name order), the mix, then the Streams and
     Connect files (LISTED_AFTER_THE_MIX, then any other in name order), then the race scenarios (files whose steps
-    put faults on requests, in name order). The files are read on first use; tests
+    put faults on requests, in name order), then LISTED_LAST. The files are read on first use; tests
     and benchmarks may add their own scenarios."""
 
     @cached_property
@@ -82,9 +87,10 @@ class _BuiltIns(MutableMapping):
         files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
         rank = {name: i for i, name in enumerate(LISTED_AFTER_THE_MIX)}
         late = sorted((s for s in files if s.kind != "consumer"), key=lambda s: (rank.get(s.name, len(rank)), s.name))
-        races = [s for s in files if "requests" in s.needs]  # came last: listed last, so a seed picks what it picked
-        early = [s for s in files if s.kind == "consumer" and s not in races]
-        return {s.name: s for s in early + PYTHON_BUILT_INS + late + races}
+        races = [s for s in files if "requests" in s.needs]  # came after the Streams and Connect files: listed after them
+        last = sorted((s for s in files if s.name in LISTED_LAST), key=lambda s: LISTED_LAST.index(s.name))
+        early = [s for s in files if s.kind == "consumer" and s not in races and s not in last]
+        return {s.name: s for s in early + PYTHON_BUILT_INS + late + races + last}
 
     def __getitem__(self, name: str) -> Scenario:
         return self._all[name]

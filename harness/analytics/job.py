@@ -2,7 +2,7 @@
 
     aggregate(["reports/runs", "/tmp/probe/nightly-coop"], "out/analytics")
 
-writes ``out/analytics/{runs,rebalances,violations,partition_downtime}/`` (Parquet),
+writes ``out/analytics/{runs,rebalances,rebalance_times,violations,partition_downtime}/`` (Parquet),
 ``summary.json``, ``summary.html`` and ``skipped.json``. See docs/analytics.md.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
 from harness.history_format import SCHEMA, VERSION
 
-TABLES = ("runs", "rebalances", "violations", "partition_downtime")
+TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
 KEEP_TYPES = (*OWNERSHIP, "run_start", "run_end", "header")
 GROUP = ("kind", "scenario", "kafka_version", "client_version", "protocol")
@@ -149,6 +149,8 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
                                      .map(lambda m: m["run"]), schemas.RUNS)
         violations = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
                                            .flatMap(lambda m: m["violations"]), schemas.VIOLATIONS)
+        rtimes = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                       .flatMap(lambda m: m["rebalance_times"]), schemas.REBALANCE_TIMES)
         if keep is not None and ok:
             rows = [(uri, ok[os.path.dirname(os.path.dirname(p))][1]) for uri, p in file_run.items()
                     if os.path.dirname(os.path.dirname(p)) in ok]
@@ -165,8 +167,8 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
         else:
             rebalances = spark.createDataFrame([], schemas.REBALANCES)
             downtime = spark.createDataFrame([], schemas.PARTITION_DOWNTIME)
-        for name, df in (("runs", runs), ("rebalances", rebalances), ("violations", violations),
-                         ("partition_downtime", downtime)):
+        for name, df in (("runs", runs), ("rebalances", rebalances), ("rebalance_times", rtimes),
+                         ("violations", violations), ("partition_downtime", downtime)):
             df.coalesce(2).write.mode("overwrite").parquet(os.path.join(out, name))
         phases["tables_written_s"] = round(time.monotonic() - t_start, 3)
         if keep is not None:
@@ -200,7 +202,8 @@ def _rows(df) -> list[dict]:
 
 
 def summarize(spark, out: str) -> dict:
-    """Violation rate, rebalance duration percentiles, trends and flaky scenarios from the tables in OUT."""
+    """Violation rate, rebalance time (trigger to stable) and burst percentiles, trends and flaky scenarios from the
+    tables in OUT."""
     from pyspark.sql import functions as F
 
     runs = spark.read.parquet(os.path.join(out, "runs"))
@@ -256,5 +259,42 @@ def summarize(spark, out: str) -> dict:
               "rebalances": rtot["rebalances"],
               "violations": spark.read.parquet(os.path.join(out, "violations")).count(),
               "duration_p50_s": d[0], "duration_p95_s": d[1], "duration_p99_s": d[2]}
+    rt = spark.read.parquet(os.path.join(out, "rebalance_times"))
+    rtt = _rows(rt.agg(F.expr("percentile(settled_s, array(0.5, 0.95))").alias("s"),
+                       F.sum((~F.col("settled")).cast("int")).alias("unsettled"), F.count("*").alias("n")))[0]
+    s = rtt["s"] or [None, None]
+    totals.update({"rebalance_time_p50_s": _r(s[0]), "rebalance_time_p95_s": _r(s[1]),
+                   "disturbances": rtt["n"], "unsettled": rtt["unsettled"] or 0})
     return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky,
+            "rebalance_time": rebalance_time_by(spark, runs, rt),
             "tables": {t: os.path.join(out, t) for t in TABLES}}
+
+
+def _r(x):
+    return None if x is None else round(x, 6)
+
+
+def rebalance_time_by(spark, runs, rt) -> list[dict]:
+    """Per protocol x Kafka version: the runs and their failure rate, and the trigger-to-stable time of their
+    disturbances (p50, p95, max of the settled ones; how many never settled) with the unowned time (p95 of the sum
+    per disturbance, the longest stretch)."""
+    from pyspark.sql import functions as F
+    key = ["protocol", "kafka_version"]
+    r = runs.groupBy(*key).agg(F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("failed"))
+    t = (rt.drop("protocol").join(runs.select("run_id", *key), "run_id").groupBy(*key).agg(
+        F.count("*").alias("disturbances"), F.sum((~F.col("settled")).cast("int")).alias("unsettled"),
+        F.expr("percentile(settled_s, array(0.5, 0.95))").alias("s"), F.max("settled_s").alias("max_s"),
+        F.expr("percentile(unowned_sum_s, 0.95)").alias("unowned_sum_p95_s"),
+        F.max("unowned_max_s").alias("unowned_max_s"),
+        F.array_join(F.array_sort(F.array_distinct(F.flatten(F.collect_list(F.split("assignors", ","))))), ",")
+        .alias("assignors")))
+    out = []
+    for row in _rows(r.join(t, key, "left").orderBy(*key)):
+        s = row.pop("s") or [None, None]
+        row["failure_rate"] = round(row["failed"] / row["runs"], 4) if row["runs"] else None
+        row["p50_s"], row["p95_s"] = _r(s[0]), _r(s[1])
+        for k in ("max_s", "unowned_sum_p95_s", "unowned_max_s"):
+            row[k] = _r(row[k])
+        row["disturbances"], row["unsettled"] = row["disturbances"] or 0, row["unsettled"] or 0
+        out.append(row)
+    return out

@@ -90,10 +90,12 @@ def load(run_dir: str) -> dict:
 
     Returns a dict with ``run_dir``, ``name``, ``reason`` (None when usable), ``run`` (a tuple in the
     order of schemas.RUNS), ``violations`` (tuples in the order of schemas.VIOLATIONS),
-    ``files`` (history files: [path, size, torn]) where torn means the last byte is not a newline.
+    ``files`` (history files: [path, size, torn]) where torn means the last byte is not a newline,
+    ``rebalance_times`` (tuples in the order of schemas.REBALANCE_TIMES).
     """
     name = os.path.basename(run_dir.rstrip("/"))
-    res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": []}
+    res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": [],
+           "rebalance_times": []}
 
     def bad(why):
         res["reason"] = why
@@ -167,4 +169,29 @@ def load(run_dir: str) -> dict:
                           len(v.get("witnesses") or []))
                          for v in verdicts if v["status"] in ("invalid", "unknown")]
     res["files"] = files
+    res["rebalance_times"] = rebalance_time_rows(res["run"][0], verdicts)
     return res
+
+
+def rebalance_time_rows(run_id: str, verdicts: list[dict]) -> list[tuple]:
+    """Rows of schemas.REBALANCE_TIMES from `convergence_balance`'s `rebalance_time` measurement (none when the
+    run has no such verdict: a Streams or Connect run, or one judged before the measurement existed)."""
+    conv = next((v for v in verdicts if v.get("name") == "convergence_balance"), None) or {}
+    rt = (conv.get("measurements") or {}).get("rebalance_time")
+    if not isinstance(rt, dict):
+        return []
+    assignors = ",".join(str(a) for a in rt.get("assignors") or ())
+
+    def f(x):
+        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+    rows = []
+    for d in rt.get("disturbances") or ():
+        if not isinstance(d, dict):
+            continue
+        rows.append((run_id, _int(d.get("index")), str(d.get("kind") or "?"), str(d.get("trigger") or "?"),
+                     f(d.get("at_s")), f(d.get("settled_s")), f(d.get("settled_s")) is not None,
+                     None if d.get("why") is None else str(d["why"]), f(d.get("unowned_sum_s")),
+                     f(d.get("unowned_max_s")), _int(d.get("partitions_unowned")), _int(d.get("unowned_open")),
+                     None if rt.get("protocol") is None else str(rt["protocol"]), assignors))
+    return rows

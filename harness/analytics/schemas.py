@@ -69,6 +69,24 @@ REBALANCES = StructType([
     StructField("longest_unowned_partition", IntegerType()),
 ])
 
+#: one row per disturbance: trigger to complete and balanced again (convergence_balance's `rebalance_time`)
+REBALANCE_TIMES = StructType([
+    StructField("run_id", StringType(), False),
+    StructField("index", IntegerType()),
+    StructField("kind", StringType()),  # the action (scale_out, kill_member, ...), or initial
+    StructField("trigger", StringType()),  # member_start, action_start, member_exit
+    StructField("at_s", DoubleType()),
+    StructField("settled_s", DoubleType()),  # null: did not settle (see why)
+    StructField("settled", BooleanType()),
+    StructField("why", StringType()),
+    StructField("unowned_sum_s", DoubleType()),
+    StructField("unowned_max_s", DoubleType()),
+    StructField("partitions_unowned", IntegerType()),
+    StructField("unowned_open", IntegerType()),
+    StructField("protocol", StringType()),
+    StructField("assignors", StringType()),
+])
+
 VIOLATIONS = StructType([
     StructField("run_id", StringType(), False),
     StructField("invariant", StringType()),

@@ -47,6 +47,7 @@ class Expected:
     violation_rows: int = 0                            # verdicts with status invalid or unknown
     witnesses: dict = field(default_factory=dict)      # run_id -> {invariant: witness count} (non-valid)
     rebalances: dict = field(default_factory=dict)     # run_id -> [(duration_s, moves, longest_unowned_s)]
+    rebalance_times: dict = field(default_factory=dict)  # run_id -> [settled_s or None] (convergence_balance's)
     downtime: dict = field(default_factory=dict)       # run_id -> {partition: unowned seconds}
     flaky: set = field(default_factory=set)            # (scenario, protocol, kafka, client, seed) of flaky groups
     group: dict = field(default_factory=dict)          # run_id -> (scenario, kafka, client, protocol)
@@ -198,6 +199,20 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             st, ws = "unknown", []
         verdicts[inv] = {"name": inv, "status": st, "message": f"synthetic {st}", "witnesses": ws,
                          "measurements": {}}
+    # the rebalance times convergence_balance measures: the initial join and one per rebalance; an unknown run's
+    # last one never settled
+    times = [round(0.5 + 0.25 * rng.randrange(8), 3) for _ in range(n_reb + 1)]
+    if outcome == "unknown":
+        times[-1] = None
+    verdicts["convergence_balance"]["measurements"]["rebalance_time"] = {
+        "protocol": plan["protocol"], "assignors": ["range" if plan["protocol"] == "classic-eager" else "sticky"],
+        "max_s": max((x for x in times if x is not None), default=None), "unsettled": times.count(None),
+        "disturbances": [{"index": i, "kind": "initial" if i == 0 else "scale_out",
+                          "trigger": "member_start" if i == 0 else "action_start", "at_s": 10.0 * i,
+                          "settled_s": x, "unowned_sum_s": 0.1 * i, "unowned_max_s": 0.05 * i,
+                          "partitions_unowned": i, "unowned_open": 0,
+                          **({"why": "never settled before the end"} if x is None else {})}
+                         for i, x in enumerate(times)]}
     with open(os.path.join(path, VERDICTS_JSON), "w") as f:
         json.dump(verdicts, f, indent=1)
     finished = plan["started"] + _dt.timedelta(seconds=span)
@@ -228,6 +243,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             exp.violation_rows += 1
             exp.witnesses[run_id] = {"coverage_liveness": 0}
         exp.rebalances[run_id] = rebs
+        exp.rebalance_times[run_id] = times
         exp.downtime[run_id] = {p: round(v, 6) for p, v in down.items()}
     return n_events
 

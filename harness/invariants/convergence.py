@@ -44,11 +44,16 @@ when members wrote subscriptions, also `subscriptions` (member -> topics at W) a
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from harness.history import History
-from harness.invariants import balance, timeline
+from harness.invariants import balance, rebalance_time, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.coverage import unowned_stretches
 from harness.invariants.protocols import rebalance_rounds
-from harness.invariants.settings import disturbance_bound, member_settings
+from harness.invariants.rebalance_time import first_settled
+from harness.invariants.terms import sweep_owners
+from harness.invariants.settings import disturbance_bound, longest_heartbeat_s, member_settings
 
 NAME = "convergence_balance"
 OWN = timeline.OWNERSHIP_TYPES
@@ -80,7 +85,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         N = times[i + 1] if i + 1 < len(times) else W
         final = i + 1 == len(times)
         bound, why = disturbance_bound(tl, T)
-        c = _first_settled(converged, T, N, settings.quiet_period_s, final)
+        c = first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
         allowed = rebalance_rounds(settings.protocol) + 1
@@ -127,6 +132,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                            f"disturbance explains at most {rebalance_rounds(settings.protocol) + 1}")
         wits += [witness(first[2], "the first rebalance of the storm"), witness(last_b[2], "the last one")]
     _runner_waits(tl, converged, times, problems, wits, unknown)
+    m["rebalance_time"] = rebalance_time.measure(tl, settings, converged, unowned_stretches(tl, W))
     return _final(tl, settings, m, convs, last, problems, wits, unknown)
 
 
@@ -180,8 +186,9 @@ def _assess(tl, t: float, before: bool = False, owners: dict | None = None) -> b
         for x in xs:
             if x in alive:
                 held[x].append(tl.layout.tp(p))
-    subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive}
-    return balance.consumer(held, subs, dict(zip(tl.topics, tl.layout.counts)))
+    subs = {x: tl.subscriptions.show(tl.subscribed(x, t, before)) for x in alive} \
+        if not tl.subscriptions.all_take_all else {}  # every member takes every topic: none to pass (balance.consumer)
+    return balance.consumer(held, subs, tl.counts_at(t, before))
 
 
 def _state(tl, t: float, before: bool):
@@ -206,16 +213,16 @@ def _converged_states(tl) -> list[tuple[float, float]]:
     (`balance.consumer`), in time order."""
     times = sorted({o.start for o in tl.ownerships} | {o.end for o in tl.ownerships if o.end <= tl.end}
                    | {t for ls in tl.lives.values() for lf in ls for t in (lf.start, lf.end) if t <= tl.end}
-                   | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end})
+                   | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end}
+                   | {t for t in tl.growth.times if t <= tl.end})
     out: list[tuple[float, float, tuple]] = []
-    for i, t in enumerate(times):
+    for i, (t, owners) in enumerate(sweep_owners(tl.ownerships, times, tl.end)):  # tl.owners_at(t), one sweep
         nxt = times[i + 1] if i + 1 < len(times) else tl.end
         if nxt <= t:
             continue
-        owners = tl.owners_at(t)
         if not _assess(tl, t, owners=owners).ok:
             continue
-        key = tuple(sorted((p, tuple(xs)) for p, xs in owners.items()))
+        key = tuple(sorted((p, tuple(sorted(xs))) for p, xs in owners.items() if xs))
         if out and out[-1][2] == key and out[-1][1] == t:
             out[-1] = (out[-1][0], nxt, key)
         else:
@@ -223,26 +230,15 @@ def _converged_states(tl) -> list[tuple[float, float]]:
     return [(a, b) for a, b, _ in out]
 
 
-def _first_settled(converged, T: float, N: float, quiet: float, final: bool) -> float | None:
-    """The first moment in [T, N) from which a converged state lasts `quiet` (or to N, but for the last window)."""
-    for a, b in converged:
-        if b <= T or a >= N:
-            continue
-        c = max(a, T)
-        lasts = min(b, N) - c
-        if lasts >= quiet or (not final and b >= N):
-            return c
-    return None
-
-
 def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
     """Ownership changes in [T, N) grouped into rebalances: (start, end, first event); events further apart than
     the longest heartbeat interval of the members alive then start a new one."""
-    evs = [e for _, e in tl.control if e["type"] in OWN and T <= e["mono"] < N and tl.event_partitions(e)
-           and tl.alive(e.get("member"), e["mono"])]
+    evs = tl.history.derived(("ownership_events", tl.end), lambda: [
+        e for _, e in tl.control if e["type"] in OWN and tl.event_partitions(e) and tl.alive(e.get("member"), e["mono"])])
+    monos = tl.history.derived(("ownership_event_monos", tl.end), lambda: [e["mono"] for e in evs])
     out: list[list] = []
-    for e in evs:
-        gap = max((member_settings(tl, x, e["mono"]).heartbeat_s for x in tl.alive_members(e["mono"])), default=0.5)
+    for e in evs[bisect_left(monos, T):bisect_left(monos, N)]:
+        gap = longest_heartbeat_s(tl, e["mono"])
         if out and e["mono"] - out[-1][1] <= gap:
             out[-1][1] = e["mono"]
         else:
@@ -253,11 +249,12 @@ def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
 def _unexplained_lost(tl, T: float, N: float) -> list[dict]:
     """`lost` events in [T, N) of members in good standing that stay alive: no fault on the member and no broker
     event within its own session timeout before it."""
-    brokers = [e["mono"] for _, e in tl.control if e["type"] == "broker_event"]
+    brokers = tl.history.derived(("broker_event_monos", tl.end),
+                                 lambda: [e["mono"] for _, e in tl.control if e["type"] == "broker_event"])
     out = []
-    for _, e in tl.control:
+    for e in tl.history.derived(("lost_events", tl.end), lambda: [e for _, e in tl.control if e["type"] == "lost"]):
         t, x = e["mono"], e.get("member")
-        if e["type"] != "lost" or not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
+        if not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
             continue
         S = member_settings(tl, x, t).session_timeout_s
         if any(x in f.members and f.start < t and f.end > t - S for f in tl.faults):

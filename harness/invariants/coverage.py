@@ -45,7 +45,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     wits: list[dict] = []
     m: dict = {"partitions": P, "partitions_inferred": tl.partitions_inferred}
 
-    gaps = _gaps(tl, horizon)
+    gaps = unowned_stretches(tl, horizon)
     static_away: list[dict] = []
     by_p: dict[int, float] = {}
     per_dist: dict[tuple[int, float], float] = {}  # (partition, disturbance time) -> unowned seconds in all
@@ -57,8 +57,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 static_away.append({"partition": p, "member": away, "s": secs(e - s)})
                 continue
             by_p[g] = max(by_p.get(g, 0.0), e - s)
-            d = tl.last_disturbance(s)
-            key = (g, d[0] if d else tl.start)
+            d = tl.last_disturbance_time(s)
+            key = (g, d if d is not None else tl.start)
             per_dist[key] = per_dist.get(key, 0.0) + (e - s)
             if e - s > bound:
                 problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
@@ -148,7 +148,7 @@ def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tupl
     return ms.session_timeout_s + allow, f"{owner} {what}, its {ms.session()}; then {awhy}", None
 
 
-def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
+def unowned_stretches(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
     """Partition -> [(start, end, event that opened the gap, event that closed it)] up to the horizon."""
     if not tl.ownerships:
         return {}
@@ -156,7 +156,7 @@ def _gaps(tl: timeline.Timeline, horizon: float) -> dict[int, list[tuple]]:
     out: dict[int, list[tuple]] = {}
     for p in tl.layout.partitions(tl.subscriptions.ever(tl.lives)):
         owns = sorted(tl.by_partition.get(p, ()), key=lambda o: o.start)
-        gs, reach, reach_ev = [], first.start, None
+        gs, reach, reach_ev = [], max(first.start, tl.born(p)), None  # an added partition: from its birth
         for o in owns:
             if o.start >= horizon:
                 break

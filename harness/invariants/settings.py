@@ -13,6 +13,7 @@ and auto-commit interval, from the same `started` event) is `commit_settings`, f
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from harness.invariants.protocols import rebalance_rounds
@@ -140,7 +141,9 @@ def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None,
 
 def member_settings(tl, member: str, t: float) -> MemberSettings:
     """What `member` ran with at t (its life then, and the group's settings then under the consumer protocol)."""
-    key = ("member_settings", member, round(t, 6))
+    # what it depends on of t: the member's life then and the group settings then (constant between them)
+    life, gev = life_at(tl, member, t), group_settings_at(tl, t)
+    key = ("member_settings", member, life.start if life else None, gev["mono"] if gev else None)
     return tl.history.derived(key, lambda: _member_settings(tl, member, t))
 
 
@@ -184,9 +187,29 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
                           src, True)
 
 
+def _stretch(tl, t: float) -> int:
+    """Which stretch between member starts and exits and group settings events t falls in (what a member's settings
+    and the live members depend on): a cache key for the views that are constant over one."""
+    points = tl.history.derived(("settings_change_points", tl.end), lambda: sorted(
+        {x for ls in tl.lives.values() for lf in ls for x in (lf.start, lf.end)}
+        | {e["mono"] for _, e in tl.control if e["type"] == "group_settings"}))
+    return bisect_right(points, t)
+
+
+def longest_heartbeat_s(tl, t: float) -> float:
+    """The longest heartbeat interval of the members alive at t (0.5 s when none is)."""
+    return tl.history.derived(("longest_heartbeat_s", tl.end, _stretch(tl, t)), lambda: max(
+        (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.5))
+
+
 def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     """The longest a rebalance round may take at t under the protocol: the coordinator waits up to the members'
-    rebalance timeout (their max.poll.interval.ms) for every live member to rejoin. (seconds, source)."""
+    rebalance timeout (their max.poll.interval.ms) for every live member to rejoin. (seconds, source). Constant
+    between two member starts or exits or group settings events: computed once per such stretch."""
+    return tl.history.derived(("rebalance_timeout_s", tl.end, _stretch(tl, t)), lambda: _rebalance_timeout_s(tl, t))
+
+
+def _rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     alive = sorted(tl.alive_members(t)) or sorted(tl.lives)
     if not alive:
         return CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000, "the clients' default max.poll.interval.ms"

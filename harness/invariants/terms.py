@@ -135,3 +135,20 @@ def faults_of(control: list[tuple[int, dict]], end: float) -> list[Fault]:
 def covers(start: float, end: float, t: float, before: bool = False) -> bool:
     """Whether [start, end) holds at t, or just before t when `before`."""
     return start < t <= end if before else start <= t < end
+
+
+def sweep_owners(ownerships, times, end: float):
+    """(t, partition -> members holding it at t) for each of the sorted `times`, as `Timeline.owners_at(t)` gives it
+    (a partition may map to an empty list), in one sweep over the ownership intervals; the dict is reused."""
+    starts = sorted(ownerships, key=lambda o: o.start)
+    ends = sorted((o for o in ownerships if o.end <= end), key=lambda o: o.end)
+    owners: dict[int, list[str]] = {}
+    si = ei = 0
+    for t in times:
+        while si < len(starts) and starts[si].start <= t:
+            owners.setdefault(starts[si].partition, []).append(starts[si].member)
+            si += 1
+        while ei < len(ends) and ends[ei].end <= t:
+            owners[ends[ei].partition].remove(ends[ei].member)
+            ei += 1
+        yield t, owners

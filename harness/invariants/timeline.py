@@ -32,6 +32,7 @@ the last event; events after E are not read.
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 
 import numpy as np
@@ -40,8 +41,8 @@ from harness.history import History
 from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
                                       Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,
-                                      resolve_topic, rows_of, topic_partitions)
-from harness.invariants.topics import Layout, Subscriptions, raw_spans
+                                      resolve_topic, rows_of, sweep_owners, topic_partitions)
+from harness.invariants.topics import Growth, Layout, Subscriptions, raw_spans
 
 
 class Timeline:
@@ -58,6 +59,9 @@ class Timeline:
             names, declared = [t for t, _ in settings.topics], [int(n) for _, n in settings.topics]
         else:
             names, declared = [resolve_topic(history, settings.topic)], [settings.partitions]
+        #: partitions added while the run went on (`topics.Growth`); the layout takes the final counts
+        self.growth = Growth(self.control, names)
+        declared = [max(d, self.growth.final(i, 0)) for i, d in enumerate(declared)]
         spans = raw_spans(history, names, self.control) if len(names) > 1 else [0]
         #: the run's topics and the global index of their partitions (see `topics`)
         self.layout = Layout(history, names, [max(d, s) for d, s in zip(declared, spans)])
@@ -82,6 +86,8 @@ class Timeline:
         #: how many partitions the run's topics have in all; every one of them, as global indices
         self.partitions = sum(self.layout.counts)
         self.all_partitions = self.layout.partitions()
+        self._by_member: dict[str, list[tuple[int, dict]]] | None = None  # member_events' index
+        self._points: list[float] | None = None  # last_disturbance_time's index
         self.workload_end, self.end_before = self._workload_end()
 
     def _first_seen(self) -> dict[str, dict]:
@@ -208,29 +214,41 @@ class Timeline:
 
     def required(self, t: float, before: bool = False) -> list[int]:
         """The partitions that must be owned at t: those of the topics some live member subscribes to
-        (every partition when no member is alive, or no member wrote a subscription)."""
-        if not self.subscriptions.declared:
-            return self.all_partitions
-        alive = self.alive_members(t, before)
-        if not alive:
-            return self.all_partitions
-        topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive))
-        return self.all_partitions if len(topics) == len(self.topics) else self.layout.partitions(topics)
+        (every partition when no member is alive, or no member wrote a subscription) that exist at t."""
+        alive = self.alive_members(t, before) if self.subscriptions.declared else None
+        topics = frozenset().union(*(self.subscribed(m, t, before) for m in alive)) if alive else None
+        out = self.all_partitions if topics is None or len(topics) == len(self.topics) else \
+            self.layout.partitions(topics)
+        return [p for p in out if self.exists(p, t, before)] if self.growth.steps else out
+
+    def counts_at(self, t: float, before: bool = False) -> dict[str, int]:
+        """Each topic's partition count at t (partitions added while the run went on count from then)."""
+        return {n: self.growth.count_at(i, t, c, before) for i, (n, c) in enumerate(zip(self.topics, self.layout.counts))}
+
+    def exists(self, p: int, t: float, before: bool = False) -> bool:
+        """Whether global partition p exists at t."""
+        i = self.layout.topic_of(p)
+        return p - self.layout.base[i] < self.growth.count_at(i, t, self.layout.counts[i], before)
+
+    def born(self, p: int) -> float:
+        """When global partition p came to exist (-inf: from the start)."""
+        i = self.layout.topic_of(p)
+        return self.growth.born(i, p - self.layout.base[i])
 
     def shutdown_start(self, life: Life) -> float:
         """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""
         if life.how != "graceful" or life.exit_event is None:
             return life.end
         # the harness records `member_stop` when it sends SIGTERM: that is where the shutdown begins
-        stops = [e["mono"] for _, e in self.control if e["type"] == "member_stop"
-                 and e.get("member") == life.member and life.start <= e["mono"] <= life.end]
+        stops = [e["mono"] for _, e in self.member_events(life.member, ("member_stop",))
+                 if life.start <= e["mono"] <= life.end]
         if stops:
             return stops[-1]
         from harness.invariants.settings import member_settings  # it reads this timeline
         lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
         begin = life.end
-        for _, e in self.control:
-            if e.get("member") != life.member or not lo <= e["mono"] <= life.end:
+        for _, e in self.member_events(life.member, ("assigned", "lost", "revoked", "stopped")):
+            if not lo <= e["mono"] <= life.end:
                 continue
             if e["type"] in ("assigned", "lost"):
                 begin = life.end  # a later assignment: what came before it was no shutdown
@@ -331,6 +349,15 @@ class Timeline:
         out.sort(key=lambda x: x[0])
         return out
 
+    def last_disturbance_time(self, until: float) -> float | None:
+        """The time of `last_disturbance(until)` (None: none), from an index built once: for many lookups."""
+        self._points = self._points or sorted([t for t, e in self.disturbances(self.end) if e is not None
+                                               and not (e["type"] == "fault_start" and t == self.end)])
+        if any(f.start <= until < f.end for f in self.faults):
+            return until  # a fault active then counts at that moment
+        k = bisect_right(self._points, until)
+        return self._points[k - 1] if k else None
+
     def last_disturbance(self, until: float, before: bool = False) -> tuple[float, dict] | None:
         d = self.disturbances(until, before)
         return d[-1] if d else None
@@ -339,11 +366,11 @@ class Timeline:
         """The stable assignment snapshots over the whole history, in time order."""
         times = sorted({o.start for o in self.ownerships} | {o.end for o in self.ownerships if o.end <= self.end})
         out: list[Snapshot] = []
-        for i, t in enumerate(times):
+        for i, (t, owners) in enumerate(sweep_owners(self.ownerships, times, self.end)):
             nxt = times[i + 1] if i + 1 < len(times) else self.end
             if nxt <= t:
                 continue
-            owners, required = self.owners_at(t), self.required(t)
+            required = self.required(t)
             if not self.complete(owners, required):
                 continue
             m = {p: owners[p][0] for p in required}
@@ -357,8 +384,12 @@ class Timeline:
         """(seq, event) of a member's control events of these types up to E."""
         if set(types) & BULK_TYPES:
             raise ValueError("member_events reads control events only; bulk ones are history.bulk(type)")
-        return [(i, e) for i, e in self.control
-                if e.get("member") == member and e["type"] in types and e["mono"] <= self.end]
+        if self._by_member is None:  # each member's control events, indexed once (hundreds of members)
+            self._by_member = {}
+            for i, e in self.control:
+                if e.get("member") and e["mono"] <= self.end:
+                    self._by_member.setdefault(e["member"], []).append((i, e))
+        return [(i, e) for i, e in self._by_member.get(member, ()) if e["type"] in types]
 
 
 def build(history: History, settings: CheckSettings) -> Timeline:

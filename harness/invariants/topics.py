@@ -17,6 +17,11 @@ A member that changes its subscription while it runs writes the new one in a `co
 `subscription`. At a moment t a member subscribes to what its latest `started` or `control` with a
 subscription at or before t says, else its first `started` (its subscription is known from its first life on); a `started` without `subscription`, or
 no `started` at all, subscribes it to every topic of the run.
+
+**Partitions added** while the run goes on (`Growth`): an `add_partitions` action's `action_end` (its `topic`,
+`before`, `count`) raises the topic's count from then on; its new partitions exist, and must be owned, only from
+then (`Timeline.required`, `Timeline.counts_at`), and their first unowned stretch begins there. The layout's counts
+are the final ones.
 """
 from __future__ import annotations
 
@@ -121,6 +126,42 @@ class Layout:
         return got
 
 
+class Growth:
+    """Each topic's partition count over the run, from the `add_partitions` actions' results (module docstring)."""
+
+    def __init__(self, control, names: list[str]) -> None:
+        idx = {n: i for i, n in enumerate(names)}
+        #: topic index -> [(when, count before, count after)] in time order
+        self.steps: dict[int, list[tuple[float, int, int]]] = {}
+        for _, e in control:
+            if e["type"] == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") in idx \
+                    and isinstance(e.get("count"), int):
+                self.steps.setdefault(idx[e["topic"]], []).append((e["mono"], int(e.get("before") or 0), e["count"]))
+        self.times = sorted(t for st in self.steps.values() for t, _, _ in st)
+
+    def final(self, i: int, declared: int) -> int:
+        """Topic i's count at the end: the largest of the declared one and every count it was raised to."""
+        return max([declared] + [c for _, _, c in self.steps.get(i, ())])
+
+    def count_at(self, i: int, t: float, final: int, before: bool = False) -> int:
+        """Topic i's partition count at t (just before t when `before`); `final` when it never grew."""
+        st = self.steps.get(i)
+        if not st:
+            return final
+        cur = st[0][1] or final
+        for when, _, c in st:
+            if when < t or (when == t and not before):
+                cur = c
+        return cur
+
+    def born(self, i: int, p: int) -> float:
+        """When partition p (local) of topic i came to exist: -inf for one there from the start."""
+        for when, before, c in self.steps.get(i, ()):
+            if before <= p < c:
+                return when
+        return float("-inf")
+
+
 def raw_spans(history: History, names: list[str], control) -> list[int]:
     """Per topic, one more than the highest partition the history names (ownership, bulk events), or 0."""
     hi = {t: -1 for t in names}
@@ -192,6 +233,8 @@ class Subscriptions:
             else:
                 topics = self.all
             self.by_member.setdefault(e["member"], []).append((e["mono"], topics))
+        #: every subscription any member wrote takes every topic (a one-topic run): who subscribes to what never matters
+        self.all_take_all = all(ts == self.all for subs in self.by_member.values() for _, ts in subs)
 
     def resolve(self, entries) -> frozenset:
         """The indices of the run's topics a subscription names."""

@@ -95,6 +95,14 @@ class ConnectChecks:
 CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks}
 
 
+def check_hosting(cfg, sc) -> None:
+    """Several members per process (harness/members/hosted.py) only for the built-in Python consumer member."""
+    if cfg.members_per_process != 1 and (cfg.members_per_process < 1 or (sc.kind, cfg.member) != (
+            "consumer", "python") or cfg.member_command or cfg.slot_commands or cfg.misbehave):
+        raise BadInput(f"members per process {cfg.members_per_process}: 1 or more; above 1 only for consumer "
+                       "groups of the built-in Python member, without member commands or --misbehave")
+
+
 def checks_of(kind: str):
     """The plan-time checks of a kind of group."""
     return CHECKS[kind]

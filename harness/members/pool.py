@@ -6,7 +6,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.errors import Indeterminate, SetupError
@@ -59,6 +59,8 @@ class MemberProcess:
         self.header: dict = {}  # its history's header line
         self.control_path = member_control(history.parent, member_id)
         self.control_seq = 0
+        #: a hosted member: every member of its process (itself too), which share its fate on a kill or a pause
+        self.hosts: list[MemberProcess] = [self]
 
     @property
     def pid(self) -> int:
@@ -110,8 +112,44 @@ class MemberPool:
 
     def start(self, spec: MemberSpec, *, wait_s: float = START_WAIT_S) -> MemberProcess:
         """Spawn a member and wait for its `started` event."""
-        self._n += 1
-        member_id = f"m{self._n}"
+        return self.start_hosted([spec], wait_s=wait_s)[0]
+
+    def start_hosted(self, specs: list[MemberSpec], *, wait_s: float = START_WAIT_S) -> list[MemberProcess]:
+        """Spawn one member process that hosts a member per spec (one spec: an ordinary member; more: the Python
+        member's hosted mode, `harness/members/hosted.py`: the specs may differ only in static id and rack) and
+        wait for each one's `started` event."""
+        first = specs[0]
+        if len(specs) > 1 and (first.command is not None or first.misbehave or any(
+                replace(s, instance_id=None, rack=None) != replace(first, instance_id=None, rack=None) for s in specs)):
+            raise SetupError("hosted members run the Python member, with one protocol, subscription and client "
+                             "settings: only their static ids and racks may differ")
+        ids = []
+        for _ in specs:
+            self._n += 1
+            ids.append(f"m{self._n}")
+        env = self._env(first, ids[0])
+        if len(specs) > 1:
+            env["HARNESS_HOSTED"] = json.dumps([
+                {"member_id": i, "history": str(member_history(self.history_dir, i)),
+                 "control": str(member_control(self.history_dir, i)), "instance_id": s.instance_id or "",
+                 "rack": s.rack or ""} for i, s in zip(ids, specs)])
+        cmd = list(first.command) if first.command else [sys.executable, str(MEMBER_SCRIPT)]
+        proc = Proc.spawn(cmd, log_path=member_log(self.log_dir, ids[0]), name=ids[0], env=env)
+        ms = []
+        for member_id, spec in zip(ids, specs):
+            self.on_event("member_start", member=member_id, pid=proc.pid, instance_id=spec.instance_id,
+                          rack=spec.rack, misbehave=spec.misbehave)
+            m = MemberProcess(member_id, spec, proc, member_history(self.history_dir, member_id))
+            self.members[member_id] = m
+            ms.append(m)
+        for m in ms:
+            m.hosts = ms
+        for m in ms:
+            self._wait_started(m, first.start_wait_s or wait_s)
+        return ms
+
+    def _env(self, spec: MemberSpec, member_id: str) -> dict:
+        """The member contract's environment of a member process (docs/member-contract.md)."""
         history = member_history(self.history_dir, member_id)
         env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
         env.update({
@@ -126,14 +164,7 @@ class MemberPool:
         })
         if spec.client_path:
             env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        cmd = list(spec.command) if spec.command else [sys.executable, str(MEMBER_SCRIPT)]
-        proc = Proc.spawn(cmd, log_path=member_log(self.log_dir, member_id), name=member_id, env=env)
-        self.on_event("member_start", member=member_id, pid=proc.pid, instance_id=spec.instance_id, rack=spec.rack,
-                      misbehave=spec.misbehave)
-        m = MemberProcess(member_id, spec, proc, history)
-        self.members[member_id] = m
-        self._wait_started(m, spec.start_wait_s or wait_s)
-        return m
+        return env
 
     def _wait_started(self, m: MemberProcess, wait_s: float) -> None:
         """Until the member's history holds a `started` event, parsed as JSON (any spacing a writer uses)."""
@@ -161,15 +192,33 @@ class MemberPool:
             self.on_event("member_exit", member=m.member_id, how=how, code=code)
 
     def stop(self, m: MemberProcess, *, timeout_s: float = 30.0) -> None:
-        """Graceful stop: SIGTERM, the member leaves the group and exits."""
-        if not m.exited:
+        """Graceful stop: SIGTERM, the member leaves the group and exits. A hosted member whose process hosts
+        other live members leaves alone: the `stop` control, then its `stopped` event ends its life."""
+        others = [x for x in m.hosts if x is not m and not x.exited]
+        if others and not m.exited:
             self.on_event("member_stop", member=m.member_id)
+            tail = HistoryTail.from_now(m.history, m.header)
+            self.control(m, stop=True)
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline and m.proc.alive():
+                if any(e.get("type") == "stopped" for e in tail.new_events()):
+                    self._exited(m, "graceful", 0)
+                    return
+                time.sleep(0.05)
+            self.kill(m)  # it did not leave: its whole process goes, as a kill says
+            raise Indeterminate(f"hosted member {m.member_id} did not stop within {timeout_s}s of its stop control")
+        for x in [x for x in m.hosts if not x.exited and x is not m] + [m]:
+            if not x.exited:
+                self.on_event("member_stop", member=x.member_id)
         rc = m.proc.terminate_and_wait(timeout_s=timeout_s)
-        self._exited(m, "graceful" if rc == 0 else "crash", rc)
+        for x in m.hosts:
+            self._exited(x, "graceful" if rc == 0 else "crash", rc)
 
     def kill(self, m: MemberProcess) -> None:
-        """SIGKILL; the exit is recorded at the moment the signal is sent."""
-        self._exited(m, "kill", -9)
+        """SIGKILL; the exit is recorded at the moment the signal is sent, for every member of the process (a
+        hosted member's process hosts others: they die with it)."""
+        for x in m.hosts:
+            self._exited(x, "kill", -9)
         m.proc.kill()
 
     #: how long a member has to answer a control (docs/member-contract.md, "Controls")
@@ -202,6 +251,8 @@ class MemberPool:
         raise Indeterminate(f"member {m.member_id} did not answer control {m.control_seq} {change} within {wait_s}s")
 
     def pause(self, m: MemberProcess) -> None:
+        if len(m.hosts) > 1:  # the plan refuses it first (harness/plan.py): SIGSTOP would freeze every host
+            raise Indeterminate(f"member {m.member_id} is hosted with others: a pause would freeze them all")
         m.proc.pause()
 
     def resume(self, m: MemberProcess) -> None:
@@ -217,8 +268,36 @@ class MemberPool:
         return gone
 
     def stop_all(self) -> None:
+        """Every live member stops: one process after another, but the hosting processes all at once (stop_many)."""
+        hosted = [m for m in self.live() if len(m.hosts) > 1]
+        if hosted:
+            self.stop_many(hosted)
         for m in self.live():
             self.stop(m)
+
+    def stop_many(self, ms: list[MemberProcess], *, timeout_s: float = 30.0) -> None:
+        """Graceful stops of several members at once: every stop begins (SIGTERM to a process all of whose live
+        members go, the `stop` control to a hosted member whose process keeps others), then each is waited for."""
+        go = {x.member_id for x in ms if not x.exited}
+        whole, alone = {}, []
+        for x in ms:
+            if x.exited:
+                continue
+            if all(h.member_id in go or h.exited for h in x.hosts):
+                whole.setdefault(id(x.proc), x)
+            else:
+                alone.append(x)
+        for x in whole.values():
+            for h in x.hosts:
+                if not h.exited:
+                    self.on_event("member_stop", member=h.member_id)
+            x.proc.signal(signal.SIGTERM)
+        for x in alone:  # one at a time: each waits for its `stopped` event (the others' processes are already told)
+            self.stop(x, timeout_s=timeout_s)
+        for x in whole.values():
+            rc = x.proc.terminate_and_wait(timeout_s=timeout_s)
+            for h in x.hosts:
+                self._exited(h, "graceful" if rc == 0 else "crash", rc)
 
     def kill_all(self) -> None:
         for m in self.live():

@@ -3,14 +3,10 @@
 Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of docs/member-contract.md.
 Imports only the standard library, confluent_kafka and harness.history: it runs under any confluent-kafka install.
 
-`HARNESS_COMMIT_MODE` says how it commits (default `sync`):
-  - `sync`: synchronously, after each poll's records (a refused commit again after the next poll; what is
-    still uncommitted of a partition when it is revoked, and on SIGTERM)
-  - `async`: asynchronously after each poll's records, recording each outcome from the `on_commit` callback
-    (and what is still uncommitted, synchronously, of a partition when it is revoked and on SIGTERM)
-  - `auto`: enable.auto.commit=true (auto.commit.interval.ms as HARNESS_CLIENT_CONFIG gives it, else the
-    client's 5 s); the client commits, on its timer and on close, and each outcome is recorded from `on_commit`
-  - `never`: no commit at all (a self-test: the commit_progress invariant must fail)
+`HARNESS_COMMIT_MODE` says how it commits (default `sync`; docs/member-contract.md has the table): `sync` after each
+poll's records (a refused commit again after the next poll; what is left on a revocation and on SIGTERM); `async`
+likewise, each outcome recorded from `on_commit`; `auto` by the client (enable.auto.commit, auto.commit.interval.ms
+as given, else 5 s), outcomes from `on_commit`; `never` not at all (a self-test: commit_progress must fail).
 
 `HARNESS_PROCESSING_MS` (default 0) is simulated work: it sleeps that long per record before it records and
 commits a poll's records, and then polls fewer records at a time (about half a second of work per poll).
@@ -39,7 +35,7 @@ import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import client_version, effective_settings  # noqa: E402,F401
+from harness.members.python_settings import COMMIT_MODES, client_version, commit_mode, effective_settings  # noqa: E402,F401,E501
 
 PROTOCOL_CONFIG = {
     "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
@@ -51,16 +47,6 @@ GROUP_PROTOCOL_SINCE = 0x02040000
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
-#: HARNESS_COMMIT_MODE's values (the module docstring says what each does)
-COMMIT_MODES = ("sync", "async", "auto", "never")
-
-
-def commit_mode(env: dict) -> str:
-    """HARNESS_COMMIT_MODE (empty or unset: sync); exits with one line when it is none of COMMIT_MODES."""
-    mode = env.get("HARNESS_COMMIT_MODE") or "sync"
-    if mode not in COMMIT_MODES:
-        raise SystemExit(f"member: unknown commit mode {mode!r} (HARNESS_COMMIT_MODE); known: {', '.join(COMMIT_MODES)}")
-    return mode
 
 
 def protocol_config(protocol: str) -> dict:
@@ -115,6 +101,7 @@ class Member:
 
     def __init__(self, env: dict) -> None:
         self.member_id = env["HARNESS_MEMBER_ID"]
+        self.hosted = bool(env.get("HARNESS_HOSTED"))  # one of several consumers of one process (hosted.py)
         self.topic = env["HARNESS_TOPIC"]
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
         self.control_path = env.get("HARNESS_CONTROL") or None
@@ -322,12 +309,17 @@ class Member:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "control_pending", True))
+        return self.loop()
+
+    def loop(self) -> int:
+        """Subscribe, write `started`, consume until stopped, commit what is left, close (signals: `run`)."""
         self._subscribe()
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
                                             f"librdkafka {confluent_kafka.libversion()[0]}",
-                        controls=["stall", "subscription"] if self.control_path else [], client_config=self.given,
+                        controls=(["stall", "subscription"] + (["stop"] if self.hosted else [])) if self.control_path
+                        else [], client_config=self.given,
                         effective=self.effective, effective_defaults=self.effective_defaults)
         while self.running:
             if self.control_pending:
@@ -372,6 +364,8 @@ class Member:
             with open(self.control_path) as f:
                 c = json.load(f)
         except (OSError, ValueError) as e:
+            if self.hosted and isinstance(e, FileNotFoundError):
+                return  # SIGUSR1 reaches every consumer of the process; a control was written for another one
             self.hist.event("error", member=self.member_id, fatal=False, error=f"control file: {e}")
             return
         if c.get("seq", 0) <= self.control_seq:
@@ -382,8 +376,10 @@ class Member:
         if "subscription" in c:
             self.subscription = list(c["subscription"])
             self._subscribe()
+        if c.get("stop"):  # a hosted consumer's graceful stop (harness/members/hosted.py): leave as on SIGTERM
+            self.running = False
         self.hist.event("control", member=self.member_id, seq=self.control_seq,
-                        **{k: c[k] for k in ("stall", "subscription") if k in c})
+                        **{k: c[k] for k in ("stall", "subscription", "stop") if k in c})
 
 
 def _commit_key(tpo: list) -> tuple:
@@ -393,6 +389,9 @@ def _commit_key(tpo: list) -> tuple:
 def main() -> int:
     if os.environ.get("HARNESS_CHECK_CONFIG"):
         return check_config(dict(os.environ))
+    if os.environ.get("HARNESS_HOSTED"):  # several consumers in this process, each its own member
+        from harness.members.hosted import run_hosted
+        return run_hosted(dict(os.environ), Member)
     return Member(dict(os.environ)).run()
 
 

@@ -7,6 +7,17 @@ from __future__ import annotations
 
 import confluent_kafka
 
+#: HARNESS_COMMIT_MODE's values (python_member's docstring says what each does)
+COMMIT_MODES = ("sync", "async", "auto", "never")
+
+
+def commit_mode(env: dict) -> str:
+    """HARNESS_COMMIT_MODE (empty or unset: sync); exits with one line when it is none of COMMIT_MODES."""
+    mode = env.get("HARNESS_COMMIT_MODE") or "sync"
+    if mode not in COMMIT_MODES:
+        raise SystemExit(f"member: unknown commit mode {mode!r} (HARNESS_COMMIT_MODE); known: {', '.join(COMMIT_MODES)}")
+    return mode
+
 
 def client_version() -> str:
     """The confluent-kafka version string (version() is a tuple in older releases, a string in newer)."""

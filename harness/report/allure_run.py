@@ -44,14 +44,46 @@ def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | Non
     return out
 
 
+def rebalance_time(verdicts: dict) -> dict | None:
+    """convergence_balance's `rebalance_time` measurement from a run's verdicts.json (None when it has none)."""
+    rt = ((verdicts or {}).get("convergence_balance") or {}).get("measurements", {}).get("rebalance_time")
+    return rt if isinstance(rt, dict) else None
+
+
+def settled_words(row: dict) -> str:
+    """A disturbance's rebalance time in words: `rebalance 1.60s` or `never settled (why)`."""
+    if row.get("settled_s") is None:
+        return f"not settled ({row.get('why') or 'unknown'})"
+    return f"rebalance {row['settled_s']:.2f}s, unowned {row.get('unowned_sum_s') or 0:.2f}s"
+
+
+def rebalance_table(rt: dict) -> str:
+    """The rebalance-time attachment: one line per disturbance (trigger to complete and balanced, unowned time)."""
+    lines = [f"protocol {rt.get('protocol')}, assignors {', '.join(rt.get('assignors') or ())}; trigger to complete "
+             f"and balanced (the runner's stable rule); unowned: summed over partitions (stop the world)",
+             f"{'#':>3} {'kind':<22} {'trigger':<13} {'at s':>8} {'settled s':>10} {'unowned sum s':>14} "
+             f"{'max s':>8} {'parts':>6}"]
+    for d in rt.get("disturbances") or ():
+        st = "-" if d.get("settled_s") is None else f"{d['settled_s']:.3f}"
+        lines.append(f"{d.get('index', ''):>3} {str(d.get('kind')):<22} {str(d.get('trigger')):<13} "
+                     f"{d.get('at_s') or 0:>8.2f} {st:>10} {d.get('unowned_sum_s') or 0:>14.3f} "
+                     f"{d.get('unowned_max_s') or 0:>8.3f} {d.get('partitions_unowned') or 0:>6}"
+                     + (f"  {d['why']}" if d.get("why") else ""))
+    return "\n".join(lines) + "\n"
+
+
 def _steps(run_dir: Path) -> None:
     import allure
     f = RunDir(run_dir).history_file(HARNESS_HISTORY)
     if not f.exists():
         return
+    rt = rebalance_time(RunDir(run_dir).verdicts()) or {}
+    by_action = {d.get("action_id"): d for d in rt.get("disturbances") or () if d.get("action_id")}
     for kind, params, t, dur, end in action_steps(f):
         ps = " ".join(f"{k}={v}" for k, v in params.items())
         took = f"{dur:.1f}s" if dur is not None else "did not finish"
+        row = by_action.get((end or {}).get("action_id"))
+        took += f"; {settled_words(row)}" if row else ""
         with allure.step(f"{kind} {ps} (+{t:.1f}s, {took})".replace("  ", " ")):
             extra = {k: v for k, v in (end or {}).items()
                      if k not in ("type", "mono", "wall", "source", "action_id", "kind", "ok", "error")}
@@ -121,6 +153,8 @@ def attach_run(run_dir: Path, *, failed: bool) -> None:
         allure.attach(f"{type(e).__name__}: {e}", name="timeline error", attachment_type=allure.attachment_type.TEXT)
     if svg:
         allure.attach.file(str(svg), name="ownership timeline", attachment_type=allure.attachment_type.SVG)
+    if rt := rebalance_time(RunDir(run_dir).verdicts()):
+        allure.attach(rebalance_table(rt), name="rebalance time", attachment_type=allure.attachment_type.TEXT)
     for name, label, kind in ((VERDICTS_JSON, f"witnesses ({VERDICTS_JSON})", allure.attachment_type.JSON),
                               (RUN_JSON, f"run metadata ({RUN_JSON})", allure.attachment_type.JSON),
                               (STATUS, STATUS, allure.attachment_type.TEXT)):

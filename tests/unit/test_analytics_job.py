@@ -26,7 +26,7 @@ def agg(tmp_path_factory):
     try:
         summary = aggregate([str(runs)], str(out), spark=spark, log=lambda *_: None)
         tables = {t: spark.read.parquet(str(out / t)).collect() for t in ("runs", "rebalances", "violations",
-                                                                          "partition_downtime")}
+                                                                          "partition_downtime", "rebalance_times")}
     finally:
         spark.stop()
     return exp, summary, tables, out
@@ -98,6 +98,27 @@ def _pct(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def test_rebalance_times_per_disturbance_and_by_protocol_and_version(agg):
+    exp, summary, tables, out = agg
+    got = defaultdict(list)
+    for r in sorted(tables["rebalance_times"], key=lambda r: (r["run_id"], r["index"])):
+        got[r["run_id"]].append(r["settled_s"])
+        assert r["settled"] == (r["settled_s"] is not None) and (r["why"] is None) == r["settled"]
+    assert dict(got) == exp.rebalance_times
+    settled = sorted(x for v in exp.rebalance_times.values() for x in v if x is not None)
+    assert summary["totals"]["rebalance_time_p50_s"] == pytest.approx(_pct(settled, 0.5), abs=1e-6)
+    assert summary["totals"]["unsettled"] == sum(v.count(None) for v in exp.rebalance_times.values())
+    by = summary["rebalance_time"]
+    assert sum(r["runs"] for r in by) == exp.runs and sum(r["disturbances"] for r in by) == len(tables["rebalance_times"])
+    for r in by:
+        runs = [rid for rid, g in exp.group.items() if (g[3], g[1]) == (r["protocol"], r["kafka_version"])]
+        want = sorted(x for rid in runs for x in exp.rebalance_times[rid] if x is not None)
+        assert r["runs"] == len(runs) and r["max_s"] == max(want)
+        assert r["failure_rate"] == round(len([x for x in runs if x in exp.violating]) / len(runs), 4)
+    page = (out / "summary.html").read_text()
+    assert "Rebalance time by protocol" in page and "failure rate" in page
+
+
 def test_partition_downtime(agg):
     exp, summary, tables, out = agg
     got = defaultdict(dict)
@@ -122,7 +143,7 @@ def test_summary_files(agg):
     for name in exp.skipped:
         assert name in page
     assert json.loads((out / "summary.json").read_text())["totals"]["runs"] == exp.runs
-    for t in ("runs", "rebalances", "violations", "partition_downtime"):
+    for t in ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime"):
         assert any(f.endswith(".parquet") for f in os.listdir(out / t))
 
 

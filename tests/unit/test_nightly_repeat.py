@@ -103,3 +103,15 @@ def test_the_cli_passes_repeat_to_the_night_and_prints_its_rates(tmp_path, monke
     with pytest.raises(SystemExit) as e:
         main(["nightly", "--seed", "1", "--repeat", "0"])
     assert e.value.code == 2 and "argument --repeat: 0 is less than 1" in capsys.readouterr().err
+
+
+def test_rates_carry_the_rebalance_time_with_the_unsettled_apart(tmp_path):
+    from dataclasses import replace
+    a = replace(_run("member-kill", "pass"), rebalance_s=[0.5, 2.0])
+    b = replace(_run("member-kill", "unknown"), rebalance_s=[1.0, None])
+    old = _run("member-kill", "pass")  # judged before the measurement: no times
+    cell = rates([a, b, old])[0]
+    assert (cell["rebalance_p50_s"], cell["rebalance_max_s"], cell["rebalance_unsettled"]) == (1.0, 2.0, 1)
+    line = summary_lines(NightlyResult(tmp_path, [a, b, old]))[1]
+    assert line.endswith("0/3 failed (1 unknown); rebalance time p50 1.0s, max 2.0s, 1 never settled")
+    assert "rebalance_p50_s" not in rates([old])[0]

@@ -197,3 +197,21 @@ def test_no_member_rows_without_member_faults():
     events = [e for e in _run() if e["type"] not in ("fault_start", "fault_end")]
     _, root = _svg(events, {})
     assert not _cls(root, "member-fault") and not [t for t in root.iter(NS + "text") if t.get("class") == "member-row"]
+
+
+def test_rebalance_time_attachment_and_step_words():
+    from harness.report.allure_run import rebalance_table, rebalance_time, settled_words
+    rt = {"protocol": "consumer", "assignors": ["uniform"], "disturbances": [
+        {"index": 0, "kind": "initial", "trigger": "member_start", "at_s": 0.0, "settled_s": 1.5, "unowned_sum_s": 0.0,
+         "unowned_max_s": 0.0, "partitions_unowned": 0},
+        {"index": 1, "kind": "kill_member", "trigger": "member_exit", "at_s": 5.0, "settled_s": None,
+         "why": "never settled before the end", "unowned_sum_s": 9.0, "unowned_max_s": 4.5, "partitions_unowned": 2,
+         "action_id": "a1"}]}
+    assert rebalance_time({"convergence_balance": {"measurements": {"rebalance_time": rt}}}) is rt
+    assert rebalance_time({}) is None
+    table = rebalance_table(rt).splitlines()
+    assert table[0].startswith("protocol consumer, assignors uniform") and len(table) == 4
+    assert table[3].split()[:5] == ["1", "kill_member", "member_exit", "5.00", "-"]
+    assert table[3].endswith("never settled before the end")
+    assert settled_words(rt["disturbances"][0]) == "rebalance 1.50s, unowned 0.00s"
+    assert settled_words(rt["disturbances"][1]) == "not settled (never settled before the end)"
