@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     from harness.plan import COMMIT_MODES, MEMBER_KINDS
     from harness.repeat import add_nightly_argument, add_run_arguments
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
-    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS,
+    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
                         "connect.protocol sessioned (default), compatible or eager)")

@@ -86,6 +86,7 @@ class Observer:
         self._processed: dict[tuple[str, int], set[int]] = {}
         self.streams: dict[str, dict] = {}
         self.connect: dict[str, dict] = {}  # Connect workers: the connectors and tasks each runs, by their events
+        self.share_deliveries: dict[str, int] = {}  # share members: records delivered since their start
         self.events_read = 0
 
     def poll(self) -> int:
@@ -126,8 +127,14 @@ class Observer:
             self.owned.pop(e["member"], None)
             self.streams.pop(e["member"], None)
             self.connect.pop(e["member"], None)
+            self.share_deliveries.pop(e["member"], None)
         elif t in CONNECT_RUNS:
             self._fold_connect(e, t)
+        elif t == "share_acquired":
+            self.share_deliveries[e.get("member")] = self.share_deliveries.get(e.get("member"), 0) + 1
+        elif t == "share_acked" and e.get("ok") and e.get("ack") in ("accept", "reject") \
+                and e.get("topic") in self.topics:  # done with: what draining a share group waits for
+            self._processed.setdefault((e["topic"], e["partition"]), set()).add(e["offset"])
         if e.get("source") == "member" or t in ("tasks", "stream_state", "task_active", "task_active_end"):
             self._fold_streams(e, t)
 

@@ -26,7 +26,8 @@ from harness.errors import BadInput
 from harness.kinds.checks import GROUP_CONFIGS_SINCE, checks_of
 from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
-from harness.scenario_model import CONNECT_PROTOCOLS
+from harness.kinds.share_settings import SHARE_MISBEHAVIOURS
+from harness.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 from harness.versions import major_minor as _major_minor
 
@@ -44,7 +45,8 @@ STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state")
 #: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
 #: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
 #: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2)}
+#: and share groups (KIP-932) are a preview in 4.1 (share.version off by default), production-ready from 4.2
+PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": (4, 2)}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
@@ -150,13 +152,14 @@ class RunConfig:
         return sc
 
     def _check(self, sc: Scenario, checks) -> None:
-        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
         if self.protocol not in known:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, *{"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS}.get(
+        if self.misbehave not in (None, *{"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS,
+                                          "share": SHARE_MISBEHAVIOURS}.get(
                 sc.kind, MISBEHAVIOURS)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:

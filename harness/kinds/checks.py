@@ -12,6 +12,7 @@ import re
 
 from harness.errors import BadInput
 from harness.kinds.connect_settings import check_worker_version, connect_settings
+from harness.kinds.share_settings import SHARE_CLIENT_SINCE, ack_mode, share_group_configs
 from harness.kinds.streams_settings import streams_settings
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
@@ -92,7 +93,31 @@ class ConnectChecks:
             check_worker_version(v, broker_version, cfg.protocol)
 
 
-CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks}
+class ShareChecks:
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.streams_settings or cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} runs a share group: --streams-set and --connect-set do not apply")
+        if cfg.member != "python" and cfg.member_command is None and not cfg.slot_commands:
+            raise BadInput(f"scenario {sc.name} runs a share group: there is no Java share member yet "
+                           "(--member python, or a member command speaking the share contract)")
+        ack_mode(cfg)
+        share_group_configs(cfg)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return share_group_configs(cfg)
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """The Python member's confluent-kafka has a ShareConsumer (the brokers' release: PROTOCOL_SINCE)."""
+        v = cfg.client_version or sc.initial_client
+        if v and re.fullmatch(r"\d+\.\d+\.\d+", v) and tuple(map(int, v.split("."))) < SHARE_CLIENT_SINCE:
+            raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
+                           f"{'.'.join(map(str, SHARE_CLIENT_SINCE))} or newer")
+
+
+CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks, "share": ShareChecks}
 
 
 def checks_of(kind: str):

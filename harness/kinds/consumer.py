@@ -72,6 +72,10 @@ class ConsumerGroup:
     def pool_config(self) -> dict:
         return self.cfg.client_config()
 
+    def group_configs(self) -> dict:
+        """The group configs set before the first member joins: the run's own (`--group-set`)."""
+        return dict(self.cfg.group_settings)
+
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
         return MemberSpec(protocol=self.cfg.protocol,
@@ -143,7 +147,9 @@ BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartb
                      "group.streams.num.standby.replicas",
                      "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
                      "group.min.session.timeout.ms", "group.max.session.timeout.ms",
-                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy")
+                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy",
+                     "group.share.record.lock.duration.ms", "group.share.delivery.count.limit",
+                     "group.share.partition.max.record.locks")
 
 
 def record_group_settings(run) -> dict:
