@@ -172,7 +172,9 @@ class RunConfig:
             raise BadInput(f"unknown commit mode {self.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
         if self.commit_mode != "sync" and sc.kind != "consumer":
             raise BadInput(f"commit mode {self.commit_mode} applies to consumer groups; scenario {self.scenario} "
-                           f"runs Kafka Streams, which commits by its own commit.interval.ms")
+                           + ("runs a share group, whose members acknowledge records (share.acknowledgement.mode)"
+                              if sc.kind == "share" else "runs Kafka Streams, which commits by its own "
+                                                         "commit.interval.ms"))
         if self.commit_mode != "sync" and self.member == "java" and self.member_command is None:
             raise BadInput(f"the Java member commits synchronously only: commit mode {self.commit_mode} needs "
                            f"--member python or a member command")
