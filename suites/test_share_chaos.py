@@ -4,7 +4,8 @@ while held, redelivered by the rules, none lost; partitions served within their 
 Verify: every share invariant holds through each share-* scenario of harness/scenarios.py.
 Setup: the shared 3-broker cluster (Kafka 4.2 or newer: older releases have no production share groups);
 per test a topic, a share group whose configs (record lock 5 s, delivery count limit 4, session timeout) are
-set before the first member joins, and Python share members on confluent-kafka's ShareConsumer.
+set before the first member joins, and share members: Python on confluent-kafka's ShareConsumer,
+Java on KafkaShareConsumer (the smoke scenario runs with both).
 Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
@@ -16,12 +17,16 @@ from harness.scenarios import SCENARIOS
 
 def _cases():
     for s in SCENARIOS.values():
-        if s.kind == "share":
-            yield pytest.param(s.name, marks=[pytest.mark.smoke] if s.smoke else [pytest.mark.nightly], id=s.name)
+        if s.kind != "share":
+            continue
+        for member in ("python", "java"):  # the two share clients judged side by side; nightly runs the Python one
+            if s.smoke or member == "python":
+                mark = pytest.mark.smoke if s.smoke else pytest.mark.nightly
+                yield pytest.param(s.name, member, marks=[mark], id=f"{s.name}-{member}")
 
 
-@pytest.mark.parametrize("scenario", list(_cases()))
-def test_share_scenario(scenario, run_scenario, kafka_cluster):
+@pytest.mark.parametrize("scenario,member", list(_cases()))
+def test_share_scenario(scenario, member, run_scenario, kafka_cluster):
     if tuple(version_key(kafka_cluster.version)[:2]) < (4, 2):
         pytest.skip(f"share groups need Kafka 4.2 or newer; the cluster runs {kafka_cluster.version}")
-    assert_run_passes(run_scenario(scenario, protocol="share"))
+    assert_run_passes(run_scenario(scenario, protocol="share", member=member))

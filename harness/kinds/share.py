@@ -1,5 +1,6 @@
 """Share-group members (KIP-932): the Python share member on confluent-kafka's ShareConsumer
-(harness/members/share_member.py), or any program of the member contract that writes the share events.
+(harness/members/share_member.py), the Java one on KafkaShareConsumer (`--member java`,
+harness/members/java/ShareMember.java), or any program of the member contract that writes the share events.
 
 The group's configs (record lock duration, delivery count limit, record-lock limit, session timings,
 `share.auto.offset.reset=earliest`) are set on the run's group before the first member joins
@@ -30,13 +31,19 @@ class ShareGroup:
         self.run = run
         self.cfg = plan.cfg
         self.client_path: str | None = None
+        self.builtin: tuple[str, ...] | None = None  # the Java share member's command (None: the Python one)
 
     # -- before the members
     def prepare(self) -> dict:
-        cfg = self.cfg
-        version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
-                                                        progress=self.run.say)
-        return {"client_version": version, "client_library": self.library,
+        cfg, library = self.cfg, self.library
+        if cfg.member == "java":  # harness/members/java/ShareMember.java on the brokers' kafka-clients
+            from harness.members.java_member import java_share_member_command
+            self.builtin = java_share_member_command(kafka_version=self.plan.kafka_version, progress=self.run.say)
+            version, library = self.plan.kafka_version, "kafka-clients"
+        else:
+            version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
+                                                            progress=self.run.say)
+        return {"client_version": version, "client_library": library,
                 "client_settings": dict(cfg.client_settings), "share_group_configs": self.group_configs()}
 
     def group_configs(self) -> dict:
@@ -65,7 +72,7 @@ class ShareGroup:
         lock_ms = self.plan.settings["share.record.lock.duration.ms"]
         return MemberSpec(protocol="share", rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path,
-                          command=cfg.slot_command(slot) or (sys.executable, str(SHARE_MEMBER)),
+                          command=cfg.slot_command(slot) or self.builtin or (sys.executable, str(SHARE_MEMBER)),
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
                           processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
 

@@ -27,7 +27,6 @@ def test_the_group_configs_are_the_defaults_with_the_run_timings_under_group_set
     ({"group_settings": (("share.record.lock.duration.ms", "0.5"),)}, "share.record.lock.duration.ms"),
     ({"group_settings": (("share.delivery.count.limit", "1"),)}, "at least 2"),
     ({"client_settings": (("share.acknowledgement.mode", "auto"),)}, "explicit, implicit"),
-    ({"member": "java"}, "no Java share member"),
     ({"commit_mode": "async"}, "commit mode async"),
     ({"misbehave": "claim-extra"}, "unknown misbehaviour"),
     ({"protocol": "consumer"}, "does not run with protocol consumer"),
@@ -39,6 +38,7 @@ def test_what_a_share_run_refuses_is_one_line(given, needle):
 
 
 def test_a_share_run_takes_its_self_tests_and_ack_modes():
+    assert cfg(member="java").validate().kind == "share"
     for m in ("ack-unheld", "process-expired"):
         assert cfg(misbehave=m).validate().kind == "share"
     assert ack_mode(cfg(client_settings=(("share.acknowledgement.mode", "implicit"),))) == "implicit"
