@@ -11,27 +11,22 @@ started (share groups give a partition to several members, and neither client re
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from harness.invariants import CheckSettings, balance
 from harness.invariants.share import ShareCheckSettings
+from harness.kinds.consumer import ConsumerGroup
 from harness.members import MemberSpec
 from harness.members import clients
 
-SHARE_MEMBER = __import__("pathlib").Path(__file__).parents[1] / "members" / "share_member.py"
+SHARE_MEMBER = Path(__file__).parents[1] / "members" / "share_member.py"
 
 
-class ShareGroup:
-    """The share-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event)."""
+class ShareGroup(ConsumerGroup):
+    """The share-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event). What it does as
+    a consumer group does (its topics, no state, the waits' timeout, nothing to read at the end) it inherits."""
 
     name = "share"
-    library = "confluent-kafka"
-
-    def __init__(self, plan, run) -> None:
-        self.plan = plan
-        self.run = run
-        self.cfg = plan.cfg
-        self.client_path: str | None = None
-        self.builtin: tuple[str, ...] | None = None  # the Java share member's command (None: the Python one)
 
     # -- before the members
     def prepare(self) -> dict:
@@ -49,10 +44,6 @@ class ShareGroup:
     def group_configs(self) -> dict:
         """The share group's configs, set before the first member joins."""
         return dict(self.plan.settings)
-
-    def create_topics(self) -> None:
-        for t in self.run.topics:
-            self.run.cluster.create_topic(t.real, partitions=t.partitions, replication=min(3, self.cfg.brokers))
 
     def check_settings(self) -> dict:
         cfg, ts = self.cfg, self.run.topics
@@ -76,25 +67,9 @@ class ShareGroup:
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
                           processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
 
-    def input_topics(self) -> list[tuple[str, int]]:
-        return [(t.real, t.partitions) for t in self.run.topics]
-
-    def wipe_state(self, slot: int) -> dict:
-        return {}
-
-    def members_started(self) -> None:
-        """Nothing to do once the first members run."""
-
     # -- waiting
-    def stable_timeout(self) -> float:
-        return self.cfg.stable_timeout_s
-
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
         """Every live member delivered records since its start: `balance.share`, the checker's rule."""
         got = {m: observer.share_deliveries.get(m, 0) for m in live}
         ok = balance.share(got).ok
         return ok, tuple(sorted(m for m, n in got.items() if n)), ", ".join(f"{m}:{n}" for m, n in sorted(got.items()))
-
-    # -- the end
-    def finish(self) -> None:
-        """After the members stopped; nothing more to read."""
