@@ -197,7 +197,7 @@ def _draw_timeline(run_dir) -> None:
 
 def _nightly(args, progress) -> int:
     from harness.nightly import nightly, parse_budget, parse_shard, summary_lines
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
@@ -210,7 +210,7 @@ def _nightly(args, progress) -> int:
     from harness.cluster.backends import preflight
     preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
-    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
     bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.errors import BadInput
