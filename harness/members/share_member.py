@@ -85,6 +85,7 @@ class ShareMember:
         self.asked: dict[tuple, tuple[str, float]] = {}  # (topic, partition, offset) -> (ack, requested_mono)
         self.implicit: list[tuple] = []  # the last poll's records, accepted by the next poll or commit (implicit)
         self.polls_with_records = 0
+        self.last_poll_at: float | None = None  # when the previous poll began: the client may fetch from then on
         self.running = True
         self.sc = confluent_kafka.ShareConsumer(self.conf)
         self.sc.set_acknowledgement_commit_callback(self.on_acks)
@@ -149,8 +150,11 @@ class ShareMember:
         try:
             while self.running:
                 self._implicit_asked()
+                began = time.monotonic()
                 msgs = self.sc.poll(0.2)
                 t = time.monotonic()
+                since = self.last_poll_at if self.last_poll_at is not None else began
+                self.last_poll_at = began
                 batch = []
                 for m in msgs:
                     if m.error():
@@ -160,8 +164,8 @@ class ShareMember:
                     if count is None:  # never guessed: the checkers judge by it
                         raise SystemExit(f"member: the client gave no delivery count for {r}")
                     self.hist.event("share_acquired", member=self.member_id, topic=r[0], partition=r[1], offset=r[2],
-                                    delivery_count=count)
-                    batch.append((r, t))
+                                    delivery_count=count, since_mono=since)
+                    batch.append((r, since))  # its lock is judged from the earliest the client may have taken it
                 if batch:
                     self._work(batch)
                     if self.mode == "explicit":

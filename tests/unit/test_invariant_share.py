@@ -200,3 +200,15 @@ def test_served_passes_within_the_bound_and_fails_past_it():
     later = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]
     v = verdicts(base(), later, names=["share_served"])["share_served"]
     assert v.status == "invalid" and "share.session.timeout.ms" in v.message
+
+
+def test_a_record_the_client_fetched_ahead_may_come_back_before_its_member_saw_it_expire():
+    """A Java KafkaShareConsumer fetched offset 0 during m1's previous poll (since_mono 1.5), so its lock ran out
+    by 6.5 at the latest although m1 saw it only at 4.0: another member may have it at 6.6. Without since_mono the
+    same history is an overlap (4.0 + 5 - 1 = 8.0)."""
+    early = ev("share_acquired", 4.0, "member", member="m1", topic="t", partition=0, offset=0, delivery_count=1,
+               since_mono=1.5)
+    h = [base(), acked(1.0, 0, 0), early, acq("m2", 6.6, 0, 2), ack("m2", 6.7, 0)]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "valid"
+    late = [base(), acked(1.0, 0, 0), acq("m1", 4.0, 0), acq("m2", 6.6, 0, 2), ack("m2", 6.7, 0)]
+    assert verdicts(late, names=["share_exclusive"])["share_exclusive"].status == "invalid"

@@ -4,12 +4,15 @@ A *record* is (topic, partition, offset). A *delivery* is one `share_acquired` e
 `acq` with the broker's delivery count. Its *hold* (the lock m has on r) is judged with the group's record lock
 duration L (`share.record.lock.duration.ms` as the run's `group_settings` event read it from the group's config,
 else the brokers' `group.share.record.lock.duration.ms`; never a constant: without either the checkers are
-unknown). The member records `acq` when poll returns, after the broker took the lock, so the broker's lock ran
-out somewhere in [acq - S, acq + L] where S (`clock_slack_s`) bounds the time from the broker's acquisition to
-poll returning it. Two ends are therefore used:
+unknown). The member records `acq` when poll returns it, after the broker took the lock; a client may have taken
+it well before (the Java KafkaShareConsumer fetches the next records while the application works on the last
+ones, and their locks run meanwhile), so the event may say `since_mono`, the earliest the client may have
+acquired it (the start of the member's previous poll). The broker's lock ran out somewhere in
+[since + L, acq + L], since = `since_mono`, else acq - S where S (`clock_slack_s`) bounds the time from the
+broker's acquisition to poll returning it. Two ends are therefore used:
 
 - the *sure end* (inside the broker's hold): min(the member's first acknowledgement of r asked for after acq,
-  the member's exit, acq + L - S); the overlap and in-flight checkers count only sure holds, so what they find
+  the member's exit, since + L); the overlap and in-flight checkers count only sure holds, so what they find
   surely happened;
 - the *latest end* (the broker's lock surely gone): min(exit, acq + L, the next delivery of r); an action on r
   after it is on a record the member no longer held.
@@ -121,7 +124,8 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
         elif ty in SHARE_EVENT_TYPES:
             r = (e["topic"], int(e["partition"]), int(e["offset"]))
             if ty == "share_acquired":
-                acqs.setdefault(r, []).append((t, m, int(e["delivery_count"]), seq))
+                since = float(e["since_mono"]) if e.get("since_mono") is not None else t - S
+                acqs.setdefault(r, []).append((t, m, int(e["delivery_count"]), seq, min(since, t)))
             else:
                 at = float(e.get("requested_mono", t)) if ty == "share_acked" else t
                 actions.append((m, at, ty, r, e))
@@ -131,11 +135,11 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
     for r, lst in acqs.items():
         lst.sort()
         out = []
-        for i, (t, m, count, seq) in enumerate(lst):
+        for i, (t, m, count, seq, since) in enumerate(lst):
             nxt = lst[i + 1][0] if i + 1 < len(lst) else float("inf")
             exit_t = lives.get(m, (0, end, "open"))[1] if lives.get(m, (0, end, "open"))[2] != "open" else float("inf")
             ack = next(((at, a) for at, a in acks.get((r, m), []) if t <= at < nxt), None)
-            ends = [(t + L - S, "expiry" if t + L - S <= end else "open"), (exit_t, "exit")]
+            ends = [(since + L, "expiry" if since + L <= end else "open"), (exit_t, "exit")]
             if ack and ack[1].get("ok"):  # a refused acknowledgement ends nothing the broker still held
                 ends.append((ack[0], ack[1]["ack"]))
             sure, how = min(ends, key=lambda x: x[0])

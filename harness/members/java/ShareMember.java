@@ -48,6 +48,7 @@ public final class ShareMember {
     private final List<String> implicit = new ArrayList<>();
     private volatile boolean running = true;
     private int pollsWithRecords = 0;
+    private double lastPollAt = -1; // when the previous poll began: the client fetches ahead from then on
 
     static double mono() {
         return System.nanoTime() / 1e9;
@@ -224,18 +225,24 @@ public final class ShareMember {
             while (running) {
                 implicitAsked();
                 ConsumerRecords<byte[], byte[]> recs;
+                double began = mono();
                 try {
                     recs = consumer.poll(Duration.ofMillis(200));
                 } catch (WakeupException e) {
                     break;
                 }
-                double acquired = mono();
+                // KafkaShareConsumer fetches the next records while the application works on the last ones: their
+                // locks run from then, so they are judged from the start of the previous poll
+                double acquired = lastPollAt >= 0 ? lastPollAt : began;
+                lastPollAt = began;
+                String since = String.format(Locale.ROOT, "%.9f", acquired);
                 List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
                 for (ConsumerRecord<byte[], byte[]> r : recs) {
                     short count = r.deliveryCount().orElseThrow(
                             () -> new IllegalStateException("the client gave no delivery count for " + r));
                     event("share_acquired", "topic", q(r.topic()), "partition", Integer.toString(r.partition()),
-                            "offset", Long.toString(r.offset()), "delivery_count", Short.toString(count));
+                            "offset", Long.toString(r.offset()), "delivery_count", Short.toString(count),
+                            "since_mono", since);
                     batch.add(r);
                 }
                 if (!batch.isEmpty()) {
