@@ -212,3 +212,11 @@ def test_a_record_the_client_fetched_ahead_may_come_back_before_its_member_saw_i
     assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "valid"
     late = [base(), acked(1.0, 0, 0), acq("m1", 4.0, 0), acq("m2", 6.6, 0, 2), ack("m2", 6.7, 0)]
     assert verdicts(late, names=["share_exclusive"])["share_exclusive"].status == "invalid"
+
+
+def test_served_does_not_judge_a_backlog_on_a_partition_that_is_served():
+    slow = [acked(2.0, 0, 0)] + [x for k in range(1, 5) for x in (acked(1.5, 0, k), acq("m1", 2.0 + 4 * k, k),
+                                                                   ack("m1", 2.1 + 4 * k, k))]
+    slow += [acq("m1", 21.0, 0), ack("m1", 21.1, 0)]  # 19 s after it was produced, the partition served all along
+    v = verdicts(base(), slow, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 19.0

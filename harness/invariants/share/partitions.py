@@ -3,14 +3,18 @@
 - `share_inflight`: at no time does a partition have more records held (sure holds, over every member) than the
   group's `share.partition.max.record.locks` (the brokers' `group.share.partition.max.record.locks` when the
   group has none), the cap on a share-partition's in-flight records.
-- `share_served`: every subscribed partition is served while the group has members: each record the producer
-  acknowledged is first delivered within B of its acknowledgement, B = the share session timeout (a departed
-  member's partitions go to others after it) + the record lock duration (its fetched records come back after
-  it) + `serve_slack_s` (a heartbeat and the assignment). Records produced while the group had no live member
-  are not judged. The client reports no assignment (neither confluent-kafka's ShareConsumer nor the Java
+- `share_served`: every subscribed partition is served while the group has members: a record the producer
+  acknowledged that waits longer than B for its first delivery is a violation when its partition had no
+  delivery at all for longer than B meanwhile (no member was serving it), B = the share session timeout (a
+  departed member's partitions go to others after it) + the record lock duration (its fetched records come back
+  after it) + `serve_slack_s` (a heartbeat and the assignment). A record that waits behind a backlog while its
+  partition is served is slow, not unserved: measured, not judged. Records produced while the group had no live
+  member are not judged. The client reports no assignment (neither confluent-kafka's ShareConsumer nor the Java
   KafkaShareConsumer has one), so a partition left without a member is seen by the records that wait on it.
 """
 from __future__ import annotations
+
+from bisect import bisect_left
 
 from harness.history import History
 from harness.invariants.core import Verdict, secs, verdict
@@ -51,6 +55,13 @@ def check_inflight(history: History, s: ShareCheckSettings) -> Verdict:
                                   f"({cap.says('limit')})", measurements=meas)
 
 
+def _longest_gap(times: list, a: float, b: float) -> float:
+    """The longest stretch of [a, b] without one of the (sorted) times in it."""
+    inside = [x for x in times[bisect_left(times, a):bisect_left(times, b)] if a < x < b]
+    marks = [a, *inside, b]
+    return max(y - x for x, y in zip(marks, marks[1:]))
+
+
 def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     name = "share_served"
     v, bad = _view(name, history, s)
@@ -62,6 +73,11 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     bound = session.value / 1000 + v.lock_s + s.serve_slack_s
     ack, topics = history.bulk("acked"), set(s.topics)
     lives = sorted(v.lives.values())
+    served: dict = {}  # (topic, partition) -> the times of its deliveries, sorted
+    for (tp, pn, _), ds in v.deliveries.items():
+        served.setdefault((tp, pn), []).extend(d.acq for d in ds)
+    for times in served.values():
+        times.sort()
     waits, late, skipped = {}, [], 0
     for c, p, o, t in zip(ack.topic.tolist(), ack.partition.tolist(), ack.offset.tolist(), ack.mono.tolist()):
         topic = history.values[c]
@@ -75,9 +91,11 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
         wait = first - t
         key = f"{topic}-{p}"
         waits[key] = max(waits.get(key, 0.0), wait)
-        if wait > bound:
+        gap = _longest_gap(served.get((topic, p), []), t, first)
+        if wait > bound and gap > bound:
             late.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "wait_s": secs(wait),
-                         "why": "never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced"})
+                         "why": ("never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced")
+                         + f"; no record of its partition delivered for {gap:.1f}s meanwhile"})
     said = (f"bound {bound:g}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
             f"({v.lock.source}) + slack {s.serve_slack_s:g}s")
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,
@@ -85,7 +103,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     if not waits:
         return verdict(name, "unknown", "no produced record to judge", measurements=meas)
     if late:
-        return verdict(name, "invalid", f"{len(late)} record(s) waited past the bound for a first delivery ({said})",
-                       late, meas)
+        return verdict(name, "invalid", f"{len(late)} record(s) waited past the bound for a first delivery while "
+                                        f"their partition was not served ({said})", late, meas)
     return verdict(name, "valid", f"every record first delivered within {meas['max_wait_s']}s ({said})",
                    measurements=meas)
