@@ -67,6 +67,10 @@ class ShareGroup(ConsumerGroup):
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
                           processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
 
+    def members_started(self) -> None:
+        """The observer learns the delivery count limit: a record released at it is archived, done with."""
+        self.run.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
+
     # -- waiting
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
         """Every live member delivered records since its start: `balance.share`, the checker's rule."""
