@@ -220,3 +220,10 @@ def test_served_does_not_judge_a_backlog_on_a_partition_that_is_served():
     slow += [acq("m1", 21.0, 0), ack("m1", 21.1, 0)]  # 19 s after it was produced, the partition served all along
     v = verdicts(base(), slow, names=["share_served"])["share_served"]
     assert v.status == "valid" and v.measurements["max_wait_s"] == 19.0
+
+
+def test_acting_does_not_judge_a_release_after_the_lock_expired():
+    """A member paused past its locks releases what it had once it runs again; the broker refuses it."""
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 11.0, 0, "release", ok=False), acq("m2", 11.5, 0, 2),
+         ack("m2", 11.6, 0)]
+    assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"

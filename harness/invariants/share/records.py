@@ -2,9 +2,10 @@
 
 - `share_exclusive`: no record is held by two deliveries at overlapping times (sure holds: what surely
   overlapped).
-- `share_held_when_acting`: a member processes (`share_processed`) and acknowledges (`share_acked`, when asked
-  for) only records it holds: after it acquired the record and before its latest end (the lock surely gone,
-  it left, or the record was delivered again).
+- `share_held_when_acting`: a member processes (`share_processed`) and accepts or rejects (`share_acked`, when
+  asked for) only records it holds: after it acquired the record and before its latest end (the lock surely
+  gone, it left, or the record was delivered again). A release of a record it no longer holds is not judged: it
+  claims no work (a member paused past its locks releases what it had, and the broker refuses it).
 - `share_redelivery`: a record comes back only after its delivery ended by a release, a lock expiry or its
   holder's exit, never after an accept or reject the broker took; its delivery count rises by one each time
   (more only when a member that exited may have been delivered it unrecorded: records fetched and still in
@@ -59,6 +60,8 @@ def check_held_when_acting(history: History, s: ShareCheckSettings) -> Verdict:
         return bad
     ws, n = [], 0
     for m, t, what, r, e in v.actions:
+        if what == "share_acked" and e.get("ack") == "release":
+            continue  # claims no work (the module docstring)
         held = [d for d in v.deliveries.get(r, ()) if d.member == m and d.acq <= t]
         d = held[-1] if held else None
         if d is None or t > d.latest_end + 1e-9:
