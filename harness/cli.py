@@ -25,7 +25,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     from harness.plan import COMMIT_MODES, MEMBER_KINDS
     from harness.repeat import add_nightly_argument, add_run_arguments
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -82,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
-    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS,
+    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
                         "connect.protocol sessioned (default), compatible or eager)")
@@ -202,7 +202,7 @@ def _draw_timeline(run_dir) -> None:
 
 def _nightly(args, progress) -> int:
     from harness.nightly import nightly, parse_budget, parse_shard, summary_lines
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
@@ -215,7 +215,7 @@ def _nightly(args, progress) -> int:
     from harness.cluster.backends import preflight
     preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
-    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
     bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.errors import BadInput

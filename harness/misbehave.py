@@ -13,4 +13,7 @@ MISBEHAVE_HELP = {
     "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
     "forget-state": "(streams-*) the first instance starts each task on an emptied store",
     "zombie-task": "(connect-*) a source task goes on producing after it was stopped", "wrong-delay":
-    "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran"}
+    "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran",
+    "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",
+    "process-expired": "(share-*) slot 0 waits past its records' locks once, then processes them without "
+    "acquiring them again"}

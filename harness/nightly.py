@@ -160,7 +160,7 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backen
         if allowed:
             # client versions are confluent-kafka's; a Streams (Connect) run takes the brokers' kafka-streams
             # (connect-runtime)
-            cv = None if sc.kind in ("streams", "connect") else rng.choice(client_versions)
+            cv = None if sc.kind in ("streams", "connect", "share") else rng.choice(client_versions)
             return sc, rng.choice(allowed), kv, cv, rng.randrange(1 << 31)
 
 

@@ -86,6 +86,9 @@ class Observer:
         self._processed: dict[tuple[str, int], set[int]] = {}
         self.streams: dict[str, dict] = {}
         self.connect: dict[str, dict] = {}  # Connect workers: the connectors and tasks each runs, by their events
+        self.share_deliveries: dict[str, int] = {}  # share members: records delivered since their start
+        self.share_limit: int | None = None  # the share group's delivery count limit (set by the share kind)
+        self._share_last: dict[tuple, int] = {}  # a share record's latest delivery count
         self.events_read = 0
 
     def poll(self) -> int:
@@ -126,8 +129,18 @@ class Observer:
             self.owned.pop(e["member"], None)
             self.streams.pop(e["member"], None)
             self.connect.pop(e["member"], None)
+            self.share_deliveries.pop(e["member"], None)
         elif t in CONNECT_RUNS:
             self._fold_connect(e, t)
+        elif t == "share_acquired":
+            self.share_deliveries[e.get("member")] = self.share_deliveries.get(e.get("member"), 0) + 1
+            self._share_last[(e.get("topic"), e.get("partition"), e.get("offset"))] = int(e.get("delivery_count") or 1)
+        elif t == "share_acked" and e.get("ok") and e.get("topic") in self.topics and (
+                e.get("ack") in ("accept", "reject") or self.share_limit is not None and self._share_last.get(
+                    (e["topic"], e["partition"], e["offset"]), 0) >= self.share_limit):
+            # done with (what draining a share group waits for): accepted, rejected, or released at the limit
+            # (archived)
+            self._processed.setdefault((e["topic"], e["partition"]), set()).add(e["offset"])
         if e.get("source") == "member" or t in ("tasks", "stream_state", "task_active", "task_active_end"):
             self._fold_streams(e, t)
 

@@ -23,10 +23,11 @@ from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
 from harness.errors import BadInput
-from harness.kinds.checks import GROUP_CONFIGS_SINCE, check_hosting, checks_of
+from harness.kinds.checks import COMMIT_MODES, GROUP_CONFIGS_SINCE, check_commit_mode, check_hosting, checks_of
 from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
-from harness.scenario_model import CONNECT_PROTOCOLS
+from harness.kinds.share_settings import SHARE_MISBEHAVIOURS
+from harness.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
 from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
 from harness.versions import major_minor as _major_minor
 
@@ -39,20 +40,20 @@ RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "H
 #: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
 #: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores
 STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state")
+#: the self-tests of each kind of group (a consumer group's: MISBEHAVIOURS)
+KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS, "share": SHARE_MISBEHAVIOURS}
 #: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
 #: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
 #: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
 #: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
-#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2)}
+#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups (KIP-932)
+#: are a preview in 4.1 (share.version off by default), production-ready from 4.2
+PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": (4, 2)}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
-#: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
-#: default) or asynchronously, by the client's auto-commit, or never (a self-test: commit_progress must fail)
-COMMIT_MODES = ("sync", "async", "auto", "never")
 Settings = tuple[tuple[str, str], ...]
 
 
@@ -151,14 +152,13 @@ class RunConfig:
         return sc
 
     def _check(self, sc: Scenario, checks) -> None:
-        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS
+        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
         if self.protocol not in known:
             raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, *{"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS}.get(
-                sc.kind, MISBEHAVIOURS)):
+        if self.misbehave not in (None, *KIND_MISBEHAVIOURS.get(sc.kind, MISBEHAVIOURS)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
@@ -167,14 +167,7 @@ class RunConfig:
             raise BadInput("a run needs at least one broker and one partition")
         if self.member not in MEMBER_KINDS:
             raise BadInput(f"unknown member {self.member!r}; known: {', '.join(MEMBER_KINDS)}")
-        if self.commit_mode not in COMMIT_MODES:
-            raise BadInput(f"unknown commit mode {self.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
-        if self.commit_mode != "sync" and sc.kind != "consumer":
-            raise BadInput(f"commit mode {self.commit_mode} applies to consumer groups; scenario {self.scenario} "
-                           f"runs Kafka Streams, which commits by its own commit.interval.ms")
-        if self.commit_mode != "sync" and self.member == "java" and self.member_command is None:
-            raise BadInput(f"the Java member commits synchronously only: commit mode {self.commit_mode} needs "
-                           f"--member python or a member command")
+        check_commit_mode(self, sc)
         if not 0 <= self.processing_ms <= 60000:
             raise BadInput(f"processing time {self.processing_ms!r} ms per record: from 0 to 60000")
         if self.processing_ms and self.member == "java" and self.member_command is None and sc.kind == "consumer":

@@ -137,9 +137,10 @@ class Run:
                    backend=self.meta["backend"],
                    settings=self.meta["check_settings"], **cfg.user_settings(),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
-                   **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}))
+                   **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}),
+                   **({"share_settings": self.kind.share_check_settings()} if plan.kind == "share" else {}))
         self.kind.create_topics()
-        set_group_configs(self, dict(cfg.group_settings))
+        set_group_configs(self, self.kind.group_configs())
         record_group_settings(self)
         self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
                                history_dir=d.history_dir, log_dir=d.logs_dir, on_event=self.event,

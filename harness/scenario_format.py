@@ -22,7 +22,7 @@ from harness.scenario_model import GROUP_KINDS, PROTOCOLS_OF
 Scalar = Union[bool, int, float, str]
 #: how each kind of group calls its members, as the refusals say it
 MEMBERS_OF = {"consumer": "consumer-group members", "streams": "Kafka Streams instances",
-              "connect": "Kafka Connect workers"}
+              "connect": "Kafka Connect workers", "share": "share-group members"}
 
 
 class _Strict(BaseModel):
@@ -30,7 +30,7 @@ class _Strict(BaseModel):
 
 
 class Members(_Strict):
-    kind: str = "consumer"  # the kind of group: consumer | streams | connect
+    kind: str = "consumer"  # the kind of group: consumer | streams | connect | share
     count: int = Field(3, ge=1)
     max_count: int | None = Field(None, ge=1)  # the most members the schedule ever runs (default: count)
     static: bool = False
@@ -171,6 +171,9 @@ _NOT_FOR = {
                 "members.slot_commands": "", "members.command": "", "members.member": "", "members.commit_mode": "",
                 "members.client_settings": "use [connect] settings", "members.processing_ms": "", "streams": "",
                 "members.members_per_process": ""},
+    "share": {"topics": "", "members.subscription": "", "members.slot_subscriptions": "", "members.commit_mode":
+              "share members acknowledge records (share.acknowledgement.mode in members.client_settings)",
+              "streams": "", "connect": "", "members.members_per_process": ""},
     "consumer": {"streams": "set members.kind = \"streams\"", "connect": "set members.kind = \"connect\""},
 }
 

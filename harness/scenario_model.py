@@ -18,8 +18,11 @@ STREAMS_PROTOCOLS = ("classic", "streams")
 #: group protocols of Kafka Connect workers: connect.protocol (KIP-415 compatible, KIP-507 sessioned)
 CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
 #: the kinds of group a scenario's members form, and the group protocols each runs with
-GROUP_KINDS = ("consumer", "streams", "connect")
-PROTOCOLS_OF = {"consumer": PROTOCOLS, "streams": STREAMS_PROTOCOLS, "connect": CONNECT_PROTOCOLS}
+#: the group protocol of share-group members (KIP-932)
+SHARE_PROTOCOLS = ("share",)
+GROUP_KINDS = ("consumer", "streams", "connect", "share")
+PROTOCOLS_OF = {"consumer": PROTOCOLS, "streams": STREAMS_PROTOCOLS, "connect": CONNECT_PROTOCOLS,
+                "share": SHARE_PROTOCOLS}
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class Scenario:
     protocols: tuple[str, ...] = PROTOCOLS
     check_overrides: Callable[[ScenarioContext, list[Action]], dict] = lambda ctx, sched: {}
     smoke: bool = False
-    kind: str = "consumer"  # "consumer" (consumer-group members), "streams" (Kafka Streams), "connect" (workers)
+    kind: str = "consumer"  # "consumer" (consumer-group members), "streams", "connect" (workers), "share" (KIP-932)
     streams: dict = field(default_factory=dict)  # Streams settings of the scenario (over STREAMS_DEFAULTS)
     connect: dict = field(default_factory=dict)  # Connect settings of the scenario (over CONNECT_DEFAULTS)
     max_members: int | None = None  # the most members the schedule ever runs (default: members)

@@ -16,9 +16,9 @@ from pathlib import Path
 from harness import scenario_file
 from harness.actions import ACTIONS, MIX_CHOICES
 from harness.errors import BadInput
-from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
+from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
 
-__all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
+__all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "SHARE_PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "schedule", "builtin_files"]
 
 

@@ -15,11 +15,12 @@ from urllib.parse import unquote, urlparse
 
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
+from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
 from harness.history_format import SCHEMA, VERSION
 
-TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime")
+TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
-KEEP_TYPES = (*OWNERSHIP, "run_start", "run_end", "header")
+KEEP_TYPES = (*OWNERSHIP, "run_start", "run_end", "header", *SHARE_TYPES)
 GROUP = ("kind", "scenario", "kafka_version", "client_version", "protocol")
 FLAKY_KEY = ("scenario", "protocol", "kafka_version", "client_version", "seed", "schedule_hash")
 
@@ -109,7 +110,7 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
                    .option("columnNameOfCorruptRecord", schemas.CORRUPT)
                    .json([f[0] for f in files]).withColumn("file", F.input_file_name()))
             keep = (raw.where(F.col("type").isin(*KEEP_TYPES) | F.col(schemas.CORRUPT).isNotNull())
-                    .select("file", "type", "mono", "member", "partitions", "schema", "version",
+                    .select("file", "type", "mono", "member", "partitions", "schema", "version", *SHARE_COLUMNS,
                             F.col(schemas.CORRUPT).isNotNull().alias("corrupt"))
                     .withColumn("seq", F.monotonically_increasing_id())
                     .persist(StorageLevel.MEMORY_AND_DISK))
@@ -164,11 +165,14 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
             rebalances = spark.createDataFrame(derived.filter(lambda x: x[0] == "R").map(lambda x: x[1]), schemas.REBALANCES)
             downtime = spark.createDataFrame(derived.filter(lambda x: x[0] == "D").map(lambda x: x[1]),
                                              schemas.PARTITION_DOWNTIME)
+            shares = share_records(keep.where(F.col("type").isin(*SHARE_TYPES) & ~F.col("corrupt")), fmap)
         else:
             rebalances = spark.createDataFrame([], schemas.REBALANCES)
             downtime = spark.createDataFrame([], schemas.PARTITION_DOWNTIME)
+        if keep is None or not ok:
+            shares = spark.createDataFrame([], schemas.SHARE_RECORDS)
         for name, df in (("runs", runs), ("rebalances", rebalances), ("rebalance_times", rtimes),
-                         ("violations", violations), ("partition_downtime", downtime)):
+                         ("violations", violations), ("partition_downtime", downtime), ("share_records", shares)):
             df.coalesce(2).write.mode("overwrite").parquet(os.path.join(out, name))
         phases["tables_written_s"] = round(time.monotonic() - t_start, 3)
         if keep is not None:

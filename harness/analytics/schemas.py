@@ -104,3 +104,15 @@ PARTITION_DOWNTIME = StructType([
     StructField("unowned_stretches", IntegerType()),
     StructField("longest_unowned_s", DoubleType()),
 ])
+
+SHARE_RECORDS = StructType([  # harness/analytics/share.py builds it; this is its shape when there is nothing
+    StructField("run_id", StringType(), False),
+    StructField("topic", StringType()),
+    StructField("partition", IntegerType()),
+    StructField("offset", LongType()),
+    StructField("deliveries", LongType()),
+    StructField("max_delivery_count", IntegerType()),
+    StructField("redelivered", BooleanType()),
+    StructField("outcome", StringType()),
+    StructField("time_to_ack_s", DoubleType()),
+])

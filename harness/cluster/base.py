@@ -49,6 +49,14 @@ class BrokerSettings:
             "group.consumer.min.session.timeout.ms": self.group_min_session_timeout_ms,
             "group.consumer.heartbeat.interval.ms": self.consumer_heartbeat_interval_ms,
             "group.consumer.min.heartbeat.interval.ms": 100,
+            # share groups (KIP-932, Kafka 4.1+; older brokers ignore these): a share-group state topic the cluster
+            # can hold, and group configs allowed down to the quick timings a run sets (harness/kinds/share.py)
+            "share.coordinator.state.topic.replication.factor": self.replication_factor,
+            "share.coordinator.state.topic.min.isr": self.min_insync_replicas,
+            "share.coordinator.state.topic.num.partitions": 6,
+            "group.share.min.session.timeout.ms": self.group_min_session_timeout_ms,
+            "group.share.min.heartbeat.interval.ms": 100,
+            "group.share.min.record.lock.duration.ms": 1000,
             "auto.create.topics.enable": "false",
             "controlled.shutdown.enable": "true",
             **self.extra,

@@ -18,6 +18,7 @@ from harness.invariants import (brokers, commits, convergence, coordinator, cove
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
+from harness.invariants.share import judge_share
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
 
 __all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all", "judge",
@@ -60,10 +61,10 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
     start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
     settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
     kind = start.get("kind")
-    if kind not in ("consumer", "streams", "connect"):  # older runs wrote no kind; Streams ones merged both settings
+    if kind not in ("consumer", "streams", "connect", "share"):  # older runs wrote no kind; Streams ones merged both settings
         kind = "streams" if STREAMS_ONLY_KEYS & set(settings) else "consumer"
     check = CheckSettings.from_dict(settings)
-    if kind in ("consumer", "connect"):
+    if kind in ("consumer", "connect", "share"):
         return kind, check, None
     streams = start.get("streams_settings")
     return kind, check, StreamsCheckSettings.from_dict(streams if isinstance(streams, dict) else settings)
@@ -76,7 +77,9 @@ def judge(history: History) -> dict[str, Verdict]:
     topic. A verdict that is not valid then gets what the brokers said near it (`brokers.with_broker_context`).
     The shared views are built once per judgment."""
     kind, check, streams = run_settings(history)
-    if kind == "connect":
+    if kind == "share":  # the share checkers' own settings; the group's come from the history
+        verdicts = judge_share(history)
+    elif kind == "connect":
         start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
         verdicts = judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
     elif kind == "streams":

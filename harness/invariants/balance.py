@@ -22,6 +22,9 @@ when that must happen and for how long it lasts.
 - **Kafka Connect** (`connect`): *complete* when every configured connector and task runs on exactly one
   live worker and nothing else runs; *balanced* when connectors per worker and tasks per worker each differ
   by at most the slack.
+- **Share group** (`share`): *complete* when every live member has been delivered records since it started (a
+  share group gives a partition to several members; neither client reports an assignment); no balance rule
+  over counts (records per member follow the partitions' rates).
 """
 from __future__ import annotations
 
@@ -166,3 +169,23 @@ def connect(runs: Mapping[str, Iterable[tuple]], connectors: Iterable[str], task
     unbalanced = tuple(what for what, c in (("connectors", conns), ("tasks", per))
                        if c and max(c.values()) - min(c.values()) > slack)
     return UnitBalance(bool(runs) and not wrong, bool(runs) and not unbalanced, conns, per, wrong, unbalanced)
+
+
+@dataclass(frozen=True)
+class ShareBalance:
+    """A share group's state judged by `share`."""
+
+    complete: bool
+    waiting: tuple = ()  # live members delivered nothing since they started
+
+    @property
+    def ok(self) -> bool:
+        return self.complete
+
+
+def share(deliveries: Mapping[str, int]) -> ShareBalance:
+    """The share-group rule (module docstring). `deliveries`: every live member -> records delivered to it since
+    its start. A share group gives a partition to several members and spreads records among them; neither client
+    reports an assignment, so a member is in the group's work when records reach it."""
+    waiting = tuple(sorted(m for m, n in deliveries.items() if not n))
+    return ShareBalance(bool(deliveries) and not waiting, waiting)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 
 KINDS = {"consumer": "harness.kinds.consumer:ConsumerGroup", "streams": "harness.kinds.streams:StreamsApp",
-         "connect": "harness.kinds.connect:ConnectCluster"}
+         "connect": "harness.kinds.connect:ConnectCluster", "share": "harness.kinds.share:ShareGroup"}
 
 
 def kind_of(scenario):

@@ -12,6 +12,7 @@ import re
 
 from harness.errors import BadInput
 from harness.kinds.connect_settings import check_worker_version, connect_settings
+from harness.kinds.share_settings import SHARE_CLIENT_SINCE, ack_mode, share_group_configs
 from harness.kinds.streams_settings import streams_settings
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
@@ -92,7 +93,47 @@ class ConnectChecks:
             check_worker_version(v, broker_version, cfg.protocol)
 
 
-CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks}
+class ShareChecks:
+    @staticmethod
+    def check_config(cfg, sc) -> None:
+        if cfg.streams_settings or cfg.connect_settings:
+            raise BadInput(f"scenario {sc.name} runs a share group: --streams-set and --connect-set do not apply")
+        ack_mode(cfg)
+        share_group_configs(cfg)
+
+    @staticmethod
+    def settings(cfg, sc) -> dict:
+        return share_group_configs(cfg)
+
+    @staticmethod
+    def check_versions(cfg, sc, broker_version: str, schedule) -> None:
+        """The Python member's confluent-kafka has a ShareConsumer (the brokers' release: PROTOCOL_SINCE)."""
+        v = cfg.client_version or sc.initial_client
+        if v and re.fullmatch(r"\d+\.\d+\.\d+", v) and tuple(map(int, v.split("."))) < SHARE_CLIENT_SINCE:
+            raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
+                           f"{'.'.join(map(str, SHARE_CLIENT_SINCE))} or newer")
+
+
+CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks, "share": ShareChecks}
+
+
+#: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
+#: default) or asynchronously, by the client's auto-commit, or never (a self-test: commit_progress must fail)
+COMMIT_MODES = ("sync", "async", "auto", "never")
+
+
+def check_commit_mode(cfg, sc) -> None:
+    """The commit mode is one the members know, and one the kind and the member program can take."""
+    if cfg.commit_mode not in COMMIT_MODES:
+        raise BadInput(f"unknown commit mode {cfg.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
+    if cfg.commit_mode != "sync" and sc.kind != "consumer":
+        raise BadInput(f"commit mode {cfg.commit_mode} applies to consumer groups; scenario {sc.name} runs "
+                       + {"share": "a share group, whose members acknowledge records (share.acknowledgement.mode)",
+                          "connect": "Kafka Connect workers, which commit their own way"}.get(
+                           sc.kind, "Kafka Streams, which commits by its own commit.interval.ms"))
+    if cfg.commit_mode != "sync" and cfg.member == "java" and cfg.member_command is None:
+        raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
+                       f"--member python or a member command")
 
 
 def check_hosting(cfg, sc) -> None:

@@ -98,6 +98,10 @@ class ConnectCluster:
             "source_topic": self.source_topic, "quiet_period_s": cfg.quiet_period_s,
             "zombie_tolerance_s": 2 * cfg.session_timeout_s}).to_dict()
 
+    def group_configs(self) -> dict:
+        """The group configs set before the first member joins: the run's own (`--group-set`)."""
+        return dict(self.cfg.group_settings)
+
     def pool_config(self) -> dict:
         return {}
 

@@ -8,9 +8,10 @@ subscription: owned counts differ by at most one).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
-from harness.errors import BadInput
+from harness.errors import BadInput, SetupError
 from harness.kafka_dist import version_key
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
@@ -73,6 +74,10 @@ class ConsumerGroup:
 
     def pool_config(self) -> dict:
         return self.cfg.client_config()
+
+    def group_configs(self) -> dict:
+        """The group configs set before the first member joins: the run's own (`--group-set`)."""
+        return dict(self.cfg.group_settings)
 
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
@@ -153,6 +158,35 @@ def set_group_configs(run, settings: dict) -> None:
         raise BadInput(f"the brokers refused group setting(s) {', '.join(f'{k}={v}' for k, v in settings.items())}: "
                        f"{getattr(err, 'str', lambda: str(err))()}") from None
     run.event("group_config", group_id=run.group_id, config=dict(settings))
+    wait_group_configs(run, settings)
+
+
+#: how long the brokers have to show group configs just set (KRaft hands them to the brokers after the call returns)
+GROUP_CONFIG_WAIT_S = 15.0
+
+
+def wait_group_configs(run, settings: dict, *, timeout_s: float = GROUP_CONFIG_WAIT_S) -> None:
+    """Until DescribeConfigs of the run's group shows `settings` three reads in a row (the Admin client asks any
+    broker): the controller has them when IncrementalAlterConfigs returns, the brokers a moment later (a member
+    joining, or the group_settings event, before then would see the old values). SetupError when they do not
+    within `timeout_s`."""
+    from confluent_kafka.admin import ConfigResource, ResourceType
+    want = {k: str(v) for k, v in settings.items()}
+    deadline, seen, agreeing = run.clock() + timeout_s, {}, 0
+    while True:
+        try:
+            fs = run.cluster.admin().describe_configs([ConfigResource(ResourceType.GROUP, run.group_id)],
+                                                      request_timeout=5)
+            seen = {k: c.value for f in fs.values() for k, c in f.result(timeout=10).items() if k in want}
+        except Exception:  # noqa: BLE001 - asked again until the deadline
+            seen = {}
+        agreeing = agreeing + 1 if seen == want else 0
+        if agreeing >= 3:
+            return
+        if run.clock() > deadline:
+            raise SetupError(f"the brokers did not show the group settings {want} within {timeout_s:g}s "
+                             f"(they show {seen})")
+        time.sleep(0.2)
 
 
 #: the brokers' group settings the checkers judge with (harness/invariants/settings.py), where the release has them
@@ -162,7 +196,9 @@ BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartb
                      "group.streams.num.standby.replicas",
                      "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
                      "group.min.session.timeout.ms", "group.max.session.timeout.ms",
-                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy")
+                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy",
+                     "group.share.record.lock.duration.ms", "group.share.delivery.count.limit",
+                     "group.share.partition.max.record.locks")
 
 
 def record_group_settings(run) -> dict:

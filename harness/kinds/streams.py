@@ -86,6 +86,10 @@ class StreamsApp:
         moved = {a.params.get("protocol") for a in self.plan.schedule}
         return "streams" if "streams" in moved | {self.cfg.protocol} else self.cfg.protocol
 
+    def group_configs(self) -> dict:
+        """The group configs set before the first member joins: the run's own (`--group-set`)."""
+        return dict(self.cfg.group_settings)
+
     def pool_config(self) -> dict:
         return {}
 

@@ -72,3 +72,16 @@ def java_member_command(*, kafka_version: str = "latest", progress=_log.info) ->
     built = build(PROGRAM, dist.version, classpath=dist.classpath, progress=progress)
     jsa = built.base / ARCHIVE
     return built.command(*((f"-XX:SharedArchiveFile={jsa}",) if jsa.exists() else ()))
+
+
+#: the share-group member (KIP-932) on KafkaShareConsumer: same builder, no class-data archive (fewer starts)
+SHARE_PROGRAM = JvmProgram(
+    name="java-share-member", what="the Java share member", main="ShareMember", against="Kafka",
+    sources=(Path(__file__).resolve().parent / "java" / "ShareMember.java",),
+    jvm_opts=("-Xmx256m", *BASE_JVM_OPTS, *SLF4J_OPTS))
+
+
+def java_share_member_command(*, kafka_version: str = "latest", progress=_log.info) -> tuple[str, ...]:
+    """The command that runs the Java share member against Kafka `kafka_version`'s client, built and cached."""
+    dist = kafka_dist.resolve(kafka_version, progress=progress)
+    return build(SHARE_PROGRAM, dist.version, classpath=dist.classpath, progress=progress).command()

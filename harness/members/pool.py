@@ -33,6 +33,7 @@ class MemberSpec:
     commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
     processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
     start_wait_s: float | None = None  # how long it has to write `started` (None: START_WAIT_S)
+    env: dict = field(default_factory=dict)  # more HARNESS_* variables of its kind (share members: HARNESS_SHARE_*)
 
 
 def _last_line(path: Path, limit: int = 300) -> str:
@@ -161,6 +162,7 @@ class MemberPool:
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
             "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),
+            **spec.env,
         })
         if spec.client_path:
             env["PYTHONPATH"] = os.pathsep.join([spec.client_path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

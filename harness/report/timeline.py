@@ -129,9 +129,10 @@ def _member_rows(tl, fmembers: list[str], y0: float, t0: float, t1: float) -> li
     return out
 
 
-def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> str:
+def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks=()) -> str:
     """The SVG text of the run's per-partition ownership timeline (a row per partition of every topic of the
-    run), faults shaded, violations marked."""
+    run), faults shaded, violations marked; `marks`: (mono, topic, partition, tooltip) drawn as purple ticks on
+    their partition's row (a share group's redeliveries)."""
     tl = build(history, CheckSettings(topic=topic, topics=tuple(tuple(t) for t in topics)))
     topic = ", ".join(tl.topics)
     t0, t1 = tl.start, max(tl.end, tl.start + 1e-3)
@@ -204,6 +205,12 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
             s.append(f'<line class="kill" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{axis_y}" stroke="#222222" '
                      f'stroke-width="1.5" stroke-dasharray="5,3"><title>{escape(str(e.get("member")))} '
                      f'{"killed" if e.get("how") == "kill" else "crashed"} at +{e["mono"] - t0:.1f}s</title></line>')
+    for t, tp, pn, tip in marks:  # e.g. redeliveries: purple ticks at the top of their partition's row
+        g = tl.layout.of(tp, int(pn))
+        if g in parts and t0 <= t <= t1:
+            x, y = _x(t, t0, span), TOP + parts.index(g) * ROW_H
+            s.append(f'<path class="mark" d="M{x:.1f},{y + 1:.1f} l-3,-5 h6 z" fill="#6a0dad">'
+                     f'<title>{escape(tip)} at +{t - t0:.2f}s</title></path>')
     for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
         x = _x(t, t0, span)
         if p is not None and p in parts:
@@ -221,6 +228,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=()) -> st
                                                          ("#222222", "member killed (dashed)", "kill")]
     if said:
         items.append(("#ff9900", "broker said (diamond: refusal)", "broker"))
+    if marks:
+        items.append(("#6a0dad", f"redelivered ({len(marks)})", "mark"))
     if viol:
         items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
     for i, (c, label, _) in enumerate(items):

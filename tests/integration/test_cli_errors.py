@@ -115,6 +115,12 @@ def test_streams_protocol_needs_a_newer_broker(tmp_path):
     assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
 
 
+def test_share_groups_need_kafka_4_2_before_any_broker_starts(tmp_path):
+    r = run(["run", "share-member-kill", "--kafka-version", "3.9.2", "--runs-root", str(tmp_path)], timeout=120)
+    one_line_error(r, "the share protocol, which needs Kafka 4.2 or newer", "3.9.2")
+    assert not list(tmp_path.iterdir()), "refused before any run directory or broker"
+
+
 def test_consumer_protocol_needs_kafka_4_before_any_broker_starts(tmp_path):
     r = run(["run", "member-kill", "--protocol", "consumer", "--kafka-version", "latest-3",
              "--runs-root", str(tmp_path)], timeout=120)

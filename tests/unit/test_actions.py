@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 STARTS_PROCESSES = ("harness.procs", "harness.runner", "harness.nemesis", "harness.nemesis_group",
                     "harness.nemesis_coordinator", "harness.members", "harness.cluster.local", "harness.cluster.docker",
                     "harness.docker_engine", "harness.docker_images", "harness.toxiproxy", "harness.kinds.consumer",
-                    "harness.kinds.streams", "harness.kinds.connect", "harness.workload", "harness.waits",
+                    "harness.kinds.streams", "harness.kinds.connect", "harness.kinds.share", "harness.workload",
+                    "harness.waits",
                     "harness.observe", "harness.lag", "harness.broker_log", "harness.kafka_dist", "harness.config_names",
                     "harness.nightly", "confluent_kafka", "docker", "testcontainers")
 

@@ -31,7 +31,7 @@ def of(name, seed, kind, ctx=CTX):
 def test_every_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
     kinds = Counter(SCENARIOS[n].kind for n in FILES)
-    assert kinds == {"consumer": 41, "streams": 9, "connect": 10}, kinds
+    assert kinds == {"consumer": 41, "streams": 9, "connect": 10, "share": 5}, kinds
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -48,7 +48,8 @@ def test_each_file_validates_names_itself_and_builds_for_many_seeds(name):
 
 def test_scenario_level_fields_kept():
     smoke = {n for n, s in SCENARIOS.items() if s.smoke}
-    assert smoke == {"scale-out-in", "member-kill", "network-blackhole", "streams-scale-out", "connect-worker-kill"}
+    assert smoke == {"scale-out-in", "member-kill", "network-blackhole", "streams-scale-out", "connect-worker-kill",
+                     "share-member-kill"}
     assert SCENARIOS["scale-out-in"].members == 1
     assert SCENARIOS["static-bounce"].static and SCENARIOS["rack-outage"].racks
     assert SCENARIOS["broker-upgrade"].initial_kafka == "latest-3"

@@ -75,7 +75,9 @@ def test_the_member_program_is_member_not_kind(tmp_path):
 @pytest.mark.parametrize("text, needles", [
     ('name = "x"\n[members]\nkind = "java"\n[[steps]]\naction = "scale_out"',
      ["members.kind", "kind of group", 'member = "java"']),
-    ('name = "x"\n[members]\nkind = "share"\n[[steps]]\naction = "scale_out"', ["members.kind", "'share'"]),
+    ('name = "x"\n[members]\nkind = "sharing"\n[[steps]]\naction = "scale_out"', ["members.kind", "'sharing'"]),
+    ('name = "x"\n[members]\nkind = "share"\ncommit_mode = "async"\n[[steps]]\naction = "scale_out"',
+     ["members.commit_mode", "share-group members", "share.acknowledgement.mode"]),
     (STREAMS.replace('action = "scale_out"', 'action = "poll_stall"\nslot = 0\nduration_s = 1.0'),
      ["steps[0] (poll_stall): action", "is for consumer groups", "streams"]),
     (STREAMS.replace("max_count = 3", 'client_settings = { "fetch.min.bytes" = 1 }'),

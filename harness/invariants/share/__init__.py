@@ -1,0 +1,43 @@
+"""Invariants of share groups (KIP-932, design invariant 10): records held exclusively, redelivered by the
+rules, none lost; partitions served and within their record-lock limit.
+
+A package, a module per concern: `view` (the settings and the derived view), `records` (per record),
+`partitions` (per partition). Definitions, tolerances and their reasons are in each module's docstring and
+docs/share.md.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from harness.history import History
+from harness.invariants.core import Verdict, run_checkers, verdict
+from harness.invariants.share.partitions import check_inflight, check_served
+from harness.invariants.share.records import (check_completion, check_exclusive, check_held_when_acting,
+                                              check_redelivery)
+from harness.invariants.share.view import SHARE_EVENT_TYPES, ShareCheckSettings, has_share_events
+
+__all__ = ["SHARE_CHECKERS", "SHARE_EVENT_TYPES", "ShareCheckSettings", "check_share", "has_share_events",
+           "judge_share"]
+
+SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
+    "share_exclusive": check_exclusive,
+    "share_held_when_acting": check_held_when_acting,
+    "share_redelivery": check_redelivery,
+    "share_completion": check_completion,
+    "share_inflight": check_inflight,
+    "share_served": check_served,
+}
+
+
+def check_share(history: History, settings: ShareCheckSettings,
+                names: Iterable[str] | None = None) -> dict[str, Verdict]:
+    """Run the named share checkers (all by default); one that raises is `unknown`, never valid."""
+    empty = None if has_share_events(history) else "no share-group events in the history"
+    return run_checkers(SHARE_CHECKERS, history, settings, names,
+                        precheck=lambda n: verdict(n, "unknown", empty) if empty else None)
+
+
+def judge_share(history: History) -> dict[str, Verdict]:
+    """The verdicts of a share-group run, with the run_start event's `share_settings`."""
+    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    return check_share(history, ShareCheckSettings.from_dict(start.get("share_settings") or {}))

@@ -1,0 +1,162 @@
+"""Share groups, per record (design invariant 10); the terms are those of `view`.
+
+- `share_exclusive`: no record is held by two deliveries at overlapping times (sure holds: what surely
+  overlapped).
+- `share_held_when_acting`: a member processes (`share_processed`) and accepts or rejects (`share_acked`, when
+  asked for) only records it holds: after it acquired the record and before its latest end (the lock surely
+  gone, it left, or the record was delivered again). A release of a record it no longer holds is not judged: it
+  claims no work (a member paused past its locks releases what it had, and the broker refuses it).
+- `share_redelivery`: a record comes back only after its delivery ended by a release, a lock expiry or its
+  holder's exit, never after an accept or reject the broker took; its delivery count rises by one each time
+  (more only when a member that exited may have been delivered it unrecorded: records fetched and still in
+  its client when it was killed); no delivery past the group's delivery count limit.
+- `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
+  last delivery, at the delivery count limit, released or expired); none is lost through member churn.
+"""
+from __future__ import annotations
+
+from harness.history import History
+from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.share.view import ShareCheckSettings, build, group_setting
+
+
+def _view(name: str, history: History, s: ShareCheckSettings):
+    v = build(history, s)
+    return (v, None) if not isinstance(v, str) else (None, verdict(name, "unknown", v))
+
+
+def _w(history: History, d, why: str) -> dict:
+    return witness(history.events_at([d.seq])[d.seq], why)
+
+
+def check_exclusive(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_exclusive"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    ws, n = [], 0
+    for r, ds in v.deliveries.items():
+        for a, b in zip(ds, ds[1:]):
+            if b.acq < a.sure_end:
+                n += 1
+                ws += [_w(history, a, f"held {r} until {a.sure_end:.3f} (surely: {a.ended_by})"),
+                       _w(history, b, f"{b.member} acquired {r} {a.sure_end - b.acq:.3f}s before {a.member}'s hold "
+                                      f"ended")]
+    meas = {"records": len(v.deliveries), "deliveries": sum(map(len, v.deliveries.values())), "overlaps": n,
+            "lock_s": v.lock_s}
+    said = f"{v.lock.says('record lock', ' ms')}, clock slack {s.clock_slack_s:g}s"
+    if not v.deliveries:
+        return verdict(name, "unknown", "no share_acquired events", measurements=meas)
+    if n:
+        return verdict(name, "invalid", f"{n} record(s) held by two deliveries at once ({said})", ws, meas)
+    return verdict(name, "valid", f"no record held twice at once over {meas['deliveries']} deliveries ({said})",
+                   measurements=meas)
+
+
+def check_held_when_acting(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_held_when_acting"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    ws, n = [], 0
+    for m, t, what, r, e in v.actions:
+        if what == "share_acked" and e.get("ack") == "release":
+            continue  # claims no work (the module docstring)
+        held = [d for d in v.deliveries.get(r, ()) if d.member == m and d.acq <= t]
+        d = held[-1] if held else None
+        if d is None or t > d.latest_end + 1e-9:
+            n += 1
+            why = (f"{m} never acquired {r}" if d is None else
+                   f"{what} of {r} {t - d.acq:.3f}s after {m} acquired it, {t - d.latest_end:.3f}s after its hold "
+                   f"surely ended (lock {v.lock_s:g}s, its exit or the next delivery)")
+            ws.append(witness(e, why))
+    meas = {"actions": len(v.actions), "outside_hold": n}
+    said = v.lock.says("record lock", " ms")
+    if not v.actions:
+        return verdict(name, "unknown", "no share_processed or share_acked events", measurements=meas)
+    if n:
+        return verdict(name, "invalid", f"{n} processing or acknowledgement(s) of records the member no longer "
+                                        f"held ({said})", ws, meas)
+    return verdict(name, "valid", f"{len(v.actions)} processings and acknowledgements all within their holds "
+                                  f"({said})", measurements=meas)
+
+
+def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_redelivery"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    limit = group_setting(history, "delivery_limit")
+    ws, n, jumps, back, after_exit = [], 0, 0, 0, 0
+    for r, ds in v.deliveries.items():
+        for i, b in enumerate(ds):
+            a = ds[i - 1] if i else None
+            since = a.acq if a else -1e18
+            exited = any(since < t <= b.acq and how != "graceful" for t, _, how in v.exits)
+            want = a.count + 1 if a else 1
+            if a and a.ended_by in ("accept", "reject"):
+                n += 1
+                ws += [_w(history, a, f"{a.ended_by}ed by {a.member}, the broker took it"),
+                       _w(history, b, f"{r} delivered again after it was {a.ended_by}ed")]
+            elif b.count < want or (b.count > want and not exited):
+                n += 1
+                ws.append(_w(history, b, f"delivery count {b.count}, expected {want}"
+                                         + (" (no member exited since the last delivery)" if b.count > want else "")))
+            elif limit.value is not None and b.count > limit.value:
+                n += 1
+                ws.append(_w(history, b, f"delivered past the limit: {limit.says('delivery count limit')}"))
+            jumps += b.count > want
+            back += bool(a)
+            after_exit += bool(a) and a.ended_by == "exit" and b.count == 2
+    meas = {"redeliveries": back, "unrecorded_deliveries": jumps, "back_after_holder_exit_count2": after_exit,
+            "max_delivery_count": max((d.count for ds in v.deliveries.values() for d in ds), default=0),
+            "delivery_limit": limit.value}
+    if not v.deliveries:
+        return verdict(name, "unknown", "no share_acquired events", measurements=meas)
+    said = f"{limit.says('delivery count limit')}; {v.lock.says('record lock', ' ms')}"
+    if n:
+        return verdict(name, "invalid", f"{n} delivery(ies) against the rules ({said})", ws, meas)
+    return verdict(name, "valid", f"{back} redeliveries, each after a release, an expiry or its holder leaving, "
+                                  f"counts rising by one ({said})", measurements=meas)
+
+
+def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_completion"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    limit = group_setting(history, "delivery_limit")
+    ack = history.bulk("acked")
+    topics = set(s.topics)
+    produced = [(history.values[c], int(p), int(o), float(t))
+                for c, p, o, t in zip(ack.topic.tolist(), ack.partition, ack.offset, ack.mono)]
+    produced = [x for x in produced if not topics or x[0] in topics]
+    if not produced:
+        return verdict(name, "unknown", "no record acknowledged by the producer")
+    drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
+    counts = {"accept": 0, "reject": 0, "archived": 0}
+    lost, ttas = [], []
+    for topic, p, o, t in produced:
+        ds = v.deliveries.get((topic, p, o))
+        last = ds[-1] if ds else None
+        if last and last.ended_by in ("accept", "reject"):
+            counts[last.ended_by] += 1
+            ttas.append(last.ack["requested_mono"] - t)
+        elif last and limit.value is not None and last.count >= limit.value and last.ended_by in ("release", "expiry",
+                                                                                                  "exit"):
+            counts["archived"] += 1
+        else:
+            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t,
+                         "why": "never delivered" if not ds else
+                         f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}"})
+    meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
+            "archived": counts["archived"], "lost": len(lost),
+            "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
+            "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value}
+    if lost:
+        status = "invalid" if drained and drained.get("ok") is not False else "unknown"
+        return verdict(name, status, f"{len(lost)} of {len(produced)} produced records neither accepted, rejected nor "
+                                     f"archived ({limit.says('delivery count limit')})"
+                       + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
+    return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
+                                  f"({counts['reject']}) or archived ({counts['archived']})", measurements=meas)

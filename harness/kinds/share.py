@@ -1,0 +1,79 @@
+"""Share-group members (KIP-932): the Python share member on confluent-kafka's ShareConsumer
+(harness/members/share_member.py), the Java one on KafkaShareConsumer (`--member java`,
+harness/members/java/ShareMember.java), or any program of the member contract that writes the share events.
+
+The group's configs (record lock duration, delivery count limit, record-lock limit, session timings,
+`share.auto.offset.reset=earliest`) are set on the run's group before the first member joins
+(harness/kinds/share_settings.py) and read back into the `group_settings` event, which the checkers judge by.
+"Stable" is `harness.invariants.balance.share`: every live member has been delivered records since it
+started (share groups give a partition to several members, and neither client reports an assignment).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from harness.invariants import CheckSettings, balance
+from harness.invariants.share import ShareCheckSettings
+from harness.kinds.consumer import ConsumerGroup
+from harness.members import MemberSpec
+from harness.members import clients
+
+SHARE_MEMBER = Path(__file__).parents[1] / "members" / "share_member.py"
+
+
+class ShareGroup(ConsumerGroup):
+    """The share-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event). What it does as
+    a consumer group does (its topics, no state, the waits' timeout, nothing to read at the end) it inherits."""
+
+    name = "share"
+
+    # -- before the members
+    def prepare(self) -> dict:
+        cfg, library = self.cfg, self.library
+        if cfg.member == "java":  # harness/members/java/ShareMember.java on the brokers' kafka-clients
+            from harness.members.java_member import java_share_member_command
+            self.builtin = java_share_member_command(kafka_version=self.plan.kafka_version, progress=self.run.say)
+            version, library = self.plan.kafka_version, "kafka-clients"
+        else:
+            version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
+                                                            progress=self.run.say)
+        return {"client_version": version, "client_library": library,
+                "client_settings": dict(cfg.client_settings), "share_group_configs": self.group_configs()}
+
+    def group_configs(self) -> dict:
+        """The share group's configs, set before the first member joins."""
+        return dict(self.plan.settings)
+
+    def check_settings(self) -> dict:
+        cfg, ts = self.cfg, self.run.topics
+        return CheckSettings.from_dict({
+            "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": "classic-eager",
+            "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
+
+    def share_check_settings(self) -> dict:
+        """The share checkers' own settings (the group's come from the history's group_settings event)."""
+        return ShareCheckSettings.from_dict({"topics": [t.real for t in self.run.topics]}).to_dict()
+
+    def pool_config(self) -> dict:
+        return {}
+
+    def member_spec(self, slot: int) -> MemberSpec:
+        sc, racks, cfg = self.plan.scenario, self.plan.racks, self.cfg
+        lock_ms = self.plan.settings["share.record.lock.duration.ms"]
+        return MemberSpec(protocol="share", rack=racks[slot % len(racks)] if sc.racks else None,
+                          client_path=self.client_path,
+                          command=cfg.slot_command(slot) or self.builtin or (sys.executable, str(SHARE_MEMBER)),
+                          misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
+                          processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
+
+    def members_started(self) -> None:
+        """The observer learns the delivery count limit: a record released at it is archived, done with."""
+        self.run.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
+
+    # -- waiting
+    def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
+        """Every live member delivered records since its start: `balance.share`, the checker's rule."""
+        got = {m: observer.share_deliveries.get(m, 0) for m in live}
+        ok = balance.share(got).ok
+        return ok, tuple(sorted(m for m, n in got.items() if n)), ", ".join(f"{m}:{n}" for m, n in sorted(got.items()))

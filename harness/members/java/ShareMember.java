@@ -1,0 +1,272 @@
+/*
+ * A share-group member (KIP-932) on the Apache Kafka Java client's KafkaShareConsumer that writes its history:
+ * the second implementation of the share member contract (docs/share.md), written apart from
+ * harness/members/share_member.py, so that the two clients are judged side by side.
+ *
+ * Single-file Java 17 program compiled against the brokers' kafka-clients (harness/members/java_member.py) and
+ * run with the HARNESS_* environment. Per record: `share_acquired` when poll returns it, `share_processed` when
+ * its work took effect, `share_acked` when the broker answered its acknowledgement (the acknowledgement commit
+ * callback, with requested_mono). `share.acknowledgement.mode` from HARNESS_CLIENT_CONFIG (default explicit);
+ * in explicit mode a record whose lock (HARNESS_SHARE_LOCK_MS less HARNESS_SHARE_MARGIN_MS) would run out
+ * before its work is done is released unprocessed, and so is one whose work outlasted it.
+ */
+
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+import org.apache.kafka.clients.consumer.AcknowledgeType;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+public final class ShareMember {
+
+    private final String member;
+    private final FileOutputStream out;
+    private final KafkaShareConsumer<byte[], byte[]> consumer;
+    private final String mode;
+    private final double processingS;
+    private final Double lockS;
+    private final double marginS;
+    private final String misbehave;
+    private final Map<String, Object[]> asked = new HashMap<>(); // "t|p|o" -> {ack, requested mono}
+    private final List<String> implicit = new ArrayList<>();
+    private volatile boolean running = true;
+    private int pollsWithRecords = 0;
+    private double lastPollAt = -1; // when the previous poll began: the client fetches ahead from then on
+
+    static double mono() {
+        return System.nanoTime() / 1e9;
+    }
+
+    static String q(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else if (c < 0x20) {
+                b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    /** One event line: type, mono, wall, member, then the given fields (values already JSON). */
+    synchronized void event(String type, String... kv) {
+        java.time.Instant now = java.time.Instant.now();
+        StringBuilder b = new StringBuilder("{\"type\":").append(q(type))
+                .append(String.format(Locale.ROOT, ",\"mono\":%.9f,\"wall\":%d.%06d", mono(), now.getEpochSecond(),
+                        now.getNano() / 1000))
+                .append(",\"member\":").append(q(member));
+        for (int i = 0; i + 1 < kv.length; i += 2) {
+            b.append(',').append(q(kv[i])).append(':').append(kv[i + 1]);
+        }
+        try {
+            out.write((b.append("}\n")).toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static String env(String k, String dflt) {
+        String v = System.getenv(k);
+        return v == null || v.isEmpty() ? dflt : v;
+    }
+
+    /** HARNESS_CLIENT_CONFIG: a flat JSON object of strings and numbers (what the harness writes). */
+    static Map<String, String> clientConfig() {
+        Map<String, String> m = new java.util.LinkedHashMap<>();
+        String s = env("HARNESS_CLIENT_CONFIG", "{}").trim();
+        java.util.regex.Matcher x = java.util.regex.Pattern
+                .compile("\"((?:[^\"\\\\]|\\\\.)*)\"\\s*:\\s*(\"((?:[^\"\\\\]|\\\\.)*)\"|[^,}\\s]+)").matcher(s);
+        while (x.find()) {
+            m.put(x.group(1), x.group(3) != null ? x.group(3) : x.group(2));
+        }
+        return m;
+    }
+
+    ShareMember() throws IOException {
+        member = env("HARNESS_MEMBER_ID", "share-member");
+        File f = new File(System.getenv("HARNESS_HISTORY"));
+        if (f.getAbsoluteFile().getParentFile() != null) {
+            f.getAbsoluteFile().getParentFile().mkdirs();
+        }
+        out = new FileOutputStream(f, true);
+        out.write((HistoryHeader.member(member) + "\n").getBytes(StandardCharsets.UTF_8));
+        Map<String, String> given = clientConfig();
+        Properties p = new Properties();
+        p.put("share.acknowledgement.mode", "explicit");
+        p.putAll(given);
+        p.put("bootstrap.servers", env("HARNESS_BOOTSTRAP", ""));
+        p.put("group.id", System.getenv("HARNESS_GROUP_ID"));
+        p.put("client.id", member);
+        if (!env("HARNESS_RACK", "").isEmpty()) {
+            p.put("client.rack", System.getenv("HARNESS_RACK"));
+        }
+        mode = p.getProperty("share.acknowledgement.mode");
+        processingS = Double.parseDouble(env("HARNESS_PROCESSING_MS", "0")) / 1000;
+        String lock = env("HARNESS_SHARE_LOCK_MS", "");
+        lockS = lock.isEmpty() ? null : Double.parseDouble(lock) / 1000;
+        marginS = Double.parseDouble(env("HARNESS_SHARE_MARGIN_MS", "1000")) / 1000;
+        misbehave = env("HARNESS_MISBEHAVE", null);
+        consumer = new KafkaShareConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer.setAcknowledgementCommitCallback(this::onAcks);
+    }
+
+    void onAcks(Map<TopicIdPartition, Set<Long>> offsets, Exception exc) {
+        String err = exc == null ? "null" : q(String.valueOf(exc.getMessage()));
+        for (Map.Entry<TopicIdPartition, Set<Long>> e : offsets.entrySet()) {
+            for (long o : new TreeSet<>(e.getValue())) {
+                String t = e.getKey().topic();
+                int part = e.getKey().partition();
+                Object[] a = asked.remove(t + "|" + part + "|" + o);
+                String ack = a == null ? "accept" : (String) a[0];
+                double at = a == null ? mono() : (Double) a[1];
+                event("share_acked", "topic", q(t), "partition", Integer.toString(part), "offset", Long.toString(o),
+                        "ack", q(ack), "ok", Boolean.toString(exc == null), "error", err, "requested_mono",
+                        String.format(Locale.ROOT, "%.9f", at));
+            }
+        }
+    }
+
+    boolean inTime(double acquired, double moreS) {
+        return lockS == null || mono() + moreS <= acquired + lockS - marginS;
+    }
+
+    void ask(ConsumerRecord<byte[], byte[]> r, String ack) {
+        asked.put(r.topic() + "|" + r.partition() + "|" + r.offset(), new Object[] {ack, mono()});
+        if (mode.equals("explicit")) {
+            consumer.acknowledge(r, AcknowledgeType.valueOf(ack.toUpperCase(Locale.ROOT)));
+        }
+    }
+
+    static void sleep(double s) {
+        try {
+            Thread.sleep((long) (s * 1000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    void work(List<ConsumerRecord<byte[], byte[]>> batch, double acquired) {
+        pollsWithRecords++;
+        String bad = pollsWithRecords == 3 && lockS != null ? misbehave : null;
+        if (bad != null) {
+            sleep(lockS + marginS + 0.5);
+        }
+        boolean explicit = mode.equals("explicit");
+        for (ConsumerRecord<byte[], byte[]> r : batch) {
+            if (explicit && bad == null && !inTime(acquired, processingS)) {
+                ask(r, "release");
+                continue;
+            }
+            sleep(processingS);
+            if (explicit && bad == null && !inTime(acquired, 0.0)) {
+                ask(r, "release");
+                continue;
+            }
+            event("share_processed", "topic", q(r.topic()), "partition", Integer.toString(r.partition()), "offset",
+                    Long.toString(r.offset()));
+            if (explicit) {
+                ask(r, "process-expired".equals(bad) ? "release" : "accept");
+            } else {
+                implicit.add(r.topic() + "|" + r.partition() + "|" + r.offset());
+            }
+        }
+    }
+
+    void implicitAsked() {
+        double now = mono();
+        for (String k : implicit) {
+            asked.put(k, new Object[] {"accept", now});
+        }
+        implicit.clear();
+    }
+
+    int run() {
+        Thread main = Thread.currentThread();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            running = false;
+            consumer.wakeup();
+            try {
+                main.join(60000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            Runtime.getRuntime().halt(0); // the JVM would exit 143 after a SIGTERM; the contract wants 0
+        }, "share-member-shutdown"));
+        List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
+        consumer.subscribe(topics);
+        String client = q("apache-kafka-java " + KafkaVersion.get());
+        event("started", "pid", Long.toString(ProcessHandle.current().pid()), "protocol", q("share"), "group_id",
+                q(System.getenv("HARNESS_GROUP_ID")), "topic", q(topics.get(0)), "instance_id", "null", "rack",
+                env("HARNESS_RACK", "").isEmpty() ? "null" : q(System.getenv("HARNESS_RACK")), "client", client,
+                "effective", "{\"share.acknowledgement.mode\":" + q(mode) + ",\"processing_ms\":"
+                        + String.format(Locale.ROOT, "%.3f", processingS * 1000) + ",\"client\":" + client + "}");
+        try {
+            while (running) {
+                implicitAsked();
+                ConsumerRecords<byte[], byte[]> recs;
+                double began = mono();
+                try {
+                    recs = consumer.poll(Duration.ofMillis(200));
+                } catch (WakeupException e) {
+                    break;
+                }
+                // KafkaShareConsumer fetches the next records while the application works on the last ones: their
+                // locks run from then, so they are judged from the start of the previous poll
+                double acquired = lastPollAt >= 0 ? lastPollAt : began;
+                lastPollAt = began;
+                String since = String.format(Locale.ROOT, "%.9f", acquired);
+                List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>();
+                for (ConsumerRecord<byte[], byte[]> r : recs) {
+                    short count = r.deliveryCount().orElseThrow(
+                            () -> new IllegalStateException("the client gave no delivery count for " + r));
+                    event("share_acquired", "topic", q(r.topic()), "partition", Integer.toString(r.partition()),
+                            "offset", Long.toString(r.offset()), "delivery_count", Short.toString(count),
+                            "since_mono", since);
+                    batch.add(r);
+                }
+                if (!batch.isEmpty()) {
+                    work(batch, acquired);
+                    if (mode.equals("explicit")) {
+                        consumer.commitSync(Duration.ofSeconds(10));
+                    }
+                }
+            }
+            implicitAsked();
+            consumer.commitSync(Duration.ofSeconds(10));
+            consumer.close(Duration.ofSeconds(10));
+        } finally {
+            event("stopped", "reason", q("sigterm"));
+        }
+        return 0;
+    }
+
+    public static void main(String[] args) throws Exception {
+        ShareMember m = new ShareMember();
+        int code = m.run();
+        if (m.running) {
+            System.exit(code); // not a SIGTERM stop: the loop ends only on one
+        }
+        // a SIGTERM stop: the shutdown hook waits for this thread to end, then halts with 0
+    }
+}

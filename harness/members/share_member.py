@@ -1,0 +1,189 @@
+"""A share-group member (KIP-932) on confluent-kafka's ShareConsumer that writes its history (the member contract).
+
+Run as `python -m harness.members.share_member` (or as a script) with the HARNESS_* environment of
+docs/member-contract.md; HARNESS_PROTOCOL is `share`. Imports only the standard library, confluent_kafka and
+harness.history, so it runs under an isolated install of any confluent-kafka version that has a ShareConsumer.
+
+Per record it writes `share_acquired` when poll returns it, `share_processed` when its (simulated) work took
+effect and `share_acked` when the broker answered its acknowledgement (from the acknowledgement commit callback,
+with when the acknowledgement was asked for). `share.acknowledgement.mode` comes from HARNESS_CLIENT_CONFIG
+(default `explicit`):
+  - `explicit`: it accepts each record after its work and commits the acknowledgements after each poll
+    (commit_sync); a record whose lock would run out before its work is done (its acquisition + the lock
+    duration HARNESS_SHARE_LOCK_MS, less HARNESS_SHARE_MARGIN_MS, 1 s by default, for the time the broker took
+    the lock before poll returned) is released unprocessed, so that another delivery does the work;
+  - `implicit`: the client accepts a poll's records at the next poll (or commit); its work per poll must fit in
+    the lock (no release is possible).
+HARNESS_PROCESSING_MS (default 0) is the work per record (a sleep before `share_processed`).
+
+`HARNESS_MISBEHAVE` breaks the rules on purpose, once (the third poll that returns records), to prove the
+checkers catch it:
+  - `ack-unheld`: waits past the batch's locks, then accepts the records it no longer holds;
+  - `process-expired`: waits past the batch's locks, then processes the records (writes `share_processed`)
+    without acquiring them again, and releases them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+if __package__ in (None, ""):  # run as a plain script under an isolated client install
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import confluent_kafka  # noqa: E402
+from confluent_kafka import KafkaException  # noqa: E402
+
+from harness.history import HistoryWriter  # noqa: E402
+from harness.members.python_settings import client_version  # noqa: E402
+
+ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
+SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
+#: the poll (counting those that return records) on which a misbehaving member breaks the rules
+MISBEHAVE_ON_POLL = 3
+
+
+def share_config(env: dict) -> dict:
+    """The share consumer's settings: the contract's, then HARNESS_CLIENT_CONFIG as given."""
+    conf = {"share.acknowledgement.mode": "explicit", **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")}
+    conf.update({"bootstrap.servers": env.get("HARNESS_BOOTSTRAP", ""), "group.id": env["HARNESS_GROUP_ID"],
+                 "client.id": env.get("HARNESS_MEMBER_ID", "share-member")})
+    if env.get("HARNESS_RACK"):
+        conf["client.rack"] = env["HARNESS_RACK"]
+    return conf
+
+
+def check_config(env: dict) -> int:
+    """HARNESS_CHECK_CONFIG=1: make the share consumer the member would make, without a broker, and close it."""
+    if not hasattr(confluent_kafka, "ShareConsumer"):
+        raise SystemExit(f"member: confluent-kafka {client_version()} has no ShareConsumer (2.15.0 or newer has)")
+    try:
+        confluent_kafka.ShareConsumer(share_config({**env, "HARNESS_GROUP_ID": "harness-config-check"})).close()
+    except (KafkaException, ValueError, TypeError) as e:
+        raise SystemExit(f"member: the client refused its settings: {e}") from None
+    return 0
+
+
+class ShareMember:
+    """One share-group member: poll, record, work, acknowledge; graceful on SIGTERM."""
+
+    def __init__(self, env: dict) -> None:
+        self.member_id = env["HARNESS_MEMBER_ID"]
+        self.topics = (env.get("HARNESS_TOPICS") or env["HARNESS_TOPIC"]).split(",")
+        self.given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
+        self.conf = share_config(env)
+        self.mode = self.conf["share.acknowledgement.mode"]
+        self.processing_s = float(env.get("HARNESS_PROCESSING_MS") or 0) / 1000
+        self.lock_s = float(env.get("HARNESS_SHARE_LOCK_MS") or 0) / 1000 or None
+        self.margin_s = float(env.get("HARNESS_SHARE_MARGIN_MS") or 1000) / 1000
+        self.misbehave = env.get("HARNESS_MISBEHAVE") or None
+        if self.misbehave and self.misbehave not in SHARE_MISBEHAVIOURS:
+            raise SystemExit(f"member: unknown misbehaviour {self.misbehave!r}; known: {', '.join(SHARE_MISBEHAVIOURS)}")
+        self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
+        self.asked: dict[tuple, tuple[str, float]] = {}  # (topic, partition, offset) -> (ack, requested_mono)
+        self.implicit: list[tuple] = []  # the last poll's records, accepted by the next poll or commit (implicit)
+        self.polls_with_records = 0
+        self.last_poll_at: float | None = None  # when the previous poll began: the client may fetch from then on
+        self.running = True
+        self.sc = confluent_kafka.ShareConsumer(self.conf)
+        self.sc.set_acknowledgement_commit_callback(self.on_acks)
+
+    def on_acks(self, offsets, exc) -> None:
+        """The broker answered acknowledgements: one `share_acked` per record."""
+        err = None if exc is None else str(exc.args[0] if exc.args else exc)
+        for tp, offs in offsets.items():
+            for o in sorted(offs):
+                r = (tp.topic, tp.partition, o)
+                ack, at = self.asked.pop(r, ("accept", time.monotonic()))
+                self.hist.event("share_acked", member=self.member_id, topic=tp.topic, partition=tp.partition,
+                                offset=o, ack=ack, ok=exc is None, error=err, requested_mono=at)
+
+    def _ask(self, r: tuple, ack: str, msg=None) -> None:
+        self.asked[r] = (ack, time.monotonic())
+        if self.mode == "explicit":
+            kind = getattr(confluent_kafka.AcknowledgeType, ACK_NAMES[ack])
+            self.sc.acknowledge_offset(r[0], r[1], r[2], kind)
+
+    def _implicit_asked(self) -> None:
+        """The next poll or commit carries the last poll's implicit accepts: they are asked for now."""
+        now = time.monotonic()
+        for r in self.implicit:
+            self.asked[r] = ("accept", now)
+        self.implicit = []
+
+    def _in_time(self, t: float, more_s: float) -> bool:
+        """Whether a record acquired at `t` is still surely held `more_s` from now (no lock known: assumed)."""
+        return self.lock_s is None or time.monotonic() + more_s <= t + self.lock_s - self.margin_s
+
+    def _work(self, batch: list) -> None:
+        """Process a poll's records (acquired at `t`), acknowledging each as the mode and the locks allow."""
+        self.polls_with_records += 1
+        bad = self.misbehave if self.polls_with_records == MISBEHAVE_ON_POLL and self.lock_s else None
+        if bad:
+            time.sleep(self.lock_s + self.margin_s + 0.5)
+        for r, t in batch:
+            if self.mode == "explicit" and not bad and not self._in_time(t, self.processing_s):
+                self._ask(r, "release")  # it would not finish under the lock: another delivery does the work
+                continue
+            time.sleep(self.processing_s)
+            if self.mode == "explicit" and not bad and not self._in_time(t, 0.0):
+                self._ask(r, "release")  # the work outlasted the lock (the member was paused): its effect is dropped
+                continue
+            self.hist.event("share_processed", member=self.member_id, topic=r[0], partition=r[1], offset=r[2])
+            if self.mode == "explicit":
+                self._ask(r, "release" if bad == "process-expired" else "accept")
+            else:
+                self.implicit.append(r)
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
+        signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
+        self.sc.subscribe(self.topics)
+        effective = {"share.acknowledgement.mode": self.mode, "processing_ms": self.processing_s * 1000,
+                     "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+        self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol="share",
+                        group_id=self.conf["group.id"], topic=self.topics[0], subscription=self.topics,
+                        instance_id=None, rack=self.conf.get("client.rack"), client=effective["client"],
+                        client_config=self.given, effective=effective)
+        try:
+            while self.running:
+                self._implicit_asked()
+                began = time.monotonic()
+                msgs = self.sc.poll(0.2)
+                t = time.monotonic()
+                since = self.last_poll_at if self.last_poll_at is not None else began
+                self.last_poll_at = began
+                batch = []
+                for m in msgs:
+                    if m.error():
+                        self.hist.event("error", member=self.member_id, fatal=False, error=str(m.error()))
+                        continue
+                    r, count = (m.topic(), m.partition(), m.offset()), m.delivery_count()
+                    if count is None:  # never guessed: the checkers judge by it
+                        raise SystemExit(f"member: the client gave no delivery count for {r}")
+                    self.hist.event("share_acquired", member=self.member_id, topic=r[0], partition=r[1], offset=r[2],
+                                    delivery_count=count, since_mono=since)
+                    batch.append((r, since))  # its lock is judged from the earliest the client may have taken it
+                if batch:
+                    self._work(batch)
+                    if self.mode == "explicit":
+                        self.sc.commit_sync(10.0)
+            self._implicit_asked()
+            self.sc.commit_sync(10.0)
+            self.sc.close()
+        finally:
+            self.hist.event("stopped", member=self.member_id, reason="sigterm")
+            self.hist.close()
+        return 0
+
+
+def main() -> int:
+    if os.environ.get("HARNESS_CHECK_CONFIG"):
+        return check_config(dict(os.environ))
+    return ShareMember(dict(os.environ)).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

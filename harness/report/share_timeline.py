@@ -1,0 +1,40 @@
+"""A share-group run drawn on the ownership timeline (harness/report/timeline.py): a row per partition, a bar
+while a member holds records of it (its holds, as `harness.invariants.share.view` judges them, merged when
+less than GAP_S apart), and a mark per redelivery (a delivery count of 2 or more) on its partition's row."""
+from __future__ import annotations
+
+from harness.history import History
+from harness.invariants.share.view import ShareCheckSettings, build
+
+#: holds of a member on a partition less than this far apart are drawn as one bar
+GAP_S = 1.0
+
+
+def share_holds_as_ownership(history: History) -> History:
+    """The run's history with each member's holds of a partition as `assigned` .. `revoked` of it (the records'
+    own events left out); unchanged when the holds cannot be told (no lock duration recorded)."""
+    view = build(history, ShareCheckSettings())
+    if isinstance(view, str):
+        return history
+    bars: dict = {}
+    for (topic, p, _), ds in view.deliveries.items():
+        for d in ds:
+            bars.setdefault((d.member, topic, p), []).append((d.acq, max(d.sure_end, d.acq + 0.05)))
+    out = [e for e in history.events if not str(e.get("type", "")).startswith("share_")]
+    for (m, topic, p), spans in bars.items():
+        spans.sort()
+        start, end = spans[0]
+        for a, b in spans[1:] + [(float("inf"), float("inf"))]:
+            if a - end > GAP_S:
+                out += [{"type": "assigned", "mono": start, "wall": 0.0, "member": m, "partitions": [[topic, p]]},
+                        {"type": "revoked", "mono": end, "wall": 0.0, "member": m, "partitions": [[topic, p]]}]
+                start = a
+            end = max(end, b)
+    return History.from_events(out)
+
+
+def redelivery_marks(history: History) -> list[tuple[float, str, int, str]]:
+    """(mono, topic, partition, tooltip) of every delivery with a delivery count of 2 or more."""
+    return [(e["mono"], e["topic"], int(e["partition"]),
+             f"{e.get('member')} got offset {e.get('offset')} again: delivery count {e.get('delivery_count')}")
+            for _, e in history.control() if e.get("type") == "share_acquired" and int(e.get("delivery_count", 1)) > 1]

@@ -1,0 +1,229 @@
+"""Share-group invariants (design invariant 10): each on histories that must pass and ones that must fail.
+
+The group's record lock is 5 s, its delivery count limit 3, its record-lock limit 4 and its share session
+timeout 6 s, as the run's `group_settings` event reads them (the checkers take them from there, never from a
+constant); the clock slack is the default 1 s.
+"""
+from histbuild import acked, drained, ev, group_settings, history, member_exit, member_start, run_end, run_start
+
+from harness.invariants import judge
+from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
+
+GROUP = {"share.record.lock.duration.ms": "5000", "share.delivery.count.limit": "3",
+         "share.partition.max.record.locks": "4", "share.session.timeout.ms": "6000"}
+S = ShareCheckSettings()
+
+
+def acq(m, t, off, count=1, p=0):
+    return ev("share_acquired", t, "member", member=m, topic="t", partition=p, offset=off, delivery_count=count)
+
+
+def done(m, t, off, p=0):
+    return ev("share_processed", t, "member", member=m, topic="t", partition=p, offset=off)
+
+
+def ack(m, t, off, kind="accept", ok=True, p=0, answered=0.05):
+    return ev("share_acked", t + answered, "member", member=m, topic="t", partition=p, offset=off, ack=kind, ok=ok,
+              error=None if ok else "INVALID_RECORD_STATE", requested_mono=t)
+
+
+def base(group=None, end=60.0, members=("m1", "m2")):
+    return [run_start(0.0, kind="share", share_settings={"topics": ["t"]}),
+            group_settings(0.5, group=GROUP if group is None else group),
+            *[member_start(m, 1.0) for m in members], drained(end - 5), run_end(end)]
+
+
+def consumed(m, t, off, p=0):
+    """A record produced at t, acquired, processed and accepted by m."""
+    return [acked(t, p, off), acq(m, t + 0.2, off, p=p), done(m, t + 0.3, off, p=p), ack(m, t + 0.4, off, p=p)]
+
+
+def verdicts(*items, names=None):
+    return check_share(history(*items), S, names)
+
+
+def test_checker_names():
+    assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
+                                    "share_completion", "share_inflight", "share_served"]
+
+
+def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
+    h = history(base(), consumed("m1", 2.0, 0), consumed("m2", 2.5, 1), consumed("m1", 3.0, 2))
+    vs = judge(h)
+    assert set(vs) == set(SHARE_CHECKERS)
+    assert all(v.status == "valid" for v in vs.values()), {n: v.message for n, v in vs.items()}
+    assert "share.record.lock.duration.ms" in vs["share_exclusive"].message
+
+
+def test_without_a_lock_duration_every_checker_is_unknown():
+    vs = verdicts(base(group={}), consumed("m1", 2.0, 0))
+    assert {v.status for v in vs.values()} == {"unknown"}
+    assert "lock duration is unknown" in vs["share_exclusive"].message
+
+
+def test_the_brokers_default_is_used_when_the_group_has_none():
+    b = {"group.share.record.lock.duration.ms": "5000"}
+    h = history(base(group={}), group_settings(0.6, group={}, broker=b), consumed("m1", 2.0, 0))
+    v = check_share(h, S, ["share_exclusive"])["share_exclusive"]
+    assert v.status == "valid" and "the brokers' default" in v.message
+
+
+def test_an_empty_history_is_unknown():
+    assert {v.status for v in verdicts(base()).values()} == {"unknown"}
+
+
+# -- exclusive
+def test_exclusive_passes_when_a_record_comes_back_after_its_lock_expired():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), acq("m2", 6.5, 0, 2), done("m2", 6.6, 0), ack("m2", 6.7, 0)]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "valid"  # 6.5 >= 2.2 + 5 - 1
+
+
+def test_exclusive_fails_when_two_members_hold_a_record_at_once():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), acq("m2", 4.0, 0, 2), ack("m2", 4.5, 0)]
+    v = verdicts(h, names=["share_exclusive"])["share_exclusive"]
+    assert v.status == "invalid" and v.measurements["overlaps"] == 1 and "record lock=5000 ms" in v.message
+
+
+def test_exclusive_fails_when_a_record_is_given_again_before_its_release_was_asked():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), acq("m2", 3.0, 0, 2), ack("m1", 3.5, 0, "release")]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "invalid"
+
+
+def test_exclusive_passes_after_a_release_and_after_the_holder_exits():
+    h = [base(members=("m1", "m2", "m3")), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 2.4, 0, "release"),
+         acq("m2", 2.6, 0, 2), member_exit("m2", 3.0, how="kill"), acq("m3", 3.1, 0, 3), ack("m3", 3.2, 0, "reject")]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "valid"
+
+
+# -- held when acting
+def test_acting_fails_on_an_acknowledgement_after_the_lock_expired():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 3.0, 0), ack("m1", 7.5, 0, ok=False)]
+    v = verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"]
+    assert v.status == "invalid" and v.witnesses[0]["type"] == "share_acked"
+
+
+def test_acting_fails_on_processing_after_the_record_went_to_another_member():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), acq("m2", 6.5, 0, 2), done("m1", 6.8, 0), ack("m2", 7.0, 0)]
+    v = verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"]
+    assert v.status == "invalid" and v.witnesses[0]["member"] == "m1"
+
+
+def test_acting_fails_on_a_record_never_acquired():
+    h = [base(), consumed("m1", 2.0, 0), done("m2", 3.0, 0)]
+    assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "invalid"
+
+
+def test_acting_passes_when_processing_ends_just_inside_the_lock():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 7.1, 0), ack("m1", 7.15, 0)]
+    assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"
+
+
+# -- redelivery
+def test_redelivery_after_a_kill_counts_two():
+    h = [base(members=("m1", "m2")), acked(2.0, 0, 0), acq("m1", 2.2, 0), member_exit("m1", 3.0, how="kill"),
+         acq("m2", 7.5, 0, 2), done("m2", 7.6, 0), ack("m2", 7.7, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["back_after_holder_exit_count2"] == 1
+
+
+def test_redelivery_fails_after_an_accept_the_broker_took():
+    h = [base(), consumed("m1", 2.0, 0), acq("m2", 9.0, 0, 2), ack("m2", 9.1, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "accepted" in v.witnesses[1]["why"]
+
+
+def test_redelivery_passes_after_an_accept_the_broker_refused():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 2.4, 0, ok=False), acq("m2", 7.5, 0, 2),
+         ack("m2", 7.6, 0)]
+    assert verdicts(h, names=["share_redelivery"])["share_redelivery"].status == "valid"
+
+
+def test_redelivery_fails_when_the_count_does_not_rise_by_one():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 2.4, 0, "release"), acq("m2", 2.6, 0, 3),
+         ack("m2", 2.7, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "expected 2" in v.witnesses[0]["why"]
+
+
+def test_redelivery_allows_a_jump_when_a_member_was_killed_meanwhile():
+    h = [base(members=("m1", "m2", "m3")), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 2.4, 0, "release"),
+         member_exit("m3", 2.5, how="kill"), acq("m2", 8.6, 0, 3), ack("m2", 8.7, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
+
+
+def test_redelivery_fails_past_the_delivery_limit():
+    h = [base(), acked(2.0, 0, 0)] + [x for n in (1, 2, 3, 4) for x in
+                                      (acq("m1", 2.0 * n, 0, n), ack("m1", 2.0 * n + 0.1, 0, "release"))]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "delivery count limit=3" in v.witnesses[0]["why"]
+
+
+# -- completion
+def test_completion_counts_an_archived_record():
+    h = [base(), acked(2.0, 0, 0)] + [x for n in (1, 2, 3) for x in
+                                      (acq("m1", 2.0 * n, 0, n), ack("m1", 2.0 * n + 0.1, 0, "release"))]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["archived"] == 1
+
+
+def test_completion_fails_on_a_record_never_delivered():
+    v = verdicts(base(), consumed("m1", 2.0, 0), acked(3.0, 0, 1), names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.witnesses[0]["offset"] == 1 and v.witnesses[0]["why"] == "never delivered"
+
+
+def test_completion_fails_on_a_record_released_and_never_taken_again():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 2.4, 0, "release")]
+    assert verdicts(h, names=["share_completion"])["share_completion"].status == "invalid"
+
+
+def test_completion_is_unknown_when_the_run_did_not_drain():
+    h = [base(), drained(50.0, ok=False), acked(2.0, 0, 0)]
+    h = [e for e in h if not (isinstance(e, dict) and e.get("type") == "drained" and e.get("ok"))]
+    assert verdicts(h, names=["share_completion"])["share_completion"].status == "unknown"
+
+
+# -- in flight
+def test_inflight_passes_within_the_limit_and_fails_over_it():
+    four = [acq("m1", 2.0, o) for o in range(4)] + [ack("m1", 2.5, o) for o in range(4)]
+    assert verdicts(base(), four, names=["share_inflight"])["share_inflight"].status == "valid"
+    five = four + [acq("m2", 2.1, 4), ack("m2", 2.5, 4)]
+    v = verdicts(base(), five, names=["share_inflight"])["share_inflight"]
+    assert v.status == "invalid" and v.measurements["max_inflight"] == 5 and "limit=4" in v.message
+
+
+# -- served
+def test_served_passes_within_the_bound_and_fails_past_it():
+    assert verdicts(base(), consumed("m1", 2.0, 0), names=["share_served"])["share_served"].status == "valid"
+    late = [acked(2.0, 0, 0), acq("m1", 15.0, 0), ack("m1", 15.1, 0)]  # bound 6 + 5 + 5 = 16 s: valid
+    assert verdicts(base(), late, names=["share_served"])["share_served"].status == "valid"
+    later = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]
+    v = verdicts(base(), later, names=["share_served"])["share_served"]
+    assert v.status == "invalid" and "share.session.timeout.ms" in v.message
+
+
+def test_a_record_the_client_fetched_ahead_may_come_back_before_its_member_saw_it_expire():
+    """A Java KafkaShareConsumer fetched offset 0 during m1's previous poll (since_mono 1.5), so its lock ran out
+    by 6.5 at the latest although m1 saw it only at 4.0: another member may have it at 6.6. Without since_mono the
+    same history is an overlap (4.0 + 5 - 1 = 8.0)."""
+    early = ev("share_acquired", 4.0, "member", member="m1", topic="t", partition=0, offset=0, delivery_count=1,
+               since_mono=1.5)
+    h = [base(), acked(1.0, 0, 0), early, acq("m2", 6.6, 0, 2), ack("m2", 6.7, 0)]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "valid"
+    late = [base(), acked(1.0, 0, 0), acq("m1", 4.0, 0), acq("m2", 6.6, 0, 2), ack("m2", 6.7, 0)]
+    assert verdicts(late, names=["share_exclusive"])["share_exclusive"].status == "invalid"
+
+
+def test_served_does_not_judge_a_backlog_on_a_partition_that_is_served():
+    slow = [acked(2.0, 0, 0)] + [x for k in range(1, 5) for x in (acked(1.5, 0, k), acq("m1", 2.0 + 4 * k, k),
+                                                                   ack("m1", 2.1 + 4 * k, k))]
+    slow += [acq("m1", 21.0, 0), ack("m1", 21.1, 0)]  # 19 s after it was produced, the partition served all along
+    v = verdicts(base(), slow, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 19.0
+
+
+def test_acting_does_not_judge_a_release_after_the_lock_expired():
+    """A member paused past its locks releases what it had once it runs again; the broker refuses it."""
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 11.0, 0, "release", ok=False), acq("m2", 11.5, 0, 2),
+         ack("m2", 11.6, 0)]
+    assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"
