@@ -100,6 +100,7 @@ def test_acting_fails_on_an_acknowledgement_after_the_lock_expired():
     h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 3.0, 0), ack("m1", 7.5, 0, ok=False)]
     v = verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"]
     assert v.status == "invalid" and v.witnesses[0]["type"] == "share_acked"
+    assert v.witnesses[0]["why"].endswith("the broker refused it: INVALID_RECORD_STATE"), v.witnesses[0]["why"]
 
 
 def test_acting_fails_on_processing_after_the_record_went_to_another_member():

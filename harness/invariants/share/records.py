@@ -69,6 +69,8 @@ def check_held_when_acting(history: History, s: ShareCheckSettings) -> Verdict:
             why = (f"{m} never acquired {r}" if d is None else
                    f"{what} of {r} {t - d.acq:.3f}s after {m} acquired it, {t - d.latest_end:.3f}s after its hold "
                    f"surely ended (lock {v.lock_s:g}s, its exit or the next delivery)")
+            if what == "share_acked" and not e.get("ok"):  # the broker's own answer to it
+                why += f"; the broker refused it: {e.get('error') or 'no reason given'}"
             ws.append(witness(e, why))
     meas = {"actions": len(v.actions), "outside_hold": n}
     said = v.lock.says("record lock", " ms")
