@@ -52,6 +52,10 @@ class HistoryWriter:
         """Append an event stamped elsewhere (its `mono` and `wall` given), e.g. a broker's log line."""
         self._write(ev)
 
+    @property
+    def closed(self) -> bool:
+        return self._fd < 0
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

@@ -81,7 +81,7 @@ class Run:
         self.progress(f"[{self.clock() - self.t0:7.1f}s] {msg}")
 
     def event(self, type_: str, **fields) -> None:
-        if self.hist:
+        if self.hist and not self.hist.closed:  # closed once judging starts: what comes after is not history
             self.hist.event(type_, **fields)
 
     # -- the run
@@ -104,8 +104,10 @@ class Run:
             what = f"unexpected {type(e).__name__}: {e}"
             return self._error(what, f"{what} (see {d.error_path})")
         except KeyboardInterrupt:
+            judging = self.hist.closed  # the history was complete (its run_end written) when judging began
             self.event("run_end", status="aborted", error="interrupted")
-            d.set_status("incomplete", "interrupted (Ctrl-C or SIGTERM); no verdict")
+            d.set_status("incomplete", "interrupted (Ctrl-C or SIGTERM) while judging; no verdict (`harness check` "
+                         "judges it)" if judging else "interrupted (Ctrl-C or SIGTERM); no verdict")
             raise
         finally:
             self.hist.close()

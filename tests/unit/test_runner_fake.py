@@ -184,6 +184,22 @@ def test_ctrl_c_leaves_an_incomplete_run_and_no_process(tmp_path, shared, monkey
     assert not (run.dir.path / "verdicts.json").exists()
 
 
+def test_ctrl_c_while_judging_leaves_a_complete_history_and_an_incomplete_run(tmp_path, shared, monkeypatch):
+    import harness.runner as runner
+
+    def interrupted(history):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(runner, "judge", interrupted)
+    run = Run(config(tmp_path, scenario="fake-pause"), cluster=shared, make_workload=FakeWorkload)
+    with pytest.raises(KeyboardInterrupt):  # not OSError: nothing is written to the history closed before judging
+        run.execute()
+    lines = status_lines(run.dir.path)
+    assert lines[0] == "incomplete" and "while judging" in lines[1] and "harness check" in lines[1]
+    evs = harness_events(run.dir.path)
+    assert [e["status"] for e in evs if e["type"] == "run_end"] == ["complete"]
+    assert not [p for p in member_pids(run.dir.path) if pid_alive(p)]
+
+
 def test_a_harness_error_in_an_action_is_an_error_run(tmp_path, shared, monkeypatch):
     interrupt_the_pause(monkeypatch, SetupError("the pause could not be undone"))
     res = Run(config(tmp_path, scenario="fake-pause"), cluster=shared, make_workload=FakeWorkload).execute()
