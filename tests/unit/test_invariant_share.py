@@ -228,3 +228,31 @@ def test_acting_does_not_judge_a_release_after_the_lock_expired():
     h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 11.0, 0, "release", ok=False), acq("m2", 11.5, 0, 2),
          ack("m2", 11.6, 0)]
     assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"
+
+
+# -- partitions added while the group runs (add_partitions)
+def grown(t=4.0, before=1, count=2):
+    return ev("action_end", t, "harness", action_id=1, kind="add_partitions", ok=True, error=None, topic="t",
+              before=before, count=count, producer_saw_s=0.1)
+
+
+def test_completion_passes_when_records_of_an_added_partition_are_consumed():
+    h = [base(), grown(), consumed("m1", 2.0, 0), consumed("m2", 5.0, 0, p=1), consumed("m1", 5.5, 1, p=1)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid", v.message
+    assert v.measurements["added_partition_records"] == 2 and v.measurements["added_partition_completed"] == 2
+
+
+def test_completion_fails_when_the_first_records_of_an_added_partition_are_skipped():
+    # records 0 and 1 of the new partition 1 were never delivered; the group began it at offset 2 (a skip, as
+    # share.auto.offset.reset=latest would do to records written before the partition was initialised)
+    h = [base(), grown(), consumed("m1", 2.0, 0), acked(4.5, 1, 0), acked(4.6, 1, 1), consumed("m2", 5.0, 2, p=1)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["lost"] == 2, v.message
+    assert v.measurements["added_partition_records"] == 3 and v.measurements["added_partition_completed"] == 1
+    assert "partition 1 added at 4.0s by add_partitions" in v.witnesses[0]["why"]
+
+
+def test_completion_says_nothing_of_added_partitions_when_none_were_added():
+    v = verdicts(base(), consumed("m1", 2.0, 0), names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and "added_partition_records" not in v.measurements

@@ -11,7 +11,11 @@
   (more only when a member that exited may have been delivered it unrecorded: records fetched and still in
   its client when it was killed); no delivery past the group's delivery count limit.
 - `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
-  last delivery, at the delivery count limit, released or expired); none is lost through member churn.
+  last delivery, at the delivery count limit, released or expired); none is lost through member churn. That
+  holds for the records of partitions added while the group runs (an `add_partitions` action's result: the
+  topic, its count before and after) as for any other: a record there that was never delivered was skipped,
+  and its witness says the partition was added and when; `added_partition_records` and
+  `added_partition_completed` count them.
 """
 from __future__ import annotations
 
@@ -136,11 +140,14 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     if not produced:
         return verdict(name, "unknown", "no record acknowledged by the producer")
     drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
+    added = added_partitions(history)
     counts = {"accept": 0, "reject": 0, "archived": 0}
-    lost, ttas = [], []
+    lost, ttas, in_added = [], [], [0, 0]
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
+        new = added.get((topic, p))
+        in_added[0] += new is not None
         if last and last.ended_by in ("accept", "reject"):
             counts[last.ended_by] += 1
             ttas.append(last.ack["requested_mono"] - t)
@@ -148,11 +155,16 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
                                                                                                   "exit"):
             counts["archived"] += 1
         else:
-            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t,
-                         "why": "never delivered" if not ds else
-                         f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}"})
+            why = ("never delivered" if not ds else
+                   f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}")
+            if new is not None:
+                why += f" (partition {p} added at {new:.1f}s by add_partitions)"
+            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why})
+            continue
+        in_added[1] += new is not None
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
             "archived": counts["archived"], "lost": len(lost),
+            **({"added_partition_records": in_added[0], "added_partition_completed": in_added[1]} if added else {}),
             "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
             "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value}
     if lost:
@@ -162,3 +174,13 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
                        + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
     return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
                                   f"({counts['reject']}) or archived ({counts['archived']})", measurements=meas)
+
+
+def added_partitions(history: History) -> dict:
+    """(topic, partition) -> when it was added, for each partition an `add_partitions` action added (its result)."""
+    out = {}
+    for _, e in history.control():
+        if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and isinstance(e.get("count"), int):
+            for p in range(int(e.get("before") or 0), e["count"]):
+                out.setdefault((e.get("topic"), p), e["mono"])
+    return out
