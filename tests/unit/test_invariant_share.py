@@ -44,19 +44,21 @@ def verdicts(*items, names=None):
 
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
-                                    "share_completion", "share_inflight", "share_served"]
+                                    "share_completion", "share_inflight", "share_served", "share_dead_letter"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
     h = history(base(), consumed("m1", 2.0, 0), consumed("m2", 2.5, 1), consumed("m1", 3.0, 2))
     vs = judge(h)
     assert set(vs) == set(SHARE_CHECKERS)
+    assert vs.pop("share_dead_letter").status == "skipped"  # the group has no dead-letter topic
     assert all(v.status == "valid" for v in vs.values()), {n: v.message for n, v in vs.items()}
     assert "share.record.lock.duration.ms" in vs["share_exclusive"].message
 
 
 def test_without_a_lock_duration_every_checker_is_unknown():
     vs = verdicts(base(group={}), consumed("m1", 2.0, 0))
+    assert vs.pop("share_dead_letter").status == "skipped"  # no dead-letter topic either
     assert {v.status for v in vs.values()} == {"unknown"}
     assert "lock duration is unknown" in vs["share_exclusive"].message
 
