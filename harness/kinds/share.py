@@ -77,7 +77,13 @@ class ShareGroup(ConsumerGroup):
             share_dlq.create(self.run, self.dlq, replication=min(3, self.cfg.brokers))
 
     def finish(self) -> None:
-        """After the members stopped: the dead-letter topic read back (share_dlq_record, share_dlq_read)."""
+        """After the members stopped: the group's start offsets in the brokers' words (`share_start_offsets`,
+        harness/kinds/share_offsets.py) and the dead-letter topic read back (share_dlq_record, share_dlq_read)."""
+        if getattr(self.run.cluster, "backend", None) != "fake":
+            from harness.kinds import share_offsets
+            self.run.say("reading the group's start offsets (ListShareGroupOffsets)")
+            self.run.event("share_start_offsets", group_id=self.run.group_id,
+                           **share_offsets.read(self.run, self.plan.kafka_version))
         if getattr(self, "dlq", None):
             share_dlq.read_back(self.run, self.dlq)
 

@@ -258,3 +258,39 @@ def test_completion_fails_when_the_first_records_of_an_added_partition_are_skipp
 def test_completion_says_nothing_of_added_partitions_when_none_were_added():
     v = verdicts(base(), consumed("m1", 2.0, 0), names=["share_completion"])["share_completion"]
     assert v.status == "valid" and "added_partition_records" not in v.measurements
+
+
+# -- a holder killed right after it asked for an accept: the brokers' start offsets settle the record
+def starts(t, rows):
+    return ev("share_start_offsets", t, "harness", group_id="g", start_offsets=rows, error=None)
+
+
+def killed_after_processing():
+    """m2 processed offset 1 and was killed 12 ms later, before the accept's answer (share-dead-letter, seed 1 of
+    a run with a kill: partition 5, offset 225); the record never came back."""
+    return [acked(2.0, 0, 1), acq("m2", 2.2, 1), done("m2", 2.3, 1), member_exit("m2", 2.312, "kill")]
+
+
+def test_completion_takes_the_brokers_start_offset_for_a_record_whose_holder_was_killed_before_the_answer():
+    h = [base(), consumed("m1", 2.0, 0), killed_after_processing(), starts(56.0, [["t", 0, 2]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["done_by_start_offset"] == 1, v.message
+    assert "below the start offsets the brokers gave" in v.message
+
+
+def test_completion_without_start_offsets_cannot_settle_it():
+    v = verdicts(base(), killed_after_processing(), names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["lost"] == 1
+
+
+def test_completion_fails_when_the_start_offset_is_not_past_the_record():
+    h = [base(), killed_after_processing(), starts(56.0, [["t", 0, 1]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and "start offset after the run: 1" in v.witnesses[0]["why"]
+
+
+def test_a_record_never_delivered_is_lost_whatever_the_start_offset_says():
+    # a start offset past records no member was ever given is a skip, not an end (an added partition's case)
+    h = [base(), consumed("m1", 2.0, 0), acked(2.5, 0, 1), starts(56.0, [["t", 0, 2]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and "never delivered" in v.witnesses[0]["why"]

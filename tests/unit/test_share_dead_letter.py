@@ -188,3 +188,9 @@ def test_bad_poison_settings_are_refused_in_one_line(given, needle):
     with pytest.raises(BadInput) as e:
         cfg(client_settings=given).validate()
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_record_whose_holder_was_killed_before_the_answer_may_be_on_the_topic():
+    killed = [acked(5, 0, 4), acq("m1", 5.2, 4), ev("member_exit", 5.3, "harness", member="m1", how="kill", code=-9)]
+    v = judge(base(), rejected(3, 1), killed, dlq(50, 1, 1), dlq(50.1, 4, 1), read(51, 2))
+    assert v.status == "valid" and v.measurements["holder_left_before_answer"] == 1, v.message

@@ -10,7 +10,9 @@ It holds when the dead-letter topic has exactly the records the group gave up on
   limit (`share.delivery.count.limit` from the same event: its last delivery had that count and was released,
   or its lock expired, or its holder left) is on the topic (none missing);
 - no record the group accepted is on it, nor one whose history shows no reason to be there (never delivered, or
-  its last delivery below the limit and not rejected).
+  its last delivery below the limit and not rejected). A record whose last delivery ended with its holder's exit
+  may be on it (a reject in flight when the member was killed leaves no answer): counted
+  (`holder_left_before_answer`), not judged.
 
 Unknown when the topic was not read back, or its read did not complete, or the run did not drain (records still
 held at the end have not reached their last delivery). A record written twice (the brokers retry their writes) is
@@ -79,9 +81,13 @@ def check_dead_letter(history: History, s: ShareCheckSettings) -> Verdict:
             ws.append(witness(history.events_at([last.seq])[last.seq],
                               f"{r} {'rejected' if fate == 'reject' else 'archived at the limit'} (delivery count "
                               f"{last.count}, {last.member}), not on the dead-letter topic {topic}"))
+    unseen = 0
     for r, es in sorted(dlq.items()):
         fate = fates.get(r, "never delivered")
         if fate in ("reject", "archived"):
+            continue
+        if fate == "unfinished" and v.deliveries[r][-1].ended_by == "exit":
+            unseen += 1  # its holder left before the answer: a reject may have been in flight (not judged)
             continue
         wrong += 1
         why = {"accept": "accepted by the group", "never delivered": "never delivered to the group",
@@ -92,7 +98,7 @@ def check_dead_letter(history: History, s: ShareCheckSettings) -> Verdict:
     mism = sum(1 for r, es in dlq.items() if r in v.deliveries and fates.get(r) in ("reject", "archived")
                and es[0].get("delivery_count") != v.deliveries[r][-1].count)
     meas = {"dlq_topic": topic, "rejected": counts["reject"], "archived": counts["archived"],
-            "in_dlq": len(dlq), "missing": missing, "unexpected": wrong,
+            "in_dlq": len(dlq), "missing": missing, "unexpected": wrong, "holder_left_before_answer": unseen,
             "duplicates": sum(len(es) - 1 for es in dlq.values()), "count_mismatches": mism,
             "messages": dict(Counter(str(es[0].get("message")) for es in dlq.values())),
             "delivery_limit": limit.value}
