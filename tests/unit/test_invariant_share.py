@@ -155,6 +155,21 @@ def test_redelivery_allows_a_jump_when_a_member_was_killed_meanwhile():
     assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
 
 
+def test_redelivery_allows_a_jump_when_a_member_stopped_gracefully_meanwhile():
+    # share-dead-letter --member java, seed 3: m2 stopped (a bounce) at 34245.70 with offset 189 fetched ahead and
+    # never handed to it; m4 got it at 34250.01 with delivery count 2, its first recorded delivery
+    h = [base(members=("m1", "m2", "m4")), acked(2.0, 0, 0), member_exit("m2", 2.5, how="graceful"),
+         acq("m4", 6.8, 0, 2), ack("m4", 6.9, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
+
+
+def test_redelivery_fails_on_a_jump_when_no_member_exited():
+    h = [base(), acked(2.0, 0, 0), acq("m2", 6.8, 0, 2), ack("m2", 6.9, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "no member exited" in v.witnesses[0]["why"]
+
+
 def test_redelivery_fails_past_the_delivery_limit():
     h = [base(), acked(2.0, 0, 0)] + [x for n in (1, 2, 3, 4) for x in
                                       (acq("m1", 2.0 * n, 0, n), ack("m1", 2.0 * n + 0.1, 0, "release"))]

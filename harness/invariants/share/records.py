@@ -8,8 +8,9 @@
   claims no work (a member paused past its locks releases what it had, and the broker refuses it).
 - `share_redelivery`: a record comes back only after its delivery ended by a release, a lock expiry or its
   holder's exit, never after an accept or reject the broker took; its delivery count rises by one each time
-  (more only when a member that exited may have been delivered it unrecorded: records fetched and still in
-  its client when it was killed); no delivery past the group's delivery count limit.
+  (more only when a member that exited may have been delivered it unrecorded: records fetched ahead and still
+  in its client when it was killed or stopped, which come back counted); no delivery past the group's delivery
+  count limit.
 - `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
   last delivery, at the delivery count limit, released or expired); none is lost through member churn. That
   holds for the records of partitions added while the group runs (an `add_partitions` action's result: the
@@ -102,7 +103,7 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
         for i, b in enumerate(ds):
             a = ds[i - 1] if i else None
             since = a.acq if a else -1e18
-            exited = any(since < t <= b.acq and how != "graceful" for t, _, how in v.exits)
+            exited = any(since < t <= b.acq for t, _, how in v.exits)
             want = a.count + 1 if a else 1
             if a and a.ended_by in ("accept", "reject"):
                 n += 1

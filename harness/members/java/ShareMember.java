@@ -267,7 +267,11 @@ public final class ShareMember {
                 if (!batch.isEmpty()) {
                     work(batch, acquired);
                     if (mode.equals("explicit")) {
-                        consumer.commitSync(Duration.ofSeconds(10));
+                        try {
+                            consumer.commitSync(Duration.ofSeconds(10));
+                        } catch (WakeupException e) {
+                            break; // a SIGTERM stop: the acknowledgements are committed below, then close
+                        }
                     }
                 }
             }
