@@ -134,10 +134,12 @@ _SPECS = (
                "the slot keeps it across later restarts.", kinds=CONSUMER,
                mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []}),
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
-    # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's coordinator)
+    # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a
+    # share group's coordinator); the producer is made to learn of them at once (harness/workload.py)
     ActionSpec("add_partitions", (_p("count", int), _p("topic", str | None, None)),
                "The topic (a name of `[[topics]]`; default the first) gets partitions up to `count` in all (the new "
-               "total); the result has the topic, the count before and after.", kinds=CONSUMER),
+               "total) and the producer writes to them from then on; the result has the topic, the count before and "
+               "after, and when the producer saw them.", kinds=CONSUMER | {"share"}),
     # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
     ActionSpec("group_config", (_p("settings", dict[str, Setting]), _p("if_supported", bool, False)),
                "Group configs set through the Admin API while the group runs (Kafka 4.0+).", kinds=CONSUMER,

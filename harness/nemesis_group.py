@@ -47,10 +47,14 @@ class GroupActions:
     @performs("add_partitions")
     def _do_add_partitions(self, count: int, topic: str | None = None):
         """The topic's partitions up to `count` in all (CreatePartitions through the Admin API), bracketed as a
-        fault (a disturbance the invariants count); the timeline reads the new count from this action's result."""
+        fault (a disturbance the invariants count), and the producer made to write to them at once
+        (`producer_saw_s`: how long its metadata took to show them; None: not within 30 s, or no producer); the
+        timeline reads the new count from this action's result."""
         with self.fault("add_partitions", targets=[topic or "first topic"]):
             real, before = self.kind.add_partitions(topic, count)
-        return {"topic": real, "before": before, "count": count}
+            learn = getattr(self.workload, "learn_partitions", None)
+            saw = learn(real, count) if learn else None
+        return {"topic": real, "before": before, "count": count, "producer_saw_s": saw}
 
     @performs("change_subscription")
     def _do_change_subscription(self, slot: int, subscription: list[str]):

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import findings, scenarios, shrink
+from harness import findings, scenario_file, scenarios, shrink
 from harness.cluster.backends import ABILITIES, new_backend
 from harness.cluster.base import BrokerSettings
 from harness.errors import BadInput
 from harness.kafka_dist import version_key
+from harness.kinds.share_settings import DLQ_SINCE, dlq_topic
 from harness.plan import PROTOCOL_SINCE
 from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
@@ -130,6 +131,17 @@ def moved_to(name: str) -> frozenset[str]:
                      if a.params.get("protocol"))
 
 
+@functools.cache
+def kafka_since(name: str) -> tuple[int, int]:
+    """The oldest Kafka (major, minor) a scenario's own settings need beyond its protocol's: a share group with a
+    dead-letter topic (its file's `[group] settings`) needs 4.4; (0, 0) for the others."""
+    text = scenarios.builtin_text(name)
+    if text is None:
+        return (0, 0)
+    group = scenario_file.parse(text, f"{name}.toml").group.settings
+    return DLQ_SINCE if dlq_topic(group) else (0, 0)
+
+
 def _newest_of(kv: str) -> tuple[int, int]:
     """The newest major.minor a Kafka version name can stand for ('latest': any 4.x, 'latest-3': any 3.x)."""
     if kv in ("latest", "latest-4"):
@@ -156,7 +168,8 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backen
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
         # a migration runs only on brokers of both its protocols (protocol-migration: 4.0+; Streams: 4.2+)
-        allowed = [p for p in protocols if p in sc.protocols and _speaks(kv, {p} | moved_to(sc.name))]
+        allowed = [p for p in protocols if p in sc.protocols and _speaks(kv, {p} | moved_to(sc.name))
+                   and _newest_of(kv) >= kafka_since(sc.name)]
         if allowed:
             # client versions are confluent-kafka's; a Streams (Connect) run takes the brokers' kafka-streams
             # (connect-runtime)

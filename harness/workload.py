@@ -94,6 +94,19 @@ class Workload:
         """Produce at this rate (the total over the topics) from now on; returns the rate before."""
         return self.pacer.set_rate(rate_per_s)
 
+    def learn_partitions(self, topic: str, count: int, *, timeout_s: float = 30.0) -> float | None:
+        """Make the producer learn that `topic` has `count` partitions now (a metadata request: its partitioner
+        then spreads the keys over all of them, instead of waiting for its next metadata refresh, 5 minutes by
+        default); the seconds it took, or None when its metadata still said fewer after `timeout_s`."""
+        began = time.monotonic()
+        while time.monotonic() - began < timeout_s:
+            md = self.producer.list_topics(topic, timeout=5)
+            t = md.topics.get(topic)
+            if t is not None and t.error is None and len(t.partitions) >= count:
+                return round(time.monotonic() - began, 3)
+            time.sleep(0.2)
+        return None
+
     def start(self) -> "Workload":
         self._thread.start()
         return self

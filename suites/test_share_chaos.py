@@ -12,6 +12,7 @@ import pytest
 
 from harness.kafka_dist import version_key
 from harness.pytest_plugin import assert_run_passes
+from harness.nightly import kafka_since
 from harness.scenarios import SCENARIOS
 
 
@@ -31,4 +32,7 @@ def _cases():
 def test_share_scenario(scenario, member, run_scenario, kafka_cluster):
     if tuple(version_key(kafka_cluster.version)[:2]) < (4, 2):
         pytest.skip(f"share groups need Kafka 4.2 or newer; the cluster runs {kafka_cluster.version}")
+    since = kafka_since(scenario)  # the dead-letter topic: 4.4
+    if tuple(version_key(kafka_cluster.version)[:2]) < since:
+        pytest.skip(f"{scenario} needs Kafka {since[0]}.{since[1]} or newer; the cluster runs {kafka_cluster.version}")
     assert_run_passes(run_scenario(scenario, protocol="share", member=member))

@@ -115,4 +115,5 @@ SHARE_RECORDS = StructType([  # harness/analytics/share.py builds it; this is it
     StructField("redelivered", BooleanType()),
     StructField("outcome", StringType()),
     StructField("time_to_ack_s", DoubleType()),
+    StructField("dead_lettered", BooleanType()),
 ])

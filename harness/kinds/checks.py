@@ -12,7 +12,7 @@ import re
 
 from harness.errors import BadInput
 from harness.kinds.connect_settings import check_worker_version, connect_settings
-from harness.kinds.share_settings import SHARE_CLIENT_SINCE, ack_mode, share_group_configs
+from harness.kinds.share_settings import SHARE_CLIENT_SINCE, ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.kinds.streams_settings import streams_settings
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
@@ -100,6 +100,7 @@ class ShareChecks:
             raise BadInput(f"scenario {sc.name} runs a share group: --streams-set and --connect-set do not apply")
         ack_mode(cfg)
         share_group_configs(cfg)
+        poison_keys(cfg)
 
     @staticmethod
     def settings(cfg, sc) -> dict:
@@ -107,7 +108,9 @@ class ShareChecks:
 
     @staticmethod
     def check_versions(cfg, sc, broker_version: str, schedule) -> None:
-        """The Python member's confluent-kafka has a ShareConsumer (the brokers' release: PROTOCOL_SINCE)."""
+        """The Python member's confluent-kafka has a ShareConsumer (the brokers' release: PROTOCOL_SINCE); a
+        dead-letter topic only on brokers that have it."""
+        check_dlq(sc.name, share_group_configs(cfg), broker_version, dict(cfg.broker_settings))
         v = cfg.client_version or sc.initial_client
         if v and re.fullmatch(r"\d+\.\d+\.\d+", v) and tuple(map(int, v.split("."))) < SHARE_CLIENT_SINCE:
             raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "

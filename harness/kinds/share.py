@@ -15,7 +15,9 @@ from pathlib import Path
 
 from harness.invariants import CheckSettings, balance
 from harness.invariants.share import ShareCheckSettings
+from harness.kinds import share_dlq
 from harness.kinds.consumer import ConsumerGroup
+from harness.kinds.share_settings import dlq_topic
 from harness.members import MemberSpec
 from harness.members import clients
 
@@ -66,6 +68,24 @@ class ShareGroup(ConsumerGroup):
                           command=cfg.slot_command(slot) or self.builtin or (sys.executable, str(SHARE_MEMBER)),
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
                           processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
+
+    def create_topics(self) -> None:
+        """The run's topics, and the group's dead-letter topic when it has one (harness/kinds/share_dlq.py)."""
+        super().create_topics()
+        self.dlq = dlq_topic(self.plan.settings)
+        if self.dlq:
+            share_dlq.create(self.run, self.dlq, replication=min(3, self.cfg.brokers))
+
+    def finish(self) -> None:
+        """After the members stopped: the group's start offsets in the brokers' words (`share_start_offsets`,
+        harness/kinds/share_offsets.py) and the dead-letter topic read back (share_dlq_record, share_dlq_read)."""
+        if getattr(self.run.cluster, "backend", None) != "fake":
+            from harness.kinds import share_offsets
+            self.run.say("reading the group's start offsets (ListShareGroupOffsets)")
+            self.run.event("share_start_offsets", group_id=self.run.group_id,
+                           **share_offsets.read(self.run, self.plan.kafka_version))
+        if getattr(self, "dlq", None):
+            share_dlq.read_back(self.run, self.dlq)
 
     def members_started(self) -> None:
         """The observer learns the delivery count limit: a record released at it is archived, done with."""

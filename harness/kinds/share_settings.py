@@ -35,6 +35,55 @@ def share_group_configs(cfg) -> dict:
     return {k: str(v) for k, v in out.items()}
 
 
+#: the share group's dead-letter topic (KIP-1191, a group config) and the first release that has it
+DLQ_TOPIC = "errors.deadletterqueue.topic.name"
+DLQ_SINCE = (4, 4)
+#: the brokers' config of the prefix a dead-letter topic's name must have, and its default
+DLQ_PREFIX, DLQ_PREFIX_DEFAULT = "errors.deadletterqueue.topic.name.prefix", "dlq."
+#: member settings (client settings the members take out before making their client): the workload's keys whose
+#: records a member always rejects, or always releases (until the delivery count limit archives them)
+POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
+
+
+def dlq_topic(settings: dict) -> str | None:
+    """The share group's dead-letter topic, from its group configs (None: it has none)."""
+    return str(settings.get(DLQ_TOPIC) or "").strip() or None
+
+
+def poison_keys(cfg) -> dict:
+    """ack -> the record keys a member gives that acknowledgement always (POISON); BadInput for a key that is not
+    one of the workload's (`k<n>`), or in implicit mode (which can neither reject nor release)."""
+    given = dict(cfg.client_settings)
+    out = {}
+    for key, ack in POISON.items():
+        keys = [k.strip() for k in str(given.get(key, "")).split(",") if k.strip()]
+        bad = next((k for k in keys if not (k[:1] == "k" and k[1:].isdigit())), None)
+        if bad:
+            raise BadInput(f"{key}: {bad!r} is not a record key of the workload (k0, k1, ...)")
+        if keys:
+            out[ack] = keys
+    if out and ack_mode(cfg) != "explicit":
+        raise BadInput(f"{', '.join(k for k in POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
+                       "implicit member can neither reject nor release)")
+    return out
+
+
+def check_dlq(scenario: str, settings: dict, broker_version: str, broker_settings: dict) -> None:
+    """A dead-letter topic needs Kafka 4.4 (KIP-1191) and a name the brokers allow; BadInput in one line if not."""
+    name = dlq_topic(settings)
+    if name is None:
+        return
+    major_minor = tuple(int(x) for x in broker_version.split(".")[:2])
+    if major_minor < DLQ_SINCE:
+        raise BadInput(f"scenario {scenario} gives its share group a dead-letter topic ({DLQ_TOPIC}={name}), which "
+                       f"needs Kafka {DLQ_SINCE[0]}.{DLQ_SINCE[1]} or newer (KIP-1191); the cluster runs "
+                       f"{broker_version}")
+    prefix = broker_settings.get(DLQ_PREFIX, DLQ_PREFIX_DEFAULT)
+    if name.startswith("__") or not name.startswith(prefix):
+        raise BadInput(f"{DLQ_TOPIC}={name}: the brokers take a dead-letter topic whose name starts with "
+                       f"{prefix!r} ({DLQ_PREFIX}) and not with '__'")
+
+
 def ack_mode(cfg) -> str:
     """The members' share.acknowledgement.mode (default explicit); BadInput when it is neither mode."""
     mode = dict(cfg.client_settings).get("share.acknowledgement.mode", "explicit")

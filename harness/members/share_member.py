@@ -16,6 +16,11 @@ with when the acknowledgement was asked for). `share.acknowledgement.mode` comes
     the lock (no release is possible).
 HARNESS_PROCESSING_MS (default 0) is the work per record (a sleep before `share_processed`).
 
+Poison records (explicit mode), for the dead-letter topic (KIP-1191): the client settings
+`harness.share.reject.keys` and `harness.share.release.keys` (comma-separated record keys, taken out before the
+client is made) name keys whose records the member never processes: it rejects each one, or releases it on
+every delivery until the delivery count limit archives it.
+
 `HARNESS_MISBEHAVE` breaks the rules on purpose, once (the third poll that returns records), to prove the
 checkers catch it:
   - `ack-unheld`: waits past the batch's locks, then accepts the records it no longer holds;
@@ -45,9 +50,20 @@ SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
 MISBEHAVE_ON_POLL = 3
 
 
+POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
+
+
+def poison(env: dict) -> dict:
+    """record key -> the acknowledgement the member always gives its records (POISON)."""
+    given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
+    return {k.strip(): ack for key, ack in POISON.items() for k in str(given.get(key, "")).split(",") if k.strip()}
+
+
 def share_config(env: dict) -> dict:
-    """The share consumer's settings: the contract's, then HARNESS_CLIENT_CONFIG as given."""
-    conf = {"share.acknowledgement.mode": "explicit", **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")}
+    """The share consumer's settings: the contract's, then HARNESS_CLIENT_CONFIG as given (the member's own
+    `harness.` settings taken out)."""
+    given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
+    conf = {"share.acknowledgement.mode": "explicit", **{k: v for k, v in given.items() if not k.startswith("harness.")}}
     conf.update({"bootstrap.servers": env.get("HARNESS_BOOTSTRAP", ""), "group.id": env["HARNESS_GROUP_ID"],
                  "client.id": env.get("HARNESS_MEMBER_ID", "share-member")})
     if env.get("HARNESS_RACK"):
@@ -79,6 +95,9 @@ class ShareMember:
         self.lock_s = float(env.get("HARNESS_SHARE_LOCK_MS") or 0) / 1000 or None
         self.margin_s = float(env.get("HARNESS_SHARE_MARGIN_MS") or 1000) / 1000
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
+        self.poison = poison(env)
+        if self.poison and self.mode != "explicit":
+            raise SystemExit("member: poison records (harness.share.*.keys) need share.acknowledgement.mode=explicit")
         if self.misbehave and self.misbehave not in SHARE_MISBEHAVIOURS:
             raise SystemExit(f"member: unknown misbehaviour {self.misbehave!r}; known: {', '.join(SHARE_MISBEHAVIOURS)}")
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
@@ -123,7 +142,10 @@ class ShareMember:
         bad = self.misbehave if self.polls_with_records == MISBEHAVE_ON_POLL and self.lock_s else None
         if bad:
             time.sleep(self.lock_s + self.margin_s + 0.5)
-        for r, t in batch:
+        for r, t, key in batch:
+            if key in self.poison and not bad:
+                self._ask(r, self.poison[key])  # never processed: rejected, or released until archived
+                continue
             if self.mode == "explicit" and not bad and not self._in_time(t, self.processing_s):
                 self._ask(r, "release")  # it would not finish under the lock: another delivery does the work
                 continue
@@ -142,6 +164,7 @@ class ShareMember:
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
         self.sc.subscribe(self.topics)
         effective = {"share.acknowledgement.mode": self.mode, "processing_ms": self.processing_s * 1000,
+                     **({"poison": self.poison} if self.poison else {}),
                      "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol="share",
                         group_id=self.conf["group.id"], topic=self.topics[0], subscription=self.topics,
@@ -165,7 +188,8 @@ class ShareMember:
                         raise SystemExit(f"member: the client gave no delivery count for {r}")
                     self.hist.event("share_acquired", member=self.member_id, topic=r[0], partition=r[1], offset=r[2],
                                     delivery_count=count, since_mono=since)
-                    batch.append((r, since))  # its lock is judged from the earliest the client may have taken it
+                    key = m.key().decode(errors="replace") if m.key() is not None else None
+                    batch.append((r, since, key))  # its lock is judged from the earliest the client may have taken it
                 if batch:
                     self._work(batch)
                     if self.mode == "explicit":

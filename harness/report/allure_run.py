@@ -130,12 +130,12 @@ def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
         history = connect_tasks_as_ownership(history)
         tasks = (meta.get("connect_check_settings") or {}).get("tasks") or {}
         topics = [[c, int(n)] for c, n in tasks.items()]
-    marks = []
+    marks = dlq_marks = []
     if meta.get("kind") == "share":  # a bar while a member holds records of a partition, a mark per redelivery
-        from harness.report.share_timeline import redelivery_marks, share_holds_as_ownership
-        marks = redelivery_marks(history)
+        from harness.report.share_timeline import dead_letter_marks, redelivery_marks, share_holds_as_ownership
+        marks, dlq_marks = redelivery_marks(history), dead_letter_marks(history)
         history = share_holds_as_ownership(history)
-    svg = render_svg(history, verdicts, topic=meta.get("topic", ""), topics=topics, marks=marks)
+    svg = render_svg(history, verdicts, topic=meta.get("topic", ""), topics=topics, marks=marks, dlq_marks=dlq_marks)
     out = d.timeline_path
     out.write_text(svg)
     return out

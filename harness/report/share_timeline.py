@@ -1,11 +1,15 @@
 """A share-group run drawn on the ownership timeline (harness/report/timeline.py): a row per partition, a bar
 while a member holds records of it (its holds, as `harness.invariants.share.view` judges them, merged when
-less than GAP_S apart), and a mark per redelivery (a delivery count of 2 or more) on its partition's row."""
+less than GAP_S apart), a mark per redelivery (a delivery count of 2 or more) on its partition's row, and one per
+record put on the group's dead-letter topic (at its last acknowledgement: the reject, or the release at the
+limit; KIP-1191)."""
 from __future__ import annotations
 
 from harness.history import History
 from harness.invariants.share.view import ShareCheckSettings, build
 
+#: an acknowledgement as a tooltip says it was given
+DONE = {"accept": "accepted", "release": "released", "reject": "rejected"}
 #: holds of a member on a partition less than this far apart are drawn as one bar
 GAP_S = 1.0
 
@@ -38,3 +42,22 @@ def redelivery_marks(history: History) -> list[tuple[float, str, int, str]]:
     return [(e["mono"], e["topic"], int(e["partition"]),
              f"{e.get('member')} got offset {e.get('offset')} again: delivery count {e.get('delivery_count')}")
             for _, e in history.control() if e.get("type") == "share_acquired" and int(e.get("delivery_count", 1)) > 1]
+
+
+def dead_letter_marks(history: History) -> list[tuple[float, str, int, str]]:
+    """(mono, topic, partition, tooltip) of every record on the group's dead-letter topic (a `share_dlq_record`),
+    at the last acknowledgement of it the broker took (none recorded: left out)."""
+    last = {}
+    for _, e in history.control():
+        if e.get("type") == "share_acked" and e.get("ok"):
+            last[(e["topic"], int(e["partition"]), int(e["offset"]))] = e
+    out = []
+    for _, d in history.control():
+        if d.get("type") != "share_dlq_record" or not isinstance(d.get("partition"), int):
+            continue
+        a = last.get((d.get("topic"), d["partition"], d.get("offset")))
+        if a is not None:
+            out.append((a["mono"], a["topic"], int(a["partition"]),
+                        f"offset {a['offset']} {DONE.get(a['ack'], a['ack'])} by {a.get('member')}, on the dead-letter topic "
+                        f"{d.get('dlq_topic')} (delivery count {d.get('delivery_count')}: {d.get('message')})"))
+    return out

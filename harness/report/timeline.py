@@ -129,7 +129,7 @@ def _member_rows(tl, fmembers: list[str], y0: float, t0: float, t1: float) -> li
     return out
 
 
-def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks=()) -> str:
+def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks=(), dlq_marks=()) -> str:
     """The SVG text of the run's per-partition ownership timeline (a row per partition of every topic of the
     run), faults shaded, violations marked; `marks`: (mono, topic, partition, tooltip) drawn as purple ticks on
     their partition's row (a share group's redeliveries)."""
@@ -211,6 +211,12 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
             x, y = _x(t, t0, span), TOP + parts.index(g) * ROW_H
             s.append(f'<path class="mark" d="M{x:.1f},{y + 1:.1f} l-3,-5 h6 z" fill="#6a0dad">'
                      f'<title>{escape(tip)} at +{t - t0:.2f}s</title></path>')
+    for t, tp, pn, tip in dlq_marks:  # records put on a share group's dead-letter topic: teal ticks at the bottom
+        g = tl.layout.of(tp, int(pn))
+        if g in parts and t0 <= t <= t1:
+            x, y = _x(t, t0, span), TOP + (parts.index(g) + 1) * ROW_H
+            s.append(f'<path class="dlq" d="M{x:.1f},{y - 1:.1f} l-3,5 h6 z" fill="#008080">'
+                     f'<title>{escape(tip)} at +{t - t0:.2f}s</title></path>')
     for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
         x = _x(t, t0, span)
         if p is not None and p in parts:
@@ -230,6 +236,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
         items.append(("#ff9900", "broker said (diamond: refusal)", "broker"))
     if marks:
         items.append(("#6a0dad", f"redelivered ({len(marks)})", "mark"))
+    if dlq_marks:
+        items.append(("#008080", f"dead-lettered ({len(dlq_marks)})", "dlq"))
     if viol:
         items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
     for i, (c, label, _) in enumerate(items):

@@ -44,19 +44,21 @@ def verdicts(*items, names=None):
 
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
-                                    "share_completion", "share_inflight", "share_served"]
+                                    "share_completion", "share_inflight", "share_served", "share_dead_letter"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
     h = history(base(), consumed("m1", 2.0, 0), consumed("m2", 2.5, 1), consumed("m1", 3.0, 2))
     vs = judge(h)
     assert set(vs) == set(SHARE_CHECKERS)
+    assert vs.pop("share_dead_letter").status == "skipped"  # the group has no dead-letter topic
     assert all(v.status == "valid" for v in vs.values()), {n: v.message for n, v in vs.items()}
     assert "share.record.lock.duration.ms" in vs["share_exclusive"].message
 
 
 def test_without_a_lock_duration_every_checker_is_unknown():
     vs = verdicts(base(group={}), consumed("m1", 2.0, 0))
+    assert vs.pop("share_dead_letter").status == "skipped"  # no dead-letter topic either
     assert {v.status for v in vs.values()} == {"unknown"}
     assert "lock duration is unknown" in vs["share_exclusive"].message
 
@@ -153,6 +155,21 @@ def test_redelivery_allows_a_jump_when_a_member_was_killed_meanwhile():
     assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
 
 
+def test_redelivery_allows_a_jump_when_a_member_stopped_gracefully_meanwhile():
+    # share-dead-letter --member java, seed 3: m2 stopped (a bounce) at 34245.70 with offset 189 fetched ahead and
+    # never handed to it; m4 got it at 34250.01 with delivery count 2, its first recorded delivery
+    h = [base(members=("m1", "m2", "m4")), acked(2.0, 0, 0), member_exit("m2", 2.5, how="graceful"),
+         acq("m4", 6.8, 0, 2), ack("m4", 6.9, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
+
+
+def test_redelivery_fails_on_a_jump_when_no_member_exited():
+    h = [base(), acked(2.0, 0, 0), acq("m2", 6.8, 0, 2), ack("m2", 6.9, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "no member exited" in v.witnesses[0]["why"]
+
+
 def test_redelivery_fails_past_the_delivery_limit():
     h = [base(), acked(2.0, 0, 0)] + [x for n in (1, 2, 3, 4) for x in
                                       (acq("m1", 2.0 * n, 0, n), ack("m1", 2.0 * n + 0.1, 0, "release"))]
@@ -228,3 +245,67 @@ def test_acting_does_not_judge_a_release_after_the_lock_expired():
     h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 11.0, 0, "release", ok=False), acq("m2", 11.5, 0, 2),
          ack("m2", 11.6, 0)]
     assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"
+
+
+# -- partitions added while the group runs (add_partitions)
+def grown(t=4.0, before=1, count=2):
+    return ev("action_end", t, "harness", action_id=1, kind="add_partitions", ok=True, error=None, topic="t",
+              before=before, count=count, producer_saw_s=0.1)
+
+
+def test_completion_passes_when_records_of_an_added_partition_are_consumed():
+    h = [base(), grown(), consumed("m1", 2.0, 0), consumed("m2", 5.0, 0, p=1), consumed("m1", 5.5, 1, p=1)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid", v.message
+    assert v.measurements["added_partition_records"] == 2 and v.measurements["added_partition_completed"] == 2
+
+
+def test_completion_fails_when_the_first_records_of_an_added_partition_are_skipped():
+    # records 0 and 1 of the new partition 1 were never delivered; the group began it at offset 2 (a skip, as
+    # share.auto.offset.reset=latest would do to records written before the partition was initialised)
+    h = [base(), grown(), consumed("m1", 2.0, 0), acked(4.5, 1, 0), acked(4.6, 1, 1), consumed("m2", 5.0, 2, p=1)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["lost"] == 2, v.message
+    assert v.measurements["added_partition_records"] == 3 and v.measurements["added_partition_completed"] == 1
+    assert "partition 1 added at 4.0s by add_partitions" in v.witnesses[0]["why"]
+
+
+def test_completion_says_nothing_of_added_partitions_when_none_were_added():
+    v = verdicts(base(), consumed("m1", 2.0, 0), names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and "added_partition_records" not in v.measurements
+
+
+# -- a holder killed right after it asked for an accept: the brokers' start offsets settle the record
+def starts(t, rows):
+    return ev("share_start_offsets", t, "harness", group_id="g", start_offsets=rows, error=None)
+
+
+def killed_after_processing():
+    """m2 processed offset 1 and was killed 12 ms later, before the accept's answer (share-dead-letter, seed 1 of
+    a run with a kill: partition 5, offset 225); the record never came back."""
+    return [acked(2.0, 0, 1), acq("m2", 2.2, 1), done("m2", 2.3, 1), member_exit("m2", 2.312, "kill")]
+
+
+def test_completion_takes_the_brokers_start_offset_for_a_record_whose_holder_was_killed_before_the_answer():
+    h = [base(), consumed("m1", 2.0, 0), killed_after_processing(), starts(56.0, [["t", 0, 2]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["done_by_start_offset"] == 1, v.message
+    assert "below the start offsets the brokers gave" in v.message
+
+
+def test_completion_without_start_offsets_cannot_settle_it():
+    v = verdicts(base(), killed_after_processing(), names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["lost"] == 1
+
+
+def test_completion_fails_when_the_start_offset_is_not_past_the_record():
+    h = [base(), killed_after_processing(), starts(56.0, [["t", 0, 1]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and "start offset after the run: 1" in v.witnesses[0]["why"]
+
+
+def test_a_record_never_delivered_is_lost_whatever_the_start_offset_says():
+    # a start offset past records no member was ever given is a skip, not an end (an added partition's case)
+    h = [base(), consumed("m1", 2.0, 0), acked(2.5, 0, 1), starts(56.0, [["t", 0, 2]])]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and "never delivered" in v.witnesses[0]["why"]

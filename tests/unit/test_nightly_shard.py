@@ -107,3 +107,15 @@ def test_a_migration_is_drawn_only_on_brokers_of_both_its_protocols():
     assert ("streams-protocol-migration", "4.0") not in seen  # the streams protocol is 4.2+
     assert {("protocol-migration", "4.0"), ("protocol-migration", "latest"),
             ("streams-protocol-migration", "latest")} <= seen
+
+
+def test_a_share_group_with_a_dead_letter_topic_is_drawn_only_on_brokers_of_4_4_or_newer():
+    assert night.kafka_since("share-dead-letter") == (4, 4)
+    assert night.kafka_since("share-member-kill") == (0, 0) and night.kafka_since("random-mix") == (0, 0)
+    seen = set()
+    for d in night.draws(7, ["4.2.0", "4.3.1", "4.4.0"], [None], ("share",)):
+        if d.index > 600:
+            break
+        seen.add((d.scenario, d.kafka_version))
+    assert {kv for s, kv in seen if s == "share-dead-letter"} == {"4.4.0"}
+    assert {kv for s, kv in seen if s == "share-partitions-added"} == {"4.2.0", "4.3.1", "4.4.0"}

@@ -7,7 +7,7 @@ from harness.errors import BadInput
 from harness.invariants import balance
 from harness.kinds.share_settings import SHARE_GROUP_DEFAULTS, ack_mode, share_group_configs
 from harness.plan import RunConfig
-from harness.report.share_timeline import redelivery_marks, share_holds_as_ownership
+from harness.report.share_timeline import dead_letter_marks, redelivery_marks, share_holds_as_ownership
 from harness.report.timeline import render_svg
 
 
@@ -78,6 +78,20 @@ def test_holds_become_bars_per_member_and_partition_and_redeliveries_marks():
     assert marks == [(9.5, "t", 1, "m1 got offset 3 again: delivery count 2")]
     svg = render_svg(h, {}, topic="t", topics=[["t", 2]], marks=marks)
     assert svg.count('class="mark"') == 1 and "redelivered (1)" in svg
+
+
+def test_a_record_on_the_dead_letter_topic_is_marked_at_its_reject():
+    rej = ev("share_acked", 2.7, "member", member="m1", topic="t", partition=0, offset=1, ack="reject", ok=True,
+             error=None, requested_mono=2.65)
+    dl = ev("share_dlq_record", 13.0, "harness-output", dlq_topic="dlq.t", dlq_partition=0, dlq_offset=0, group="g",
+            topic="t", partition=0, offset=1, delivery_count=1, message="Offset rejected by client.")
+    h = history(list(_run().events), rej, dl)
+    marks = dead_letter_marks(h)
+    assert marks == [(2.7, "t", 0, "offset 1 rejected by m1, on the dead-letter topic dlq.t (delivery count 1: "
+                                   "Offset rejected by client.)")]
+    assert dead_letter_marks(_run()) == []
+    svg = render_svg(share_holds_as_ownership(h), {}, topic="t", topics=[["t", 2]], dlq_marks=marks)
+    assert svg.count('class="dlq"') == 1 and "dead-lettered (1)" in svg
 
 
 def test_draining_counts_a_record_released_at_the_delivery_limit_as_done(tmp_path):

@@ -11,6 +11,7 @@ from typing import Callable, Iterable
 
 from harness.history import History
 from harness.invariants.core import Verdict, run_checkers, verdict
+from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served
 from harness.invariants.share.records import (check_completion, check_exclusive, check_held_when_acting,
                                               check_redelivery)
@@ -26,6 +27,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "share_completion": check_completion,
     "share_inflight": check_inflight,
     "share_served": check_served,
+    "share_dead_letter": check_dead_letter,
 }
 
 

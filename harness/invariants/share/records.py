@@ -8,10 +8,19 @@
   claims no work (a member paused past its locks releases what it had, and the broker refuses it).
 - `share_redelivery`: a record comes back only after its delivery ended by a release, a lock expiry or its
   holder's exit, never after an accept or reject the broker took; its delivery count rises by one each time
-  (more only when a member that exited may have been delivered it unrecorded: records fetched and still in
-  its client when it was killed); no delivery past the group's delivery count limit.
+  (more only when a member that exited may have been delivered it unrecorded: records fetched ahead and still
+  in its client when it was killed or stopped, which come back counted); no delivery past the group's delivery
+  count limit.
 - `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
-  last delivery, at the delivery count limit, released or expired); none is lost through member churn.
+  last delivery, at the delivery count limit, released or expired); none is lost through member churn. That
+  holds for the records of partitions added while the group runs (an `add_partitions` action's result: the
+  topic, its count before and after) as for any other: a record there that was never delivered was skipped,
+  and its witness says the partition was added and when; `added_partition_records` and
+  `added_partition_completed` count them. A record whose last recorded delivery ended with its holder's
+  exit (a member killed right after it asked for an accept leaves no answer, and the record may never come back
+  because the broker took the accept) is done when the brokers say so: it lies below its partition's start
+  offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
+  acknowledged or archived); `done_by_start_offset` counts them. A record never delivered is never settled so.
 """
 from __future__ import annotations
 
@@ -94,7 +103,7 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
         for i, b in enumerate(ds):
             a = ds[i - 1] if i else None
             since = a.acq if a else -1e18
-            exited = any(since < t <= b.acq and how != "graceful" for t, _, how in v.exits)
+            exited = any(since < t <= b.acq for t, _, how in v.exits)
             want = a.count + 1 if a else 1
             if a and a.ended_by in ("accept", "reject"):
                 n += 1
@@ -136,23 +145,36 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     if not produced:
         return verdict(name, "unknown", "no record acknowledged by the producer")
     drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
-    counts = {"accept": 0, "reject": 0, "archived": 0}
-    lost, ttas = [], []
+    added = added_partitions(history)
+    starts = start_offsets(history)
+    counts = {"accept": 0, "reject": 0, "archived": 0, "start_offset": 0}
+    lost, ttas, in_added = [], [], [0, 0]
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
+        new = added.get((topic, p))
+        in_added[0] += new is not None
         if last and last.ended_by in ("accept", "reject"):
             counts[last.ended_by] += 1
             ttas.append(last.ack["requested_mono"] - t)
         elif last and limit.value is not None and last.count >= limit.value and last.ended_by in ("release", "expiry",
                                                                                                   "exit"):
             counts["archived"] += 1
+        elif last and last.ended_by == "exit" and starts and o < starts.get((topic, p), -1):
+            counts["start_offset"] += 1  # done in the brokers' words (the module docstring)
         else:
-            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t,
-                         "why": "never delivered" if not ds else
-                         f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}"})
+            why = ("never delivered" if not ds else
+                   f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}")
+            if starts is not None:
+                why += f"; the partition's start offset after the run: {starts.get((topic, p), 'none')}"
+            if new is not None:
+                why += f" (partition {p} added at {new:.1f}s by add_partitions)"
+            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why})
+            continue
+        in_added[1] += new is not None
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
-            "archived": counts["archived"], "lost": len(lost),
+            "archived": counts["archived"], "done_by_start_offset": counts["start_offset"], "lost": len(lost),
+            **({"added_partition_records": in_added[0], "added_partition_completed": in_added[1]} if added else {}),
             "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
             "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value}
     if lost:
@@ -160,5 +182,27 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
         return verdict(name, status, f"{len(lost)} of {len(produced)} produced records neither accepted, rejected nor "
                                      f"archived ({limit.says('delivery count limit')})"
                        + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
+    settled = (f"; {counts['start_offset']} whose holder left before the answer, below the start offsets the "
+               f"brokers gave after the run" if counts["start_offset"] else "")
     return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
-                                  f"({counts['reject']}) or archived ({counts['archived']})", measurements=meas)
+                                  f"({counts['reject']}) or archived ({counts['archived']}){settled}",
+                   measurements=meas)
+
+
+def added_partitions(history: History) -> dict:
+    """(topic, partition) -> when it was added, for each partition an `add_partitions` action added (its result)."""
+    out = {}
+    for _, e in history.control():
+        if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and isinstance(e.get("count"), int):
+            for p in range(int(e.get("before") or 0), e["count"]):
+                out.setdefault((e.get("topic"), p), e["mono"])
+    return out
+
+
+def start_offsets(history: History) -> dict | None:
+    """(topic, partition) -> the share-partition start offset the brokers gave after the run (the last
+    `share_start_offsets` event), or None when none was read."""
+    ev = next((e for _, e in reversed(history.control()) if e.get("type") == "share_start_offsets"), None)
+    if ev is None or ev.get("start_offsets") is None:
+        return None
+    return {(t, int(p)): int(o) for t, p, o in ev["start_offsets"]}

@@ -8,7 +8,9 @@
  * its work took effect, `share_acked` when the broker answered its acknowledgement (the acknowledgement commit
  * callback, with requested_mono). `share.acknowledgement.mode` from HARNESS_CLIENT_CONFIG (default explicit);
  * in explicit mode a record whose lock (HARNESS_SHARE_LOCK_MS less HARNESS_SHARE_MARGIN_MS) would run out
- * before its work is done is released unprocessed, and so is one whose work outlasted it.
+ * before its work is done is released unprocessed, and so is one whose work outlasted it. Poison records (the
+ * client settings harness.share.reject.keys, harness.share.release.keys: record keys, taken out of the client's
+ * settings) are never processed: rejected, or released on every delivery until the limit archives them.
  */
 
 import java.io.File;
@@ -103,6 +105,9 @@ public final class ShareMember {
         return m;
     }
 
+    /** record key -> the acknowledgement the member always gives its records (poison records). */
+    final Map<String, String> poison = new HashMap<>();
+
     ShareMember() throws IOException {
         member = env("HARNESS_MEMBER_ID", "share-member");
         File f = new File(System.getenv("HARNESS_HISTORY"));
@@ -112,6 +117,15 @@ public final class ShareMember {
         out = new FileOutputStream(f, true);
         out.write((HistoryHeader.member(member) + "\n").getBytes(StandardCharsets.UTF_8));
         Map<String, String> given = clientConfig();
+        // poison records (harness.share.reject.keys, harness.share.release.keys): the member's own settings
+        for (String[] kv : new String[][] {{"harness.share.reject.keys", "reject"}, {"harness.share.release.keys", "release"}}) {
+            for (String k : given.getOrDefault(kv[0], "").split(",")) {
+                if (!k.trim().isEmpty()) {
+                    poison.put(k.trim(), kv[1]);
+                }
+            }
+        }
+        given.keySet().removeIf(k -> k.startsWith("harness."));
         Properties p = new Properties();
         p.put("share.acknowledgement.mode", "explicit");
         p.putAll(given);
@@ -174,6 +188,11 @@ public final class ShareMember {
         }
         boolean explicit = mode.equals("explicit");
         for (ConsumerRecord<byte[], byte[]> r : batch) {
+            String key = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
+            if (explicit && bad == null && key != null && poison.containsKey(key)) {
+                ask(r, poison.get(key));  // never processed: rejected, or released until the limit archives it
+                continue;
+            }
             if (explicit && bad == null && !inTime(acquired, processingS)) {
                 ask(r, "release");
                 continue;
@@ -248,7 +267,11 @@ public final class ShareMember {
                 if (!batch.isEmpty()) {
                     work(batch, acquired);
                     if (mode.equals("explicit")) {
-                        consumer.commitSync(Duration.ofSeconds(10));
+                        try {
+                            consumer.commitSync(Duration.ofSeconds(10));
+                        } catch (WakeupException e) {
+                            break; // a SIGTERM stop: the acknowledgements are committed below, then close
+                        }
                     }
                 }
             }
