@@ -153,6 +153,23 @@ def test_redelivery_allows_a_jump_when_a_member_was_killed_meanwhile():
     assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
 
 
+def test_redelivery_allows_a_jump_after_a_graceful_exit_whose_client_had_fetched_ahead():
+    # share-scale-out-in, seed 1 (Kafka 4.4.0, confluent-kafka 2.16.1): m2, scaled in, had been handed offsets 0-1
+    # of partition 0 one by one; its client had fetched offset 2 too, and the broker released it on the graceful
+    # close: offset 2 came to m1 with delivery count 2, its first delivery never recorded
+    h = [base(), acked(2.0, 0, 0), acked(2.0, 0, 1), acked(2.0, 0, 2),
+         acq("m2", 2.2, 0), ack("m2", 2.3, 0), acq("m2", 2.4, 1), ack("m2", 2.5, 1),
+         member_exit("m2", 2.6, how="graceful"), acq("m1", 3.1, 2, 2), ack("m1", 3.2, 2)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
+
+
+def test_redelivery_fails_on_a_jump_when_the_only_exit_came_after_it():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 3.1, 0, 2), ack("m1", 3.2, 0), member_exit("m2", 3.5, how="graceful")]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "no member exited" in v.witnesses[0]["why"]
+
+
 def test_redelivery_fails_past_the_delivery_limit():
     h = [base(), acked(2.0, 0, 0)] + [x for n in (1, 2, 3, 4) for x in
                                       (acq("m1", 2.0 * n, 0, n), ack("m1", 2.0 * n + 0.1, 0, "release"))]
