@@ -71,9 +71,10 @@ LISTED_AFTER_THE_MIX = (
     "connect-rolling-upgrade", "connect-rack-outage")
 
 
-#: consumer-group built-ins added after the list above was recorded: listed last, in this order, so that the
-#: scenarios before them keep their places
-LISTED_LAST = ("scale-group", "scale-partitions-added")
+#: built-ins added after the list above was recorded: listed last, in this order, so that the scenarios before
+#: them keep their places
+LISTED_LAST = ("scale-group", "scale-partitions-added", "share-rack-outage", "share-rolling-upgrade", "share-leader-move",
+               "share-leader-restart")
 
 
 class _BuiltIns(MutableMapping):
@@ -86,7 +87,7 @@ class _BuiltIns(MutableMapping):
     def _all(self) -> dict[str, Scenario]:
         files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
         rank = {name: i for i, name in enumerate(LISTED_AFTER_THE_MIX)}
-        late = sorted((s for s in files if s.kind != "consumer"), key=lambda s: (rank.get(s.name, len(rank)), s.name))
+        late = sorted((s for s in files if s.kind != "consumer" and s.name not in LISTED_LAST), key=lambda s: (rank.get(s.name, len(rank)), s.name))
         races = [s for s in files if "requests" in s.needs]  # came after the Streams and Connect files: listed after them
         last = sorted((s for s in files if s.name in LISTED_LAST), key=lambda s: LISTED_LAST.index(s.name))
         early = [s for s in files if s.kind == "consumer" and s not in races and s not in last]

@@ -202,12 +202,25 @@ def test_completion_is_unknown_when_the_run_did_not_drain():
 
 
 # -- in flight
-def test_inflight_passes_within_the_limit_and_fails_over_it():
+def test_inflight_passes_within_the_limit_and_fails_on_a_poll_made_at_it():
     four = [acq("m1", 2.0, o) for o in range(4)] + [ack("m1", 2.5, o) for o in range(4)]
     assert verdicts(base(), four, names=["share_inflight"])["share_inflight"].status == "valid"
     five = four + [acq("m2", 2.1, 4), ack("m2", 2.5, 4)]
     v = verdicts(base(), five, names=["share_inflight"])["share_inflight"]
-    assert v.status == "invalid" and v.measurements["max_inflight"] == 5 and "limit=4" in v.message
+    assert v.status == "invalid" and v.measurements["max_held_at_acquisition"] == 4 and "limit=4" in v.message
+    assert "a poll acquired 1 record(s) of t-0 while 4 were held" == v.witnesses[0]["why"]
+
+
+def test_inflight_lets_one_poll_take_a_whole_batch_past_the_limit():
+    # share-leader-restart, seed 1 (Kafka 4.4.0): the partition back online, one poll acquired 122 records (a batch
+    # the producer had held while it was offline) with none held before; the limit was 100
+    def polled(m, t, off):
+        return {**acq(m, t, off), "since_mono": 1.5}
+    six = [polled("m1", 2.0, o) for o in range(6)] + [ack("m1", 2.5, o) for o in range(6)]
+    v = verdicts(base(), six, names=["share_inflight"])["share_inflight"]
+    assert v.status == "valid" and v.measurements["max_inflight"] == 6 and v.measurements["max_held_at_acquisition"] == 0
+    later = six + [acq("m2", 2.2, 6), ack("m2", 2.6, 6)]  # a poll while those six are held: at the limit, refused
+    assert verdicts(base(), later, names=["share_inflight"])["share_inflight"].status == "invalid"
 
 
 # -- served

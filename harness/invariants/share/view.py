@@ -71,6 +71,7 @@ class Delivery(NamedTuple):
     latest_end: float
     ended_by: str  # "accept", "reject", "release" (acknowledged, the broker took it), "expiry", "exit", "open"
     ack: dict | None  # the acknowledgement that ended it (ok or not)
+    since: float = 0.0  # the start of the member's previous poll (its `since_mono`): the records of one poll share it
 
 
 def has_share_events(history: History) -> bool:
@@ -143,6 +144,6 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
             if ack and ack[1].get("ok"):  # a refused acknowledgement ends nothing the broker still held
                 ends.append((ack[0], ack[1]["ack"]))
             sure, how = min(ends, key=lambda x: x[0])
-            out.append(Delivery(r, m, t, count, seq, max(sure, t), min(exit_t, t + L, nxt), how, ack and ack[1]))
+            out.append(Delivery(r, m, t, count, seq, max(sure, t), min(exit_t, t + L, nxt), how, ack and ack[1], since))
         deliveries[r] = out
     return ShareView(end, L, lock, deliveries, sorted(actions, key=lambda x: x[1]), lives, sorted(exits))
