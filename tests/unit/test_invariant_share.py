@@ -221,6 +221,10 @@ def test_inflight_lets_one_poll_take_a_whole_batch_past_the_limit():
     assert v.status == "valid" and v.measurements["max_inflight"] == 6 and v.measurements["max_held_at_acquisition"] == 0
     later = six + [acq("m2", 2.2, 6), ack("m2", 2.6, 6)]  # a poll while those six are held: at the limit, refused
     assert verdicts(base(), later, names=["share_inflight"])["share_inflight"].status == "invalid"
+    # a poll that takes back a released record while the limit is held: a re-acquisition the broker allows
+    again = six + [acked(1.0, 0, 6), acq("m2", 1.2, 6), ack("m2", 1.3, 6, "release"), acq("m2", 2.2, 6, 2),
+                   ack("m2", 2.6, 6)]
+    assert verdicts(base(), again, names=["share_inflight"])["share_inflight"].status == "valid"
 
 
 # -- served

@@ -6,8 +6,10 @@
   share-partition's in-flight records. The broker checks the cap before an acquisition and acquires whole
   batches (KIP-1206: the fetch's record count is a soft limit), so one poll may take the count past it:
   `share-leader-restart` (seed 1, Kafka 4.4.0) saw 122 records of a partition acquired in one poll, a batch the
-  producer had held back while the partition was offline, with none held before. The most held at once is
-  measured (`max_inflight`).
+  producer had held back while the partition was offline, with none held before. A poll that took back a
+  record delivered before (delivery count 2 or more) is not judged: the broker lets a fetch re-acquire records
+  inside its window whatever the count (`SharePartition.canAcquireRecords`). The most held at once is measured
+  (`max_inflight`).
 - `share_served`: every subscribed partition is served while the group has members: a record the producer
   acknowledged that waits longer than B for its first delivery is a violation when its partition had no
   delivery at all for longer than B meanwhile (no member was serving it), B = the share session timeout (a
@@ -52,6 +54,8 @@ def check_inflight(history: History, s: ShareCheckSettings) -> Verdict:
         for d in ds:
             polls.setdefault((d.member, d.since), []).append(d)
         for key, mine in polls.items():
+            if any(d.count > 1 for d in mine):
+                continue  # a re-acquisition inside the window: the broker does not hold it to the cap
             t0 = min(d.acq for d in mine)
             n = sum(1 for d in ds if d.acq <= t0 < d.sure_end and (d.member, d.since) != key)
             before[f"{tp[0]}-{tp[1]}"] = max(before.get(f"{tp[0]}-{tp[1]}", 0), n)
