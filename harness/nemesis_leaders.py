@@ -43,10 +43,14 @@ class LeaderActions:
         with self.fault("leader_restart", targets=[before], brokers=[before]):
             self.cluster.terminate_broker(before)
             self.waits.sleep(down_s)
-            during = self._leader(topic, partition)
+            now = self.cluster.partition_leaders(topic)
             self.cluster.start_broker(before)
+            after = self._wait_leader(topic, partition)
+        # the partitions left without a leader (replication 1): offline from this action's start to its end, which
+        # share_served does not count against the members
         return {"broker": before, "topic": topic, "partition": partition, "leader_before": before,
-                "leader_while_down": during, "leader_after": self._wait_leader(topic, partition)}
+                "leader_while_down": now[partition]["leader"], "leader_after": after,
+                "offline": sorted(p for p, d in now.items() if d["leader"] < 0)}
 
     def _wait_leader(self, topic: str, partition: int, timeout_s: float = 30.0) -> int:
         """The partition's leader once it has one (an offline partition of replication 1 comes back with its

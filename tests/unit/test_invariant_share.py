@@ -237,6 +237,20 @@ def test_served_passes_within_the_bound_and_fails_past_it():
     assert v.status == "invalid" and "share.session.timeout.ms" in v.message
 
 
+def test_served_does_not_count_the_time_a_partition_had_no_leader():
+    # share-leader-restart (seed 1, Kafka 4.4.0): a record of a partition of one replica acked as its broker went
+    # down waited 13.8 s for a first delivery, the restart's length; a longer restart must not count either
+    def restart(t0, t1, offline):
+        return [ev("action_start", t0, "harness", action_id="a2", kind="restart_partition_leader", params={}),
+                ev("action_end", t1, "harness", action_id="a2", kind="restart_partition_leader", ok=True,
+                   error=None, topic="t", partition=0, offline=offline)]
+    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 17 s, past the 16 s bound
+    v = verdicts(base(), waited, restart(2.5, 10.0, [0]), names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 9.5
+    for other in (restart(2.5, 10.0, [1]), restart(2.5, 10.0, [])):  # another partition offline, or none
+        assert verdicts(base(), waited, other, names=["share_served"])["share_served"].status == "invalid"
+
+
 def test_a_record_the_client_fetched_ahead_may_come_back_before_its_member_saw_it_expire():
     """A Java KafkaShareConsumer fetched offset 0 during m1's previous poll (since_mono 1.5), so its lock ran out
     by 6.5 at the latest although m1 saw it only at 4.0: another member may have it at 6.6. Without since_mono the

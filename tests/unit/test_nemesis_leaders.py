@@ -47,7 +47,7 @@ def test_move_leaders_moves_every_partition_the_broker_leads_and_no_broker_stops
 def test_restart_partition_leader_says_the_leader_before_while_down_and_after(world):
     info = world.nem.perform(Action("restart_partition_leader", {"partition": 2, "down_s": 0.5}))
     assert info == {"broker": 3, "topic": "t-1", "partition": 2, "leader_before": 3, "leader_while_down": -1,
-                    "leader_after": 3}
+                    "leader_after": 3, "offline": [2, 5]}
     assert types(world.events) == ["fault_start", "broker_event:terminate", "broker_event:start",
                                    "broker_event:ready", "fault_end"]
 

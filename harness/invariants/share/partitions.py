@@ -16,7 +16,9 @@
   departed member's partitions go to others after it) + the record lock duration (its fetched records come back
   after it) + `serve_slack_s` (a heartbeat and the assignment). A record that waits behind a backlog while its
   partition is served is slow, not unserved: measured, not judged. Records produced while the group had no live
-  member are not judged. The client reports no assignment (neither confluent-kafka's ShareConsumer nor the Java
+  member are not judged, nor is the time a partition had no leader (a `restart_partition_leader` action's
+  `offline` partitions, from its start to its end: nothing could serve them): it is taken off the wait and the
+  gap. The client reports no assignment (neither confluent-kafka's ShareConsumer nor the Java
   KafkaShareConsumer has one), so a partition left without a member is seen by the records that wait on it.
 """
 from __future__ import annotations
@@ -83,6 +85,18 @@ def _longest_gap(times: list, a: float, b: float) -> float:
     return max(y - x for x, y in zip(marks, marks[1:]))
 
 
+def _offline_windows(history: History) -> dict:
+    """(topic, partition) -> the (start, end) of each action that left it without a leader (its `offline`)."""
+    ctl = [e for _, e in history.control()]
+    starts = {e.get("action_id"): e["mono"] for e in ctl if e.get("type") == "action_start"}
+    out: dict = {}
+    for e in ctl:
+        if e.get("type") == "action_end" and e.get("offline") and e.get("action_id") in starts:
+            for p in e["offline"]:
+                out.setdefault((e.get("topic"), int(p)), []).append((starts[e["action_id"]], e["mono"]))
+    return out
+
+
 def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     name = "share_served"
     v, bad = _view(name, history, s)
@@ -99,6 +113,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
         served.setdefault((tp, pn), []).extend(d.acq for d in ds)
     for times in served.values():
         times.sort()
+    offline = _offline_windows(history)
     waits, late, skipped = {}, [], 0
     for c, p, o, t in zip(ack.topic.tolist(), ack.partition.tolist(), ack.offset.tolist(), ack.mono.tolist()):
         topic = history.values[c]
@@ -109,10 +124,11 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
         if not all(any(a <= x <= b for a, b, _ in lives) for x in (t, first)):
             skipped += 1  # the group had no live member at one end: not judged
             continue
-        wait = first - t
+        away = sum(max(0.0, min(b, first) - max(a, t)) for a, b in offline.get((topic, p), ()))
+        wait = first - t - away
         key = f"{topic}-{p}"
         waits[key] = max(waits.get(key, 0.0), wait)
-        gap = _longest_gap(served.get((topic, p), []), t, first)
+        gap = _longest_gap(served.get((topic, p), []), t, first) - away
         if wait > bound and gap > bound:
             late.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "wait_s": secs(wait),
                          "why": ("never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced")
