@@ -64,8 +64,8 @@ class Leadership:
             after = self.partition_leaders(topic)
             if all(after[p]["leader"] == plan[p][0] for p in plan):
                 moved = {p: [broker, after[p]["leader"]] for p in plan}
-                self.on_event("broker_event", broker=broker, what="leaders_moved",
-                              partitions={str(p): v for p, v in moved.items()}, topic=topic)
+                self.on_event("broker_event", broker=broker, what="leaders_moved", version=self.broker_version(broker),
+                              topic=topic, moved={str(p): v for p, v in moved.items()})
                 return moved
             if time.monotonic() >= deadline:
                 raise Indeterminate(f"the leaders of {topic} did not move off broker {broker} within {timeout_s}s "

@@ -276,3 +276,49 @@ def test_acting_does_not_judge_a_release_after_the_lock_expired():
     h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), ack("m1", 11.0, 0, "release", ok=False), acq("m2", 11.5, 0, 2),
          ack("m2", 11.6, 0)]
     assert verdicts(h, names=["share_held_when_acting"])["share_held_when_acting"].status == "valid"
+
+
+# -- an acknowledgement whose answer was lost
+LOST = 'KafkaError{code=_TRANSPORT,val=-195,str="Local: Broker transport failure"}'
+
+
+def test_completion_counts_an_accept_whose_answer_was_lost_and_that_never_came_back():
+    # share-rolling-upgrade, seed 1 (4.3.1 -> 4.4.0): the accept of p3/273 was answered _TRANSPORT by the leader
+    # shutting down, which wrote it acknowledged to __share_group_state; the record never came back
+    lost_answer = {**ack("m1", 2.4, 0), "ok": False, "error": LOST}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), lost_answer]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["answer_lost"] == 1 and v.measurements["accepted"] == 1
+    assert "1 of them whose answer was lost" in v.message
+
+
+def test_completion_fails_on_an_accept_the_broker_refused_and_that_never_came_back():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), ack("m1", 2.4, 0, ok=False)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["answer_lost"] == 0
+
+
+def test_a_record_back_after_a_lost_answer_is_judged_by_its_next_delivery():
+    lost_answer = {**ack("m1", 2.4, 0), "ok": False, "error": LOST}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), lost_answer, acq("m2", 8.0, 0, 2), ack("m2", 8.1, 0, "release")]
+    v = verdicts(h, names=["share_completion", "share_redelivery"])
+    assert v["share_completion"].status == "invalid" and v["share_redelivery"].status == "valid"
+
+
+def test_the_drain_takes_a_lost_answer_once_the_lock_ran_out_without_the_record_back(tmp_path):
+    from harness.history import HistoryWriter
+    from harness.observe import Observer
+    with HistoryWriter(tmp_path / "producer.jsonl", source="producer") as w:
+        w.event("acked", topic="t", partition=0, offset=0)
+        w.event("acked", topic="t", partition=0, offset=1)
+    with HistoryWriter(tmp_path / "member-m1.jsonl", source="member", member="m1") as w:
+        for o in (0, 1):
+            w.event("share_acquired", topic="t", partition=0, offset=o, delivery_count=1, since_mono=1.0)
+        w.event("share_acked", topic="t", partition=0, offset=0, ack="accept", ok=False, error=LOST, requested_mono=100.0)
+        w.event("share_acked", topic="t", partition=0, offset=1, ack="accept", ok=False,
+                error="INVALID_RECORD_STATE", requested_mono=100.0)
+    obs = Observer(tmp_path, "t")
+    obs.share_lock_s = 5.0
+    obs.poll()
+    assert obs.unprocessed(now=105.5) == 2  # the lock may still run
+    assert obs.unprocessed(now=106.5) == 1  # offset 0 taken; offset 1 was refused: it must come back

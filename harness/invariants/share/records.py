@@ -12,13 +12,16 @@
   never handed over, which a kill leaves to expire and a graceful close releases, each delivery counted by the
   broker all the same); no delivery past the group's delivery count limit.
 - `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
-  last delivery, at the delivery count limit, released or expired); none is lost through member churn.
+  last delivery, at the delivery count limit, released or expired); none is lost through member churn. An accept
+  or reject whose answer was lost (`view.answer_lost`: a client-side error, not the broker's refusal) on a
+  record that never came back counts as taken: had the broker not taken it, the lock's expiry would have
+  brought the record back (measured: `answer_lost`).
 """
 from __future__ import annotations
 
 from harness.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
-from harness.invariants.share.view import ShareCheckSettings, build, group_setting
+from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 
 
 def _view(name: str, history: History, s: ShareCheckSettings):
@@ -141,12 +144,16 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
         return verdict(name, "unknown", "no record acknowledged by the producer")
     drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
     counts = {"accept": 0, "reject": 0, "archived": 0}
-    lost, ttas = [], []
+    lost, ttas, unanswered = [], [], 0
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
         if last and last.ended_by in ("accept", "reject"):
             counts[last.ended_by] += 1
+            ttas.append(last.ack["requested_mono"] - t)
+        elif last and answer_lost(last.ack) and last.ack.get("ack") in ("accept", "reject"):
+            counts[last.ack["ack"]] += 1  # never came back: the broker took it (see the module's docstring)
+            unanswered += 1
             ttas.append(last.ack["requested_mono"] - t)
         elif last and limit.value is not None and last.count >= limit.value and last.ended_by in ("release", "expiry",
                                                                                                   "exit"):
@@ -156,7 +163,7 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
                          "why": "never delivered" if not ds else
                          f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}"})
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
-            "archived": counts["archived"], "lost": len(lost),
+            "archived": counts["archived"], "lost": len(lost), "answer_lost": unanswered,
             "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
             "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value}
     if lost:
@@ -164,5 +171,7 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
         return verdict(name, status, f"{len(lost)} of {len(produced)} produced records neither accepted, rejected nor "
                                      f"archived ({limit.says('delivery count limit')})"
                        + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
+    lost_said = f"; {unanswered} of them whose answer was lost, never back" if unanswered else ""
     return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
-                                  f"({counts['reject']}) or archived ({counts['archived']})", measurements=meas)
+                                  f"({counts['reject']}) or archived ({counts['archived']}){lost_said}",
+                   measurements=meas)

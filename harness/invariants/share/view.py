@@ -74,6 +74,15 @@ class Delivery(NamedTuple):
     since: float = 0.0  # the start of the member's previous poll (its `since_mono`): the records of one poll share it
 
 
+def answer_lost(ack: dict | None) -> bool:
+    """Whether an acknowledgement's answer was lost rather than given: the client reported one of librdkafka's
+    local errors (`code=_TRANSPORT`, `_TIMED_OUT`, ...: named with a leading underscore), not a broker's refusal.
+    The broker may have taken it: `share-rolling-upgrade` (seed 1, 4.3.1 -> 4.4.0) saw an accept answered
+    `_TRANSPORT` by a leader shutting down, which had written the record acknowledged to `__share_group_state`
+    0.1 s after the client gave up; the next leader went on from the offset after it."""
+    return bool(ack) and not ack.get("ok") and "code=_" in str(ack.get("error") or "")
+
+
 def has_share_events(history: History) -> bool:
     return history.derived("has_share_events", lambda: any(e.get("type") in SHARE_EVENT_TYPES
                                                           for _, e in history.control()))
