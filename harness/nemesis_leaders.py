@@ -32,6 +32,9 @@ class LeaderActions:
         topic = self._first_topic()
         with self.fault("leader_move", targets=[broker], brokers=[broker]):
             moved = self.cluster.move_leadership(topic, broker)
+        if not moved:  # said, not silently nothing: the run then judges no leader move
+            return {"broker": broker, "topic": topic, "skipped": f"broker {broker} leads no partition of {topic} "
+                                                                 "with another replica in sync"}
         return {"broker": broker, "topic": topic, "moved": {str(p): ft for p, ft in sorted(moved.items())}}
 
     @performs("restart_partition_leader")

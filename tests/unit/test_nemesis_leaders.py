@@ -44,6 +44,11 @@ def test_move_leaders_moves_every_partition_the_broker_leads_and_no_broker_stops
     assert world.events[0][1]["kind"] == "leader_move" and world.events[0][1]["brokers_affected"] == [2]
 
 
+def test_move_leaders_says_when_there_was_nothing_to_move(world):
+    world.cluster.create_topic("t-1", partitions=1)  # partition 0 only, led by broker 1
+    assert world.nem.perform(Action("move_leaders", {"broker": 2}))["skipped"].startswith("broker 2 leads no partition")
+
+
 def test_restart_partition_leader_says_the_leader_before_while_down_and_after(world):
     info = world.nem.perform(Action("restart_partition_leader", {"partition": 2, "down_s": 0.5}))
     assert info == {"broker": 3, "topic": "t-1", "partition": 2, "leader_before": 3, "leader_while_down": -1,
