@@ -45,9 +45,11 @@ class LeaderActions:
             raise Indeterminate(f"{topic}-{partition} has no leader to restart")
         with self.fault("leader_restart", targets=[before], brokers=[before]):
             self.cluster.terminate_broker(before)
-            self.waits.sleep(down_s)
-            now = self.cluster.partition_leaders(topic)
-            self.cluster.start_broker(before)
+            try:
+                self.waits.sleep(down_s)
+                now = self.cluster.partition_leaders(topic)
+            finally:  # the broker comes back whatever the metadata said
+                self.cluster.start_broker(before)
             after = self._wait_leader(topic, partition)
         # the partitions left without a leader (replication 1): offline from this action's start to its end, which
         # share_served does not count against the members
