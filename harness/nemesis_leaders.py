@@ -19,7 +19,10 @@ class LeaderActions:
     """Mixed into `Nemesis`: needs `cluster`, `kind`, `waits`, `fault`."""
 
     def _first_topic(self) -> str:
-        return self.kind.input_topics()[0][0]
+        topics = self.kind.input_topics()
+        if not topics:
+            raise Indeterminate("the run has no topic whose leaders an action could move or restart")
+        return topics[0][0]
 
     def _leader(self, topic: str, partition: int) -> int:
         d = self.cluster.partition_leaders(topic).get(partition)
