@@ -322,3 +322,25 @@ def test_the_drain_takes_a_lost_answer_once_the_lock_ran_out_without_the_record_
     obs.poll()
     assert obs.unprocessed(now=105.5) == 2  # the lock may still run
     assert obs.unprocessed(now=106.5) == 1  # offset 0 taken; offset 1 was refused: it must come back
+
+
+# -- a record handed over late, after the broker gave it to another member
+def test_a_record_handed_over_after_its_next_delivery_is_judged_in_the_brokers_order():
+    # share-member-pause --member java, seed 1: m1, stopped mid-poll (its poll began at 2.5), handed over offset 0
+    # with count 3 on resuming, after the broker had given it to m2 with count 4 (accepted); m1's release was
+    # refused. Judged by handover time it looked like a redelivery after an accept, a last delivery that expired,
+    # and two holds at once. Here (limit 3): count 2 handed over at 12.0, count 3 given at 10.0
+    h = [base(), acked(1.0, 0, 0), acq("m1", 1.2, 0, 1), ack("m1", 1.3, 0, "release"),
+         {**acq("m1", 12.0, 0, 2), "since_mono": 2.5}, ack("m1", 12.1, 0, "release", ok=False),
+         {**acq("m2", 10.0, 0, 3), "since_mono": 9.5}, ack("m2", 10.8, 0)]
+    v = verdicts(h, names=["share_exclusive", "share_redelivery", "share_completion", "share_held_when_acting"])
+    assert {k: x.status for k, x in v.items()} == {k: "valid" for k in v}, {k: x.message for k, x in v.items()}
+    assert v["share_completion"].measurements["accepted"] == 1
+
+
+def test_exclusive_fails_when_a_late_handover_still_held_the_record_while_the_next_delivery_did():
+    # m1's poll began at 9.8, so the broker's lock on its count-1 delivery ran until 14.8 at least; m2 was given
+    # count 2 at 10.0 and held it until its accept at 13.0: the broker gave it while m1's lock ran
+    h = [base(), acked(1.0, 0, 0), {**acq("m1", 11.0, 0, 1), "since_mono": 9.8}, ack("m1", 11.5, 0),
+         {**acq("m2", 10.0, 0, 2), "since_mono": 9.9}, ack("m2", 13.0, 0)]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "invalid"

@@ -40,8 +40,10 @@ def check_exclusive(history: History, s: ShareCheckSettings) -> Verdict:
         return bad
     ws, n = [], 0
     for r, ds in v.deliveries.items():
-        for a, b in zip(ds, ds[1:]):
-            if b.acq < a.sure_end:
+        for a, b in zip(ds, ds[1:]):  # in the broker's order (view: by delivery count)
+            # a delivery handed over after the next one (a client that held it back) overlaps it only where their
+            # sure holds meet
+            if (b.acq < a.sure_end) if b.acq >= a.acq else (a.acq < min(a.sure_end, b.sure_end)):
                 n += 1
                 ws += [_w(history, a, f"held {r} until {a.sure_end:.3f} (surely: {a.ended_by})"),
                        _w(history, b, f"{b.member} acquired {r} {a.sure_end - b.acq:.3f}s before {a.member}'s hold "

@@ -143,7 +143,11 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
                     acks.setdefault((r, m), []).append((at, e))
     deliveries = {}
     for r, lst in acqs.items():
-        lst.sort()
+        # in the broker's order: by delivery count (the broker raises it at each acquisition), then time. A client
+        # may hand over a record long after the broker gave it: `share-member-pause --member java` (seed 1) had a
+        # member stopped mid-poll hand over offset 12 with count 3 on resuming, after the broker had given it to
+        # another member with count 4 (accepted); the broker refused the late member's release
+        lst.sort(key=lambda x: (x[2], x[0], x[3]))
         out = []
         for i, (t, m, count, seq, since) in enumerate(lst):
             nxt = lst[i + 1][0] if i + 1 < len(lst) else float("inf")
