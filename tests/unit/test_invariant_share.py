@@ -4,7 +4,8 @@ The group's record lock is 5 s, its delivery count limit 3, its record-lock limi
 timeout 6 s, as the run's `group_settings` event reads them (the checkers take them from there, never from a
 constant); the clock slack is the default 1 s.
 """
-from histbuild import acked, drained, ev, group_settings, history, member_exit, member_start, run_end, run_start
+from histbuild import (acked, drained, ev, fault_end, fault_start, group_settings, history, member_exit, member_start,
+                       run_end, run_start)
 
 from harness.invariants import judge
 from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
@@ -344,3 +345,30 @@ def test_exclusive_fails_when_a_late_handover_still_held_the_record_while_the_ne
     h = [base(), acked(1.0, 0, 0), {**acq("m1", 11.0, 0, 1), "since_mono": 9.8}, ack("m1", 11.5, 0),
          {**acq("m2", 10.0, 0, 2), "since_mono": 9.9}, ack("m2", 13.0, 0)]
     assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "invalid"
+
+
+# -- a share-partition leader lost: the count persisted stands
+def test_redelivery_allows_the_count_to_stay_when_the_leader_went_down_with_the_delivery_unacknowledged():
+    # share-rack-outage --member java, seed 1: m1 held offset 78 (count 1) when its rack went down, its broker
+    # the partition's leader; the next leader delivered it to m2 with count 1 (__share_group_state records no
+    # acquisition)
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1),
+         fault_start(2.1, "f1", members=["m1"], kind="rack_outage", brokers=[1]), member_exit("m1", 2.1, how="kill"),
+         fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1), ack("m2", 9.1, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["count_kept_after_leader_change"] == 1
+
+
+def test_redelivery_fails_when_the_count_stays_with_no_broker_down():
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1),
+         fault_start(2.1, "f1", members=["m1"], kind="pause"), fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1),
+         ack("m2", 9.1, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "expected 2" in v.witnesses[0]["why"]
+
+
+def test_redelivery_fails_when_the_count_stays_after_an_accept_even_with_a_broker_down():
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1), ack("m1", 2.05, 0, "release"),
+         fault_start(2.1, "f1", kind="broker_bounce", brokers=[1]), fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1),
+         ack("m2", 9.1, 0)]
+    assert verdicts(h, names=["share_redelivery"])["share_redelivery"].status == "invalid"
