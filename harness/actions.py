@@ -184,10 +184,12 @@ _SPECS = (
                "Every partition of the run's first topic that the broker (1-based) leads gets another in-sync replica "
                "as its leader (its replica list turned, then a preferred-leader election); no broker stops.",
                needs=frozenset({"leaders"})),
-    ActionSpec("restart_partition_leader", (_p("partition", int, 0), _p("down_s", float, 1.0)),
+    ActionSpec("restart_partition_leader", (_p("partition", int, 0), _p("down_s", float, 1.0),
+                                            _p("same_leader", bool, False)),
                "A graceful restart of the broker leading that partition of the run's first topic; the result has its "
                "leader before, while down and after (with `[workload] replication = 1` it stays on that broker: the "
-               "partition goes offline and comes back there).", needs=frozenset({"kill", "leaders"})),
+               "partition goes offline and comes back there; `same_leader`: another leader after makes the run "
+               "indeterminate).", needs=frozenset({"kill", "leaders"})),
 )
 #: actions that signal one member's process (SIGKILL, SIGSTOP): refused when a process hosts several members
 #: (`members_per_process`), where the signal would reach every member it hosts

@@ -41,7 +41,7 @@ class LeaderActions:
         return {"broker": broker, "topic": topic, "moved": {str(p): ft for p, ft in sorted(moved.items())}}
 
     @performs("restart_partition_leader")
-    def _do_restart_partition_leader(self, partition: int = 0, down_s: float = 1.0):
+    def _do_restart_partition_leader(self, partition: int = 0, down_s: float = 1.0, same_leader: bool = False):
         topic = self._first_topic()
         before = self._leader(topic, partition)
         if before < 0:
@@ -54,6 +54,9 @@ class LeaderActions:
             finally:  # the broker comes back whatever the metadata said
                 self.cluster.start_broker(before)
             after = self._wait_leader(topic, partition)
+        if same_leader and after != before:  # the scenario restarts a leader with no leadership change: not had
+            raise Indeterminate(f"{topic}-{partition} was led by broker {before} before its restart and by {after} "
+                                f"after it: the leadership changed (a topic of more than one replica?)")
         # the partitions left without a leader (replication 1): offline from this action's start to its end, which
         # share_served does not count against the members
         return {"broker": before, "topic": topic, "partition": partition, "leader_before": before,

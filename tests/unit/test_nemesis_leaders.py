@@ -9,7 +9,7 @@ import pytest
 
 from harness.cluster.fake import FakeCluster
 from harness.cluster.leadership import turned
-from harness.errors import BadInput
+from harness.errors import BadInput, Indeterminate
 from harness.kinds.checks import ShareChecks
 from harness.nemesis import Nemesis
 from harness.plan import RunConfig
@@ -55,6 +55,19 @@ def test_restart_partition_leader_says_the_leader_before_while_down_and_after(wo
                     "leader_after": 3, "offline": [2, 5]}
     assert types(world.events) == ["fault_start", "broker_event:terminate", "broker_event:start",
                                    "broker_event:ready", "fault_end"]
+
+
+def test_restart_partition_leader_with_same_leader_is_indeterminate_when_the_leadership_changed(world):
+    world.cluster.moved[("t-1", 2)] = 3
+    real = world.cluster.start_broker
+
+    def start_elsewhere(broker_id, **kw):  # the partition comes back led by another broker
+        real(broker_id, **kw)
+        world.cluster.moved[("t-1", 2)] = 1
+    world.cluster.start_broker = start_elsewhere
+    with pytest.raises(Indeterminate, match="led by broker 3 before its restart and by 1 after"):
+        world.nem.perform(Action("restart_partition_leader", {"partition": 2, "down_s": 0.5, "same_leader": True}))
+    assert world.cluster.up == {1, 2, 3} and types(world.events)[-1] == "fault_end"
 
 
 def test_a_replica_list_is_turned_to_the_first_other_in_sync_replica():
