@@ -25,7 +25,8 @@ NEEDS = {"kill": "kills, stops or restarts brokers (Killable)",
          "network": "puts network faults between clients and brokers (Partitionable)",
          "rack_outage": "takes every broker of a rack down (RackOutages)",
          "broker_partition": "partitions brokers from each other (BrokerPartitions)",
-         "requests": "puts faults on chosen Kafka requests through the request proxy (RequestFaults)"}
+         "requests": "puts faults on chosen Kafka requests through the request proxy (RequestFaults)",
+         "leaders": "reads and moves partition leaders (Leadership: a reassignment and a leader election)"}
 REQUIRED = object()  # a parameter without a default
 ALL_KINDS = frozenset(GROUP_KINDS)
 CONSUMER = frozenset({"consumer"})
@@ -179,6 +180,18 @@ _SPECS = (
     ActionSpec("rack_partition", (_p("rack", str, "r0"), _p("duration_s", float, 10.0)),
                "Cut every broker of a rack off the other racks' brokers and the quorum, then heal.",
                needs=frozenset({"broker_partition"})),
+    # the partitions' leaders (a share group's share-partition leaders) moved with no broker stopping; the result
+    # has each moved partition's leader before and after (harness/cluster/leadership.py)
+    ActionSpec("move_leaders", (_p("broker", int),),
+               "Every partition of the run's first topic that the broker (1-based) leads gets another in-sync replica "
+               "as its leader (its replica list turned, then a preferred-leader election); no broker stops.",
+               needs=frozenset({"leaders"})),
+    ActionSpec("restart_partition_leader", (_p("partition", int, 0), _p("down_s", float, 1.0),
+                                            _p("same_leader", bool, False)),
+               "A graceful restart of the broker leading that partition of the run's first topic; the result has its "
+               "leader before, while down and after (with `[workload] replication = 1` it stays on that broker: the "
+               "partition goes offline and comes back there; `same_leader`: another leader after makes the run "
+               "indeterminate).", needs=frozenset({"kill", "leaders"})),
 )
 #: actions that signal one member's process (SIGKILL, SIGSTOP): refused when a process hosts several members
 #: (`members_per_process`), where the signal would reach every member it hosts

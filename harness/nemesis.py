@@ -18,13 +18,15 @@ from harness.errors import BadInput, Indeterminate
 from harness.members import clients
 from harness.nemesis_coordinator import CoordinatorActions
 from harness.nemesis_group import GroupActions
+from harness.nemesis_leaders import LeaderActions
 from harness.nemesis_requests import RequestActions
 
 
-class Nemesis(GroupActions, CoordinatorActions, RequestActions):
+class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
     on how members run are in `harness.nemesis_group`, those on the group's coordinator in
-    `harness.nemesis_coordinator`, the request faults in `harness.nemesis_requests`)."""
+    `harness.nemesis_coordinator`, the request faults in `harness.nemesis_requests`, those on partition leaders in
+    `harness.nemesis_leaders`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster

@@ -167,6 +167,8 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backen
     while True:
         sc = scenarios.get(rng.choice(names))
         kv = rng.choice(kafka_versions)
+        if sc.initial_kafka and _newest_of(kv) <= _newest_of(sc.initial_kafka):
+            continue  # a roll from the scenario's own start (share-rolling-upgrade: 4.3.1) only onto a newer release
         # a migration runs only on brokers of both its protocols (protocol-migration: 4.0+; Streams: 4.2+)
         allowed = [p for p in protocols if p in sc.protocols and _speaks(kv, {p} | moved_to(sc.name))
                    and _newest_of(kv) >= kafka_since(sc.name)]

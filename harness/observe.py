@@ -8,11 +8,13 @@ poll follows what was written since the last poll, not the length of the run.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import orjson
 
 from harness.history import GLOB, SCHEMA, VERSION, HistoryFormatError
+from harness.invariants.share.view import answer_lost
 
 
 class HistoryTail:
@@ -89,6 +91,8 @@ class Observer:
         self.share_deliveries: dict[str, int] = {}  # share members: records delivered since their start
         self.share_limit: int | None = None  # the share group's delivery count limit (set by the share kind)
         self._share_last: dict[tuple, int] = {}  # a share record's latest delivery count
+        self.share_lock_s: float | None = None  # the share group's record lock (set by the share kind)
+        self._share_unsure: dict[tuple, float] = {}  # accepted or rejected, the answer lost: record -> asked at
         self.events_read = 0
 
     def poll(self) -> int:
@@ -135,6 +139,9 @@ class Observer:
         elif t == "share_acquired":
             self.share_deliveries[e.get("member")] = self.share_deliveries.get(e.get("member"), 0) + 1
             self._share_last[(e.get("topic"), e.get("partition"), e.get("offset"))] = int(e.get("delivery_count") or 1)
+            self._share_unsure.pop((e.get("topic"), e.get("partition"), e.get("offset")), None)  # it came back
+        elif t == "share_acked" and answer_lost(e) and e.get("ack") in ("accept", "reject"):
+            self._share_unsure[(e.get("topic"), e.get("partition"), e.get("offset"))] = float(e["requested_mono"])
         elif t == "share_acked" and e.get("ok") and e.get("topic") in self.topics and (
                 e.get("ack") in ("accept", "reject") or self.share_limit is not None and self._share_last.get(
                     (e["topic"], e["partition"], e["offset"]), 0) >= self.share_limit):
@@ -172,8 +179,16 @@ class Observer:
         events."""
         return {m: set(ps) for m, ps in self.owned.items()}
 
-    def unprocessed(self) -> int:
-        """How many acknowledged records of the run's topics no member has processed yet."""
+    def unprocessed(self, now: float | None = None) -> int:
+        """How many acknowledged records of the run's topics no member has processed yet. A share record accepted
+        or rejected whose answer was lost is done once its lock ran out (at `now`, the host's monotonic clock)
+        without it coming back: the broker took the acknowledgement (share_completion counts it so too)."""
+        if self._share_unsure and self.share_lock_s is not None:
+            now = time.monotonic() if now is None else now
+            for r, at in list(self._share_unsure.items()):
+                if at + self.share_lock_s + 1.0 <= now and r[0] in self.topics:
+                    self._processed.setdefault((r[0], r[1]), set()).add(r[2])
+                    del self._share_unsure[r]
         return sum(len(offs - self._processed.get(p, set())) for p, offs in self._acked.items())
 
     def streams_view(self, live: set[str]) -> dict[str, dict]:

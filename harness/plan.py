@@ -23,7 +23,8 @@ from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
 from harness.topics import check as check_topics
 from harness.errors import BadInput
-from harness.kinds.checks import COMMIT_MODES, GROUP_CONFIGS_SINCE, check_commit_mode, check_hosting, checks_of
+from harness.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
+                                  checks_of)
 from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
 from harness.kinds.share_settings import SHARE_MISBEHAVIOURS
@@ -48,7 +49,7 @@ KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBE
 #: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
 #: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups (KIP-932)
 #: are a preview in 4.1 (share.version off by default), production-ready from 4.2
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": (4, 2)}
+PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": SHARE_BROKERS_SINCE}
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
 #: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
@@ -70,6 +71,7 @@ class RunConfig:
     runs_root: str = "runs"
     brokers: int = 3
     partitions: int = 6
+    replication: int | None = None  # replicas of the run's topics (None: min(3, brokers)); consumer and share groups
     rate_per_s: float = 50.0
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
@@ -165,6 +167,8 @@ class RunConfig:
         request_checks.check_backend(sc, self.backend)
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
+        if self.replication is not None and not (1 <= self.replication <= self.brokers and sc.kind in ("consumer", "share")):
+            raise BadInput(f"replication {self.replication}: from 1 to the {self.brokers} brokers, for consumer and share groups")
         if self.member not in MEMBER_KINDS:
             raise BadInput(f"unknown member {self.member!r}; known: {', '.join(MEMBER_KINDS)}")
         check_commit_mode(self, sc)

@@ -249,6 +249,7 @@ def run_defaults(model: ScenarioFile) -> dict:
            "broker_settings": tuple((k, _text(v)) for k, v in c.broker_settings.items()),
            "group_settings": tuple((k, _text(v)) for k, v in g.settings.items()),
            "session_timeout_s": g.session_timeout_s, "rate_per_s": w.rate_per_s, "partitions": w.partitions,
+           "replication": w.replication,
            "topics": tuple((t.name, t.partitions) for t in model.topics), "subscription": tuple(m.subscription),
            "slot_subscriptions": tuple(sorted((int(n), tuple(e)) for n, e in m.slot_subscriptions.items()))}
     return {k: v for k, v in out.items() if v}

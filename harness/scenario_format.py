@@ -78,6 +78,7 @@ class Group(_Strict):
 class Workload(_Strict):
     rate_per_s: float | None = Field(None, gt=0)
     partitions: int | None = Field(None, ge=1)
+    replication: int | None = Field(None, ge=1)  # the run's topics' replicas (default: min(3, brokers))
 
 
 def _known_keys(what: str, settings: dict, known: dict) -> dict:

@@ -26,9 +26,9 @@ DEFAULT = "local"
 #: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is
 #: refused at plan time (one line, exit 2)
 ABILITIES = {
-    "local": frozenset({"kill", "network", "rack_outage", "requests"}),
-    "docker": frozenset({"kill", "network", "rack_outage", "broker_partition"}),
-    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition", "requests"}),
+    "local": frozenset({"kill", "network", "rack_outage", "requests", "leaders"}),
+    "docker": frozenset({"kill", "network", "rack_outage", "broker_partition", "leaders"}),
+    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition", "requests", "leaders"}),
 }
 
 

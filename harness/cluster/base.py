@@ -96,6 +96,14 @@ class RackOutages(Protocol):
 
 
 @runtime_checkable
+class Leadership(Protocol):
+    """Partition leaders read and moved with every broker up (harness/cluster/leadership.py)."""
+
+    def partition_leaders(self, topic: str) -> dict[int, dict]: ...
+    def move_leadership(self, topic: str, broker: int) -> dict[int, list[int]]: ...
+
+
+@runtime_checkable
 class Killable(Protocol):
     def kill_broker(self, broker_id: int) -> None: ...
     def terminate_broker(self, broker_id: int) -> None: ...

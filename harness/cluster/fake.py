@@ -116,6 +116,8 @@ class FakeCluster:
         self.calls: list[tuple[str, dict]] = []
         self.latency: dict | None = None
         self.blackholed: set[int] = set()
+        self.topic_partitions: dict[str, int] = {}
+        self.moved: dict[tuple[str, int], int] = {}  # (topic, partition) -> its leader after a move
         self._groups: dict[str, _Group] = {}
         self._epoch = 0
         self._stop = threading.Event()
@@ -194,6 +196,7 @@ class FakeCluster:
     def create_topic(self, topic: str, *, partitions: int, replication: int = 1, timeout_s: float = 30.0,
                      config: dict | None = None) -> None:
         self._call("create_topic", topic=topic, partitions=partitions, replication=replication)
+        self.topic_partitions[topic] = partitions
         d = topic_dir(self.root, topic)
         d.mkdir(parents=True, exist_ok=True)
         for p in range(partitions):
@@ -265,6 +268,23 @@ class FakeCluster:
         for b in self.brokers_of_rack(rack):
             if b not in self.up:
                 self._up(b)
+
+    # -- partition leadership: partition p led by broker p % n + 1 (its only replica) until moved
+    def partition_leaders(self, topic: str, *, timeout_s: float = 10.0) -> dict[int, dict]:
+        n, out = len(self.racks), {}
+        for p in range(self.topic_partitions.get(topic, 6)):
+            lead = self.moved.get((topic, p), p % n + 1)
+            out[p] = {"leader": lead if lead in self.up else -1, "replicas": [lead], "isr": [lead] if lead in self.up else []}
+        return out
+
+    def move_leadership(self, topic: str, broker: int, *, timeout_s: float = 60.0) -> dict[int, list[int]]:
+        self._call("move_leadership", topic=topic, broker=broker)
+        n, out = len(self.racks), {}
+        for p, d in self.partition_leaders(topic).items():
+            if d["leader"] == broker and n > 1:
+                self.moved[(topic, p)] = broker % n + 1
+                out[p] = [broker, broker % n + 1]
+        return out
 
     # -- network faults: recorded only
     def add_latency(self, *, latency_ms: int, jitter_ms: int = 0, broker_ids: list[int] | None = None) -> None:

@@ -26,6 +26,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from harness import kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.cluster.client_path import ClientPath
+from harness.cluster.leadership import Leadership
 from harness.errors import BadInput, SetupError
 from harness.procs import Proc
 from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
@@ -83,7 +84,7 @@ def startup_failure(log: Path) -> str:
     return next((f.strip()[:300] for f in _REFUSAL.findall(text)), "")
 
 
-class LocalCluster(ClientPath):
+class LocalCluster(ClientPath, Leadership):
     """N KRaft nodes (broker+controller) on loopback behind Toxiproxy (and the request proxy when
     `request_faults`). Use as a context manager."""
 

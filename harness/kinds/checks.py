@@ -17,6 +17,8 @@ from harness.kinds.streams_settings import streams_settings
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
 GROUP_CONFIGS_SINCE = (4, 0)
+#: share groups (KIP-932) production-ready (plan.PROTOCOL_SINCE["share"], which the plan checks the start against)
+SHARE_BROKERS_SINCE = (4, 2)
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
 BROKERS = "brokers"
 
@@ -115,6 +117,12 @@ class ShareChecks:
         if v and re.fullmatch(r"\d+\.\d+\.\d+", v) and tuple(map(int, v.split("."))) < SHARE_CLIENT_SINCE:
             raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
                            f"{'.'.join(map(str, SHARE_CLIENT_SINCE))} or newer")
+        for i, a in enumerate(schedule):  # a roll onto a release without share groups (its start: the plan's check)
+            to = str(a.params.get("version") or "") if a.kind == "broker_upgrade" else ""
+            mm = (3, 0) if to == "latest-3" else tuple(map(int, m.groups())) if (m := re.match(r"(\d+)\.(\d+)", to)) else None
+            if mm is not None and mm < SHARE_BROKERS_SINCE:
+                raise BadInput(f"step {i} (broker_upgrade) rolls the brokers of scenario {sc.name} onto Kafka {to}, which "
+                               f"has no share groups (KIP-932 needs {SHARE_BROKERS_SINCE[0]}.{SHARE_BROKERS_SINCE[1]} or newer)")
 
 
 CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks, "share": ShareChecks}

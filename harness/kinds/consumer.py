@@ -59,8 +59,12 @@ class ConsumerGroup:
                 "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
 
     def create_topics(self) -> None:
+        cluster, r = self.run.cluster, self.cfg.replication or min(3, self.cfg.brokers)
+        # fewer replicas than the brokers' min ISR would refuse every produce: the topic's own min ISR is then r
+        isr = cluster.settings.min_insync_replicas
+        config = {"min.insync.replicas": str(r)} if r < isr else None
         for t in self.run.topics:
-            self.run.cluster.create_topic(t.real, partitions=t.partitions, replication=min(3, self.cfg.brokers))
+            cluster.create_topic(t.real, partitions=t.partitions, replication=r, config=config)
 
     def check_settings(self) -> dict:
         """The invariants' settings: the run_start event's `settings`."""

@@ -88,8 +88,10 @@ class ShareGroup(ConsumerGroup):
             share_dlq.read_back(self.run, self.dlq)
 
     def members_started(self) -> None:
-        """The observer learns the delivery count limit: a record released at it is archived, done with."""
+        """The observer learns the delivery count limit (a record released at it is archived, done with) and the
+        record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back)."""
         self.run.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
+        self.run.observer.share_lock_s = int(self.plan.settings["share.record.lock.duration.ms"]) / 1000
 
     # -- waiting
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:

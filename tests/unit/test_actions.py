@@ -89,7 +89,8 @@ def test_backend_abilities_are_the_protocols_their_classes_implement():
     from harness.cluster import base
     from harness.cluster.backends import ABILITIES, BACKENDS, backend_class
     protocol = {"kill": base.Killable, "network": base.Partitionable, "rack_outage": base.RackOutages,
-                "broker_partition": base.BrokerPartitions, "requests": base.RequestFaults}
+                "broker_partition": base.BrokerPartitions, "requests": base.RequestFaults,
+                "leaders": base.Leadership}
     assert set(protocol) == set(actions.NEEDS)
     assert set(BACKENDS) <= set(ABILITIES)
     for name in BACKENDS:

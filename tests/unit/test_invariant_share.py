@@ -4,7 +4,8 @@ The group's record lock is 5 s, its delivery count limit 3, its record-lock limi
 timeout 6 s, as the run's `group_settings` event reads them (the checkers take them from there, never from a
 constant); the clock slack is the default 1 s.
 """
-from histbuild import acked, drained, ev, group_settings, history, member_exit, member_start, run_end, run_start
+from histbuild import (acked, drained, ev, fault_end, fault_start, group_settings, history, member_exit, member_start,
+                       run_end, run_start)
 
 from harness.invariants import judge
 from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
@@ -164,8 +165,25 @@ def test_redelivery_allows_a_jump_when_a_member_stopped_gracefully_meanwhile():
     assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
 
 
+def test_redelivery_allows_a_jump_after_a_graceful_exit_whose_client_had_fetched_ahead():
+    # share-scale-out-in, seed 1 (Kafka 4.4.0, confluent-kafka 2.16.1): m2, scaled in, had been handed offsets 0-1
+    # of partition 0 one by one; its client had fetched offset 2 too, and the broker released it on the graceful
+    # close: offset 2 came to m1 with delivery count 2, its first delivery never recorded
+    h = [base(), acked(2.0, 0, 0), acked(2.0, 0, 1), acked(2.0, 0, 2),
+         acq("m2", 2.2, 0), ack("m2", 2.3, 0), acq("m2", 2.4, 1), ack("m2", 2.5, 1),
+         member_exit("m2", 2.6, how="graceful"), acq("m1", 3.1, 2, 2), ack("m1", 3.2, 2)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["unrecorded_deliveries"] == 1
+
+
 def test_redelivery_fails_on_a_jump_when_no_member_exited():
     h = [base(), acked(2.0, 0, 0), acq("m2", 6.8, 0, 2), ack("m2", 6.9, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "no member exited" in v.witnesses[0]["why"]
+
+
+def test_redelivery_fails_on_a_jump_when_the_only_exit_came_after_it():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 3.1, 0, 2), ack("m1", 3.2, 0), member_exit("m2", 3.5, how="graceful")]
     v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
     assert v.status == "invalid" and "no member exited" in v.witnesses[0]["why"]
 
@@ -202,12 +220,29 @@ def test_completion_is_unknown_when_the_run_did_not_drain():
 
 
 # -- in flight
-def test_inflight_passes_within_the_limit_and_fails_over_it():
+def test_inflight_passes_within_the_limit_and_fails_on_a_poll_made_at_it():
     four = [acq("m1", 2.0, o) for o in range(4)] + [ack("m1", 2.5, o) for o in range(4)]
     assert verdicts(base(), four, names=["share_inflight"])["share_inflight"].status == "valid"
     five = four + [acq("m2", 2.1, 4), ack("m2", 2.5, 4)]
     v = verdicts(base(), five, names=["share_inflight"])["share_inflight"]
-    assert v.status == "invalid" and v.measurements["max_inflight"] == 5 and "limit=4" in v.message
+    assert v.status == "invalid" and v.measurements["max_held_at_acquisition"] == 4 and "limit=4" in v.message
+    assert "a poll acquired 1 record(s) of t-0 while 4 were held" == v.witnesses[0]["why"]
+
+
+def test_inflight_lets_one_poll_take_a_whole_batch_past_the_limit():
+    # share-leader-restart, seed 1 (Kafka 4.4.0): the partition back online, one poll acquired 122 records (a batch
+    # the producer had held while it was offline) with none held before; the limit was 100
+    def polled(m, t, off):
+        return {**acq(m, t, off), "since_mono": 1.5}
+    six = [polled("m1", 2.0, o) for o in range(6)] + [ack("m1", 2.5, o) for o in range(6)]
+    v = verdicts(base(), six, names=["share_inflight"])["share_inflight"]
+    assert v.status == "valid" and v.measurements["max_inflight"] == 6 and v.measurements["max_held_at_acquisition"] == 0
+    later = six + [acq("m2", 2.2, 6), ack("m2", 2.6, 6)]  # a poll while those six are held: at the limit, refused
+    assert verdicts(base(), later, names=["share_inflight"])["share_inflight"].status == "invalid"
+    # a poll that takes back a released record while the limit is held: a re-acquisition the broker allows
+    again = six + [acked(1.0, 0, 6), acq("m2", 1.2, 6), ack("m2", 1.3, 6, "release"), acq("m2", 2.2, 6, 2),
+                   ack("m2", 2.6, 6)]
+    assert verdicts(base(), again, names=["share_inflight"])["share_inflight"].status == "valid"
 
 
 # -- served
@@ -218,6 +253,20 @@ def test_served_passes_within_the_bound_and_fails_past_it():
     later = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]
     v = verdicts(base(), later, names=["share_served"])["share_served"]
     assert v.status == "invalid" and "share.session.timeout.ms" in v.message
+
+
+def test_served_does_not_count_the_time_a_partition_had_no_leader():
+    # share-leader-restart (seed 1, Kafka 4.4.0): a record of a partition of one replica acked as its broker went
+    # down waited 13.8 s for a first delivery, the restart's length; a longer restart must not count either
+    def restart(t0, t1, offline):
+        return [ev("action_start", t0, "harness", action_id="a2", kind="restart_partition_leader", params={}),
+                ev("action_end", t1, "harness", action_id="a2", kind="restart_partition_leader", ok=True,
+                   error=None, topic="t", partition=0, offline=offline)]
+    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 17 s, past the 16 s bound
+    v = verdicts(base(), waited, restart(2.5, 10.0, [0]), names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 9.5
+    for other in (restart(2.5, 10.0, [1]), restart(2.5, 10.0, [])):  # another partition offline, or none
+        assert verdicts(base(), waited, other, names=["share_served"])["share_served"].status == "invalid"
 
 
 def test_a_record_the_client_fetched_ahead_may_come_back_before_its_member_saw_it_expire():
@@ -309,3 +358,98 @@ def test_a_record_never_delivered_is_lost_whatever_the_start_offset_says():
     h = [base(), consumed("m1", 2.0, 0), acked(2.5, 0, 1), starts(56.0, [["t", 0, 2]])]
     v = verdicts(h, names=["share_completion"])["share_completion"]
     assert v.status == "invalid" and "never delivered" in v.witnesses[0]["why"]
+
+
+# -- an acknowledgement whose answer was lost
+LOST = 'KafkaError{code=_TRANSPORT,val=-195,str="Local: Broker transport failure"}'
+
+
+def test_completion_counts_an_accept_whose_answer_was_lost_and_that_never_came_back():
+    # share-rolling-upgrade, seed 1 (4.3.1 -> 4.4.0): the accept of p3/273 was answered _TRANSPORT by the leader
+    # shutting down, which wrote it acknowledged to __share_group_state; the record never came back
+    lost_answer = {**ack("m1", 2.4, 0), "ok": False, "error": LOST}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), lost_answer]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["answer_lost"] == 1 and v.measurements["accepted"] == 1
+    assert "1 of them whose answer was lost" in v.message
+
+
+def test_completion_fails_on_an_accept_the_broker_refused_and_that_never_came_back():
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), ack("m1", 2.4, 0, ok=False)]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["answer_lost"] == 0
+
+
+def test_a_record_back_after_a_lost_answer_is_judged_by_its_next_delivery():
+    lost_answer = {**ack("m1", 2.4, 0), "ok": False, "error": LOST}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), lost_answer, acq("m2", 8.0, 0, 2), ack("m2", 8.1, 0, "release")]
+    v = verdicts(h, names=["share_completion", "share_redelivery"])
+    assert v["share_completion"].status == "invalid" and v["share_redelivery"].status == "valid"
+
+
+def test_the_drain_takes_a_lost_answer_once_the_lock_ran_out_without_the_record_back(tmp_path):
+    from harness.history import HistoryWriter
+    from harness.observe import Observer
+    with HistoryWriter(tmp_path / "producer.jsonl", source="producer") as w:
+        w.event("acked", topic="t", partition=0, offset=0)
+        w.event("acked", topic="t", partition=0, offset=1)
+    with HistoryWriter(tmp_path / "member-m1.jsonl", source="member", member="m1") as w:
+        for o in (0, 1):
+            w.event("share_acquired", topic="t", partition=0, offset=o, delivery_count=1, since_mono=1.0)
+        w.event("share_acked", topic="t", partition=0, offset=0, ack="accept", ok=False, error=LOST, requested_mono=100.0)
+        w.event("share_acked", topic="t", partition=0, offset=1, ack="accept", ok=False,
+                error="INVALID_RECORD_STATE", requested_mono=100.0)
+    obs = Observer(tmp_path, "t")
+    obs.share_lock_s = 5.0
+    obs.poll()
+    assert obs.unprocessed(now=105.5) == 2  # the lock may still run
+    assert obs.unprocessed(now=106.5) == 1  # offset 0 taken; offset 1 was refused: it must come back
+
+
+# -- a record handed over late, after the broker gave it to another member
+def test_a_record_handed_over_after_its_next_delivery_is_judged_in_the_brokers_order():
+    # share-member-pause --member java, seed 1: m1, stopped mid-poll (its poll began at 2.5), handed over offset 0
+    # with count 3 on resuming, after the broker had given it to m2 with count 4 (accepted); m1's release was
+    # refused. Judged by handover time it looked like a redelivery after an accept, a last delivery that expired,
+    # and two holds at once. Here (limit 3): count 2 handed over at 12.0, count 3 given at 10.0
+    h = [base(), acked(1.0, 0, 0), acq("m1", 1.2, 0, 1), ack("m1", 1.3, 0, "release"),
+         {**acq("m1", 12.0, 0, 2), "since_mono": 2.5}, ack("m1", 12.1, 0, "release", ok=False),
+         {**acq("m2", 10.0, 0, 3), "since_mono": 9.5}, ack("m2", 10.8, 0)]
+    v = verdicts(h, names=["share_exclusive", "share_redelivery", "share_completion", "share_held_when_acting"])
+    assert {k: x.status for k, x in v.items()} == {k: "valid" for k in v}, {k: x.message for k, x in v.items()}
+    assert v["share_completion"].measurements["accepted"] == 1
+
+
+def test_exclusive_fails_when_a_late_handover_still_held_the_record_while_the_next_delivery_did():
+    # m1's poll began at 9.8, so the broker's lock on its count-1 delivery ran until 14.8 at least; m2 was given
+    # count 2 at 10.0 and held it until its accept at 13.0: the broker gave it while m1's lock ran
+    h = [base(), acked(1.0, 0, 0), {**acq("m1", 11.0, 0, 1), "since_mono": 9.8}, ack("m1", 11.5, 0),
+         {**acq("m2", 10.0, 0, 2), "since_mono": 9.9}, ack("m2", 13.0, 0)]
+    assert verdicts(h, names=["share_exclusive"])["share_exclusive"].status == "invalid"
+
+
+# -- a share-partition leader lost: the count persisted stands
+def test_redelivery_allows_the_count_to_stay_when_the_leader_went_down_with_the_delivery_unacknowledged():
+    # share-rack-outage --member java, seed 1: m1 held offset 78 (count 1) when its rack went down, its broker
+    # the partition's leader; the next leader delivered it to m2 with count 1 (__share_group_state records no
+    # acquisition)
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1),
+         fault_start(2.1, "f1", members=["m1"], kind="rack_outage", brokers=[1]), member_exit("m1", 2.1, how="kill"),
+         fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1), ack("m2", 9.1, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "valid" and v.measurements["count_kept_after_leader_change"] == 1
+
+
+def test_redelivery_fails_when_the_count_stays_with_no_broker_down():
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1),
+         fault_start(2.1, "f1", members=["m1"], kind="pause"), fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1),
+         ack("m2", 9.1, 0)]
+    v = verdicts(h, names=["share_redelivery"])["share_redelivery"]
+    assert v.status == "invalid" and "expected 2" in v.witnesses[0]["why"]
+
+
+def test_redelivery_fails_when_the_count_stays_after_an_accept_even_with_a_broker_down():
+    h = [base(members=("m1", "m2")), acked(1.0, 0, 0), acq("m1", 2.0, 0, 1), ack("m1", 2.05, 0, "release"),
+         fault_start(2.1, "f1", kind="broker_bounce", brokers=[1]), fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1),
+         ack("m2", 9.1, 0)]
+    assert verdicts(h, names=["share_redelivery"])["share_redelivery"].status == "invalid"

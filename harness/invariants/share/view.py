@@ -71,6 +71,16 @@ class Delivery(NamedTuple):
     latest_end: float
     ended_by: str  # "accept", "reject", "release" (acknowledged, the broker took it), "expiry", "exit", "open"
     ack: dict | None  # the acknowledgement that ended it (ok or not)
+    since: float = 0.0  # the start of the member's previous poll (its `since_mono`): the records of one poll share it
+
+
+def answer_lost(ack: dict | None) -> bool:
+    """Whether an acknowledgement's answer was lost rather than given: the client reported one of librdkafka's
+    local errors (`code=_TRANSPORT`, `_TIMED_OUT`, ...: named with a leading underscore), not a broker's refusal.
+    The broker may have taken it: `share-rolling-upgrade` (seed 1, 4.3.1 -> 4.4.0) saw an accept answered
+    `_TRANSPORT` by a leader shutting down, which had written the record acknowledged to `__share_group_state`
+    0.1 s after the client gave up; the next leader went on from the offset after it."""
+    return bool(ack) and not ack.get("ok") and "code=_" in str(ack.get("error") or "")
 
 
 def has_share_events(history: History) -> bool:
@@ -133,7 +143,11 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
                     acks.setdefault((r, m), []).append((at, e))
     deliveries = {}
     for r, lst in acqs.items():
-        lst.sort()
+        # in the broker's order: by delivery count (the broker raises it at each acquisition), then time. A client
+        # may hand over a record long after the broker gave it: `share-member-pause --member java` (seed 1) had a
+        # member stopped mid-poll hand over offset 12 with count 3 on resuming, after the broker had given it to
+        # another member with count 4 (accepted); the broker refused the late member's release
+        lst.sort(key=lambda x: (x[2], x[0], x[3]))
         out = []
         for i, (t, m, count, seq, since) in enumerate(lst):
             nxt = lst[i + 1][0] if i + 1 < len(lst) else float("inf")
@@ -143,6 +157,6 @@ def _build(history: History, s: ShareCheckSettings, lock: Setting) -> ShareView:
             if ack and ack[1].get("ok"):  # a refused acknowledgement ends nothing the broker still held
                 ends.append((ack[0], ack[1]["ack"]))
             sure, how = min(ends, key=lambda x: x[0])
-            out.append(Delivery(r, m, t, count, seq, max(sure, t), min(exit_t, t + L, nxt), how, ack and ack[1]))
+            out.append(Delivery(r, m, t, count, seq, max(sure, t), min(exit_t, t + L, nxt), how, ack and ack[1], since))
         deliveries[r] = out
     return ShareView(end, L, lock, deliveries, sorted(actions, key=lambda x: x[1]), lives, sorted(exits))
