@@ -1,17 +1,18 @@
 """Share-group invariants (design invariant 10): each on histories that must pass and ones that must fail.
 
 The group's record lock is 5 s, its delivery count limit 3, its record-lock limit 4 and its share session
-timeout 6 s, as the run's `group_settings` event reads them (the checkers take them from there, never from a
+timeout 6 s (heartbeat 0.5 s), as the run's `group_settings` event reads them (the checkers take them from there, never from a
 constant); the clock slack is the default 1 s.
 """
-from histbuild import (acked, drained, ev, fault_end, fault_start, group_settings, history, member_exit, member_start,
+from histbuild import (acked, broker_said, drained, ev, fault_end, fault_start, group_settings, history, member_exit, member_start,
                        run_end, run_start)
 
 from harness.invariants import judge
 from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
 
 GROUP = {"share.record.lock.duration.ms": "5000", "share.delivery.count.limit": "3",
-         "share.partition.max.record.locks": "4", "share.session.timeout.ms": "6000"}
+         "share.partition.max.record.locks": "4", "share.session.timeout.ms": "6000",
+         "share.heartbeat.interval.ms": "500"}
 S = ShareCheckSettings()
 
 
@@ -248,11 +249,40 @@ def test_inflight_lets_one_poll_take_a_whole_batch_past_the_limit():
 # -- served
 def test_served_passes_within_the_bound_and_fails_past_it():
     assert verdicts(base(), consumed("m1", 2.0, 0), names=["share_served"])["share_served"].status == "valid"
-    late = [acked(2.0, 0, 0), acq("m1", 15.0, 0), ack("m1", 15.1, 0)]  # bound 6 + 5 + 5 = 16 s: valid
+    # bound: session 6 + lock 5 + heartbeat 0.5 + twice the longest poll (acquisition to its last accept asked) 0.1 s
+    late = [acked(2.0, 0, 0), acq("m1", 13.6, 0), ack("m1", 13.7, 0)]  # 11.6 s: valid
     assert verdicts(base(), late, names=["share_served"])["share_served"].status == "valid"
-    later = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]
+    later = [acked(2.0, 0, 0), acq("m1", 13.9, 0), ack("m1", 14.0, 0)]  # 11.9 s
     v = verdicts(base(), later, names=["share_served"])["share_served"]
-    assert v.status == "invalid" and "share.session.timeout.ms" in v.message
+    assert v.status == "invalid" and v.measurements["bound_s"] == 11.7
+    for source in ("share.session.timeout.ms", "share.heartbeat.interval.ms", "twice the longest poll 0.1s (m1's poll"):
+        assert source in v.message
+
+
+def test_served_allows_for_the_longest_poll_the_run_saw():
+    # m1 took 4 s over one poll's records of partition 1 (the last one processed, never acknowledged: it was
+    # killed): a partition newly its own, or the next owner's, waits for its next poll
+    busy = [acked(2.5, 1, k) for k in range(3)] + [acq("m1", 3.0, k, p=1) for k in range(3)]
+    busy += [ack("m1", 3.2, 0, p=1), ack("m1", 5.0, 1, p=1), done("m1", 7.0, 2, p=1)]
+    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 17 s < 6 + 5 + 0.5 + 2 * 4 = 19.5 s
+    v = verdicts(base(), busy, waited, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["longest_poll_s"] == 4.0
+    assert verdicts(base(), waited, names=["share_served"])["share_served"].status == "invalid"
+
+
+def test_served_counts_waits_from_the_coordinators_first_assignment():
+    # share-member-kill at three runs at a time: members from 3.0 s, but the coordinator's assignments had no
+    # partition until 8.0 s (the share partitions being initialized): nobody could be given them before
+    first = broker_said(8.0, "[GroupId g] Member x new assignment state: epoch=5, previousEpoch=4, state=STABLE, "
+                             "assignedPartitions=[Zm9v-0, Zm9v-1].")
+    empty = broker_said(3.6, "[GroupId g] Member x new assignment state: epoch=2, previousEpoch=0, state=STABLE, "
+                             "assignedPartitions=[].")
+    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 11 s after the first assignment (< 11.7)
+    v = verdicts(base(), empty, first, waited, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 11.0 and v.measurements["first_assignment_s"] == 7.0
+    assert "first assignment at 8.0s" in v.message
+    v = verdicts(base(), empty, waited, names=["share_served"])["share_served"]  # no assignment line: from production
+    assert v.status == "invalid" and "first assignment unknown" in v.message
 
 
 def test_served_does_not_count_the_time_a_partition_had_no_leader():

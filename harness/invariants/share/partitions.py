@@ -14,18 +14,26 @@
   acknowledged that waits longer than B for its first delivery is a violation when its partition had no
   delivery at all for longer than B meanwhile (no member was serving it), B = the share session timeout (a
   departed member's partitions go to others after it) + the record lock duration (its fetched records come back
-  after it) + `serve_slack_s` (a heartbeat and the assignment). A record that waits behind a backlog while its
-  partition is served is slow, not unserved: measured, not judged. Records produced while the group had no live
-  member are not judged, nor is the time a partition had no leader (a `restart_partition_leader` action's
-  `offline` partitions, from its start to its end: nothing could serve them): it is taken off the wait and the
-  gap. The client reports no assignment (neither confluent-kafka's ShareConsumer nor the Java
-  KafkaShareConsumer has one), so a partition left without a member is seen by the records that wait on it.
+  after it) + the heartbeat interval (the next owner learns its assignment at its next heartbeat) + twice the
+  longest poll of the run (from a poll's first acquisition to the last thing its member did with its records: a
+  member works through one poll's records before it fetches again, so a partition newly its own waits that long,
+  once with its first owner and once with the next), each as the run recorded it. A record that waits behind a backlog while its partition is served is slow, not
+  unserved: measured, not judged. Records produced while the group had no live member are not judged, nor is
+  the time before the group coordinator first gave any member a partition (its log line "new assignment state:
+  ... assignedPartitions=[...]"; before it the share partitions' state is being initialized and nobody can be
+  given them: measured, `first_assignment_s` after the first member started), nor the time a partition had no
+  leader (a `restart_partition_leader` action's `offline` partitions, from its start to its end: nothing could
+  serve them): they are taken off the wait and the gap. The client reports no assignment (neither
+  confluent-kafka's ShareConsumer nor the Java KafkaShareConsumer has one), so a partition left without a member
+  is seen by the records that wait on it.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 
 from harness.history import History
+from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
 from harness.invariants.share.records import _view, _w
 from harness.invariants.share.view import ShareCheckSettings, group_setting
@@ -97,6 +105,35 @@ def _offline_windows(history: History) -> dict:
     return out
 
 
+#: the group coordinator's line giving a member a non-empty assignment (Kafka 4.x GroupMetadataManager)
+FIRST_ASSIGNED = re.compile(r"new assignment state: .*assignedPartitions=\[[^\]]")
+
+
+def _first_assignment(history: History) -> float | None:
+    """When the group coordinator first gave a member any partition; None without the brokers' logs or such a line."""
+    return next((e["mono"] for e in said(history) if ".coordinator." in e.get("logger", "")
+                 and FIRST_ASSIGNED.search(e.get("message", ""))), None)
+
+
+def _longest_poll(v) -> tuple[float, str]:
+    """The longest a poll kept its member busy: from its first acquisition to the last thing the member did with
+    that poll's records (processed, or asked to acknowledge; the records of one poll share the member's `since`)."""
+    acted: dict = {}
+    for m, t, _, r, _ in v.actions:
+        acted.setdefault((m, r), []).append(t)
+    polls: dict = {}
+    for ds in v.deliveries.values():
+        for d in ds:
+            ts = [t for t in acted.get((d.member, d.record), ()) if d.acq <= t <= d.latest_end]
+            if ts:
+                a, b = polls.get((d.member, d.since), (d.acq, d.acq))
+                polls[(d.member, d.since)] = (min(a, d.acq), max(b, *ts))
+    if not polls:
+        return 0.0, "no poll's records acted on"
+    (m, _), (a, b) = max(polls.items(), key=lambda kv: kv[1][1] - kv[1][0])
+    return b - a, f"{m}'s poll at {a:.1f}s"
+
+
 def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     name = "share_served"
     v, bad = _view(name, history, s)
@@ -105,7 +142,12 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     session = group_setting(history, "session_ms")
     if session.value is None:
         return verdict(name, "unknown", f"the share session timeout is unknown: {session.source}")
-    bound = session.value / 1000 + v.lock_s + s.serve_slack_s
+    beat = group_setting(history, "heartbeat_ms")
+    if beat.value is None:
+        return verdict(name, "unknown", f"the share heartbeat interval is unknown: {beat.source}")
+    poll_s, poll_src = _longest_poll(v)
+    bound = session.value / 1000 + v.lock_s + beat.value / 1000 + 2 * poll_s
+    init = _first_assignment(history)
     ack, topics = history.bulk("acked"), set(s.topics)
     lives = sorted(v.lives.values())
     served: dict = {}  # (topic, partition) -> the times of its deliveries, sorted
@@ -125,6 +167,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
             skipped += 1  # the group had no live member at one end: not judged
             continue
         away = sum(max(0.0, min(b, first) - max(a, t)) for a, b in offline.get((topic, p), ()))
+        away += max(0.0, min(init, first) - t) if init is not None else 0.0  # nobody could be given it before
         wait = first - t - away
         key = f"{topic}-{p}"
         waits[key] = max(waits.get(key, 0.0), wait)
@@ -133,10 +176,16 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
             late.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "wait_s": secs(wait),
                          "why": ("never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced")
                          + f"; no record of its partition delivered for {gap:.1f}s meanwhile"})
-    said = (f"bound {bound:g}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
-            f"({v.lock.source}) + slack {s.serve_slack_s:g}s")
+    started = min((a for a, _, _ in lives), default=None)
+    said = (f"bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
+            f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest poll {poll_s:.1f}s "
+            f"({poll_src}); "
+            + (f"waits counted from the coordinator's first assignment at {init:.1f}s (its log)" if init is not None
+               else "the coordinator's first assignment unknown (no such line in the brokers' logs): waits counted "
+                    "from each record's production"))
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,
-            "late": len(late), "not_judged": skipped, "bound_s": bound}
+            "late": len(late), "not_judged": skipped, "bound_s": secs(bound), "longest_poll_s": secs(poll_s),
+            "first_assignment_s": secs(init - started) if init is not None and started is not None else None}
     if not waits:
         return verdict(name, "unknown", "no produced record to judge", measurements=meas)
     if late:

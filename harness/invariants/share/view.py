@@ -34,7 +34,8 @@ SHARE_EVENT_TYPES = frozenset({"share_acquired", "share_processed", "share_acked
 KEYS = {"lock_ms": ("share.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
         "delivery_limit": ("share.delivery.count.limit", "group.share.delivery.count.limit"),
         "max_record_locks": ("share.partition.max.record.locks", "group.share.partition.max.record.locks"),
-        "session_ms": ("share.session.timeout.ms", "group.share.session.timeout.ms")}
+        "session_ms": ("share.session.timeout.ms", "group.share.session.timeout.ms"),
+        "heartbeat_ms": ("share.heartbeat.interval.ms", "group.share.heartbeat.interval.ms")}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +43,11 @@ class ShareCheckSettings(SettingsDict):
     """The share checkers' tolerances (the group's own settings come from the history, never from here).
 
     `clock_slack_s`: the longest time from the broker acquiring a record to the member's poll returning it
-    (the fetch response's way back and the client's queue); `serve_slack_s`: added to the bound on how long a
-    produced record may wait for its first delivery while the group has members."""
+    (the fetch response's way back and the client's queue). Older runs' `serve_slack_s` (a fixed part of
+    `share_served`'s bound, now made of what the run recorded) is ignored."""
 
     topics: tuple = ()
     clock_slack_s: float = 1.0
-    serve_slack_s: float = 5.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "topics", tuple(str(t) for t in self.topics))
