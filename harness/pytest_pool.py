@@ -83,8 +83,25 @@ def classify(cfg, cluster) -> tuple[str | None, int]:
     return exclusive_reason(plan), SLOW_FIRST.index(kind) if kind in SLOW_FIRST else len(SLOW_FIRST)
 
 
+def warm_imports() -> list[str]:
+    """Import, in this (the main) thread, every module of the harness a run may import on first use (all but the
+    analytics job's): under pytest the harness's modules are compiled by its assertion rewriter, and Python 3.11's
+    compiler is not safe in two threads at once (CPython gh-106905: "SystemError: AST constructor recursion depth
+    mismatch", seen when two runs first imported their kinds together); the modules imported, in order."""
+    import importlib
+    import pkgutil
+
+    import harness
+    names = [m.name for m in pkgutil.walk_packages(harness.__path__, "harness.")
+             if not m.name.startswith(("harness.analytics", "harness.__main__"))]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
 def build(items, *, workers: int, cluster, make_cfg) -> RunPool | None:
     """The pool of the selected tests' runs (None: no test runs one); make_cfg(item, scenario, protocol, overrides)."""
+    warm_imports()
     jobs = []
     for item in items:
         call = planned_call(item)

@@ -21,6 +21,7 @@ import ctypes
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -213,6 +214,17 @@ class RunPool:
         if self._old_factory is not None:
             logging.setLogRecordFactory(self._old_factory)
             self._old_factory = None
+
+
+@contextmanager
+def labelled(label: str):
+    """The `harness` log lines of this thread carry label while in the block (a run beside the pool's)."""
+    old = getattr(_label, "value", None)
+    _label.value = label
+    try:
+        yield
+    finally:
+        _label.value = old
 
 
 def exclusive_first(jobs: list[Job]) -> list[Job]:

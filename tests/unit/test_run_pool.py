@@ -311,3 +311,17 @@ def test_the_concurrency_option(text, ok):
         with pytest.raises(pytest.exit.Exception) as e:
             concurrency(cfg)
         assert e.value.returncode == 2 and "--harness-concurrency" in str(e.value)
+
+
+def test_every_module_a_run_may_import_is_imported_before_the_workers_start():
+    """The smoke suite's Streams run failed with "SystemError: AST constructor recursion depth mismatch" when it
+    first imported harness.kinds.streams while other runs imported theirs (pytest rewrites the harness's modules;
+    Python 3.11's compiler is not thread-safe): the pool's setup imports them first, in the main thread."""
+    import subprocess
+    import sys
+    code = ("import sys; from harness.pytest_pool import warm_imports; names = warm_imports(); "
+            "need = ['harness.kinds.streams', 'harness.kinds.connect', 'harness.kinds.share', 'harness.kinds.consumer',"
+            " 'harness.runner', 'harness.nemesis', 'harness.members.pool', 'harness.invariants']; "
+            "missing = [n for n in need if n not in sys.modules]; "
+            "assert not missing and not [n for n in sys.modules if n.startswith('harness.analytics')], missing")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
