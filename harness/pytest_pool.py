@@ -85,9 +85,9 @@ def classify(cfg, cluster) -> tuple[str | None, int]:
 
 def warm_imports() -> list[str]:
     """Import, in this (the main) thread, every module of the harness a run may import on first use (all but the
-    analytics job's): under pytest the harness's modules are compiled by its assertion rewriter, and Python 3.11's
-    compiler is not safe in two threads at once (CPython gh-106905: "SystemError: AST constructor recursion depth
-    mismatch", seen when two runs first imported their kinds together); the modules imported, in order."""
+    analytics job's): under pytest the harness's modules are compiled by its assertion rewriter, and two threads
+    compiling at once can upset Python 3.11's AST state ("SystemError: AST constructor recursion depth mismatch",
+    seen when runs first imported their kinds together; CPython gh-106905); the modules imported, in order."""
     import importlib
     import pkgutil
 
