@@ -92,10 +92,16 @@ def warm_imports() -> list[str]:
     import pkgutil
 
     import harness
-    names = [m.name for m in pkgutil.walk_packages(harness.__path__, "harness.")
-             if not m.name.startswith(("harness.analytics", "harness.__main__"))]
-    for name in names:
-        importlib.import_module(name)
+    names, todo = [], [(harness.__path__, "harness.")]
+    while todo:  # pkgutil.walk_packages would import every package to walk it, the analytics one too
+        path, prefix = todo.pop(0)
+        for m in pkgutil.iter_modules(path, prefix):
+            if m.name in ("harness.analytics", "harness.__main__"):
+                continue
+            names.append(m.name)
+            mod = importlib.import_module(m.name)
+            if m.ispkg:
+                todo.append((mod.__path__, m.name + "."))
     return names
 
 

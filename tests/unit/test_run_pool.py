@@ -235,6 +235,13 @@ def test_two_runs_share_a_cluster_at_once_and_each_keeps_its_own_history(tmp_pat
     assert not [p for p in procs.live_children() if p.pid not in before]
 
 
+def _sleeping(run) -> bool:
+    """Whether the run has reached its long sleep (its history may not be there yet)."""
+    if not (run.dir.path / "history" / "harness.jsonl").exists():
+        return False
+    return any(e["type"] == "action_start" and e["kind"] == "sleep" for e in harness_events(run.dir.path))
+
+
 def test_interrupting_runs_leaves_them_incomplete_and_no_process(tmp_path, fake_long):
     before = {p.pid for p in procs.live_children()}
     with FakeCluster(work_dir=tmp_path / "shared") as c:
@@ -243,9 +250,7 @@ def test_interrupting_runs_leaves_them_incomplete_and_no_process(tmp_path, fake_
         pool = RunPool([Job(f"r{i}", f"r{i}", r.execute) for i, r in enumerate(runs)], workers=2, grace_s=20)
         pool.start()
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not all(
-                any(e["type"] == "action_start" and e["kind"] == "sleep" for e in harness_events(r.dir.path))
-                for r in runs):
+        while time.monotonic() < deadline and not all(_sleeping(r) for r in runs):
             time.sleep(0.1)
         pool.interrupt()
     for r in runs:
