@@ -77,7 +77,9 @@ def main(argv=None) -> int:
             if a.lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)  # the wall time starts once the lock is held
             t0 = time.monotonic()
-            rc = subprocess.call(cmd, cwd=HERE, stdout=log, stderr=subprocess.STDOUT)
+            # the gate holds the lock too: this script stopped mid-run does not free it under a running gate
+            rc = subprocess.call(cmd, cwd=HERE, stdout=log, stderr=subprocess.STDOUT,
+                                 pass_fds=(lock.fileno(),) if a.lock else ())
             wall = time.monotonic() - t0
         failed = failures(junit) if rc else []
         rows.append({"run": k, "wall_s": wall, "result": "pass" if rc == 0 else f"fail (exit {rc})",
