@@ -22,6 +22,7 @@ from functools import partial
 
 from harness.cluster.backends import new_backend
 from harness.broker_log import BrokerLog
+from harness.cluster import event_sinks
 from harness.cluster.base import BrokerSettings
 from harness.errors import HarnessError
 from harness.history import HistoryWriter
@@ -176,8 +177,7 @@ class Run:
             self.cluster.start()
         else:
             self.cluster = self.shared_cluster
-            self._shared_on_event = self.cluster.on_event
-            self.cluster.on_event = self.event
+            event_sinks.attach(self.cluster, self.event)  # with every other run on it now
 
     def _run_schedule(self) -> None:
         for i, action in enumerate(self.plan.schedule):
@@ -218,7 +218,7 @@ class Run:
                 self.cluster.heal()
             except Exception:
                 pass
-            self.cluster.on_event = self._shared_on_event  # not this run's history, closed after it
+            event_sinks.detach(self.cluster, self.event)  # not this run's history, closed after it
 
     def _judge(self) -> RunResult:
         brokers = self.dir.history_file(BROKERS_HISTORY)

@@ -45,13 +45,10 @@ def docker_cluster(pytestconfig, runs_root, request):
 
 @pytest.mark.parametrize("scenario,group_protocol", list(_cases()))
 def test_docker_scenario(scenario, group_protocol, docker_cluster, request, pytestconfig, runs_root, harness_repeat):
-    from harness.pytest_plugin import _attach, seed_for
-    from harness.runner import RunConfig, run_scenario
+    from harness.pytest_plugin import run_on, seed_for
+    from harness.runner import RunConfig
     cfg = RunConfig.for_scenario(scenario, protocol=group_protocol,
                                  seed=seed_for(pytestconfig, request.node.nodeid, harness_repeat),
                                  kafka_version=pytestconfig.getoption("harness_kafka_version"),
                                  runs_root=str(runs_root), backend="docker")
-    result = run_scenario(cfg, cluster=docker_cluster)
-    request.node.harness_run = result
-    _attach(result)
-    assert_run_passes(result)
+    assert_run_passes(run_on(request, cfg, docker_cluster))  # through the pool when docker_cluster is the session's

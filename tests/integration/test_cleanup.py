@@ -19,16 +19,17 @@ pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
 
 
-def _interrupt_when_ready(cmd):
-    """Start cmd, wait for members to be running, SIGINT it; returns (exit code, output, child cmdlines, pids, ports)."""
+def _interrupt_when_ready(cmd, *, runs: int = 1):
+    """Start cmd, wait for the members of `runs` runs to be running, SIGINT it; returns (exit code, output, child
+    cmdlines, pids, ports)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen = []
     try:
         for line in proc.stdout:
             seen.append(line)
-            if READY in line:
+            if sum(READY in s for s in seen) >= runs:
                 break
-        assert any(READY in s for s in seen), "".join(seen)
+        assert sum(READY in s for s in seen) >= runs, "".join(seen)
         children = psutil.Process(proc.pid).children(recursive=True)
         pids = [c.pid for c in children]
         names = " ".join(" ".join(c.cmdline()) for c in children)
@@ -64,3 +65,20 @@ def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert rc != 0, out
     _assert_nothing_left(pids, ports, next(tmp_path.glob("*member-kill*")))
+
+
+def test_ctrl_c_during_concurrent_runs_of_the_suite_leaves_nothing_behind(tmp_path):
+    """The same with two runs at once on the session cluster (--harness-concurrency 2): both stop, both say
+    incomplete."""
+    rc, out, names, pids, ports = _interrupt_when_ready(
+        [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k",
+         "member-kill or scale-out-in", "-m", "smoke", "-o", "log_cli=true", "--log-cli-level=INFO",
+         "--harness-protocol", "consumer", "--harness-concurrency", "2", "--harness-runs-root", str(tmp_path)], runs=2)
+    assert "kafka.Kafka" in names and "member.py" in names, names
+    assert "[consumer-member-kill]" in out and "[consumer-scale-out-in]" in out, out
+    assert rc != 0, out
+    assert_gone(pids, ports)
+    dirs = sorted(tmp_path.glob("*-consumer-*"))
+    assert len(dirs) == 2, dirs
+    for d in dirs:
+        assert (d / "STATUS").read_text().startswith("incomplete"), d
