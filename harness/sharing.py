@@ -4,7 +4,8 @@ Runs on one cluster have their own topics and groups (harness/topics.py, `g-<run
 schedule acts only on its own members, topics and group cannot disturb another. A run disturbs every group
 on the cluster when a step of its schedule needs a backend ability (harness/actions.py `NEEDS`): each acts on
 brokers or on the client path that every run goes through (a broker killed or restarted, network faults in
-front of a broker, a rack down, brokers partitioned, a request fault that matches any member's requests). Such
+front of a broker, a rack down, brokers partitioned, a request fault that matches any member's requests,
+partition leaders moved). Such
 a run, one that starts a cluster of its own (the brokers' processes share the machine) and one that asks for
 broker settings of its own run alone: nothing else runs on that cluster meanwhile (harness/run_pool.py).
 """
@@ -14,7 +15,7 @@ from harness.actions import ACTIONS, NEEDS
 
 #: the backend abilities whose actions reach beyond the run's own group: all of them (each is described in
 #: harness/actions.py NEEDS; tests/unit/test_run_pool.py fails when an ability is added without a decision here)
-CLUSTER_WIDE: frozenset[str] = frozenset({"kill", "network", "rack_outage", "broker_partition", "requests"})
+CLUSTER_WIDE: frozenset[str] = frozenset({"kill", "network", "rack_outage", "broker_partition", "requests", "leaders"})
 
 
 def disturbing_actions(schedule) -> list[str]:
