@@ -1,10 +1,11 @@
 """Toxiproxy: the server built with `go install` at a pinned version, and faults through toxiproxy-python."""
 from __future__ import annotations
 
+import contextlib
 import logging
-
 import os
 import subprocess
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -17,6 +18,11 @@ from harness.procs import Proc
 from harness.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
+
+#: toxiproxy-python keeps the API's address on a class (process-wide): with two servers in one process (the
+#: session's cluster and the docker suite's, or a run's own) and runs in threads (harness/run_pool.py), every use
+#: of the API holds this lock from pointing it at a server until it is done with that server
+_API_LOCK = threading.RLock()
 
 TOXIPROXY_VERSION = "v2.12.0"
 MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
@@ -52,7 +58,6 @@ class ToxiproxyServer:
     def start(self, *, timeout_s: float = 10.0) -> None:
         self.proc = Proc.spawn([str(self.binary), "-host", "127.0.0.1", "-port", str(self.port)],
                                log_path=self.log_path, name="toxiproxy")
-        self.activate()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if not self.proc.alive():
@@ -65,18 +70,28 @@ class ToxiproxyServer:
         raise SetupError(f"toxiproxy did not answer on port {self.port} within {timeout_s}s (see {self.log_path})")
 
     def activate(self) -> None:
-        """Point toxiproxy-python at this server. It keeps the API address on a class (process-wide),
-        so with two clusters in one process (a shared one and a run's own) each call re-points it."""
+        """Point toxiproxy-python at this server (hold `using()` meanwhile: another thread may re-point it)."""
         APIConsumer.host, APIConsumer.port = "127.0.0.1", self.port
 
+    @contextlib.contextmanager
+    def using(self):
+        """The API pointed at this server, and no other thread re-pointing it, while the block runs."""
+        with _API_LOCK:
+            self.activate()
+            yield self.client
+
     def create(self, *, name: str, listen: str, upstream: str):
-        self.activate()
-        return self.client.create(name=name, listen=listen, upstream=upstream, enabled=True)
+        with self.using() as client:
+            try:
+                return client.create(name=name, listen=listen, upstream=upstream, enabled=True)
+            except KeyError:  # toxiproxy-python's way of failing on the server's refusal (it answered no proxy)
+                raise SetupError(f"Toxiproxy (API port {self.port}) refused the proxy {name} listening on {listen} "
+                                 f"(upstream {upstream}); its log: {self.log_path}") from None
 
     def proxy(self, name: str):
-        """A proxy by name; use the object right away (before another server is activated)."""
-        self.activate()
-        return self.client.get_proxy(name)
+        """A proxy by name; use it inside `using()` (the object calls the API wherever it is pointed)."""
+        with self.using() as client:
+            return client.get_proxy(name)
 
     def stop(self) -> None:
         if self.proc:

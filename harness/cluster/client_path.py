@@ -47,22 +47,25 @@ class ClientPath:
         return [self.toxiproxy.proxy(self.nodes[i].proxy_name) for i in (broker_ids or self.broker_ids())]
 
     def add_latency(self, *, latency_ms: int, jitter_ms: int = 0, broker_ids: list[int] | None = None) -> None:
-        for p in self._proxies(broker_ids):
-            name = f"latency-{p.name}"
-            p.add_toxic(name=name, type="latency", stream="downstream",
-                        attributes={"latency": latency_ms, "jitter": jitter_ms})
-            self._toxics.append((p.name, name))
-
-    def blackhole(self, *, broker_ids: list[int] | None = None) -> None:
-        for p in self._proxies(broker_ids):
-            for stream in ("upstream", "downstream"):
-                name = f"blackhole-{stream}-{p.name}"
-                p.add_toxic(name=name, type="timeout", stream=stream, attributes={"timeout": 0})
+        with self.toxiproxy.using():
+            for p in self._proxies(broker_ids):
+                name = f"latency-{p.name}"
+                p.add_toxic(name=name, type="latency", stream="downstream",
+                            attributes={"latency": latency_ms, "jitter": jitter_ms})
                 self._toxics.append((p.name, name))
 
+    def blackhole(self, *, broker_ids: list[int] | None = None) -> None:
+        with self.toxiproxy.using():
+            for p in self._proxies(broker_ids):
+                for stream in ("upstream", "downstream"):
+                    name = f"blackhole-{stream}-{p.name}"
+                    p.add_toxic(name=name, type="timeout", stream=stream, attributes={"timeout": 0})
+                    self._toxics.append((p.name, name))
+
     def heal(self) -> None:
-        for proxy_name, toxic in self._toxics:
-            self.toxiproxy.proxy(proxy_name).destroy_toxic(toxic)
+        with self.toxiproxy.using():
+            for proxy_name, toxic in self._toxics:
+                self.toxiproxy.proxy(proxy_name).destroy_toxic(toxic)
         self._toxics.clear()
 
     def proxy_ports(self) -> set[int]:

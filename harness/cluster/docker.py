@@ -174,7 +174,6 @@ class ContainerToxiproxy(ToxiproxyServer):
             raise SetupError(f"the Toxiproxy container did not answer on port {self.port} within {timeout_s}s "
                              f"(see {self.log_path})") from None
         self.cluster._stack.callback(self._save_log, c)  # unwound first: before the container goes
-        self.activate()
 
     def _save_log(self, c: ClusterContainer) -> None:
         with contextlib.suppress(Exception):
