@@ -45,7 +45,7 @@ def test_an_added_partition_never_read_fails():
                   *(processed("m2", 16.0, p, 0, 2) for p in (3, 5)))
     assert v.status == "invalid", v.message
     assert v.measurements["lost"] == 3 and v.measurements["added_partition_lost"] == 3
-    assert "3 in partition 4 (added at 10.0s by add_partitions)" in v.message
+    assert "3 in partition 4 (added 10.0s into the run by add_partitions)" in v.message
 
 
 def test_an_added_partition_begun_at_its_end_fails():

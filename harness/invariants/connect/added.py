@@ -17,13 +17,15 @@ from harness.invariants.core import Verdict
 
 
 def added(history: History, topic: str) -> dict[int, float]:
-    """Partition -> when it was added, for each partition of `topic` an `add_partitions` action added."""
+    """Partition -> when it was added (seconds from the run's `run_start`, or its clock without one), for each
+    partition of `topic` an `add_partitions` action added."""
     out: dict[int, float] = {}
+    t0 = next((e["mono"] for _, e in history.control() if e.get("type") == "run_start"), 0.0)
     for _, e in history.control():
         if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") == topic \
                 and isinstance(e.get("count"), int):
             for p in range(int(e.get("before") or 0), e["count"]):
-                out.setdefault(p, e["mono"])
+                out.setdefault(p, e["mono"] - t0)
     return out
 
 
@@ -44,7 +46,7 @@ def with_added_partitions(history: History, topic: str, v: Verdict) -> Verdict:
          "added_partition_lost": sum(lost.values())}
     msg = v.message
     if lost:
-        msg += "; of them " + ", ".join(f"{c} in partition {p} (added at {new[p]:.1f}s by add_partitions)"
+        msg += "; of them " + ", ".join(f"{c} in partition {p} (added {new[p]:.1f}s into the run by add_partitions)"
                                        for p, c in sorted(lost.items()))
     elif v.status == "valid":
         msg += f"; {n} of them in partitions added while the group ran ({', '.join(map(str, sorted(new)))})"
