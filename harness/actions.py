@@ -136,7 +136,8 @@ _SPECS = (
                mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []}),
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
     # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a
-    # share group's coordinator); the producer is made to learn of them at once (harness/workload.py)
+    # share group's coordinator; a Connect sink's consumers on their `consumer.metadata.max.age.ms`, a Connect setting);
+    # the producer is made to learn of them at once (harness/workload.py). Kafka Streams refuses it (KAFKA_REFUSES)
     ActionSpec("add_partitions", (_p("count", int), _p("topic", str | None, None)),
                "The topic (a name of `[[topics]]`; default the first) gets partitions up to `count` in all (the new "
                "total) and the producer writes to them from then on; the result has the topic, the count before and "
