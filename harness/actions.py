@@ -136,11 +136,12 @@ _SPECS = (
                mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []}),
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
     # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a
-    # share group's coordinator); the producer is made to learn of them at once (harness/workload.py)
+    # share group's coordinator; a Connect sink's consumers on their `consumer.metadata.max.age.ms`, a Connect setting);
+    # the producer is made to learn of them at once (harness/workload.py). Kafka Streams refuses it (KAFKA_REFUSES)
     ActionSpec("add_partitions", (_p("count", int), _p("topic", str | None, None)),
                "The topic (a name of `[[topics]]`; default the first) gets partitions up to `count` in all (the new "
                "total) and the producer writes to them from then on; the result has the topic, the count before and "
-               "after, and when the producer saw them.", kinds=CONSUMER | {"share"}),
+               "after, and when the producer saw them.", kinds=CONSUMER | {"share", "connect"}),
     # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
     ActionSpec("group_config", (_p("settings", dict[str, Setting]), _p("if_supported", bool, False)),
                "Group configs set through the Admin API while the group runs (Kafka 4.0+).", kinds=CONSUMER,
@@ -245,13 +246,26 @@ def spec(name: str) -> ActionSpec | None:
     return ACTIONS.get(name)
 
 
+#: (action, kind) -> why Kafka itself refuses that action for that kind of group (said in the plan's refusal)
+KAFKA_REFUSES = {
+    # kafka-streams' InternalTopicManager (classic protocol: the leader's assignment throws and the app stops) and
+    # the group coordinator's streams InternalTopicManager (streams protocol, KIP-1071: INCORRECTLY_PARTITIONED_TOPICS,
+    # no task assigned); docs/streams.md
+    ("add_partitions", "streams"):
+        "Kafka Streams refuses it: a stateful app's changelog topics have as many partitions as its input topic, and "
+        "once the input grows the changelogs no longer match (kafka-streams' InternalTopicManager: \"Existing internal "
+        "topic ... has invalid partitions: expected: N; actual: M\", the instances stop; under the streams protocol the "
+        "group coordinator answers INCORRECTLY_PARTITIONED_TOPICS and assigns no task); see docs/streams.md",
+}
+
+
 def kind_refusal(name: str, kind: str) -> str | None:
     """Why an action cannot run with members of `kind`, or None (an unknown action: what is known)."""
     s = ACTIONS.get(name)
     if s is None:
         return f"unknown action {name!r}; known: {', '.join(ACTIONS)}"
     if kind not in s.kinds:
-        return f"is for {' and '.join(sorted(s.kinds))} groups; these members are {kind}"
+        return KAFKA_REFUSES.get((name, kind)) or f"is for {' and '.join(sorted(s.kinds))} groups; these members are {kind}"
     return None
 
 

@@ -74,7 +74,8 @@ LISTED_AFTER_THE_MIX = (
 #: built-ins added after the list above was recorded: listed last, in this order, so that the scenarios before
 #: them keep their places
 LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added", "share-dead-letter",
-               "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart")
+               "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart",
+               "connect-partitions-added")
 
 
 class _BuiltIns(MutableMapping):

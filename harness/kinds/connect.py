@@ -23,6 +23,7 @@ from harness.kinds.checks import BROKERS
 from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
 from harness.rundir import OUTPUT_HISTORY
+from harness.topics import add_partitions as add_topic_partitions
 
 SOURCE, SINK = "harness-source", "harness-sink"
 STATUS_EVERY_S = 1.0
@@ -167,8 +168,14 @@ class ConnectCluster:
         return bool(int(self.s["harness.sink.tasks"]))
 
     def input_topics(self) -> list[tuple[str, int]]:
-        """The topic the sink connector reads (its lag is over it)."""
-        return [(self.run.topic, self.cfg.partitions)]
+        """The topic the sink connector reads, with its partitions now (its lag is over it)."""
+        return [(t.real, t.partitions) for t in self.run.topics]
+
+    def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
+        """Partitions up to `count` in all for the sink connector's topic (`harness.topics.add_partitions`); the
+        sink tasks' consumers learn of them at their next metadata refresh (`consumer.metadata.max.age.ms`,
+        a worker setting of the run) and the group's leader rebalances them in."""
+        return add_topic_partitions(self.run, topic, count)
 
     def wipe_state(self, slot: int) -> dict:
         return {}

@@ -27,6 +27,9 @@ CONNECT_DEFAULTS: dict = {
     "offset.flush.interval.ms": 1000,
     "task.shutdown.graceful.timeout.ms": 5000,
     "worker.sync.timeout.ms": 3000,
+    # the sink tasks' consumers (a worker's `consumer.` setting): how soon they see partitions added to their topic;
+    # Kafka's default is 300000 (5 minutes), too long for records written to new partitions to be read in a run
+    "consumer.metadata.max.age.ms": 5000,
     "harness.source.tasks": 4,  # tasks.max of the HarnessSource connector
     "harness.sink.tasks": 3,  # tasks.max of the HarnessSink connector (0: no sink connector)
     "harness.batch.size": 10,  # records per poll of a source task
@@ -34,7 +37,7 @@ CONNECT_DEFAULTS: dict = {
 }
 #: settings given to the workers as they are (the harness.* ones are the harness's)
 WORKER_KEYS = ("scheduled.rebalance.max.delay.ms", "rebalance.timeout.ms", "offset.flush.interval.ms",
-               "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms")
+               "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms", "consumer.metadata.max.age.ms")
 #: Connect runs' self-tests: a source task that goes on producing after it was stopped; workers that record a
 #: scheduled delay other than the one they run with
 CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
@@ -51,6 +54,7 @@ def connect_settings(cfg, sc) -> dict:
     _int(settings, "offset.flush.interval.ms", 100)
     _int(settings, "task.shutdown.graceful.timeout.ms", 0)
     _int(settings, "worker.sync.timeout.ms", 100)
+    _int(settings, "consumer.metadata.max.age.ms", 100)
     if _int(settings, "harness.source.tasks", 0) + _int(settings, "harness.sink.tasks", 0) < 1:
         raise BadInput("a Connect run needs at least one task (harness.source.tasks, harness.sink.tasks)")
     _int(settings, "harness.batch.size", 1)

@@ -9,7 +9,6 @@ subscription: owned counts differ by at most one).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from harness.errors import BadInput, SetupError
 from harness.kafka_dist import version_key
@@ -19,7 +18,7 @@ from harness.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
-from harness.topics import real_subscription
+from harness.topics import add_partitions as add_topic_partitions, real_subscription
 
 
 class ConsumerGroup:
@@ -95,21 +94,8 @@ class ConsumerGroup:
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the run's topic of that name (the first by default), through the
-        Admin API; the run's topics then say the new count (the stable wait judges with it). Returns (the topic's
-        real name, its count before). BadInput for a topic the run does not have or a count that adds nothing."""
-        ts = self.run.topics
-        i = 0 if topic is None else next((k for k, t in enumerate(ts) if topic in (t.name, t.real)), None)
-        if i is None:
-            raise BadInput(f"add_partitions: no topic {topic!r} in this run ({', '.join(t.name or t.real for t in ts)})")
-        t = ts[i]
-        if not isinstance(count, int) or count <= t.partitions:
-            raise BadInput(f"add_partitions: count is the new total and must exceed {t.partitions} (topic "
-                           f"{t.name or t.real}), not {count!r}")
-        from confluent_kafka.admin import NewPartitions
-        self.run.cluster.admin().create_partitions([NewPartitions(t.real, count)])[t.real].result(timeout=60)
-        ts[i] = replace(t, partitions=count)
-        return t.real, t.partitions
+        """Partitions up to `count` in all for the run's topic of that name: `harness.topics.add_partitions`."""
+        return add_topic_partitions(self.run, topic, count)
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topics the group reads, as (name, partitions): the run's topics (its lag is over them)."""

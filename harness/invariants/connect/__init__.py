@@ -1,7 +1,7 @@
 """Invariants of Kafka Connect runs (design invariant 9): tasks exclusive, the scheduled delay, balance, records.
 
 A package, a module per concern: `view` (settings and the derived view every checker reads), `tasks` (9a),
-`delay` (9b), `balance` (9c), `records` (9d). The public face is this module's. Definitions, tolerances and
+`delay` (9b), `balance` (9c), `records` (9d), `added` (the sink's records in added partitions). The public face is this module's. Definitions, tolerances and
 their reasons are in each module's docstring and docs/connect.md.
 """
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from harness.history import History
+from harness.invariants.connect.added import with_added_partitions
 from harness.invariants.connect.balance import check_balance
 from harness.invariants.connect.delay import check_scheduled_delay
 from harness.invariants.connect.records import check_source_sequence
@@ -40,14 +41,16 @@ def check_connect(history: History, settings: ConnectCheckSettings,
 
 def judge_connect(history: History, connect_settings: ConnectCheckSettings, settings: CheckSettings) -> dict[str, Verdict]:
     """The verdicts of a Connect run: the Connect invariants, then `record_integrity` of the sink's topic (when
-    a sink connector ran): every acknowledged record delivered to a sink task, duplicates allowed."""
+    a sink connector ran): every acknowledged record delivered to a sink task, duplicates allowed, those of
+    partitions added while the run went on counted apart (`added`)."""
     from dataclasses import replace
 
     from harness.invariants import integrity
     verdicts = check_connect(history, connect_settings)
     if connect_settings.sink_connectors:
         try:
-            verdicts["record_integrity"] = integrity.check(history, replace(settings, exactly_once=False))
+            v = integrity.check(history, replace(settings, exactly_once=False))
+            verdicts["record_integrity"] = with_added_partitions(history, settings.topic, v)
         except Exception as e:  # a checker that fails decides nothing
             verdicts["record_integrity"] = verdict("record_integrity", "unknown", f"checker raised {type(e).__name__}: {e}")
     return verdicts
