@@ -283,7 +283,7 @@ def test_scale_out_with_one_warmup_converges():
     v = probe(history(scale_out()))
     assert v.status == "valid", v.message
     (w,) = v.measurements["windows"]
-    assert (w["change_s"], w["moves"], w["rebalances"], w["bound"]) == (10.0, 1, 2, 3)
+    assert (w["change_s"], w["moves"], w["rebalances"], w["bound"]) == (10.0, 1, 2, 4)
     assert w["seconds_to_converge"] == 61.0
 
 
@@ -291,7 +291,7 @@ def test_scale_in_moves_the_leavers_tasks_only():
     evs = [*group(40.0), *leave("m2", 10.0, T[2:4]), *move("m1", 10.5, T[:2], T[:4])]
     v = probe(history(evs))
     assert v.status == "valid", v.message
-    assert [(w["moves"], w["rebalances"], w["bound"]) for w in v.measurements["windows"]] == [(2, 1, 3)]
+    assert [(w["moves"], w["rebalances"], w["bound"]) for w in v.measurements["windows"]] == [(2, 1, 4)]
 
 
 def test_tasks_of_a_killed_member_taken_by_its_replacement_count_as_moves():
@@ -302,7 +302,7 @@ def test_tasks_of_a_killed_member_taken_by_its_replacement_count_as_moves():
     v = probe(history(evs))
     assert v.status == "valid", v.message
     w = v.measurements["windows"][-1]
-    assert (w["moves"], w["bound"]) == (2, 4)  # 1 probing round + 2 + 1 for m2's session expiry
+    assert (w["moves"], w["bound"]) == (2, 5)  # 2 x (1 probing round + the change's own) + 1 for m2's session expiry
 
 
 def test_too_many_rebalances_is_invalid():
@@ -316,7 +316,7 @@ def test_too_many_rebalances_is_invalid():
     v = probe(history(evs))
     assert v.status == "invalid"
     assert "after the member_start of m3 at 10.000, 6 rebalances until the assignment settled at 40.600, " \
-           "bound 3 for 1 moves" in v.message
+           "bound 4 for 1 moves" in v.message
     assert v.witnesses[0]["type"] == "member_start"
 
 
@@ -552,14 +552,15 @@ def test_output_not_read_to_its_end_is_unknown(tail):
 
 
 def test_a_killed_instance_adds_its_session_expiry_rebalance_to_the_bound():
-    """m2 is killed; its replacement m3 joins (rebalance 1), m2's session expires (2), two probing rounds (3, 4)."""
+    """m2 is killed; its replacement m3 joins (rebalance 1), m2's session expires (2), a probing round (3), a second
+    one that takes 0_2 from m1 (4) and gives it to m3 in its follow-up (5)."""
     evs = [*group(300.0), member_exit("m2", 10.0, how="kill"), *join("m3", 11.0), *run("m3", 11.5),
            *move("m1", 15.0, T[:2], T[:4]), *move("m1", 75.0, T[:4], T[:3]), *move("m3", 75.0, [], [T[3]]),
-           *move("m1", 135.0, T[:3], T[:2]), *move("m3", 135.0, [T[3]], T[2:4])]
+           *move("m1", 135.0, T[:3], T[:2]), *move("m3", 140.0, [T[3]], T[2:4])]
     v = probe(history(evs))
     assert v.status == "valid", v.message
     w = v.measurements["windows"][-1]
-    assert (w["moves"], w["rebalances"], w["bound"]) == (2, 4, 4)
+    assert (w["moves"], w["rebalances"], w["bound"]) == (2, 5, 5)
     assert probe(history([e for e in evs if e["type"] != "member_exit"])).status == "invalid"
 
 

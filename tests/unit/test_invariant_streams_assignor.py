@@ -102,20 +102,21 @@ def busy_scale_out():
 
 
 def test_probing_rebalances_are_bounded_by_the_instances_max_warmup_replicas():
-    """3 moves take ceil(3 / max.warmup.replicas) probing rounds, + 2: 5 rebalances fit a warmup limit of 1."""
+    """3 moves take ceil(3 / max.warmup.replicas) probing rounds, two rebalances per round with the change's own:
+    5 rebalances fit a warmup limit of 1 (bound 8) or 2 (6), not 3 (4)."""
     probe = streams.check_probing_convergence
     assert probe(history(busy_scale_out()), settings(max_warmup_replicas=1)).status == "valid"
-    v = probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 2})), settings(max_warmup_replicas=1))
+    v = probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 3})), settings(max_warmup_replicas=1))
     assert v.status == "invalid"
-    assert "5 rebalances until the assignment settled at 71.600, bound 4 for 3 moves (assignor: " \
-           "max.warmup.replicas=2 (m1, m2, m3: the Streams settings at its start" in v.message
+    assert "5 rebalances until the assignment settled at 71.600, bound 4 for 3 moves (2 per round" in v.message
+    assert "(assignor: max.warmup.replicas=3 (m1, m2, m3: the Streams settings at its start" in v.message
     assert probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 1})),
                  settings(max_warmup_replicas=3)).status == "valid"
 
 
 def test_probing_judged_by_the_loosest_while_a_roll_is_half_done():
-    """m1 and m2 run max.warmup.replicas=2, the joining m3 runs 1: either may lead, so the bound is 3 + 2."""
-    half = recorded(recorded(busy_scale_out(), {"max.warmup.replicas": 2}, {"m1", "m2"}),
+    """m1 and m2 run max.warmup.replicas=3, the joining m3 runs 1: either may lead, so the bound is 2 x (3 + 1)."""
+    half = recorded(recorded(busy_scale_out(), {"max.warmup.replicas": 3}, {"m1", "m2"}),
                     {"max.warmup.replicas": 1}, {"m3"})
     v = streams.check_probing_convergence(history(half), settings(max_warmup_replicas=3))
     assert v.status == "valid", v.message

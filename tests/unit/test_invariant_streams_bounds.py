@@ -42,23 +42,23 @@ def test_an_instance_without_recorded_settings_is_judged_with_the_run_tolerance_
 
 def killed_then_replaced(config_after: dict) -> list[dict]:
     """m1b (the bounce of m1, `config_after`) is killed at 10; m3 joins at 20 (rebalance 1), m1b's session expires
-    (2), two probing rounds (3, 4) move m1b's 0_0, 0_1 (m2 held them meanwhile) to m3."""
+    (2), a probing round (3) moves 0_1 to m3, a second one gives 0_0 up on m2 (4) and to m3 in its follow-up (5)."""
     return [*bounced(config_after, 300.0), member_exit("m1b", 10.0, how="kill"), *join_with("m3", 20.0, LONG),
             *run("m3", 20.5), *move("m2", 25.0, T[2:4], T[:4]), *move("m2", 85.0, T[:4], [T[0], *T[2:4]]),
             *move("m3", 85.0, [], [T[1]]), *move("m2", 145.0, [T[0], *T[2:4]], T[2:4]),
-            *move("m3", 145.0, [T[1]], T[:2])]
+            *move("m3", 150.0, [T[1]], T[:2])]
 
 
 def test_a_killed_instance_restarted_with_other_settings_adds_its_expiry_by_the_new_ones():
-    """m1b's 30 s session (tolerance 60 s) reaches m3's join 10 s after the kill: its expiry is one of the four
-    rebalances. The run-wide 2 s would not have counted it (bound 3); m1's own 1 s either."""
+    """m1b's 30 s session (tolerance 60 s) reaches m3's join 10 s after the kill: its expiry is one of the five
+    rebalances. The run-wide 2 s would not have counted it (bound 4); m1's own 1 s either."""
     v = streams.check_probing_convergence(history(killed_then_replaced(LONG)), settings(zombie_tolerance_s=2.0))
     assert v.status == "valid", v.message
     w = v.measurements["windows"][-1]
-    assert (w["moves"], w["rebalances"], w["bound"]) == (2, 4, 4)
+    assert (w["moves"], w["rebalances"], w["bound"]) == (2, 5, 5)
     v = streams.check_probing_convergence(history(killed_then_replaced(SHORT)), settings(zombie_tolerance_s=60.0))
     assert v.status == "invalid", v.message
-    assert "bound 3 for 2 moves" in v.message and "m1b killed at 10.000, beyond its tolerance 2s before the change " \
+    assert "bound 4 for 2 moves" in v.message and "m1b killed at 10.000, beyond its tolerance 2s before the change " \
         "(twice m1b's session.timeout.ms=1000 (its Streams settings at its start at 5.600))" in v.message, v.message
 
 

@@ -41,7 +41,9 @@ member's active or standby task set (lags may change); it is judged at the stret
    `moves`: tasks whose active owners then differ from those just before the change (a task without a
    live owner just before, its owner killed or gone, counts when it has one then). With
    w = ceil(moves / max_warmup_replicas), invalid when more
-   than w + `probing_slack_rebalances` rebalances (+ 1 for each instance killed from twice its own session timeout
+   than 2 (w + 1) rebalances: two per round, the change's own and w probing rounds (an assignment that takes an
+   active task from an instance makes it rejoin at once, and the task reaches its new owner in that second
+   rebalance: cooperative rebalancing, KIP-429) (+ 1 for each instance killed from twice its own session timeout
    (`bounds`) before the change on: its session expiry is a rebalance of its own) start from the change to the
    convergence, or when it
    takes longer than (w + 1) * `probing_interval_s` + 60 s. `skipped` without a change, `unknown` when the

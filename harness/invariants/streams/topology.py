@@ -76,7 +76,10 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
             (f" (shutting down from {tc:.3f})" if tc < c["mono"] else "")
         out.append({"event": c, "tc": tc, "conv": conv, "who": who, "moves": moves,
                     "fewest": _fewest_moves(before, cur), "rebalances": sum(1 for t in vw.rebalances if tc <= t <= conv),
-                    "bound": w + settings.probing_slack_rebalances + len(expired), "kills": kills,
+                    # two rebalances per round, the change's own and each probing round: an assignment that takes an
+                    # active task from an instance makes it rejoin at once (cooperative rebalancing, KIP-429), and
+                    # the task reaches its new owner in that second rebalance
+                    "bound": 2 * (w + 1) + len(expired), "kills": kills,
                     "bound_s": (w + 1) * max(a.probing_interval_s for a in cands) + 60.0,
                     "warmups": max(a.max_warmup_replicas for a in cands),
                     "assignor": "; ".join(dict.fromkeys(f"{a.value('max_warmup_replicas')}, "
@@ -109,7 +112,8 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         if n > w["bound"]:
             plus = f" (+1 for each kill within its zombie tolerance: {'; '.join(w['kills'])})" if w["kills"] else ""
             problems.append(f"after the {who}, {n} rebalances until the assignment settled at {conv:.3f}, "
-                            f"bound {w['bound']} for {moves} moves{plus} (assignor: {w['assignor']})")
+                            f"bound {w['bound']} for {moves} moves (2 per round: the change's own and "
+                            f"ceil(moves / max.warmup.replicas) probing rounds){plus} (assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: {moves} moves, {n} rebalances"))
         if conv - tc > w["bound_s"]:
             problems.append(f"after the {who}, the assignment settled only at {conv:.3f} ({conv - tc:.1f}s), "

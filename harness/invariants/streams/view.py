@@ -49,7 +49,6 @@ class StreamsCheckSettings(SettingsDict):
     settle_s: float = 5.0
     active_balance_slack: int = 1
     stateful_balance_slack: int = 2
-    probing_slack_rebalances: int = 2
 
 
 def has_streams_events(history: History) -> bool:
