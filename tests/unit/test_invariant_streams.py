@@ -287,6 +287,21 @@ def test_scale_out_with_one_warmup_converges():
     assert w["seconds_to_converge"] == 61.0
 
 
+def test_a_scale_out_whose_rounds_both_take_their_follow_up_rebalance_converges():
+    """streams-scale-out (seed 666274690, Kafka 4.4.0, classic protocol, three smoke runs at a time): m3 joins
+    (rebalance 1) and the leader rejoins at once (2); the probing rebalance 60 s on (3) takes 0_1 from m1, which
+    rejoins (4) so that m3 gets it. Two rounds, two rebalances each: valid (it was invalid under a fixed bound of 3)."""
+    evs = [*group(200.0), *join("m3", 10.0), *run("m3", 10.5), *move("m1", 12.8, T[:2], T[:2]),
+           *move("m1", 72.6, T[:2], [T[0]]), *move("m3", 75.1, [], [T[1]])]
+    v = probe(history(evs))
+    assert v.status == "valid", v.message
+    (w,) = v.measurements["windows"]
+    assert (w["moves"], w["rebalances"], w["bound"]) == (1, 4, 4)
+    storm = evs + [*move("m2", 40.0, T[2:4], T[2:4])]  # one more rebalance before it settles: past the bound
+    v = probe(history(storm))
+    assert v.status == "invalid" and "5 rebalances" in v.message and "bound 4 for 1 moves (2 per round" in v.message
+
+
 def test_scale_in_moves_the_leavers_tasks_only():
     evs = [*group(40.0), *leave("m2", 10.0, T[2:4]), *move("m1", 10.5, T[:2], T[:4])]
     v = probe(history(evs))
