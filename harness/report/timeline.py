@@ -21,6 +21,8 @@ from harness.invariants.timeline import build
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
            "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5")
 LEFT, RIGHT, TOP, ROW_H, WIDTH = 120, 30, 40, 26, 1100
+#: the legend's grid: wide enough for its longest label ("broker said (diamond: refusal)") beside the next
+LEGEND_COLS, LEGEND_COL_W = 4, 240
 
 
 def _x(t: float, t0: float, span: float) -> float:
@@ -145,7 +147,7 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
     rows_h = ROW_H * max(1, len(parts) + len(fmembers))
     axis_y = TOP + rows_h
     legend_y = axis_y + 40
-    height = legend_y + 20 * math.ceil((len(members) + 3) / 6) + 10
+    height = legend_y + 20 * math.ceil((len(members) + 6) / LEGEND_COLS) + 10  # at most 6 items beside the members
     s: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
         f'font-family="sans-serif" font-size="12">',
@@ -241,7 +243,7 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
     if viol:
         items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
     for i, (c, label, _) in enumerate(items):
-        x, y = LEFT + (i % 6) * 150, legend_y + (i // 6) * 20
+        x, y = LEFT + (i % LEGEND_COLS) * LEGEND_COL_W, legend_y + (i // LEGEND_COLS) * 20
         s.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" fill="{c}"/>'
                  f'<text x="{x + 20}" y="{y}">{escape(label)}</text>')
     s.append("</svg>")
