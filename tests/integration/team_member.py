@@ -42,6 +42,7 @@ if E.get("HARNESS_RACK"):
     settings["client.rack"] = E["HARNESS_RACK"]
 
 owned = set()
+uncommitted = {}  # (topic, partition) -> the next offset whose commit the group refused, owed until committed
 consumer = Consumer(settings)
 stop = []
 signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -52,7 +53,28 @@ def on_assign(c, tps):
     owned.update((tp.topic, tp.partition) for tp in tps)
 
 
+def commit(offsets):
+    asked = time.monotonic()
+    try:
+        consumer.commit(offsets=offsets, asynchronous=False)
+        ok, why = True, None
+    except KafkaException as exc:
+        ok, why = False, str(exc)
+    emit("committed", member=ME, ok=ok, error=why, requested_mono=asked,
+         offsets=[[tp.topic, tp.partition, tp.offset] for tp in offsets])
+    for tp in offsets:
+        if ok:
+            uncommitted.pop((tp.topic, tp.partition), None)
+        else:
+            uncommitted[(tp.topic, tp.partition)] = tp.offset
+
+
 def on_revoke(c, tps):
+    # what a refused commit left owed is committed before the partitions go (the member contract)
+    owed = [TopicPartition(tp.topic, tp.partition, uncommitted[(tp.topic, tp.partition)]) for tp in tps
+            if (tp.topic, tp.partition) in uncommitted]
+    if owed:
+        commit(owed)
     emit("revoked", member=ME, partitions=parts(tps))
     owned.difference_update((tp.topic, tp.partition) for tp in tps)
 
@@ -84,14 +106,7 @@ while not stop:
         nxt[key] = msg.offset() + 1
     todo = [TopicPartition(t, p, o) for (t, p), o in nxt.items() if (t, p) in owned]
     if todo:
-        asked = time.monotonic()
-        try:
-            consumer.commit(offsets=todo, asynchronous=False)
-            ok, why = True, None
-        except KafkaException as exc:
-            ok, why = False, str(exc)
-        emit("committed", member=ME, ok=ok, error=why, requested_mono=asked,
-             offsets=[[tp.topic, tp.partition, tp.offset] for tp in todo])
+        commit(todo)
 
 consumer.close()
 emit("stopped", member=ME, reason="sigterm")
