@@ -236,8 +236,9 @@ def test_two_runs_share_a_cluster_at_once_and_each_keeps_its_own_history(tmp_pat
 
 
 def _sleeping(run) -> bool:
-    """Whether the run has reached its long sleep (its history may not be there yet)."""
-    if not (run.dir.path / "history" / "harness.jsonl").exists():
+    """Whether the run has reached its long sleep (its history file may not be there, or hold no line yet)."""
+    path = run.dir.path / "history" / "harness.jsonl"
+    if not path.exists() or b"\n" not in path.read_bytes():
         return False
     return any(e["type"] == "action_start" and e["kind"] == "sleep" for e in harness_events(run.dir.path))
 
@@ -249,10 +250,12 @@ def test_interrupting_runs_leaves_them_incomplete_and_no_process(tmp_path, fake_
                 for s in (1, 2)]
         pool = RunPool([Job(f"r{i}", f"r{i}", r.execute) for i, r in enumerate(runs)], workers=2, grace_s=20)
         pool.start()
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not all(_sleeping(r) for r in runs):
-            time.sleep(0.1)
-        pool.interrupt()
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and not all(_sleeping(r) for r in runs):
+                time.sleep(0.1)
+        finally:  # a failure here must not leave the runs' members to the next test
+            pool.interrupt()
     for r in runs:
         lines = status_lines(r.dir.path)
         assert lines[0] == "incomplete" and "interrupted" in lines[1]
