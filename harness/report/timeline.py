@@ -18,8 +18,10 @@ from harness.invariants.brokers import group_of, notable
 from harness.invariants.core import CheckSettings
 from harness.invariants.timeline import build
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-           "#7f7f7f", "#aec7e8", "#ffbb78", "#98df8a", "#c5b0d5", "#c49c94", "#f7b6d2", "#9edae5")
+#: the owners' colours: none orange, red or pink, which mean the broker's lines (#ff9900), violations (#ff0000)
+#: and faults (#f4a6a6) on the same chart
+PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8",
+           "#98df8a", "#c5b0d5", "#c49c94", "#9edae5", "#393b79", "#637939")
 LEFT, RIGHT, TOP, ROW_H, WIDTH = 120, 30, 40, 26, 1100
 #: the legend's grid: wide enough for its longest label ("broker said (diamond: refusal)") beside the next
 LEGEND_COLS, LEGEND_COL_W = 4, 240
