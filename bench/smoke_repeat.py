@@ -38,8 +38,9 @@ def failures(junit: Path) -> list[tuple[str, str]]:
             continue
         text = (bad.get("message") or "") + "\n" + (bad.text or "")
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        witness = next((ln for ln in lines if ln.startswith("witness:")), lines[0] if lines else "")
-        out.append((case.get("name", "?"), witness[:240]))
+        witness = next((ln for ln in lines if ln.startswith("witness:")), lines[0] if lines else "")[:240]
+        known = next((ln.split(":")[0] for ln in lines if ln.startswith("known finding ")), None)
+        out.append((case.get("name", "?"), f"{known} ({witness})" if known else witness))
     return out
 
 

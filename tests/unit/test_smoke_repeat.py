@@ -40,3 +40,15 @@ def test_the_table_names_each_failed_test_and_its_first_witness(tmp_path):
     assert '| fail (exit 1) | `test_scenario[consumer-member-kill]`: witness: {"partition": 3} |' in table
     assert "1 of 2 runs passed" in table
     assert (out / "run-2.xml").exists() and (out / "run-1.log").exists()
+
+
+def test_a_failure_that_names_a_known_finding_says_so_in_the_table(tmp_path):
+    spec = importlib.util.spec_from_file_location("smoke_repeat", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    xml = tmp_path / "r.xml"
+    xml.write_text('<testsuites><testsuite><testcase name="t"><failure message="run x: fail">run x: fail\n'
+                   '  exclusive_ownership: invalid: zombie\n    witness: {"partition": 0}\n'
+                   '  known finding librdkafka-848-commit-starves-heartbeat: librdkafka, ...; seen before: 2 of 46\n'
+                   '</failure></testcase></testsuite></testsuites>')
+    assert mod.failures(xml) == [("t", 'known finding librdkafka-848-commit-starves-heartbeat (witness: {"partition": 0})')]
