@@ -8,7 +8,11 @@ and fails for another invariant as well is not excused: only the finding's invar
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.findings_evidence import commits_refused_unheard
 
 
 @dataclass(frozen=True)
@@ -24,9 +28,12 @@ class Finding:
     scenarios: tuple[str, ...] = ()  # the scenarios it was measured on; empty: any
     members: tuple[str, ...] = ("python",)  # the member kinds that run the client it is about
     doc: str = "docs/findings.md"
+    #: what the run's history must show besides the failed invariants (harness/findings_evidence.py): a
+    #: description of it, or None; without it any failure of the invariants in the scenario would match
+    evidence: Callable[[Path], str | None] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "evidence"}
 
 
 FINDINGS = (
@@ -42,7 +49,7 @@ FINDINGS = (
             "never heartbeats again while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the "
             "expedited heartbeat a backoff away), so it never hears it was fenced and keeps its partitions",
             invariants=("exclusive_ownership", "coverage_liveness", "convergence_balance"), protocols=("consumer",),
-            client_below=None, scenarios=("broker-partition",),
+            client_below=None, scenarios=("broker-partition",), evidence=commits_refused_unheard,
             expected_rate="broker-partition --protocol consumer (docker, seed 2133575392): 2 of 46 runs (2 of 11 "
                           "with a broker's clients network connected after start, 0 of 35 with both before)",
             doc="docs/findings.md"
@@ -51,10 +58,11 @@ FINDINGS = (
 
 
 def known(*, scenario: str, protocol: str, client_version: str | None, member: str | None,
-          failed: set[str] | frozenset[str]) -> Finding | None:
+          failed: set[str] | frozenset[str], run_dir: str | Path | None = None) -> Finding | None:
     """The known finding a failing run shows, or None. The run must fail only invariants of the finding and
     match its protocol and client versions (`client_version` None: the harness's own confluent-kafka, newer
-    than every fix listed here). Only the Python member runs confluent-kafka."""
+    than every fix listed here). Only the Python member runs confluent-kafka. A finding with `evidence` matches
+    only a run directory whose history shows it."""
     if not failed:
         return None
     for f in FINDINGS:
@@ -70,6 +78,8 @@ def known(*, scenario: str, protocol: str, client_version: str | None, member: s
                 continue
             if _key(client_version) >= _key(f.client_below):
                 continue
+        if f.evidence is not None and (run_dir is None or f.evidence(Path(run_dir)) is None):
+            continue
         return f
     return None
 

@@ -280,7 +280,8 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                      + (f" commit={mode}" if mode else ""))
             r = run(cfg, cluster=_shared_or_own(clusters[kv], cfg), progress=lambda *_: None)
             known = findings.known(scenario=d.scenario, protocol=d.protocol, client_version=d.client_version,
-                                   member=run_options.get("member"), failed=_invalid(r)) if r.status == "fail" else None
+                                   member=run_options.get("member"), failed=_invalid(r),
+                                   run_dir=r.run_dir) if r.status == "fail" else None
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else "")
                      + (f" (known finding {known.id}, expected: {known.expected_rate}; {known.doc})" if known else ""))
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, run_seed, str(r.run_dir), r.status,

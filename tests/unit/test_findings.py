@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from harness.findings import FINDINGS, known
 from harness.nightly import nightly
 from harness.rundir import RunResult
+from tests.unit.livelock_history import write_run
 
 
 def test_the_librdkafka_batch_finding_matches_old_clients_on_the_cooperative_protocol_only():
@@ -24,11 +25,15 @@ def test_the_librdkafka_batch_finding_matches_old_clients_on_the_cooperative_pro
     assert known(client_version="2.0.2", **{**args, "failed": set()}) is None
 
 
-def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_broker_partition():
+def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_broker_partition(tmp_path):
     failed = {"exclusive_ownership", "coverage_liveness", "convergence_balance"}
-    args = dict(scenario="broker-partition", protocol="consumer", member=None, client_version=None)
+    args = dict(scenario="broker-partition", protocol="consumer", member=None, client_version=None,
+                run_dir=write_run(tmp_path / "livelock", refused_s=8.0))
     assert known(failed=failed, **args).id == "librdkafka-848-commit-starves-heartbeat"
     assert known(failed={"exclusive_ownership"}, **args) is not None
+    # its history must show it: refusals for longer than the session timeout, unheard
+    assert known(failed=failed, **{**args, "run_dir": write_run(tmp_path / "brief", refused_s=2.0)}) is None
+    assert known(failed=failed, **{**args, "run_dir": None}) is None
     assert known(failed=failed | {"record_integrity"}, **args) is None
     assert known(failed=failed, **{**args, "protocol": "classic-cooperative"}) is None
     assert known(failed=failed, **{**args, "scenario": "member-kill"}) is None

@@ -1,0 +1,53 @@
+"""What a run's history must show before a failure is taken for a known finding (harness/findings.py).
+
+A finding names the invariants it fails; that alone would excuse any failure of those invariants in its scenario.
+A finding with an `evidence` reads the run's history for the mark of the bug itself and says what it saw, or None.
+Read from the run's history files directly (small: it runs only on a failed run that matched the rest).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.history_format import HistoryFormatError, read_file
+from harness.invariants.settings import group_value, latest_at
+
+#: what a member's history says about its assignment: after one of these it has heard from the group
+HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
+
+
+def commits_refused_unheard(run_dir: str | Path) -> str | None:
+    """librdkafka-848-commit-starves-heartbeat's mark: a consumer-protocol member whose commits the group refused
+    with UNKNOWN_MEMBER_ID for longer than its session timeout (the group's, as recorded) without hearing from the
+    group meanwhile (no assigned, revoked or lost). A member's heartbeat would tell it within a heartbeat interval
+    that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md)."""
+    hist = Path(run_dir) / "history"
+    try:
+        settings = [e for e in read_file(hist / "harness.jsonl")[1] if e.get("type") == "group_settings"]
+    except (OSError, HistoryFormatError):
+        return None
+    for path in sorted(hist.glob("member-*.jsonl")):
+        try:
+            events = read_file(path)[1]
+        except (OSError, HistoryFormatError):
+            continue
+        streak: list[dict] = []
+        for e in events + [{"type": "stopped", "mono": float("inf")}]:
+            if e.get("type") == "committed" and not e.get("ok") and "UNKNOWN_MEMBER_ID" in str(e.get("error")):
+                streak.append(e)
+            elif e.get("type") in HEARD:
+                if seen := _longer_than_session(streak, settings):
+                    return seen
+                streak = []
+    return None
+
+
+def _longer_than_session(streak: list[dict], settings: list[dict]) -> str | None:
+    if len(streak) < 2:
+        return None
+    first, last = streak[0], streak[-1]
+    ms, source = group_value(latest_at(settings, first["mono"]), "consumer", "session")
+    if ms is None or last["mono"] - first["mono"] <= ms / 1000:
+        return None
+    return (f"{first.get('member')}'s commits refused with UNKNOWN_MEMBER_ID {len(streak)} times over "
+            f"{last['mono'] - first['mono']:.1f}s without a word from the group (longer than its session timeout, "
+            f"{source})")
