@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.findings_evidence import commits_refused_unheard
+from harness.findings_evidence import commits_refused_unheard, illegal_generation_lost
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,16 @@ FINDINGS = (
             expected_rate="member-kill: 5 of 5 runs with confluent-kafka 2.0.2 (seeds 1-5, 2 to 13 records lost "
                           "per run); 0 of 5 with 2.1.0 and with 2.16.1; 0 of 2 with 2.0.2 under classic-eager",
             doc="docs/findings.md#librdkafka-20x-drops-a-record-at-a-cooperative-rebalance"),
+    Finding("librdkafka-4059-commit-during-cooperative-rebalance",
+            "librdkafka before 2.10.0: a commit during a cooperative rebalance, refused with ILLEGAL_GENERATION "
+            "after a second join bumped the generation, makes the member drop its assignment as lost and rejoin: "
+            "a rebalance nothing drove, and another (librdkafka #4059, fixed in 2.10.0)",
+            invariants=("convergence_balance", "commit_progress"), protocols=("classic-cooperative",),
+            client_below="2.10.0", evidence=illegal_generation_lost,
+            expected_rate="member-kill with confluent-kafka 2.3.0 (tests/integration/test_client_versions.py): 1 "
+                          "failure seen, in a clean-clone CI run on 2026-11-25; that test now runs 2.3.0 under "
+                          "classic-eager",
+            doc="docs/findings.md#librdkafka-before-2100-a-commit-during-a-cooperative-rebalance-loses-the-assignment"),
     Finding("librdkafka-848-commit-starves-heartbeat",
             "librdkafka, consumer protocol: a member fenced by a new coordinator while its heartbeats were failing "
             "never heartbeats again while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the "

@@ -51,3 +51,21 @@ def _longer_than_session(streak: list[dict], settings: list[dict]) -> str | None
     return (f"{first.get('member')}'s commits refused with UNKNOWN_MEMBER_ID {len(streak)} times over "
             f"{last['mono'] - first['mono']:.1f}s without a word from the group (longer than its session timeout, "
             f"{source})")
+
+
+def illegal_generation_lost(run_dir: str | Path) -> str | None:
+    """librdkafka-4059-commit-during-cooperative-rebalance's mark: a member's commit refused with
+    ILLEGAL_GENERATION and, at once (before any other event of that member), its whole assignment `lost`: the
+    client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove."""
+    hist = Path(run_dir) / "history"
+    for path in sorted(hist.glob("member-*.jsonl")):
+        try:
+            events = read_file(path)[1]
+        except (OSError, HistoryFormatError):
+            continue
+        for e, nxt in zip(events, events[1:]):
+            if e.get("type") == "committed" and not e.get("ok") and "ILLEGAL_GENERATION" in str(e.get("error")) \
+                    and nxt.get("type") == "lost":
+                return (f"{e.get('member')}'s commit refused with ILLEGAL_GENERATION at {e['mono']:.3f}, then its "
+                        f"assignment lost at {nxt['mono']:.3f}")
+    return None

@@ -2,8 +2,8 @@
 
 Setup: the shared cluster; `client-rolling-upgrade` starts three members on an older confluent-kafka
 (an isolated install in the cache) and bounces each onto the harness's own version. The smoke scenario
-member-kill runs on old releases under the classic protocols: 2.3.0 by default, 2.0.2 (the first with wheels
-for this Python) and the newest release under the `slow` marker (`-m slow`, or nightly).
+member-kill runs on old releases under the classic protocols: 2.3.0 (classic-eager) by default, 2.0.2 (the first
+with wheels for this Python) and the newest release under the `slow` marker (`-m slow`, or nightly).
 Then: every invariant holds, and the members' `started` events show the versions asked for.
 """
 import pytest
@@ -27,7 +27,9 @@ def test_rolling_client_upgrade(run_scenario):
 
 
 @pytest.mark.parametrize("version, proto", [
-    ("2.3.0", "classic-cooperative"),
+    # not classic-cooperative: before 2.10.0 librdkafka can drop its assignment as lost on a commit racing a
+    # cooperative rebalance (#4059; a clean-clone CI run failed so; harness/findings.py, docs/findings.md)
+    ("2.3.0", "classic-eager"),
     pytest.param("2.0.2", "classic-eager", marks=pytest.mark.slow),
     pytest.param(NEWEST, "classic-cooperative", marks=pytest.mark.slow),
 ])

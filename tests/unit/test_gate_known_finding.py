@@ -61,3 +61,31 @@ def test_xfail_only_when_asked_and_only_for_a_known_finding(tmp_path):
         settle(_config("fail"), "witnesses", known)
     with pytest.raises(pytest.fail.Exception):
         settle(_config("xfail"), "witnesses", None)  # any other failure fails
+
+
+def _cooperative_run(run_dir, *, lost_at_once: bool):
+    from harness.history_format import HistoryWriter
+    hist = run_dir / "history"
+    hist.mkdir(parents=True)
+    with HistoryWriter(hist / "member-m1.jsonl", source="member", member="m1") as mw:
+        mw.record({"type": "assigned", "mono": 2.0, "wall": 2.0, "member": "m1", "partitions": [["t", 0], ["t", 3]]})
+        mw.record({"type": "committed", "mono": 17.34, "wall": 17.34, "member": "m1", "ok": False,
+                   "error": "KafkaError{code=ILLEGAL_GENERATION,val=22}", "requested_mono": 17.3,
+                   "offsets": [["t", 0, 144]]})
+        if not lost_at_once:  # the refused commit's partitions revoked by a rebalance that told the member
+            mw.record({"type": "revoked", "mono": 17.35, "wall": 17.35, "member": "m1", "partitions": [["t", 3]]})
+        mw.record({"type": "lost", "mono": 17.36, "wall": 17.36, "member": "m1", "partitions": [["t", 0]]})
+    return run_dir
+
+
+def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once(tmp_path):
+    from harness.findings import known
+    from harness.findings_evidence import illegal_generation_lost
+    run = _cooperative_run(tmp_path / "a", lost_at_once=True)
+    assert illegal_generation_lost(run).startswith("m1's commit refused with ILLEGAL_GENERATION at 17.340")
+    assert illegal_generation_lost(_cooperative_run(tmp_path / "b", lost_at_once=False)) is None
+    args = dict(scenario="member-kill", protocol="classic-cooperative", member="python",
+                failed={"convergence_balance", "commit_progress"}, run_dir=run)
+    assert known(client_version="2.3.0", **args).id == "librdkafka-4059-commit-during-cooperative-rebalance"
+    assert known(client_version="2.10.0", **args) is None  # fixed there
+    assert known(client_version="2.3.0", **{**args, "failed": {"record_integrity"}}) is None
