@@ -10,6 +10,7 @@ from pathlib import Path
 
 from harness.history_format import HistoryFormatError, read_file
 from harness.invariants.settings import group_value, latest_at
+from harness.rundir import HARNESS_HISTORY, HISTORY, member_histories
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
@@ -20,12 +21,12 @@ def commits_refused_unheard(run_dir: str | Path) -> str | None:
     with UNKNOWN_MEMBER_ID for longer than its session timeout (the group's, as recorded) without hearing from the
     group meanwhile (no assigned, revoked or lost). A member's heartbeat would tell it within a heartbeat interval
     that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md)."""
-    hist = Path(run_dir) / "history"
+    hist = Path(run_dir) / HISTORY
     try:
-        settings = [e for e in read_file(hist / "harness.jsonl")[1] if e.get("type") == "group_settings"]
+        settings = [e for e in read_file(hist / HARNESS_HISTORY)[1] if e.get("type") == "group_settings"]
     except (OSError, HistoryFormatError):
         return None
-    for path in sorted(hist.glob("member-*.jsonl")):
+    for path in member_histories(hist):
         try:
             events = read_file(path)[1]
         except (OSError, HistoryFormatError):
@@ -57,8 +58,7 @@ def illegal_generation_lost(run_dir: str | Path) -> str | None:
     """librdkafka-4059-commit-during-cooperative-rebalance's mark: a member's commit refused with
     ILLEGAL_GENERATION and, at once (before any other event of that member), its whole assignment `lost`: the
     client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove."""
-    hist = Path(run_dir) / "history"
-    for path in sorted(hist.glob("member-*.jsonl")):
+    for path in member_histories(Path(run_dir) / HISTORY):
         try:
             events = read_file(path)[1]
         except (OSError, HistoryFormatError):

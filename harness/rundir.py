@@ -59,6 +59,11 @@ def member_history(history_dir: Path, member_id: str) -> Path:
     return Path(history_dir) / f"member-{member_id}{SUFFIX}"
 
 
+def member_histories(history_dir: Path) -> list[Path]:
+    """Every member's history file in a history directory, by name."""
+    return sorted(Path(history_dir).glob(member_history(Path(), "*").name))
+
+
 def member_control(history_dir: Path, member_id: str) -> Path:
     """A member's control file: HARNESS_CONTROL of the member contract."""
     return Path(history_dir) / f"control-{member_id}.json"
