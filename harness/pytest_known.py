@@ -38,7 +38,8 @@ def known_finding(result) -> tuple[object, str] | None:
         return None
     cfg = meta.get("config") or {}
     failed = {n for n, v in result.verdicts.items() if v.status == "invalid"}
-    if result.status != "fail" or not cfg.get("scenario"):
+    unjudged = any(v.status == "unknown" for v in result.verdicts.values())  # never excused
+    if result.status != "fail" or not cfg.get("scenario") or unjudged:
         return None
     f = findings.known(scenario=cfg["scenario"], protocol=cfg.get("protocol"),
                        client_version=meta.get("client_version") or cfg.get("client_version"),

@@ -89,3 +89,10 @@ def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once
     assert known(client_version="2.3.0", **args).id == "librdkafka-4059-commit-during-cooperative-rebalance"
     assert known(client_version="2.10.0", **args) is None  # fixed there
     assert known(client_version="2.3.0", **{**args, "failed": {"record_integrity"}}) is None
+
+
+def test_a_run_with_an_unknown_verdict_is_never_taken_for_a_known_finding(tmp_path):
+    r = _result(write_run(tmp_path / "run", refused_s=8.0))
+    assert known_finding(r) is not None
+    r.verdicts["record_integrity"] = Verdict("record_integrity", "unknown", "the drain never finished")
+    assert known_finding(r) is None
