@@ -82,6 +82,19 @@ def check_config(env: dict) -> int:
     return 0
 
 
+def answer_of(exc) -> str:
+    """`given` when the broker answered an acknowledgement (ok, or its refusal: a broker error code, 0 or more);
+    `lost` when librdkafka gave up without the broker's answer (its own local errors, negative codes: `_TRANSPORT`,
+    `_TIMED_OUT`, ...), so that the broker may have taken it (history.md, `share_acked`)."""
+    if exc is None:
+        return "given"
+    err = exc.args[0] if getattr(exc, "args", None) else exc
+    code = err.code() if callable(getattr(err, "code", None)) else None
+    if isinstance(code, int):
+        return "lost" if code < 0 else "given"
+    return "lost" if "code=_" in str(err) else "given"
+
+
 class ShareMember:
     """One share-group member: poll, record, work, acknowledge; graceful on SIGTERM."""
 
@@ -112,12 +125,13 @@ class ShareMember:
     def on_acks(self, offsets, exc) -> None:
         """The broker answered acknowledgements: one `share_acked` per record."""
         err = None if exc is None else str(exc.args[0] if exc.args else exc)
+        answer = answer_of(exc)
         for tp, offs in offsets.items():
             for o in sorted(offs):
                 r = (tp.topic, tp.partition, o)
                 ack, at = self.asked.pop(r, ("accept", time.monotonic()))
                 self.hist.event("share_acked", member=self.member_id, topic=tp.topic, partition=tp.partition,
-                                offset=o, ack=ack, ok=exc is None, error=err, requested_mono=at)
+                                offset=o, ack=ack, ok=exc is None, error=err, answer=answer, requested_mono=at)
 
     def _ask(self, r: tuple, ack: str, msg=None) -> None:
         self.asked[r] = (ack, time.monotonic())

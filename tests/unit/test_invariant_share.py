@@ -417,6 +417,46 @@ def test_a_record_back_after_a_lost_answer_is_judged_by_its_next_delivery():
     assert v["share_completion"].status == "invalid" and v["share_redelivery"].status == "valid"
 
 
+# The members say `answer` (lost: no answer from the broker); the Java member's errors are the exception's class and
+# message (its client has no librdkafka codes), so its lost answers were taken for refusals before the field
+JAVA_LOST = "DisconnectException: Cancelled acknowledge request due to node 2 being disconnected"
+JAVA_REFUSED = "InvalidRecordStateException: The record state is invalid. The acknowledgement of delivery could not be completed."
+
+
+def test_completion_takes_a_java_members_disconnect_as_a_lost_answer():
+    lost_answer = {**ack("m1", 2.4, 0), "ok": False, "error": JAVA_LOST, "answer": "lost"}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), lost_answer]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["answer_lost"] == 1
+
+
+def test_completion_fails_on_a_java_members_refused_accept_that_never_came_back():
+    refused = {**ack("m1", 2.4, 0), "ok": False, "error": JAVA_REFUSED, "answer": "given"}
+    h = [base(), acked(2.0, 0, 0), acq("m1", 2.2, 0), done("m1", 2.3, 0), refused]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "invalid" and v.measurements["answer_lost"] == 0
+    assert "ended by exit" not in v.witnesses[0]["why"]
+
+
+def test_the_answer_field_wins_over_the_error_text():
+    from harness.invariants.share.view import answer_lost
+    assert not answer_lost({"ok": False, "error": LOST, "answer": "given"})
+    assert answer_lost({"ok": False, "error": "anything", "answer": "lost"})
+    assert answer_lost({"ok": False, "error": LOST})  # a history from before the field
+    assert not answer_lost({"ok": False, "error": "INVALID_RECORD_STATE"})
+    assert not answer_lost({"ok": True, "error": None, "answer": "lost"})  # taken is taken
+
+
+def test_the_python_member_tells_librdkafkas_own_errors_from_the_brokers():
+    import confluent_kafka as ck
+    from harness.members.share_member import answer_of
+    assert answer_of(None) == "given"
+    assert answer_of(ck.KafkaException(ck.KafkaError(ck.KafkaError._TRANSPORT))) == "lost"
+    assert answer_of(ck.KafkaException(ck.KafkaError(ck.KafkaError._TIMED_OUT))) == "lost"
+    assert answer_of(ck.KafkaException(ck.KafkaError(ck.KafkaError.INVALID_RECORD_STATE))) == "given"
+    assert answer_of(ck.KafkaException(ck.KafkaError(ck.KafkaError.NOT_LEADER_FOR_PARTITION))) == "given"
+
+
 def test_the_drain_takes_a_lost_answer_once_the_lock_ran_out_without_the_record_back(tmp_path):
     from harness.history import HistoryWriter
     from harness.observe import Observer

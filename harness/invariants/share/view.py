@@ -75,12 +75,18 @@ class Delivery(NamedTuple):
 
 
 def answer_lost(ack: dict | None) -> bool:
-    """Whether an acknowledgement's answer was lost rather than given: the client reported one of librdkafka's
-    local errors (`code=_TRANSPORT`, `_TIMED_OUT`, ...: named with a leading underscore), not a broker's refusal.
-    The broker may have taken it: `share-rolling-upgrade` (seed 1, 4.3.1 -> 4.4.0) saw an accept answered
-    `_TRANSPORT` by a leader shutting down, which had written the record acknowledged to `__share_group_state`
-    0.1 s after the client gave up; the next leader went on from the offset after it."""
-    return bool(ack) and not ack.get("ok") and "code=_" in str(ack.get("error") or "")
+    """Whether an acknowledgement's answer was lost rather than given: the member says so (`answer` = `lost`: its
+    client gave up without the broker's answer, a disconnect, a timeout or a wakeup), not a broker's refusal.
+    A history written before the field says it by librdkafka's local errors (`code=_TRANSPORT`, `_TIMED_OUT`,
+    ...: named with a leading underscore). The broker may have taken it: `share-rolling-upgrade` (seed 1,
+    4.3.1 -> 4.4.0) saw an accept answered `_TRANSPORT` by a leader shutting down, which had written the record
+    acknowledged to `__share_group_state` 0.1 s after the client gave up; the next leader went on from the offset
+    after it."""
+    if not ack or ack.get("ok"):
+        return False
+    if ack.get("answer") is not None:
+        return ack["answer"] == "lost"
+    return "code=_" in str(ack.get("error") or "")
 
 
 def has_share_events(history: History) -> bool:

@@ -33,6 +33,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.DisconnectException;
+import org.apache.kafka.common.errors.NetworkException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -145,8 +149,24 @@ public final class ShareMember {
         consumer.setAcknowledgementCommitCallback(this::onAcks);
     }
 
+    /**
+     * "given" when the broker answered the acknowledgement (ok, or its refusal: an ApiException from its error code,
+     * InvalidRecordStateException, NotLeaderOrFollowerException, ...); "lost" when the client gave up without the
+     * broker's answer (a disconnect, a timeout, a wakeup or an interrupt, or an error of its own), so that the broker
+     * may have taken it (history.md, share_acked).
+     */
+    public static String answerOf(Exception exc) {
+        if (exc == null) {
+            return "given";
+        }
+        boolean noAnswer = !(exc instanceof ApiException) || exc instanceof DisconnectException
+                || exc instanceof NetworkException || exc instanceof TimeoutException;
+        return noAnswer ? "lost" : "given";
+    }
+
     void onAcks(Map<TopicIdPartition, Set<Long>> offsets, Exception exc) {
-        String err = exc == null ? "null" : q(String.valueOf(exc.getMessage()));
+        String err = exc == null ? "null" : q(exc.getClass().getSimpleName() + ": " + exc.getMessage());
+        String answer = q(answerOf(exc));
         for (Map.Entry<TopicIdPartition, Set<Long>> e : offsets.entrySet()) {
             for (long o : new TreeSet<>(e.getValue())) {
                 String t = e.getKey().topic();
@@ -155,7 +175,7 @@ public final class ShareMember {
                 String ack = a == null ? "accept" : (String) a[0];
                 double at = a == null ? mono() : (Double) a[1];
                 event("share_acked", "topic", q(t), "partition", Integer.toString(part), "offset", Long.toString(o),
-                        "ack", q(ack), "ok", Boolean.toString(exc == null), "error", err, "requested_mono",
+                        "ack", q(ack), "ok", Boolean.toString(exc == null), "error", err, "answer", answer, "requested_mono",
                         String.format(Locale.ROOT, "%.9f", at));
             }
         }
