@@ -207,6 +207,7 @@ class Run:
         self.kind.finish()
 
     def _teardown(self) -> None:
+        self.kind.close()
         if self.pool:
             self.pool.kill_all()
         if self.workload is not None and not self.workload.stopped:

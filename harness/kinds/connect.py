@@ -261,6 +261,9 @@ class ConnectCluster:
         return ok, snapshot, summary
 
     # -- the end
+    def close(self) -> None:
+        """The run is over, however it ended: nothing runs beside the members of a Connect cluster."""
+
     def finish(self, *, timeout_s: float = 60.0) -> None:
         """Read the source topic back into history/output.jsonl: a `connect_record` per record (its connector,
         task and sequence number), then `connect_read`."""

@@ -130,6 +130,10 @@ class ConsumerGroup:
     def finish(self) -> None:
         """After the members stopped; nothing more to read for a consumer group."""
 
+    def close(self) -> None:
+        """The run is over, however it ended (the runner's teardown, before its history closes): stop what the kind
+        started beside the members; nothing for a consumer group."""
+
 
 
 

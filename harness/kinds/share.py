@@ -79,6 +79,7 @@ class ShareGroup(ConsumerGroup):
     def finish(self) -> None:
         """After the members stopped: the group's start offsets in the brokers' words (`share_start_offsets`,
         harness/kinds/share_offsets.py) and the dead-letter topic read back (share_dlq_record, share_dlq_read)."""
+        self.close()
         if getattr(self.run.cluster, "backend", None) != "fake":
             from harness.kinds import share_offsets
             self.run.say("reading the group's start offsets (ListShareGroupOffsets)")
@@ -89,9 +90,20 @@ class ShareGroup(ConsumerGroup):
 
     def members_started(self) -> None:
         """The observer learns the delivery count limit (a record released at it is archived, done with) and the
-        record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back)."""
+        record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back).
+        From now until the members stopped, the group's assignment as its coordinator reports it is recorded
+        (`share_assignment`, harness/kinds/share_watch.py)."""
         self.run.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
         self.run.observer.share_lock_s = int(self.plan.settings["share.record.lock.duration.ms"]) / 1000
+        if getattr(self.run.cluster, "backend", None) != "fake":
+            from harness.kinds.share_watch import ShareAssignmentWatch
+            self.watch = ShareAssignmentWatch(self.run.cluster.bootstrap(), self.run.group_id, self.run.event).start()
+
+    def close(self) -> None:
+        """Stop recording the group's assignment (after the members stopped, or the run ended otherwise)."""
+        watch, self.watch = getattr(self, "watch", None), None
+        if watch is not None:
+            watch.stop()
 
     # -- waiting
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:

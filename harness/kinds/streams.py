@@ -224,6 +224,9 @@ class StreamsApp:
                                judged.stateful_balance_slack).settled
 
     # -- the end
+    def close(self) -> None:
+        """The run is over, however it ended: nothing runs beside the members of a Kafka Streams application."""
+
     def finish(self, *, timeout_s: float = 60.0) -> None:
         """Read the output topic back with read_committed into history/output.jsonl: what the instances
         committed, each record naming the input record it came from ("partition:offset")."""

@@ -23,9 +23,19 @@
   ... assignedPartitions=[...]"; before it the share partitions' state is being initialized and nobody can be
   given them: measured, `first_assignment_s` after the first member started), nor the time a partition had no
   leader (a `restart_partition_leader` action's `offline` partitions, from its start to its end: nothing could
-  serve them): they are taken off the wait and the gap. The client reports no assignment (neither
-  confluent-kafka's ShareConsumer nor the Java KafkaShareConsumer has one), so a partition left without a member
-  is seen by the records that wait on it.
+  serve them): they are taken off the wait and the gap.
+  Second, in the coordinator's own words (the `share_assignment` events, its answers to ShareGroupDescribe,
+  harness/kinds/share_watch.py; the clients report no assignment): while it lists a live member, every partition
+  of the run's topics is assigned to at least one live member (alive in the history: started, not exited), but
+  for gaps of at most A = the share session timeout (a member gone without leaving keeps its partitions until its
+  session expires) + the heartbeat interval (the others take them at their next heartbeat) + the watch's interval
+  (a change is seen that much later) + the clock slack. Not judged: before the coordinator first assigned any
+  partition (the share partitions being initialized), an added partition before its first assignment (measured:
+  `added_partition_first_assigned_s`), after the members' final stop, where the watch got no answer (blind, it ends
+  a gap: measured, `assignment_blind_s`), a partition without a leader (above), and a gap that overlaps a fault of
+  the brokers (the coordinator's failover restarts its members' sessions: measured,
+  `assignment_gap_max_in_broker_faults_s`); none when the coordinator names a member the history does not know
+  (a program whose client.id is not its member id) or the history has no `share_assignment` event.
 """
 from __future__ import annotations
 
@@ -35,8 +45,9 @@ from bisect import bisect_left
 from harness.history import History
 from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
-from harness.invariants.share.records import _view, _w
+from harness.invariants.share.records import _view, _w, added_partitions
 from harness.invariants.share.view import ShareCheckSettings, group_setting
+from harness.invariants.terms import faults_of
 
 
 def check_inflight(history: History, s: ShareCheckSettings) -> Verdict:
@@ -134,6 +145,104 @@ def _longest_poll(v) -> tuple[float, str]:
     return b - a, f"{m}'s poll at {a:.1f}s"
 
 
+def _assignment_timeline(history: History, v, stop_t: float) -> tuple[list, list, float]:
+    """The coordinator's answers as steps: (from, to, {(topic, partition): members} or None where blind), the
+    `share_assignment` events themselves, and the watch's interval (the longest any event says)."""
+    evs = [e for _, e in history.control() if e.get("type") == "share_assignment"]
+    steps = []
+    for e, nxt in zip(evs, [*evs[1:], None]):
+        to = min(nxt["mono"] if nxt else stop_t, stop_t)
+        if e["mono"] >= to:
+            continue
+        held = None
+        if e.get("members") is not None:
+            held = {}
+            for m in e["members"]:
+                for topic, p in m["partitions"]:
+                    held.setdefault((topic, int(p)), set()).add(m["member"])
+        steps.append((e["mono"], to, held, {m["member"] for m in e.get("members") or ()}))
+    return steps, evs, max((float(e.get("interval_s") or 0) for e in evs), default=0.0)
+
+
+def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offline: dict) -> dict | None:
+    """Partitions the coordinator assigned to no live member while it listed one (module docstring,
+    `share_served`'s second part); None when the history has no `share_assignment` event."""
+    drained = next((e["mono"] for _, e in history.control() if e.get("type") == "drained"), None)
+    stop_t = next((e["mono"] for _, e in history.control() if e.get("type") == "member_stop" and drained is not None
+                   and e["mono"] >= drained), v.end)  # the members' final stop: they leave one after another
+    steps, evs, interval = _assignment_timeline(history, v, stop_t)
+    if not evs:
+        return None
+    strangers = sorted({m["member"] for e in evs for m in e.get("members") or () if m["member"] not in v.lives})
+    if strangers:
+        return {"skipped": f"the coordinator named members the history does not know ({', '.join(strangers[:4])}): "
+                           f"a member whose client.id is not its member id; the assignment is not judged"}
+    bound = session.value / 1000 + beat.value / 1000 + interval + s.clock_slack_s
+    init = next((a for a, _, held, _ in steps if held), None)
+    added = added_partitions(history)
+    topics = set(s.topics)
+    ack = history.bulk("acked")
+    parts = {(history.values[c], int(p)) for c, p in zip(ack.topic.tolist(), ack.partition.tolist())}
+    parts |= {tp for _, _, held, _ in steps if held for tp in held}
+    parts = sorted(tp for tp in parts if not topics or tp[0] in topics)
+    lives = v.lives
+    live = lambda m, t: m in lives and lives[m][0] <= t < lives[m][1]  # noqa: E731
+    cuts = sorted({t for a, b, _, _ in steps for t in (a, b)} | {x for a, b, _ in lives.values() for x in (a, b)})
+    broker_faults = [(f.start, f.end) for f in faults_of(history.control(), v.end)
+                     if f.start_event.get("brokers_affected")]
+    first_seen = {}
+    for a, _, held, _ in steps:
+        for tp in held or ():
+            first_seen.setdefault(tp, a)
+    gaps, blind = [], sum(b - a for a, b, held, _ in steps if held is None and init is not None and a >= init)
+    for tp in parts:
+        since = first_seen.get(tp) if tp in added else init  # an added partition: from when it was first assigned
+        if since is None:
+            continue
+        cur, i = None, 0
+        for a, b in zip(cuts, cuts[1:]):
+            while i < len(steps) and steps[i][1] <= a:
+                i += 1
+            step = steps[i] if i < len(steps) and steps[i][0] <= a else None
+            t = (a + b) / 2
+            bad = (a >= since and step is not None and step[2] is not None
+                   and any(live(m, t) for m in step[3])
+                   and not any(live(m, t) for m in step[2].get(tp, ()))
+                   and not any(x <= t <= y for x, y in offline.get(tp, ())))
+            if bad:
+                cur = [cur[0] if cur else a, b, cur[2] if cur else step]
+            elif cur:
+                gaps.append((tp, *cur))
+                cur = None
+        if cur:
+            gaps.append((tp, *cur))
+    judged, in_faults = [], []
+    for tp, a, b, step in gaps:
+        (in_faults if any(x < b and a < y for x, y in broker_faults) else judged).append((tp, a, b, step))
+    over = []
+    for tp, a, b, step in sorted(judged, key=lambda g: g[1] - g[2]):
+        if b - a > bound:
+            had = sorted(step[2].get(tp, ()))
+            over.append({"type": "share_assignment", "mono": a, "topic": tp[0], "partition": tp[1], "from_mono": a,
+                         "to_mono": b, "gap_s": secs(b - a),
+                         "why": f"the coordinator assigned it to no live member for {b - a:.1f}s "
+                                + (f"(it named {', '.join(had)}, gone: " + ", ".join(
+                                    f"{m} {lives[m][2]} at {lives[m][1]:.1f}s" for m in had if m in lives) + ")"
+                                   if had else "(it named no member for it)")
+                                + f" while it listed live members ({', '.join(sorted(m for m in step[3] if live(m, a)))})"})
+    said = (f"assignment bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + "
+            f"{beat.says('heartbeat interval', ' ms')} + the watch's interval {interval:g}s (its events) + clock "
+            f"slack {s.clock_slack_s:g}s")
+    return {"over": over, "said": said, "bound": bound,
+            "meas": {"assignment_bound_s": secs(bound), "assignment_events": len(evs),
+                     "assignment_gap_max_s": secs(max((b - a for _, a, b, _ in judged), default=0.0)),
+                     "assignment_gaps_over_bound": len(over),
+                     "assignment_gap_max_in_broker_faults_s": secs(max((b - a for _, a, b, _ in in_faults), default=0.0)),
+                     "assignment_blind_s": secs(blind),
+                     "added_partition_first_assigned_s": {f"{tp[0]}-{tp[1]}": secs(first_seen[tp] - t)
+                                                          for tp, t in added.items() if tp in first_seen}}}
+
+
 def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     name = "share_served"
     v, bad = _view(name, history, s)
@@ -186,10 +295,24 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,
             "late": len(late), "not_judged": skipped, "bound_s": secs(bound), "longest_poll_s": secs(poll_s),
             "first_assignment_s": secs(init - started) if init is not None and started is not None else None}
+    unassigned = _unassigned(history, v, s, session, beat, offline)
+    if unassigned is None:
+        assigned = "; the coordinator's assignment was not recorded (no share_assignment event)"
+    elif "skipped" in unassigned:
+        assigned = f"; {unassigned['skipped']}"
+    else:
+        meas.update(unassigned["meas"])
+        assigned = (f"; every partition assigned to a live member by the coordinator but for at most "
+                    f"{meas['assignment_gap_max_s']}s ({unassigned['said']})")
     if not waits:
         return verdict(name, "unknown", "no produced record to judge", measurements=meas)
-    if late:
-        return verdict(name, "invalid", f"{len(late)} record(s) waited past the bound for a first delivery while "
-                                        f"their partition was not served ({said})", late, meas)
+    over = (unassigned or {}).get("over") or []
+    if late or over:
+        parts = ([f"{len(late)} record(s) waited past the bound for a first delivery while their partition was not "
+                  f"served ({said})"] if late else []) + \
+                ([f"{len(over)} time(s) a partition was assigned to no live member past the bound "
+                  f"({unassigned['said']})"] if over else [])
+        return verdict(name, "invalid", "; ".join(parts), [*over, *late], meas)
     return verdict(name, "valid", f"no partition left unserved past the bound while records waited; the longest "
-                                  f"wait for a first delivery {meas['max_wait_s']}s ({said})", measurements=meas)
+                                  f"wait for a first delivery {meas['max_wait_s']}s ({said}){assigned}",
+                   measurements=meas)
