@@ -523,3 +523,29 @@ def test_redelivery_fails_when_the_count_stays_after_an_accept_even_with_a_broke
          fault_start(2.1, "f1", kind="broker_bounce", brokers=[1]), fault_end(8.0, "f1"), acq("m2", 9.0, 0, 1),
          ack("m2", 9.1, 0)]
     assert verdicts(h, names=["share_redelivery"])["share_redelivery"].status == "invalid"
+
+
+# -- a hold ends with its share-partition leader's leadership
+def test_a_record_handed_over_again_with_its_count_after_a_leader_move_is_no_overlap():
+    # share-leader-move (seed 507308347): the old leader's lock went with its leadership; the accept was refused
+    h = [base(), acked(1.0, 0, 0), fault_start(2.0, "f1", kind="leader_move", brokers=[1]), acq("m1", 2.5, 0),
+         ack("m1", 2.6, 0, ok=False), fault_end(2.8, "f1"), acq("m1", 3.0, 0), done("m1", 3.1, 0), ack("m1", 3.2, 0)]
+    v = verdicts(h, names=["share_exclusive", "share_redelivery"])
+    assert v["share_exclusive"].status == "valid", v["share_exclusive"].message
+    assert v["share_exclusive"].measurements["holds_ended_by_leader_change"] == 1
+    assert v["share_redelivery"].measurements["count_kept_after_leader_change"] == 1
+
+
+def test_a_record_handed_over_again_with_its_count_and_no_broker_fault_overlaps():
+    h = [base(), acked(1.0, 0, 0), acq("m1", 2.5, 0), ack("m1", 2.6, 0, ok=False), acq("m2", 3.0, 0),
+         done("m2", 3.1, 0), ack("m2", 3.2, 0)]
+    v = verdicts(h, names=["share_exclusive"])["share_exclusive"]
+    assert v.status == "invalid" and v.measurements["overlaps"] == 1
+
+
+def test_a_raised_count_during_a_leader_move_is_judged_as_any_redelivery():
+    # the next leader knew of the first delivery (its count rose): the first lock stands until it ends
+    h = [base(), acked(1.0, 0, 0), fault_start(2.0, "f1", kind="leader_move", brokers=[1]), acq("m1", 2.5, 0),
+         fault_end(2.8, "f1"), acq("m2", 3.0, 0, 2), done("m2", 3.1, 0), ack("m2", 3.2, 0)]
+    v = verdicts(h, names=["share_exclusive"])["share_exclusive"]
+    assert v.status == "invalid" and v.measurements["holds_ended_by_leader_change"] == 0
