@@ -130,12 +130,14 @@ def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
         history = connect_tasks_as_ownership(history)
         tasks = (meta.get("connect_check_settings") or {}).get("tasks") or {}
         topics = [[c, int(n)] for c, n in tasks.items()]
-    marks = dlq_marks = []
+    marks = dlq_marks = assigned = []
     if meta.get("kind") == "share":  # a bar while a member holds records of a partition, a mark per redelivery
-        from harness.report.share_timeline import dead_letter_marks, redelivery_marks, share_holds_as_ownership
-        marks, dlq_marks = redelivery_marks(history), dead_letter_marks(history)
+        from harness.report.share_timeline import (assignment_strips, dead_letter_marks, redelivery_marks,
+                                                   share_holds_as_ownership)
+        marks, dlq_marks, assigned = redelivery_marks(history), dead_letter_marks(history), assignment_strips(history)
         history = share_holds_as_ownership(history)
-    svg = render_svg(history, verdicts, topic=meta.get("topic", ""), topics=topics, marks=marks, dlq_marks=dlq_marks)
+    svg = render_svg(history, verdicts, topic=meta.get("topic", ""), topics=topics, marks=marks, dlq_marks=dlq_marks,
+                     assigned=assigned)
     out = d.timeline_path
     out.write_text(svg)
     return out

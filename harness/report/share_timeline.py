@@ -61,3 +61,28 @@ def dead_letter_marks(history: History) -> list[tuple[float, str, int, str]]:
                         f"offset {a['offset']} {DONE.get(a['ack'], a['ack'])} by {a.get('member')}, on the dead-letter topic "
                         f"{d.get('dlq_topic')} (delivery count {d.get('delivery_count')}: {d.get('message')})"))
     return out
+
+
+def assignment_strips(history: History) -> list[tuple[float, float, str, int, str, float | None]]:
+    """(from, to, topic, partition, member, gone) of each stretch the group coordinator had a partition assigned
+    to a member (its `share_assignment` answers, harness/kinds/share_watch.py), to the next answer or the end of
+    the history; `gone`: when the member exited, if it did (the coordinator keeps a member gone without leaving
+    until its session expires)."""
+    evs = [e for _, e in history.control() if e.get("type") == "share_assignment"]
+    if not evs:
+        return []
+    end = max(e["mono"] for _, e in history.control())
+    gone = {e["member"]: e["mono"] for _, e in history.control() if e.get("type") == "member_exit"}
+    open_: dict = {}
+    out = []
+    for e, nxt in zip(evs, [*evs[1:], None]):
+        now = {(m["member"], tp[0], int(tp[1])) for m in e.get("members") or () for tp in m["partitions"]}
+        if e.get("members") is None:
+            now = set()  # blind: nothing drawn until the next answer
+        for key in list(open_):
+            if key not in now:
+                out.append((open_.pop(key), e["mono"], key[1], key[2], key[0], gone.get(key[0])))
+        for key in now:
+            open_.setdefault(key, e["mono"])
+    out += [(a, end, k[1], k[2], k[0], gone.get(k[0])) for k, a in open_.items()]
+    return sorted(out)

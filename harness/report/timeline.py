@@ -133,23 +133,25 @@ def _member_rows(tl, fmembers: list[str], y0: float, t0: float, t1: float) -> li
     return out
 
 
-def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks=(), dlq_marks=()) -> str:
+def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks=(), dlq_marks=(), assigned=()) -> str:
     """The SVG text of the run's per-partition ownership timeline (a row per partition of every topic of the
     run), faults shaded, violations marked; `marks`: (mono, topic, partition, tooltip) drawn as purple ticks on
-    their partition's row (a share group's redeliveries)."""
+    their partition's row (a share group's redeliveries); `assigned`: (from, to, topic, partition, member, gone)
+    drawn as thin strips in the member's colour along the bottom of the row, faded from `gone` (a share group's
+    assignment in its coordinator's words)."""
     tl = build(history, CheckSettings(topic=topic, topics=tuple(tuple(t) for t in topics)))
     topic = ", ".join(tl.topics)
     t0, t1 = tl.start, max(tl.end, tl.start + 1e-3)
     span = t1 - t0
     viol = _violations(verdicts, tl)
     parts = sorted(set(range(tl.partitions)) | set(tl.by_partition) | {p for _, p, _ in viol if p is not None})
-    members = sorted({o.member for o in tl.ownerships}, key=lambda m: (len(m), m))
+    members = sorted({o.member for o in tl.ownerships} | {a[4] for a in assigned}, key=lambda m: (len(m), m))
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
     fmembers = sorted({m for f in tl.faults for m in f.members}, key=lambda m: (len(m), m))  # a row each, below
     rows_h = ROW_H * max(1, len(parts) + len(fmembers))
     axis_y = TOP + rows_h
     legend_y = axis_y + 40
-    height = legend_y + 20 * math.ceil((len(members) + 6) / LEGEND_COLS) + 10  # at most 6 items beside the members
+    height = legend_y + 20 * math.ceil((len(members) + 7) / LEGEND_COLS) + 10  # at most 7 items beside the members
     s: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
         f'font-family="sans-serif" font-size="12">',
@@ -221,6 +223,24 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
             x, y = _x(t, t0, span), TOP + (parts.index(g) + 1) * ROW_H
             s.append(f'<path class="dlq" d="M{x:.1f},{y - 1:.1f} l-3,5 h6 z" fill="#008080">'
                      f'<title>{escape(tip)} at +{t - t0:.2f}s</title></path>')
+    lane: dict = {}
+    for a, b, tp, pn, m, gone in assigned:  # the coordinator's assignment: a strip per member along the row's bottom
+        g = tl.layout.of(tp, int(pn))
+        if g not in parts or b < t0 or a > t1:
+            continue
+        k = lane.setdefault((g, m), sum(1 for x in lane if x[0] == g) % 3)
+        y = TOP + (parts.index(g) + 1) * ROW_H - 3 - 2 * k
+        for x0, x1, faded in ((a, min(b, gone if gone is not None else b), False),
+                              (max(a, gone if gone is not None else b), b, True)):
+            if x1 <= x0:
+                continue
+            xa, xb = _x(x0, t0, span), _x(min(x1, t1), t0, span)
+            fade = ' fill-opacity="0.35"' if faded else ""
+            since = f" (gone since +{gone - t0:.1f}s)" if faded else ""
+            s.append(f'<rect class="assigned" data-member="{escape(m)}" x="{xa:.1f}" y="{y:.1f}" '
+                     f'width="{max(xb - xa, 1.0):.1f}" height="2" fill="{colour[m]}"{fade}><title>the coordinator '
+                     f'assigned partition {escape(str(tl.name(g)))} to {escape(m)}{since}: '
+                     f'+{x0 - t0:.1f}s .. +{min(x1, t1) - t0:.1f}s</title></rect>')
     for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
         x = _x(t, t0, span)
         if p is not None and p in parts:
@@ -242,6 +262,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
         items.append(("#6a0dad", f"redelivered ({len(marks)})", "mark"))
     if dlq_marks:
         items.append(("#008080", f"dead-lettered ({len(dlq_marks)})", "dlq"))
+    if assigned:
+        items.append(("#555555", "coordinator's assignment (strip)", "assigned"))
     if viol:
         items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
     for i, (c, label, _) in enumerate(items):

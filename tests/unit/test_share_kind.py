@@ -7,7 +7,8 @@ from harness.errors import BadInput
 from harness.invariants import balance
 from harness.kinds.share_settings import SHARE_GROUP_DEFAULTS, ack_mode, share_group_configs
 from harness.plan import RunConfig
-from harness.report.share_timeline import dead_letter_marks, redelivery_marks, share_holds_as_ownership
+from harness.report.share_timeline import (assignment_strips, dead_letter_marks, redelivery_marks,
+                                           share_holds_as_ownership)
 from harness.report.timeline import render_svg
 
 
@@ -114,3 +115,24 @@ def test_draining_counts_a_record_released_at_the_delivery_limit_as_done(tmp_pat
     o.share_limit = 4
     o.poll()
     assert o.unprocessed() == 0 and o.share_deliveries == {"m1": 1}
+
+
+def test_the_coordinators_assignment_is_drawn_as_strips_faded_once_the_member_is_gone():
+    def said(t, held):
+        return ev("share_assignment", t, "harness", asked_mono=t, interval_s=0.5, error=None, group_epoch=1,
+                  assignment_epoch=1, state="Stable",
+                  members=[{"member": m, "consumer_id": m, "epoch": 1, "partitions": [["t", p] for p in ps]}
+                           for m, ps in held.items()])
+    blind = ev("share_assignment", 8.0, "harness", asked_mono=8.0, interval_s=0.5, error="ShareGroupDescribe: "
+               "COORDINATOR_LOAD_IN_PROGRESS", group_epoch=None, assignment_epoch=None, state=None, members=None)
+    h = history(list(_run().events), said(1.5, {"m1": [0], "m2": [1]}), ev("member_exit", 4.0, "harness", member="m1",
+                how="kill", code=-9), said(7.0, {"m2": [0, 1]}), blind, said(9.0, {"m2": [0, 1]}))
+    strips = assignment_strips(h)
+    assert strips == [(1.5, 7.0, "t", 0, "m1", 4.0), (1.5, 8.0, "t", 1, "m2", None), (7.0, 8.0, "t", 0, "m2", None),
+                      (9.0, 12.0, "t", 0, "m2", None), (9.0, 12.0, "t", 1, "m2", None)]
+    svg = render_svg(share_holds_as_ownership(h), {}, topic="t", topics=[["t", 2]], assigned=strips)
+    assert svg.count('class="assigned"') == 6  # m1's strip in two parts: alive, then gone (faded)
+    assert svg.count('fill-opacity="0.35"><title>the coordinator assigned partition 0 to m1 (gone since') == 1
+    assert "coordinator&#x27;s assignment (strip)" in svg
+    assert assignment_strips(_run()) == [] and 'class="assigned"' not in render_svg(
+        share_holds_as_ownership(_run()), {}, topic="t", topics=[["t", 2]])
