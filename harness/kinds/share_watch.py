@@ -96,7 +96,7 @@ def find_coordinator(bootstrap: str, group_id: str) -> tuple[str, int]:
             continue
         c = resp.coordinators[0]
         if c.error_code != ErrorCode.none:
-            errors.append(f"FindCoordinator: {c.error_code.name}")
+            errors.append(f"FindCoordinator: {c.error_code.name.upper()}")
             continue
         return c.host, int(c.port)
     raise AskError("; ".join(errors) or "no bootstrap broker")
@@ -108,7 +108,7 @@ def describe(address: tuple[str, int], group_id: str) -> dict:
                 ShareGroupDescribeResponse)
     g = resp.groups[0]
     if g.error_code != ErrorCode.none:
-        raise AskError(f"ShareGroupDescribe: {g.error_code.name}" + (f" ({g.error_message})" if g.error_message else ""))
+        raise AskError(f"ShareGroupDescribe: {g.error_code.name.upper()}" + (f" ({g.error_message})" if g.error_message else ""))
     members = [{"member": m.client_id, "consumer_id": m.member_id, "epoch": int(m.member_epoch),
                 "partitions": sorted([tp.topic_name, int(p)] for tp in m.assignment.topic_partitions
                                      for p in tp.partitions)}
