@@ -75,7 +75,7 @@ LISTED_AFTER_THE_MIX = (
 #: them keep their places
 LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added", "share-dead-letter",
                "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart",
-               "connect-partitions-added")
+               "connect-partitions-added", "share-ack-answer-lost", "share-ack-held")
 
 
 class _BuiltIns(MutableMapping):
@@ -89,7 +89,7 @@ class _BuiltIns(MutableMapping):
         files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
         rank = {name: i for i, name in enumerate(LISTED_AFTER_THE_MIX)}
         late = sorted((s for s in files if s.kind != "consumer" and s.name not in LISTED_LAST), key=lambda s: (rank.get(s.name, len(rank)), s.name))
-        races = [s for s in files if "requests" in s.needs]  # came after the Streams and Connect files: listed after them
+        races = [s for s in files if "requests" in s.needs and s.name not in LISTED_LAST]  # came after the Streams and Connect files
         last = sorted((s for s in files if s.name in LISTED_LAST), key=lambda s: LISTED_LAST.index(s.name))
         early = [s for s in files if s.kind == "consumer" and s not in races and s not in last]
         return {s.name: s for s in early + PYTHON_BUILT_INS + late + races + last}

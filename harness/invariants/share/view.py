@@ -78,7 +78,8 @@ def answer_lost(ack: dict | None) -> bool:
     """Whether an acknowledgement's answer was lost rather than given: the member says so (`answer` = `lost`: its
     client gave up without the broker's answer, a disconnect, a timeout or a wakeup), not a broker's refusal.
     A history written before the field says it by librdkafka's local errors (`code=_TRANSPORT`, `_TIMED_OUT`,
-    ...: named with a leading underscore). The broker may have taken it: `share-rolling-upgrade` (seed 1,
+    ...: named with a leading underscore) and its REQUEST_TIMED_OUT (its socket timeout on a ShareAcknowledge;
+    `harness/members/share_member.py`, `answer_of`). The broker may have taken it: `share-rolling-upgrade` (seed 1,
     4.3.1 -> 4.4.0) saw an accept answered `_TRANSPORT` by a leader shutting down, which had written the record
     acknowledged to `__share_group_state` 0.1 s after the client gave up; the next leader went on from the offset
     after it."""
@@ -86,7 +87,7 @@ def answer_lost(ack: dict | None) -> bool:
         return False
     if ack.get("answer") is not None:
         return ack["answer"] == "lost"
-    return "code=_" in str(ack.get("error") or "")
+    return any(mark in str(ack.get("error") or "") for mark in ("code=_", "code=REQUEST_TIMED_OUT"))
 
 
 def has_share_events(history: History) -> bool:

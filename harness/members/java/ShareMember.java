@@ -32,11 +32,13 @@ import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.DisconnectException;
 import org.apache.kafka.common.errors.NetworkException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.UnknownServerException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
@@ -53,6 +55,8 @@ public final class ShareMember {
     private final Map<String, Object[]> asked = new HashMap<>(); // "t|p|o" -> {ack, requested mono}
     private final List<String> implicit = new ArrayList<>();
     private volatile boolean running = true;
+    /** set by main before its own System.exit: the shutdown hook then halts with it at once */
+    private volatile Integer exitCode = null;
     private int pollsWithRecords = 0;
     private double lastPollAt = -1; // when the previous poll began: the client fetches ahead from then on
 
@@ -153,14 +157,18 @@ public final class ShareMember {
      * "given" when the broker answered the acknowledgement (ok, or its refusal: an ApiException from its error code,
      * InvalidRecordStateException, NotLeaderOrFollowerException, ...); "lost" when the client gave up without the
      * broker's answer (a disconnect, a timeout, a wakeup or an interrupt, or an error of its own), so that the broker
-     * may have taken it (history.md, share_acked).
+     * may have taken it (history.md, share_acked). UnknownServerException is lost too: the client hands the callback
+     * Errors.forException of a failed request, and a DisconnectException (a request timeout) is no error Kafka's
+     * table knows, so it arrives as UNKNOWN_SERVER_ERROR (docs/findings.md); from a broker it leaves the outcome
+     * unknown all the same.
      */
     public static String answerOf(Exception exc) {
         if (exc == null) {
             return "given";
         }
         boolean noAnswer = !(exc instanceof ApiException) || exc instanceof DisconnectException
-                || exc instanceof NetworkException || exc instanceof TimeoutException;
+                || exc instanceof NetworkException || exc instanceof TimeoutException
+                || exc instanceof UnknownServerException;
         return noAnswer ? "lost" : "given";
     }
 
@@ -179,6 +187,33 @@ public final class ShareMember {
                         String.format(Locale.ROOT, "%.9f", at));
             }
         }
+    }
+
+    /**
+     * Commit the asked acknowledgements. A client error (a timeout while a partition's leader is down) is recorded
+     * and the member goes on: the callback reports each answer when it comes, and unanswered() the ones that never
+     * did. A wakeup (the SIGTERM stop) is thrown on.
+     */
+    void commit() {
+        try {
+            consumer.commitSync(Duration.ofSeconds(10));
+        } catch (WakeupException e) {
+            throw e;
+        } catch (KafkaException e) {
+            event("error", "fatal", "false", "error", q("commitSync: " + e.getClass().getSimpleName() + ": "
+                    + e.getMessage()));
+        }
+    }
+
+    /** At the stop, after the last commit and close: an acknowledgement whose answer never came is a lost answer. */
+    void unanswered() {
+        for (Map.Entry<String, Object[]> e : new java.util.TreeMap<>(asked).entrySet()) {
+            String[] k = e.getKey().split("\\|");
+            event("share_acked", "topic", q(k[0]), "partition", k[1], "offset", k[2], "ack", q((String) e.getValue()[0]),
+                    "ok", "false", "error", q("no answer before the member stopped"), "answer", q("lost"),
+                    "requested_mono", String.format(Locale.ROOT, "%.9f", (Double) e.getValue()[1]));
+        }
+        asked.clear();
     }
 
     boolean inTime(double acquired, double moreS) {
@@ -243,14 +278,17 @@ public final class ShareMember {
     int run() {
         Thread main = Thread.currentThread();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            running = false;
-            consumer.wakeup();
-            try {
-                main.join(60000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (exitCode == null) { // a signal, not main's own exit: stop the loop and let it close
+                running = false;
+                consumer.wakeup();
+                try {
+                    main.join(60000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
-            Runtime.getRuntime().halt(0); // the JVM would exit 143 after a SIGTERM; the contract wants 0
+            // the JVM would exit 143 after a SIGTERM; the contract wants 0 (a failure of main's: its own code)
+            Runtime.getRuntime().halt(exitCode == null ? 0 : exitCode);
         }, "share-member-shutdown"));
         List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
         consumer.subscribe(topics);
@@ -288,7 +326,7 @@ public final class ShareMember {
                     work(batch, acquired);
                     if (mode.equals("explicit")) {
                         try {
-                            consumer.commitSync(Duration.ofSeconds(10));
+                            commit();
                         } catch (WakeupException e) {
                             break; // a SIGTERM stop: the acknowledgements are committed below, then close
                         }
@@ -300,22 +338,32 @@ public final class ShareMember {
             // accept never written (share-scale-out-in --member java, seed 1: two records "ended by exit")
             implicitAsked();
             try {
-                consumer.commitSync(Duration.ofSeconds(10));
+                commit();
             } catch (WakeupException e) {
-                consumer.commitSync(Duration.ofSeconds(10));
+                commit();
             }
             consumer.close(Duration.ofSeconds(10));
-        } finally {
+            unanswered();
             event("stopped", "reason", q("sigterm"));
+        } catch (RuntimeException e) { // the member's own failure: said as such, never as a graceful stop (exit 1)
+            event("error", "fatal", "true", "error", q(e.getClass().getSimpleName() + ": " + e.getMessage()));
+            throw e;
         }
         return 0;
     }
 
     public static void main(String[] args) throws Exception {
         ShareMember m = new ShareMember();
-        int code = m.run();
-        if (m.running) {
-            System.exit(code); // not a SIGTERM stop: the loop ends only on one
+        int code;
+        try {
+            code = m.run();
+        } catch (RuntimeException e) {
+            e.printStackTrace(); // the member's log; its history has the error event
+            code = 1;
+        }
+        if (m.running || code != 0) {
+            m.exitCode = code; // main's own exit (not a SIGTERM stop, which ends the loop): the hook halts with it
+            System.exit(code);
         }
         // a SIGTERM stop: the shutdown hook waits for this thread to end, then halts with 0
     }

@@ -1,0 +1,60 @@
+"""Verify: a share member's acknowledgements whose answer never came are recorded and judged as lost answers, and
+a commit that times out does not end the member.
+
+Setup: `harness run` in a subprocess, each on its own 3-broker local cluster of the newest Kafka release with the
+request proxy in the client path; the Python member (confluent-kafka) and the Java member (KafkaShareConsumer).
+Then:
+- share-ack-answer-lost (the answer to slot 0's ShareAcknowledge dropped, the connection quiet until the
+  client's 10 s request timeout): m1 writes `share_acked` with `answer` lost (librdkafka says REQUEST_TIMED_OUT,
+  the Java client UnknownServerException: docs/findings.md); the records never come back, each lies below its
+  partition's start offset after the run (the brokers took them), `share_completion` counts them as answer_lost
+  and the run passes;
+- share-ack-held (slot 0's ShareAcknowledge held 12 s, past the member's 10 s commit), Java: the commit's
+  TimeoutException is a non-fatal `error` event, m1 goes on and stops gracefully (no crash, exit 0), the broker's
+  refusals (its answer, `given`) come when the request is let through, and the run passes.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.history import History
+
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(tmp_path, scenario: str, member: str):
+    r = subprocess.run([sys.executable, "-m", "harness", "run", scenario, "--seed", "1", "--member", member,
+                        "--kafka-version", "latest", "--runs-root", str(tmp_path / "runs")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    (d,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.name.startswith("cluster")]
+    return r, History.load(d / "history"), json.loads((d / "verdicts.json").read_text())
+
+
+@pytest.mark.parametrize("member", ["python", "java"])
+def test_acknowledgements_whose_answer_was_dropped_are_lost_answers_the_brokers_took(member, tmp_path):
+    r, h, v = run(tmp_path, "share-ack-answer-lost", member)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    lost = [e for e in h.of_type("share_acked") if e.get("answer") == "lost"]
+    assert lost and all(e["member"] == "m1" and not e["ok"] for e in lost)
+    back = {(e["topic"], e["partition"], e["offset"]) for e in h.of_type("share_acquired") if e["delivery_count"] > 1}
+    never_back = [e for e in lost if (e["topic"], e["partition"], e["offset"]) not in back]
+    starts = {(t, p): o for t, p, o in h.of_type("share_start_offsets")[-1]["start_offsets"]}
+    assert never_back and all(e["offset"] < starts[(e["topic"], e["partition"])] for e in never_back)
+    assert v["share_completion"]["status"] == "valid"
+    assert v["share_completion"]["measurements"]["answer_lost"] == len({(e["topic"], e["partition"], e["offset"])
+                                                                        for e in never_back if e["ack"] == "accept"})
+
+
+def test_a_commit_that_times_out_does_not_end_the_java_member(tmp_path):
+    r, h, v = run(tmp_path, "share-ack-held", "java")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    errors = [e for e in h.of_type("error") if e.get("member") == "m1"]
+    assert errors and all(not e["fatal"] and e["error"].startswith("commitSync: TimeoutException") for e in errors)
+    exit_m1 = [e for e in h.of_type("member_exit") if e["member"] == "m1"]
+    assert exit_m1 and exit_m1[-1]["how"] == "graceful" and exit_m1[-1]["code"] == 0
+    refused = [e for e in h.of_type("share_acked") if e["member"] == "m1" and not e["ok"]]
+    assert refused and all(e["answer"] == "given" and "InvalidRecordStateException" in e["error"] for e in refused)
