@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.findings_evidence import commits_refused_unheard, illegal_generation_lost
+from harness.findings_evidence import (commits_refused_unheard, illegal_generation_lost,
+                                       share_count_kept_after_reconnect)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,15 @@ FINDINGS = (
                           "in ./dev smoke, beside three local runs at a time (2026-11-25)",
             doc="docs/findings.md"
                 "#librdkafka-consumer-protocol-a-fenced-member-whose-commits-fail-never-heartbeats-again"),
+    Finding("share-count-kept-after-reconnect",
+            "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
+            "share-partition leader is closed at its request timeout, a record is handed to it twice with the same "
+            "delivery count, 13 ms apart, with no leader change between (open: mechanism not yet pinned down)",
+            invariants=("share_redelivery",), protocols=("share",), client_below=None,
+            scenarios=("share-ack-answer-lost",), evidence=share_count_kept_after_reconnect,
+            expected_rate="share-ack-answer-lost (Kafka 4.4.0, confluent-kafka 2.16.1): 1 of 7 runs with the Python "
+                          "member, 0 of 4 with the Java member (2026-11-26)",
+            doc="docs/findings.md#kafka-440-share-groups-a-record-handed-over-twice-with-one-delivery-count-after-a-reconnect"),
 )
 
 

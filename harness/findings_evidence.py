@@ -69,3 +69,41 @@ def illegal_generation_lost(run_dir: str | Path) -> str | None:
                 return (f"{e.get('member')}'s commit refused with ILLEGAL_GENERATION at {e['mono']:.3f}, then its "
                         f"assignment lost at {nxt['mono']:.3f}")
     return None
+
+
+#: how soon after its connection was closed a member's two deliveries with one count are taken for the finding
+RECONNECT_WINDOW_S = 5.0
+
+
+def share_count_kept_after_reconnect(run_dir: str | Path) -> str | None:
+    """share-count-kept-after-reconnect's mark: a share member whose connection a request fault left to be closed
+    (the fault's end says `closed`: the client gave it up at its request timeout) was handed one record twice with
+    the same delivery count, both within RECONNECT_WINDOW_S after that close: the broker counted one of the two
+    deliveries not at all, though the application got both."""
+    hist = Path(run_dir) / HISTORY
+    try:
+        control = read_file(hist / HARNESS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return None
+    member_of = {e.get("fault_id"): e.get("member") for e in control if e.get("type") == "fault_start" and e.get("api")}
+    closed = [(member_of[e["fault_id"]], e["mono"]) for e in control
+              if e.get("type") == "fault_end" and e.get("outcome") == "closed" and member_of.get(e.get("fault_id"))]
+    for path in member_histories(hist):
+        try:
+            events = read_file(path)[1]
+        except (OSError, HistoryFormatError):
+            continue
+        seen: dict = {}
+        for e in events:
+            if e.get("type") != "share_acquired":
+                continue
+            key = (e.get("topic"), e.get("partition"), e.get("offset"), e.get("delivery_count"))
+            if key in seen:
+                first = seen[key]
+                for m, t in closed:
+                    if m == e.get("member") and t <= first["mono"] and e["mono"] - t <= RECONNECT_WINDOW_S:
+                        return (f"{m} was handed offset {key[2]} of {key[0]}-{key[1]} twice with delivery count "
+                                f"{key[3]} ({first['mono']:.3f}, {e['mono']:.3f}), {first['mono'] - t:.3f}s after its "
+                                f"connection was closed at {t:.3f}")
+            seen[key] = e
+    return None

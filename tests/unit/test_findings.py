@@ -83,3 +83,29 @@ def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypa
                           for r in marked)
     # every consumer-group scenario of the cooperative protocol on 2.0.2 that failed only record_integrity
     assert len(marked) == len(summary["runs"]) - len(shrunk)
+
+
+SHARE_RECONNECT = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "share-count-kept-after-reconnect"
+
+
+def test_the_share_count_kept_after_a_reconnect_matches_only_with_the_reconnect_in_the_history(tmp_path):
+    # share-ack-answer-lost (Kafka 4.4.0, confluent-kafka 2.16.1), trimmed: m1's stalled connection closed at
+    # 2951.546; offset 22 of partition 0 handed to m1 with delivery count 3 at 2951.558 and again at 2951.571
+    from harness.history import History
+    from harness.invariants import judge
+    v = judge(History.load(SHARE_RECONNECT / "history"))["share_redelivery"]
+    assert v.status == "invalid" and "delivery count 3, expected 4" in v.witnesses[0]["why"]
+    args = dict(scenario="share-ack-answer-lost", protocol="share", member=None, client_version=None,
+                failed={"share_redelivery"})
+    f = known(run_dir=SHARE_RECONNECT, **args)
+    assert f is not None and f.id == "share-count-kept-after-reconnect"
+    assert "0.013s after its connection was closed at 2951.546" in f.evidence(SHARE_RECONNECT)
+    assert known(run_dir=SHARE_RECONNECT, **{**args, "failed": {"share_redelivery", "share_completion"}}) is None
+    assert known(run_dir=SHARE_RECONNECT, **{**args, "scenario": "share-member-kill"}) is None
+    # the same deliveries without the connection's close in the history: not this finding
+    hist = tmp_path / "run" / "history"
+    hist.mkdir(parents=True)
+    for p in (SHARE_RECONNECT / "history").iterdir():
+        lines = p.read_text().splitlines(keepends=True)
+        hist.joinpath(p.name).write_text("".join(l for l in lines if '"outcome":"closed"' not in l))
+    assert known(run_dir=tmp_path / "run", **args) is None
