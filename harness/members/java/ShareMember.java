@@ -278,7 +278,7 @@ public final class ShareMember {
     int run() {
         Thread main = Thread.currentThread();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (exitCode == null) { // a signal, not main's own exit: stop the loop and let it close
+            if (exitCode == null) { // a signal, not main's own exit: stop the loop and let main close and say its code
                 running = false;
                 consumer.wakeup();
                 try {
@@ -287,7 +287,7 @@ public final class ShareMember {
                     Thread.currentThread().interrupt();
                 }
             }
-            // the JVM would exit 143 after a SIGTERM; the contract wants 0 (a failure of main's: its own code)
+            // the JVM would exit 143 after a SIGTERM; the contract wants 0 (a failure of the member's: 1)
             Runtime.getRuntime().halt(exitCode == null ? 0 : exitCode);
         }, "share-member-shutdown"));
         List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
@@ -361,10 +361,11 @@ public final class ShareMember {
             e.printStackTrace(); // the member's log; its history has the error event
             code = 1;
         }
-        if (m.running || code != 0) {
-            m.exitCode = code; // main's own exit (not a SIGTERM stop, which ends the loop): the hook halts with it
-            System.exit(code);
+        m.exitCode = code;
+        if (m.running) {
+            System.exit(code); // main's own end (not a SIGTERM stop, which ends the loop): the hook halts with it
         }
-        // a SIGTERM stop: the shutdown hook waits for this thread to end, then halts with 0
+        // a SIGTERM stop: the shutdown hook, waiting for this thread, halts with the code (System.exit would block
+        // here, the JVM already shutting down)
     }
 }
