@@ -4,8 +4,7 @@ Neither confluent-kafka's ShareConsumer nor the Java KafkaShareConsumer tells it
 was given, and confluent-kafka's Admin has no share-group calls; the group coordinator says it in its answer to
 ShareGroupDescribe (v1, Kafka 4.1+): each member's id, client id (the harness sets it to the member's own id),
 epoch and assigned partitions. `ShareAssignmentWatch` asks for it every `interval_s` from a thread of the runner,
-the requests encoded and the answers decoded by kio (the codec the request proxy uses, generated from Kafka's own
-message definitions), and writes a `share_assignment` event (harness.jsonl) whenever the answer changes:
+the requests encoded and the answers decoded by kio (harness/kio_frames.py, as the request proxy's own questions), and writes a `share_assignment` event (harness.jsonl) whenever the answer changes:
 
 - `members`: one entry per member the coordinator lists, `{member, consumer_id, epoch, partitions}`, partitions as
   [topic, partition] pairs, sorted; `group_epoch`, `assignment_epoch` and `state` (the group's);
@@ -21,7 +20,6 @@ Toxiproxy listeners), as the members' do.
 """
 from __future__ import annotations
 
-import io
 import socket
 import threading
 import time
@@ -31,8 +29,9 @@ from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
 from kio.schema.find_coordinator.v4.response import FindCoordinatorResponse
 from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
 from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
-from kio.serial import entity_reader, entity_writer
-from kio.static.primitive import i8, i16, i32
+from kio.static.primitive import i8
+
+from harness.kio_frames import request_frame, response_body
 
 CLIENT_ID = "harness-share-watch"
 INTERVAL_S = 0.5
@@ -41,15 +40,6 @@ TIMEOUT_S = 2.0
 
 class AskError(Exception):
     """The coordinator could not be asked, or answered with an error (its name)."""
-
-
-def _frame(req, correlation_id: int) -> bytes:
-    out = io.BytesIO()
-    head = type(req).__header_schema__
-    entity_writer(head)(out, head(request_api_key=type(req).__api_key__, request_api_version=type(req).__version__,
-                                  correlation_id=i32(correlation_id), client_id=CLIENT_ID))
-    entity_writer(type(req))(out, req)
-    return len(out.getvalue()).to_bytes(4, "big") + out.getvalue()
 
 
 def _read_exact(sock: socket.socket, n: int) -> bytes:
@@ -67,13 +57,11 @@ def call(address: tuple[str, int], req, resp_cls, *, timeout_s: float = TIMEOUT_
     try:
         with socket.create_connection(address, timeout=timeout_s) as sock:
             sock.settimeout(timeout_s)
-            sock.sendall(_frame(req, correlation_id))
+            sock.sendall(request_frame(req, correlation_id=correlation_id, client_id=CLIENT_ID))
             payload = _read_exact(sock, int.from_bytes(_read_exact(sock, 4), "big"))
     except OSError as e:
         raise AskError(f"{address[0]}:{address[1]}: {type(e).__name__}: {e}") from None
-    _, n = entity_reader(resp_cls.__header_schema__)(payload, 0)
-    body, _ = entity_reader(resp_cls)(payload, n)
-    return body
+    return response_body(payload, resp_cls)
 
 
 def _addresses(bootstrap: str) -> list[tuple[str, int]]:

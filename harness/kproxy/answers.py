@@ -31,6 +31,7 @@ from kio.schema.index import api_key_map, schema_name_map
 from kio.serial import entity_reader, entity_writer
 from kio.static.constants import EntityType
 
+from harness.kio_frames import request_frame, response_body
 from harness.kproxy.wire import API_NAMES
 
 #: request list fields whose answer lists go by another name: (response field, request field, key field)
@@ -181,19 +182,14 @@ def _zero(f: dataclasses.Field, tp):
 def api_versions_request(correlation_id: int, *, client_id: str = "harness-kproxy") -> bytes:
     """An ApiVersions v3 request frame (the proxy asks a broker which versions it offers)."""
     req_cls, _ = _classes(18, 3)
-    out = io.BytesIO()
-    head = req_cls.__header_schema__
-    entity_writer(head)(out, head(request_api_key=18, request_api_version=3, correlation_id=correlation_id,
-                                  client_id=client_id))
-    entity_writer(req_cls)(out, req_cls(client_software_name="harness-kproxy", client_software_version="1"))
-    return len(out.getvalue()).to_bytes(4, "big") + out.getvalue()
+    return request_frame(req_cls(client_software_name="harness-kproxy", client_software_version="1"),
+                         correlation_id=correlation_id, client_id=client_id)
 
 
 def offered_versions(payload: bytes) -> dict[int, range]:
     """The versions per API key an ApiVersions v3 response payload offers ({} for an error answer)."""
     _, resp_cls = _classes(18, 3)
-    _, n = entity_reader(resp_cls.__header_schema__)(payload, 0)
-    resp, _ = entity_reader(resp_cls)(payload, n)
+    resp = response_body(payload, resp_cls)
     if resp.error_code != ErrorCode.none:
         return {}
     return {int(a.api_key): range(int(a.min_version), int(a.max_version) + 1) for a in resp.api_keys}

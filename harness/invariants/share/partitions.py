@@ -45,9 +45,8 @@ from bisect import bisect_left
 from harness.history import History
 from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
-from harness.invariants.share.records import _view, _w, added_partitions
+from harness.invariants.share.records import _view, _w, added_partitions, broker_fault_windows
 from harness.invariants.share.view import ShareCheckSettings, group_setting
-from harness.invariants.terms import faults_of
 
 
 def check_inflight(history: History, s: ShareCheckSettings) -> Verdict:
@@ -145,7 +144,7 @@ def _longest_poll(v) -> tuple[float, str]:
     return b - a, f"{m}'s poll at {a:.1f}s"
 
 
-def _assignment_timeline(history: History, v, stop_t: float) -> tuple[list, list, float]:
+def _assignment_timeline(history: History, stop_t: float) -> tuple[list, list, float]:
     """The coordinator's answers as steps: (from, to, {(topic, partition): members} or None where blind), the
     `share_assignment` events themselves, and the watch's interval (the longest any event says)."""
     evs = [e for _, e in history.control() if e.get("type") == "share_assignment"]
@@ -170,7 +169,7 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
     drained = next((e["mono"] for _, e in history.control() if e.get("type") == "drained"), None)
     stop_t = next((e["mono"] for _, e in history.control() if e.get("type") == "member_stop" and drained is not None
                    and e["mono"] >= drained), v.end)  # the members' final stop: they leave one after another
-    steps, evs, interval = _assignment_timeline(history, v, stop_t)
+    steps, evs, interval = _assignment_timeline(history, stop_t)
     if not evs:
         return None
     strangers = sorted({m["member"] for e in evs for m in e.get("members") or () if m["member"] not in v.lives})
@@ -188,8 +187,7 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
     lives = v.lives
     live = lambda m, t: m in lives and lives[m][0] <= t < lives[m][1]  # noqa: E731
     cuts = sorted({t for a, b, _, _ in steps for t in (a, b)} | {x for a, b, _ in lives.values() for x in (a, b)})
-    broker_faults = [(f.start, f.end) for f in faults_of(history.control(), v.end)
-                     if f.start_event.get("brokers_affected")]
+    broker_faults = broker_fault_windows(history, v)
     first_seen = {}
     for a, _, held, _ in steps:
         for tp in held or ():
