@@ -16,8 +16,8 @@ commits a poll's records, and then polls fewer records at a time (about half a s
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its second
     assignment (the group's first can settle) until the next rebalance, when it records it revoked and stops
   - `rejoin-storm`: drives a rebalance storm while it stays up: from STORM_AFTER_S after its first assignment,
-    for STORM_FOR_S, it leaves the group and joins again (unsubscribe, subscribe: a fresh member id to the
-    coordinator) every STORM_EVERY_S; convergence_balance must fail the run
+    for STORM_FOR_S, it leaves the group and joins again as a new member (closes its consumer, makes a new one)
+    every STORM_EVERY_S; convergence_balance must fail the run
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
 """
 from __future__ import annotations
@@ -117,6 +117,7 @@ class Member:
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
         self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env))
+        self.conf = conf
         self.consumer = make_consumer(conf)
         self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)
         self.storm_end = 0.0
@@ -187,10 +188,13 @@ class Member:
             self._read_aside({(self.topic, free[0])})
 
     def _rejoin(self) -> None:
-        """Misbehaviour (rejoin-storm): leave the group and join again at once (unsubscribe, subscribe: the client
-        leaves, its partitions revoked on the next poll, and joins again with a fresh member id)."""
+        """Misbehaviour (rejoin-storm): leave the group and join again as a new member. The consumer is closed (its
+        partitions revoked, a LeaveGroup sent) and a new one subscribes: a fresh member id every time. Unsubscribe
+        and subscribe on one consumer is not enough: librdkafka may serve both before it leaves, and then nothing
+        happens at all (a run where the storm never came, tests/integration/test_true_verdicts.py)."""
         self._final_commit()
-        self.consumer.unsubscribe()
+        self.consumer.close()
+        self.consumer = make_consumer(self.conf)
         self._subscribe()
         self.storm_at = time.monotonic() + STORM_EVERY_S
 
