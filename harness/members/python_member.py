@@ -15,9 +15,8 @@ commits a poll's records, and then polls fewer records at a time (about half a s
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its second
     assignment (the group's first can settle) until the next rebalance, when it records it revoked and stops
-  - `rejoin-storm`: drives a rebalance storm while it stays up: from STORM_AFTER_S after its first assignment,
-    for STORM_FOR_S, it leaves the group and joins again as a new member (closes its consumer, makes a new one)
-    every STORM_EVERY_S; convergence_balance must fail the run
+  - `rejoin-storm`: from STORM_AFTER_S after its first assignment, for STORM_FOR_S, it rejoins as a new member
+    every STORM_EVERY_S while it stays up: a rebalance storm, which convergence_balance must fail
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
 """
 from __future__ import annotations
@@ -188,10 +187,8 @@ class Member:
             self._read_aside({(self.topic, free[0])})
 
     def _rejoin(self) -> None:
-        """Misbehaviour (rejoin-storm): leave the group and join again as a new member. The consumer is closed (its
-        partitions revoked, a LeaveGroup sent) and a new one subscribes: a fresh member id every time. Unsubscribe
-        and subscribe on one consumer is not enough: librdkafka may serve both before it leaves, and then nothing
-        happens at all (a run where the storm never came, tests/integration/test_true_verdicts.py)."""
+        """Misbehaviour (rejoin-storm): close the consumer, subscribe with a new one (a fresh member id). Unsubscribe
+        and subscribe on one may both be served before it leaves: no storm at all (docs/findings.md)."""
         self._final_commit()
         self.consumer.close()
         self.consumer = make_consumer(self.conf)
