@@ -136,14 +136,19 @@ class ShareMember:
                                 offset=o, ack=ack, ok=exc is None, error=err, answer=answer, requested_mono=at)
 
     def _commit(self) -> None:
-        """Commit the asked acknowledgements; a client error (a timeout while a partition's leader is down) is
-        recorded and the member goes on: the callback reports each answer when it comes, and `_unanswered` the
-        ones that never did."""
+        """Commit the asked acknowledgements; a client error (a timeout while a partition's leader is down), raised
+        or returned for a partition, is recorded and the member goes on: the callback reports each answer when it
+        comes, and `_unanswered` the ones that never did."""
         try:
-            self.sc.commit_sync(10.0)
+            results = self.sc.commit_sync(10.0) or {}
         except KafkaException as e:
             self.hist.event("error", member=self.member_id, fatal=False,
                             error=f"commit_sync: {e.args[0] if e.args else e}")
+            return
+        for tp, e in sorted(results.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
+            if e is not None:  # a partition's acknowledgements failed: the client returns it, it does not raise
+                self.hist.event("error", member=self.member_id, fatal=False,
+                                error=f"commit_sync: {tp.topic}-{tp.partition}: {e.args[0] if e.args else e}")
 
     def _unanswered(self) -> None:
         """At the stop, after the last commit and close: an acknowledgement asked for whose answer never came is

@@ -317,6 +317,8 @@ def test_served_does_not_judge_a_backlog_on_a_partition_that_is_served():
     slow += [acq("m1", 21.0, 0), ack("m1", 21.1, 0)]  # 19 s after it was produced, the partition served all along
     v = verdicts(base(), slow, names=["share_served"])["share_served"]
     assert v.status == "valid" and v.measurements["max_wait_s"] == 19.0
+    assert v.measurements["max_unserved_while_waiting_s"] == 4.5  # offset 1: produced at 1.5, delivered at 6.0
+    assert "at most 4.5s without a delivery" in v.message and "the longest wait for a first delivery 19.0s" in v.message
 
 
 def test_acting_does_not_judge_a_release_after_the_lock_expired():

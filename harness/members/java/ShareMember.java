@@ -190,19 +190,28 @@ public final class ShareMember {
     }
 
     /**
-     * Commit the asked acknowledgements. A client error (a timeout while a partition's leader is down) is recorded
-     * and the member goes on: the callback reports each answer when it comes, and unanswered() the ones that never
-     * did. A wakeup (the SIGTERM stop) is thrown on.
+     * Commit the asked acknowledgements. A client error (a timeout while a partition's leader is down), thrown or
+     * returned for a partition, is recorded and the member goes on: the callback reports each answer when it comes,
+     * and unanswered() the ones that never did. A wakeup (the SIGTERM stop) is thrown on.
      */
     void commit() {
         try {
-            consumer.commitSync(Duration.ofSeconds(10));
+            for (Map.Entry<TopicIdPartition, java.util.Optional<KafkaException>> r
+                    : consumer.commitSync(Duration.ofSeconds(10)).entrySet()) {
+                if (r.getValue().isPresent()) {  // a partition's failure is returned, not thrown
+                    commitFailed(r.getKey().topic() + "-" + r.getKey().partition() + ": ", r.getValue().get());
+                }
+            }
         } catch (WakeupException e) {
             throw e;
         } catch (KafkaException e) {
-            event("error", "fatal", "false", "error", q("commitSync: " + e.getClass().getSimpleName() + ": "
-                    + e.getMessage()));
+            commitFailed("", e);
         }
+    }
+
+    void commitFailed(String where, KafkaException e) {
+        event("error", "fatal", "false", "error", q("commitSync: " + where + e.getClass().getSimpleName() + ": "
+                + e.getMessage()));
     }
 
     /** At the stop, after the last commit and close: an acknowledgement whose answer never came is a lost answer. */
