@@ -142,13 +142,14 @@ class ShareMember:
         try:
             results = self.sc.commit_sync(10.0) or {}
         except KafkaException as e:
-            self.hist.event("error", member=self.member_id, fatal=False,
-                            error=f"commit_sync: {e.args[0] if e.args else e}")
-            return
+            return self._commit_failed("", e)
         for tp, e in sorted(results.items(), key=lambda kv: (kv[0].topic, kv[0].partition)):
             if e is not None:  # a partition's acknowledgements failed: the client returns it, it does not raise
-                self.hist.event("error", member=self.member_id, fatal=False,
-                                error=f"commit_sync: {tp.topic}-{tp.partition}: {e.args[0] if e.args else e}")
+                self._commit_failed(f"{tp.topic}-{tp.partition}: ", e)
+
+    def _commit_failed(self, where: str, e: KafkaException) -> None:
+        self.hist.event("error", member=self.member_id, fatal=False,
+                        error=f"commit_sync: {where}{e.args[0] if e.args else e}")
 
     def _unanswered(self) -> None:
         """At the stop, after the last commit and close: an acknowledgement asked for whose answer never came is
