@@ -95,7 +95,6 @@ KNOWN = (
 )
 
 
-
 @dataclass(frozen=True)
 class Excuse:
     """A failed run taken for a known finding: the finding and its marks that hold the failing verdicts' witnesses."""

@@ -286,7 +286,8 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, run_seed, str(r.run_dir), r.status,
                                commit_mode=mode, index=d.index,
                                known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc,
-                                      "this_run": excuse.says} if known else None, repeat=j if repeat > 1 else None,
+                                      "this_run": excuse.says, "marks": [m.to_dict() for m in excuse.marks]}
+                               if known else None, repeat=j if repeat > 1 else None,
                                rebalance_s=rebalance_times(r))
             if r.status == "fail" and not known and d.index not in shrunk_draws \
                     and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up

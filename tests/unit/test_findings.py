@@ -39,6 +39,9 @@ def test_the_batch_skip_finding_excuses_only_the_records_its_mark_left_out(tmp_p
     more = {**lost_records((1, 131)), "exclusive_ownership": Verdict("exclusive_ownership", "invalid", "x")}
     assert known(run, more) is None  # another invariant failing as well
     assert "not librdkafka-2.0-batch-skip: record_integrity's witness" in near_misses(run, lost_records((1, 150)))[0]
+    # the verdicts as the run directory keeps them (verdicts.json), when none are given
+    (run / "verdicts.json").write_text(json.dumps({k: v.to_dict() for k, v in lost_records((1, 131)).items()}))
+    assert known(run).finding.id == BATCH_SKIP
 
 
 @pytest.mark.parametrize("client_version", ["2.1.0", "2.16.1", "default"])
@@ -146,6 +149,9 @@ def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypa
     assert marked and all(r["known"]["id"] == BATCH_SKIP and r["known"]["expected_rate"]
                           and "offsets 131-131 skipped" in r["known"]["this_run"] for r in marked)
     assert {r["seed"] % 2 for r in marked} == {0}  # only the runs whose every lost record is the gap's
+    assert marked[0]["known"]["marks"] == [{"members": ["m2"], "partitions": [["t", 1]], "records": [["t", 1, 131]],
+                                            "start": 422.695, "end": 423.15, "held_from": None,
+                                            "says": marked[0]["known"]["this_run"]}]
     assert shrunk and len(marked) + len(shrunk) <= len(summary["runs"])
 
 
