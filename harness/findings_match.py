@@ -12,8 +12,9 @@ A failing verdict is explained only when it has witnesses and every one of them 
 - a witness that names no member, partition or record (a fault, the runner's wait) is in the window.
 
 A witness without a time (`mono`) is never inside, nor is a commit that took effect (`committed`, ok): every mark
-is of refusals or of records, and a fenced member's commit taking effect is the broker's fencing failing. A verdict that counts lost records (`lost`) is explained only
-when the marks name at least as many records (its witnesses show only the first few).
+is of refusals or of records, and a fenced member's commit taking effect is the broker's fencing failing. A verdict
+that counts lost records (`lost`) is explained only when the marks name at least as many records (its witnesses
+show only the first few).
 """
 from __future__ import annotations
 

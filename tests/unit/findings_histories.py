@@ -43,8 +43,8 @@ def batch_skip_run(run_dir: Path, *, assigned_between: bool = True, client_versi
 def lost_records(*offsets: tuple[int, int], lost: int | None = None) -> dict[str, Verdict]:
     """record_integrity invalid, witnessed by the producer's `acked` of each (partition, offset) never processed."""
     ws = [witness({"type": "acked", "mono": 420.0 + o / 1000, "topic": "t", "partition": p, "offset": o, "key": "k1",
-                   "seq": o, "source": "producer"}, f"acknowledged record at offset {o} of partition {p} never processed")
-          for p, o in offsets]
+                   "seq": o, "source": "producer"},
+                  f"acknowledged record at offset {o} of partition {p} never processed") for p, o in offsets]
     n = len(offsets) if lost is None else lost
     return {"record_integrity": Verdict("record_integrity", "invalid", f"{n} acknowledged records were never processed",
                                         ws, {"lost": n}),

@@ -173,7 +173,8 @@ def test_the_share_count_kept_after_a_reconnect_matches_only_at_its_own_mark(tmp
     got = known(SHARE_RECONNECT, verdicts)
     assert got is not None and got.finding.id == "share-count-kept-after-reconnect"
     assert "0.013s after its connection was closed at 2951.546" in got.says
-    assert {r for m in got.marks for r in m.records} == {(v.witnesses[0]["topic"], 0, 22), (v.witnesses[0]["topic"], 0, 23)}
+    topic = v.witnesses[0]["topic"]
+    assert {r for m in got.marks for r in m.records} == {(topic, 0, 22), (topic, 0, 23)}
     more = {**verdicts, "share_completion": Verdict("share_completion", "invalid", "lost")}
     assert known(SHARE_RECONNECT, more) is None
     # a share_redelivery failure at another record, or another member's: not this finding
