@@ -2,18 +2,35 @@
 
 Each is written up in docs/findings.md. The nightly mix keeps drawing the scenarios they show in; a failing
 run that matches one is marked with it and its expected rate (`known` in nightly.json, and on the night's
-progress line), so a night's summary tells a known finding from a new failure. A run that matches a finding
-and fails for another invariant as well is not excused: only the finding's invariants are.
+progress line), so a night's summary tells a known finding from a new failure, and a suite test may be xfailed
+with it (harness/pytest_known.py). A finding matches a failed run only when all of these hold:
+
+- the run failed only the finding's invariants, and none was undecided (`unknown`);
+- it ran the finding's scenario, by identity: the built-in itself, or a scenario file whose text is the built-in's
+  byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
+- its protocol, member kind and client version are the finding's;
+- the finding has an evidence function (harness/findings_evidence.py) and the marks it finds in the history cover
+  every witness of every failing verdict (harness/findings_match.py): the same members, partitions (records) and
+  time window. A finding without evidence never matches.
+
+`KNOWN` is the registry (each with its `id`); an xfail's reason starts with `REASON` and the id.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.findings_evidence import (commits_refused_unheard, illegal_generation_lost,
-                                       share_count_kept_after_reconnect)
+from harness.findings_evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
+                                       illegal_generation_lost, share_count_kept_after_reconnect)
+from harness.findings_match import holding, outside, status
+from harness.rundir import RUN_JSON, VERDICTS_JSON
+
+#: how an excused test's reason begins, before the finding's id (JUnit's xfail message, Allure's categories)
+REASON = "known finding: "
 
 
 @dataclass(frozen=True)
@@ -26,22 +43,22 @@ class Finding:
     protocols: tuple[str, ...]  # the group protocols it shows under
     client_below: str | None  # confluent-kafka releases before this one (the fix); None: every release
     expected_rate: str  # how often it showed, with the runs and the command: docs/findings.md
-    scenarios: tuple[str, ...] = ()  # the scenarios it was measured on; empty: any
+    scenarios: tuple[str, ...] = ()  # the built-in scenarios it was measured on (by identity); empty: any
     members: tuple[str, ...] = ("python",)  # the member kinds that run the client it is about
     doc: str = "docs/findings.md"
-    #: what the run's history must show besides the failed invariants (harness/findings_evidence.py): a
-    #: description of it, or None; without it any failure of the invariants in the scenario would match
-    evidence: Callable[[Path], str | None] | None = field(default=None, compare=False)
+    #: the bug's marks in a run's history (harness/findings_evidence.py); None: the finding never matches a run
+    evidence: Callable[[Path], list[Mark]] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items() if k != "evidence"}
 
 
-FINDINGS = (
+KNOWN = (
     Finding("librdkafka-2.0-batch-skip",
             "librdkafka before 2.1.0: a record fetched into a batch consume is dropped at a cooperative "
             "rebalance's pause and never fetched again (librdkafka #4208, fixed in 2.1.0)",
             invariants=("record_integrity",), protocols=("classic-cooperative",), client_below="2.1.0",
+            evidence=batch_skipped_at_rebalance,
             expected_rate="member-kill: 5 of 5 runs with confluent-kafka 2.0.2 (seeds 1-5, 2 to 13 records lost "
                           "per run); 0 of 5 with 2.1.0 and with 2.16.1; 0 of 2 with 2.0.2 under classic-eager",
             doc="docs/findings.md#librdkafka-20x-drops-a-record-at-a-cooperative-rebalance"),
@@ -78,31 +95,93 @@ FINDINGS = (
 )
 
 
-def known(*, scenario: str, protocol: str, client_version: str | None, member: str | None,
-          failed: set[str] | frozenset[str], run_dir: str | Path | None = None) -> Finding | None:
-    """The known finding a failing run shows, or None. The run must fail only invariants of the finding and
-    match its protocol and client versions (`client_version` None: the harness's own confluent-kafka, newer
-    than every fix listed here). Only the Python member runs confluent-kafka. A finding with `evidence` matches
-    only a run directory whose history shows it."""
-    if not failed:
-        return None
-    for f in FINDINGS:
-        if not set(failed) <= set(f.invariants) or protocol not in f.protocols:
+@dataclass(frozen=True)
+class Excuse:
+    """A failed run taken for a known finding: the finding and its marks that hold the failing verdicts' witnesses."""
+
+    finding: Finding
+    marks: tuple[Mark, ...]
+
+    @property
+    def says(self) -> str:
+        """What the run's history shows of the finding, mark by mark."""
+        return "; ".join(m.says for m in self.marks)
+
+    def reason(self) -> str:
+        """The first line of an excused test's reason: `known finding: <id>`, then the finding's title."""
+        return f"{REASON}{self.finding.id}: {self.finding.title}"
+
+
+def known(run_dir: str | Path, verdicts: dict | None = None) -> Excuse | None:
+    """The known finding a failed run shows, with its marks, or None (the module docstring says when). `verdicts`:
+    name -> Verdict (or its dict), else the run's verdicts.json."""
+    return next((x for x in _judged(run_dir, verdicts) if isinstance(x, Excuse)), None)
+
+
+def near_misses(run_dir: str | Path, verdicts: dict | None = None) -> list[str]:
+    """Why each finding whose scenario, protocol, client and invariants fit a failed run does not match it."""
+    judged = list(_judged(run_dir, verdicts))
+    return [] if any(isinstance(x, Excuse) for x in judged) else [x for x in judged if isinstance(x, str)]
+
+
+def _judged(run_dir, verdicts):
+    """For each finding in scope of the failed run: its Excuse, or why not (a string)."""
+    run_dir = Path(run_dir)
+    try:
+        meta = json.loads((run_dir / RUN_JSON).read_text())
+        if verdicts is None:
+            verdicts = json.loads((run_dir / VERDICTS_JSON).read_text())
+    except (OSError, ValueError):
+        return
+    failed = {n: v for n, v in verdicts.items() if status(v) == "invalid"}
+    if not failed or any(status(v) == "unknown" for v in verdicts.values()):
+        return  # an undecided invariant is never excused
+    for f in KNOWN:
+        if not _in_scope(f, meta, set(failed)):
             continue
-        if (member or "python") not in f.members:
+        if f.evidence is None:
+            yield f"not {f.id}: it has no evidence function, so it never matches"
             continue
-        if f.scenarios and scenario not in f.scenarios and scenario.split("/")[-1].removesuffix(".toml") \
-                not in f.scenarios:
+        marks = f.evidence(run_dir)
+        if not marks:
+            yield f"not {f.id}: its mark is not in the history"
             continue
-        if f.client_below is not None:
-            if (member or "python") != "python" or not client_version or client_version == "default":
-                continue
-            if _key(client_version) >= _key(f.client_below):
-                continue
-        if f.evidence is not None and (run_dir is None or f.evidence(Path(run_dir)) is None):
+        why = next((w for v in failed.values() if (w := outside(v, marks)) is not None), None)
+        if why is not None:
+            yield f"not {f.id}: {why}"
             continue
-        return f
-    return None
+        yield Excuse(f, holding(failed.values(), marks))
+
+
+def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
+    """Whether a run is one the finding is about: its invariants, protocol, member kind, client version, scenario."""
+    cfg = meta.get("config") or {}
+    member = cfg.get("member") or "python"
+    if not failed <= set(f.invariants) or cfg.get("protocol") not in f.protocols or member not in f.members:
+        return False
+    if f.scenarios and not any(same_scenario(cfg, name) for name in f.scenarios):
+        return False
+    if f.client_below is not None:  # the client that ran (run.json), else the one asked for
+        version = meta.get("client_version") or cfg.get("client_version")
+        if member != "python" or not version or version == "default" or _key(version) >= _key(f.client_below):
+            return False
+    return True
+
+
+def same_scenario(cfg: dict, name: str) -> bool:
+    """Whether a run (its recorded config) ran the built-in scenario `name`: the built-in itself (no file), or a
+    scenario file whose text has the built-in's digest. A file merely named after it, or naming itself so, is not."""
+    from harness.scenarios import SCENARIOS, builtin_text
+    if cfg.get("scenario") != name:
+        return False
+    if not cfg.get("scenario_file"):
+        return name in SCENARIOS
+    text, shipped = cfg.get("scenario_text"), builtin_text(name)
+    return text is not None and shipped is not None and _digest(text) == _digest(shipped)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _key(version: str) -> tuple[int, ...]:

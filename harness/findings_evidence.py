@@ -1,11 +1,16 @@
-"""What a run's history must show before a failure is taken for a known finding (harness/findings.py).
+"""What a known finding's bug leaves in a run's history (harness/findings.py): its marks.
 
 A finding names the invariants it fails; that alone would excuse any failure of those invariants in its scenario.
-A finding with an `evidence` reads the run's history for the mark of the bug itself and says what it saw, or None.
-Read from the run's history files directly (small: it runs only on a failed run that matched the rest).
+Each evidence function reads the run's history for the bug itself and returns one `Mark` per place it shows: the
+member it struck, the partitions (and, where the bug is about records, the records) it held, and the time window
+on the history's monotonic clock while the bug acted. harness/findings_match.py then asks that every witness of
+every failing verdict lie inside a mark. Only members that ran librdkafka are read (their `started` event names
+their client; a history that does not say is read). Read from the history files directly (small: it runs only on
+a failed run that matched the rest).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.history_format import HistoryFormatError, read_file
@@ -14,96 +19,208 @@ from harness.rundir import HARNESS_HISTORY, HISTORY, member_histories
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
+#: the client library every finding with evidence is about (a member's `started` event names its client)
+LIBRARY = "librdkafka"
 
 
-def commits_refused_unheard(run_dir: str | Path) -> str | None:
-    """librdkafka-848-commit-starves-heartbeat's mark: a consumer-protocol member whose commits the group refused
-    with UNKNOWN_MEMBER_ID for longer than its session timeout (the group's, as recorded) without hearing from the
-    group meanwhile (no assigned, revoked or lost). A member's heartbeat would tell it within a heartbeat interval
-    that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md)."""
-    hist = Path(run_dir) / HISTORY
-    try:
-        settings = [e for e in read_file(hist / HARNESS_HISTORY)[1] if e.get("type") == "group_settings"]
-    except (OSError, HistoryFormatError):
-        return None
-    for path in member_histories(hist):
-        try:
-            events = read_file(path)[1]
-        except (OSError, HistoryFormatError):
-            continue
-        streak: list[dict] = []
-        for e in events + [{"type": "stopped", "mono": float("inf")}]:
-            if e.get("type") == "committed" and not e.get("ok") and "UNKNOWN_MEMBER_ID" in str(e.get("error")):
-                streak.append(e)
-            elif e.get("type") in HEARD:
-                if seen := _longer_than_session(streak, settings):
-                    return seen
-                streak = []
-    return None
+@dataclass(frozen=True)
+class Mark:
+    """One place a bug shows in a history: who it struck, what they held, and when (monotonic seconds)."""
+
+    members: frozenset[str]
+    partitions: frozenset[tuple[str, int]]
+    start: float
+    end: float
+    says: str  # what the history shows, with its times
+    records: frozenset[tuple[str, int, int]] = frozenset()  # (topic, partition, offset): a bug about records
+    held_from: float | None = None  # when the members were given the partitions they held as it began
+
+    def to_dict(self) -> dict:
+        return {"members": sorted(self.members), "partitions": sorted(map(list, self.partitions)),
+                "records": sorted(map(list, self.records)), "start": self.start, "end": self.end,
+                "held_from": self.held_from, "says": self.says}
 
 
-def _longer_than_session(streak: list[dict], settings: list[dict]) -> str | None:
-    if len(streak) < 2:
-        return None
-    first, last = streak[0], streak[-1]
-    ms, source = group_value(latest_at(settings, first["mono"]), "consumer", "session")
-    if ms is None or last["mono"] - first["mono"] <= ms / 1000:
-        return None
-    return (f"{first.get('member')}'s commits refused with UNKNOWN_MEMBER_ID {len(streak)} times over "
-            f"{last['mono'] - first['mono']:.1f}s without a word from the group (longer than its session timeout, "
-            f"{source})")
+def _tps(e: dict) -> set[tuple[str, int]]:
+    return {(t, int(p)) for t, p, *_ in e.get("partitions") or e.get("offsets") or ()}
 
 
-def illegal_generation_lost(run_dir: str | Path) -> str | None:
-    """librdkafka-4059-commit-during-cooperative-rebalance's mark: a member's commit refused with
-    ILLEGAL_GENERATION and, at once (before any other event of that member), its whole assignment `lost`: the
-    client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove."""
+def _members(run_dir: str | Path) -> list[tuple[str, list[dict]]]:
+    """(member id, its events) of every member history that is librdkafka's or does not say whose it is."""
+    out = []
     for path in member_histories(Path(run_dir) / HISTORY):
         try:
             events = read_file(path)[1]
         except (OSError, HistoryFormatError):
             continue
-        for e, nxt in zip(events, events[1:]):
-            if e.get("type") == "committed" and not e.get("ok") and "ILLEGAL_GENERATION" in str(e.get("error")) \
-                    and nxt.get("type") == "lost":
-                return (f"{e.get('member')}'s commit refused with ILLEGAL_GENERATION at {e['mono']:.3f}, then its "
-                        f"assignment lost at {nxt['mono']:.3f}")
-    return None
+        clients = {str(e.get("client") or (e.get("effective") or {}).get("client") or "")
+                   for e in events if e.get("type") == "started"} - {""}
+        if all(LIBRARY in c for c in clients) and events:
+            out.append((str(events[0].get("member") or path.stem), events))
+    return out
+
+
+def _control(run_dir: str | Path) -> list[dict] | None:
+    try:
+        return read_file(Path(run_dir) / HISTORY / HARNESS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return None
+
+
+def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-848-commit-starves-heartbeat's mark: a consumer-protocol member whose commits the group refused
+    with UNKNOWN_MEMBER_ID for longer than its session timeout (the group's, as recorded) without hearing from the
+    group meanwhile (no assigned, revoked or lost). A member's heartbeat would tell it within a heartbeat interval
+    that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md).
+    The mark: that member and the partitions it held, from its last word from the group before the refusals (its
+    last successful commit or assignment change: the group could have fenced it only after that) to the event
+    that ended them (its `lost`, `revoked` or stop; else its last event). A commit the group took ends the
+    refusals as well (the mark then ends at the last refused one): a fenced member's commit taking effect is a
+    broker's fencing failing, not this bug."""
+    control = _control(run_dir)
+    if control is None:
+        return []
+    settings = [e for e in control if e.get("type") == "group_settings"]
+    marks = []
+    for member, events in _members(run_dir):
+        held: dict[tuple[str, int], float] = {}
+        word, streak, then = None, [], ({}, None)
+        for e in events + [{"type": "stopped", "mono": events[-1].get("mono", 0.0), "end": True}]:
+            kind, t = e.get("type"), e.get("mono")
+            if kind == "committed" and not e.get("ok") and "UNKNOWN_MEMBER_ID" in str(e.get("error")):
+                if not streak:
+                    then = (dict(held), word)
+                streak.append(e)
+                continue
+            ok = kind == "committed" and e.get("ok")
+            if kind in HEARD or ok:  # a commit the group took ends it too: the member was not fenced
+                until = {**streak[-1], "type": "last refused commit"} if ok and streak else e
+                if (m := _livelock(member, streak, settings, *then, until)) is not None:
+                    marks.append(m)
+                streak = []
+            if kind == "assigned":
+                held.update({tp: t for tp in _tps(e) if tp not in held})
+            elif kind in ("revoked", "lost"):
+                for tp in _tps(e):
+                    held.pop(tp, None)
+            if kind in HEARD - {"stopped"} or ok:
+                word = t
+    return marks
+
+
+def _livelock(member, streak, settings, held, word, until) -> Mark | None:
+    if len(streak) < 2:
+        return None
+    first, last = streak[0], streak[-1]
+    ms, source = group_value(latest_at(settings, first["mono"]), "consumer", "session")
+    if ms is None or last["mono"] - first["mono"] <= ms / 1000 or not held:
+        return None
+    ended = "until its last event" if until.get("end") else f"until its {until['type']} at {until['mono']:.3f}"
+    says = (f"{member}'s commits refused with UNKNOWN_MEMBER_ID {len(streak)} times over "
+            f"{last['mono'] - first['mono']:.1f}s without a word from the group (longer than its session timeout, "
+            f"{source}), holding {_names(held)} {ended}")
+    start = word if word is not None else min(held.values())
+    return Mark(frozenset({member}), frozenset(held), start, max(until["mono"], last["mono"]), says,
+                held_from=min(held.values()))
+
+
+def illegal_generation_lost(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-4059-commit-during-cooperative-rebalance's mark: a member's commit refused with
+    ILLEGAL_GENERATION and, at once (before any other event of that member), its whole assignment `lost`: the
+    client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove.
+    The mark: that member and the partitions it lost and was committing, from the batch the refused commit was for
+    (its last `processed` before the commit was asked for) to its next assignment (it rejoined)."""
+    marks = []
+    for member, events in _members(run_dir):
+        held: dict[tuple[str, int], float] = {}
+        for i, (e, nxt) in enumerate(zip(events, events[1:])):
+            if e.get("type") == "assigned":
+                held.update({tp: e["mono"] for tp in _tps(e) if tp not in held})
+            elif e.get("type") in ("revoked", "lost"):
+                for tp in _tps(e):
+                    held.pop(tp, None)
+            if not (e.get("type") == "committed" and not e.get("ok") and "ILLEGAL_GENERATION" in str(e.get("error"))
+                    and nxt.get("type") == "lost"):
+                continue
+            asked = e.get("requested_mono", e["mono"])
+            batch = [x["mono"] for x in events[:i] if x.get("type") == "processed" and x["mono"] <= asked]
+            back = next((x["mono"] for x in events[i + 2:] if x.get("type") == "assigned"), events[-1]["mono"])
+            parts = _tps(nxt) | _tps(e)
+            says = (f"{member}'s commit refused with ILLEGAL_GENERATION at {e['mono']:.3f}, then its assignment "
+                    f"({_names(parts)}) lost at {nxt['mono']:.3f}")
+            marks.append(Mark(frozenset({member}), frozenset(parts), max(batch, default=asked), back, says,
+                              held_from=min((held[tp] for tp in parts if tp in held), default=None)))
+    return marks
+
+
+def batch_skipped_at_rebalance(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-2.0-batch-skip's mark: a member that held a partition throughout, whose two batches of it in a row
+    leave offsets out, with an `assigned` of that member (an incremental rebalance that left it the partition)
+    between them: the records fetched into the batch being filled at the rebalance's pause, dropped and never
+    fetched again (docs/findings.md). The mark: that member, the partition and the offsets left out, from the
+    first batch to the second. A gap inside one batch, or one after the partition left the member, is not it."""
+    marks = []
+    for member, events in _members(run_dir):
+        last: dict[tuple[str, int], tuple[int, float]] = {}  # partition -> (last offset processed, when)
+        rebalanced: set[tuple[str, int]] = set()  # partitions an `assigned` left this member since that batch
+        for e in events:
+            kind = e.get("type")
+            if kind == "assigned":
+                rebalanced |= set(last)
+            elif kind in ("revoked", "lost"):
+                for tp in _tps(e):
+                    last.pop(tp, None)
+                    rebalanced.discard(tp)
+            elif kind == "processed" and "first_offset" in e:
+                tp = (e["topic"], int(e["partition"]))
+                prev = last.get(tp)
+                if prev is not None and tp in rebalanced and e["first_offset"] > prev[0] + 1:
+                    gap = range(prev[0] + 1, e["first_offset"])
+                    marks.append(Mark(frozenset({member}), frozenset({tp}), prev[1], e["mono"],
+                                      f"{member} processed {tp[0]}-{tp[1]} up to offset {prev[0]} at {prev[1]:.3f} "
+                                      f"and from {e['first_offset']} at {e['mono']:.3f}, an assignment between: "
+                                      f"offsets {gap.start}-{gap.stop - 1} skipped",
+                                      records=frozenset((tp[0], tp[1], o) for o in gap)))
+                last[tp] = (int(e["last_offset"]), e["mono"])
+                rebalanced.discard(tp)
+    return marks
 
 
 #: how soon after its connection was closed a member's two deliveries with one count are taken for the finding
 RECONNECT_WINDOW_S = 5.0
 
 
-def share_count_kept_after_reconnect(run_dir: str | Path) -> str | None:
+def share_count_kept_after_reconnect(run_dir: str | Path) -> list[Mark]:
     """share-count-kept-after-reconnect's mark: a share member whose connection a request fault left to be closed
     (the fault's end says `closed`: the client gave it up at its request timeout) was handed one record twice with
     the same delivery count, both within RECONNECT_WINDOW_S after that close: the broker counted one of the two
-    deliveries not at all, though the application got both."""
-    hist = Path(run_dir) / HISTORY
-    try:
-        control = read_file(hist / HARNESS_HISTORY)[1]
-    except (OSError, HistoryFormatError):
-        return None
+    deliveries not at all, though the application got both. The mark: that member and that record, from the close
+    to the second delivery."""
+    control = _control(run_dir)
+    if control is None:
+        return []
     member_of = {e.get("fault_id"): e.get("member") for e in control if e.get("type") == "fault_start" and e.get("api")}
     closed = [(member_of[e["fault_id"]], e["mono"]) for e in control
               if e.get("type") == "fault_end" and e.get("outcome") == "closed" and member_of.get(e.get("fault_id"))]
-    for path in member_histories(hist):
-        try:
-            events = read_file(path)[1]
-        except (OSError, HistoryFormatError):
-            continue
+    marks = []
+    for member, events in _members(run_dir):
         seen: dict = {}
         for e in events:
             if e.get("type") != "share_acquired":
                 continue
             key = (e.get("topic"), e.get("partition"), e.get("offset"), e.get("delivery_count"))
-            if key in seen:
-                first = seen[key]
-                for m, t in closed:
-                    if m == e.get("member") and t <= first["mono"] and e["mono"] - t <= RECONNECT_WINDOW_S:
-                        return (f"{m} was handed offset {key[2]} of {key[0]}-{key[1]} twice with delivery count "
-                                f"{key[3]} ({first['mono']:.3f}, {e['mono']:.3f}), {first['mono'] - t:.3f}s after its "
-                                f"connection was closed at {t:.3f}")
-            seen[key] = e
-    return None
+            first, seen[key] = seen.get(key), e
+            hit = None if first is None else next(((m, t) for m, t in closed if m == member and t <= first["mono"]
+                                                   and e["mono"] - t <= RECONNECT_WINDOW_S), None)
+            if hit is not None:
+                m, t = hit
+                marks.append(Mark(frozenset({m}), frozenset({(key[0], key[1])}), t, e["mono"],
+                                  f"{m} was handed offset {key[2]} of {key[0]}-{key[1]} twice with delivery count "
+                                  f"{key[3]} ({first['mono']:.3f}, {e['mono']:.3f}), {first['mono'] - t:.3f}s after "
+                                  f"its connection was closed at {t:.3f}",
+                                  records=frozenset({(key[0], key[1], key[2])})))
+    return marks
+
+
+def _names(parts) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(parts))

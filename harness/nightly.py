@@ -279,14 +279,14 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                      f"kafka={kv} client={d.client_version or 'default'} seed={run_seed}"
                      + (f" commit={mode}" if mode else ""))
             r = run(cfg, cluster=_shared_or_own(clusters[kv], cfg), progress=lambda *_: None)
-            known = findings.known(scenario=d.scenario, protocol=d.protocol, client_version=d.client_version,
-                                   member=run_options.get("member"), failed=_invalid(r),
-                                   run_dir=r.run_dir) if r.status == "fail" else None
+            excuse = findings.known(r.run_dir, r.verdicts) if r.status == "fail" else None
+            known = excuse.finding if excuse else None
             progress(f"  -> {r.status}" + (f": {', '.join(sorted(_invalid(r)))}" if r.status == "fail" else "")
                      + (f" (known finding {known.id}, expected: {known.expected_rate}; {known.doc})" if known else ""))
             entry = NightlyRun(d.scenario, d.protocol, kv, d.client_version, run_seed, str(r.run_dir), r.status,
                                commit_mode=mode, index=d.index,
-                               known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc}
+                               known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc,
+                                      "this_run": excuse.says, "marks": [m.to_dict() for m in excuse.marks]}
                                if known else None, repeat=j if repeat > 1 else None,
                                rebalance_s=rebalance_times(r))
             if r.status == "fail" and not known and d.index not in shrunk_draws \

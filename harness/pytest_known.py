@@ -1,23 +1,34 @@
 """Suite tests and the known findings (harness/findings.py): a run that fails only as a known client or Kafka
-bug fails its test all the same, and its message names the finding and what in the history shows it
-(`--harness-known-findings fail`, the default: a team's gate must see its client's bugs). With `xfail` such a
-test is reported xfailed, its reason the same message: for a gate of the harness's own code (`.ci/run`), which a
-client bug that shows one run in several must not block. Any other failure fails either way."""
+bug fails its test all the same, and its message names the finding and the marks in the history that cover every
+failing witness (`--harness-known-findings fail`, the default: a team's gate must see its client's bugs). With
+`xfail` such a test is reported xfailed: for a gate of the harness's own code (`.ci/run`, README), which a client
+bug that shows one run in several must not block. Any other failure fails either way, and its message says why
+a finding whose scenario it ran did not match (a witness outside the bug's marks, say).
+
+A test settled as a known finding carries its id: the xfail reason begins `known finding: <id>` (JUnit's
+`skipped` message; Allure's status message, which the report's categories read), the JUnit test case has the
+property `known_finding` = id, and its Allure result the label `known_finding` (failed or excused alike). The
+session's terminal summary ends with how many tests were excused (or failed as known findings) and which, each
+with its finding. Registered as a plugin by harness/pytest_plugin.py.
+"""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 MODES = ("fail", "xfail")
+#: the JUnit property and the Allure label that carry a settled test's finding id
+PROPERTY = "known_finding"
+_PENDING = pytest.StashKey[list]()  # the findings settle() met in the test being run
+_SETTLED = pytest.StashKey[list]()  # (test id, finding ids, excused) of the session
 
 
 def add_option(group) -> None:
     group.addoption("--harness-known-findings", dest="harness_known_findings", choices=MODES,
                     default=os.environ.get("HARNESS_KNOWN_FINDINGS", "fail"),
-                    help="a run that fails only as a known finding (harness/findings.py, docs/findings.md) and whose "
-                         "history shows it: fail its test (default), or xfail it with the finding as the reason")
+                    help="a run that fails only as a known finding (harness/findings.py, docs/findings.md) whose marks "
+                         "in the history cover every failing witness: fail its test (default), or xfail it")
 
 
 def mode(config) -> str:
@@ -28,34 +39,74 @@ def mode(config) -> str:
     return got
 
 
-def known_finding(result) -> tuple[object, str] | None:
-    """(the known finding a failed run matches, what its history shows of it), else None."""
+def known_finding(result):
+    """The Excuse (harness/findings.py) of a failed run that is a known finding, else None."""
     from harness import findings
-    from harness.rundir import RUN_JSON
-    try:
-        meta = json.loads((result.run_dir / RUN_JSON).read_text())
-    except (OSError, ValueError):
-        return None
-    cfg = meta.get("config") or {}
-    failed = {n for n, v in result.verdicts.items() if v.status == "invalid"}
-    unjudged = any(v.status == "unknown" for v in result.verdicts.values())  # never excused
-    if result.status != "fail" or not cfg.get("scenario") or unjudged:
-        return None
-    f = findings.known(scenario=cfg["scenario"], protocol=cfg.get("protocol"),
-                       client_version=meta.get("client_version") or cfg.get("client_version"),
-                       member=cfg.get("member"), failed=failed, run_dir=result.run_dir)
-    if f is None:
-        return None
-    return f, (f.evidence(result.run_dir) if f.evidence else None) or "the failed invariants"
+    return findings.known(result.run_dir, result.verdicts) if result.status == "fail" else None
 
 
-def line(known: tuple[object, str]) -> str:
-    f, seen = known
-    return f"  known finding {f.id}: {f.title}; this run: {seen}; seen before: {f.expected_rate}; {f.doc}"
+def misses(result) -> list[str]:
+    """Why each known finding whose scenario a failed run ran does not excuse it."""
+    from harness import findings
+    return findings.near_misses(result.run_dir, result.verdicts) if result.status == "fail" else []
 
 
-def settle(config, message: str, known: tuple[object, str] | None) -> None:
+def line(known) -> str:
+    f = known.finding
+    return f"  {known.reason()}; this run: {known.says}; seen before: {f.expected_rate}; {f.doc}"
+
+
+def settle(config, message: str, known) -> None:
     """End a failed test: xfail when it is a known finding and the session says so, else fail."""
-    if known is not None and config is not None and mode(config) == "xfail":
-        pytest.xfail(message)
+    if known is not None:
+        from harness.findings import REASON
+        _note(config, known)
+        if config is not None and mode(config) == "xfail":
+            pytest.xfail(f"{REASON}{known.finding.id}\n{message}")
     pytest.fail(message, pytrace=False)
+
+
+def _note(config, known) -> None:
+    """Keep the finding for the test's report (JUnit property, summary) and label its Allure result."""
+    stash = getattr(config, "stash", None)
+    if stash is not None:
+        stash.setdefault(_PENDING, []).append(known.finding.id)
+    try:
+        import allure
+    except ImportError:
+        return
+    allure.dynamic.label(PROPERTY, known.finding.id)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The findings a test was settled with: JUnit properties of its test case, and the session's summary."""
+    outcome = yield
+    report = outcome.get_result()
+    pending = item.config.stash.get(_PENDING, [])
+    if not pending:
+        return
+    item.user_properties.extend((PROPERTY, i) for i in pending)  # junitxml writes them from the teardown report
+    item.config.stash.setdefault(_SETTLED, []).append((item.nodeid, list(pending), hasattr(report, "wasxfail")))
+    pending.clear()
+
+
+def summary(config) -> list[str]:
+    """The terminal summary's lines: how many tests were excused as known findings and which, each with its id
+    (always under xfail); those that failed as one (under fail, when any did)."""
+    settled = config.stash.get(_SETTLED, [])
+    excused = [(n, ids) for n, ids, x in settled if x]
+    failed = [(n, ids) for n, ids, x in settled if not x]
+    if mode(config) != "xfail" and not settled:
+        return []
+    out = [f"harness known findings: {len(excused)} test{'' if len(excused) == 1 else 's'} excused "
+           f"(--harness-known-findings {mode(config)})"
+           + (f", {len(failed)} failed as known findings" if failed else "")]
+    out += [f"  excused {n}: {', '.join(ids)}" for n, ids in excused]
+    out += [f"  failed {n}: {', '.join(ids)}" for n, ids in failed]
+    return out
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    for text in summary(config):
+        terminalreporter.write_line(text)

@@ -1,49 +1,113 @@
-"""Known findings (harness/findings.py, docs/findings.md): which failing runs they excuse on a night's summary, and
-nightly() marking such a run with its expected rate instead of shrinking it."""
+"""Known findings (harness/findings.py, docs/findings.md): which failing runs they excuse (only those whose failing
+witnesses lie inside the bug's marks in the history, in the finding's scenario by identity), and nightly() marking
+such a run with its expected rate instead of shrinking it."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
-from harness.findings import FINDINGS, known
+import pytest
+
+from harness.findings import KNOWN, REASON, known, near_misses
+from harness.findings_evidence import batch_skipped_at_rebalance, illegal_generation_lost
+from harness.invariants.core import Verdict
 from harness.nightly import nightly
+from harness.plan import config_dict
 from harness.rundir import RunResult
-from tests.unit.livelock_history import write_run
+from harness.scenarios import builtin_text
+from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts, lost_records,
+                                           write_meta)
+from tests.unit.livelock_history import livelock_verdicts, write_run
+
+BATCH_SKIP = "librdkafka-2.0-batch-skip"
 
 
-def test_the_librdkafka_batch_finding_matches_old_clients_on_the_cooperative_protocol_only():
-    args = dict(scenario="member-kill", protocol="classic-cooperative", member=None, failed={"record_integrity"})
-    assert known(client_version="2.0.2", **args).id == "librdkafka-2.0-batch-skip"
-    assert known(client_version="2.0.2.post1", **args) is not None
-    for cv in ("2.1.0", "2.16.1", None, "default"):  # fixed, or the harness's own client
-        assert known(client_version=cv, **args) is None
-    assert known(client_version="2.0.2", **{**args, "protocol": "classic-eager"}) is None
-    assert known(client_version="2.0.2", **{**args, "member": "java"}) is None  # not confluent-kafka
-    # another invariant failing as well is not excused, nor a pass
-    assert known(client_version="2.0.2", **{**args, "failed": {"record_integrity", "exclusive_ownership"}}) is None
-    assert known(client_version="2.0.2", **{**args, "failed": set()}) is None
+def test_the_batch_skip_mark_is_a_gap_between_two_batches_with_an_assignment_between(tmp_path):
+    (mark,) = batch_skipped_at_rebalance(batch_skip_run(tmp_path / "a"))
+    assert (mark.members, mark.partitions, mark.records) == ({"m2"}, {("t", 1)}, {("t", 1, 131)})
+    assert (mark.start, mark.end) == (422.695, 423.150) and "offsets 131-131 skipped" in mark.says
+    assert batch_skipped_at_rebalance(batch_skip_run(tmp_path / "b", assigned_between=False)) == []
+
+
+def test_the_batch_skip_finding_excuses_only_the_records_its_mark_left_out(tmp_path):
+    run = batch_skip_run(tmp_path / "run")
+    assert known(run, lost_records((1, 131))).finding.id == BATCH_SKIP
+    assert known(run, lost_records((1, 150))) is None  # a lost record the gap does not hold
+    assert known(run, lost_records((2, 131))) is None  # another partition
+    assert known(run, lost_records((1, 131), lost=5)) is None  # more lost than the marks name
+    more = {**lost_records((1, 131)), "exclusive_ownership": Verdict("exclusive_ownership", "invalid", "x")}
+    assert known(run, more) is None  # another invariant failing as well
+    assert "not librdkafka-2.0-batch-skip: record_integrity's witness" in near_misses(run, lost_records((1, 150)))[0]
+    # the verdicts as the run directory keeps them (verdicts.json), when none are given
+    (run / "verdicts.json").write_text(json.dumps({k: v.to_dict() for k, v in lost_records((1, 131)).items()}))
+    assert known(run).finding.id == BATCH_SKIP
+
+
+@pytest.mark.parametrize("client_version", ["2.1.0", "2.16.1", "default"])
+def test_the_batch_skip_finding_is_about_old_clients_on_the_cooperative_protocol(tmp_path, client_version):
+    assert known(batch_skip_run(tmp_path / "new", client_version=client_version), lost_records((1, 131))) is None
+    for d, cfg in (("eager", {"protocol": "classic-eager"}), ("java", {"member": "java"})):
+        assert known(batch_skip_run(tmp_path / d, **cfg), lost_records((1, 131))) is None
+
+
+def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once(tmp_path):
+    run = commit_race_run(tmp_path / "a")
+    (mark,) = illegal_generation_lost(run)
+    assert mark.says.startswith("m1's commit refused with ILLEGAL_GENERATION at 17.340")
+    assert (mark.members, mark.partitions, mark.start, mark.end) == ({"m1"}, {("t", 0), ("t", 3)}, 17.25, 19.0)
+    assert illegal_generation_lost(commit_race_run(tmp_path / "b", lost_at_once=False)) == []
+    assert known(run, commit_race_verdicts(run)).finding.id == "librdkafka-4059-commit-during-cooperative-rebalance"
+    # a storm witnessed by another member's own partition: not the race's
+    assert known(run, commit_race_verdicts(run, storm_witness="m2-revoked")) is None
+    assert known(commit_race_run(tmp_path / "c", client_version="2.10.0"), commit_race_verdicts(run)) is None
 
 
 def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_broker_partition(tmp_path):
-    failed = {"exclusive_ownership", "coverage_liveness", "convergence_balance"}
-    args = dict(scenario="broker-partition", protocol="consumer", member=None, client_version=None,
-                run_dir=write_run(tmp_path / "livelock", refused_s=8.0))
-    assert known(failed=failed, **args).id == "librdkafka-848-commit-starves-heartbeat"
-    assert known(failed={"exclusive_ownership"}, **args) is not None
-    # its history must show it: refusals for longer than the session timeout, unheard
-    assert known(failed=failed, **{**args, "run_dir": write_run(tmp_path / "brief", refused_s=2.0)}) is None
-    assert known(failed=failed, **{**args, "run_dir": None}) is None
-    assert known(failed=failed | {"record_integrity"}, **args) is None
-    assert known(failed=failed, **{**args, "protocol": "classic-cooperative"}) is None
-    assert known(failed=failed, **{**args, "scenario": "member-kill"}) is None
-    assert known(failed=failed, **{**args, "member": "java"}) is None  # not librdkafka
+    run = write_run(tmp_path / "livelock", refused_s=8.0)
+    assert known(run, livelock_verdicts(run)).finding.id == "librdkafka-848-commit-starves-heartbeat"
+    only = {k: v for k, v in livelock_verdicts(run).items() if k in ("exclusive_ownership", "commit_progress")}
+    assert known(run, only) is not None
+    brief = write_run(tmp_path / "brief", refused_s=2.0)
+    assert known(brief, livelock_verdicts(brief)) is None
+    for d, kw in (("coop", {"protocol": "classic-cooperative"}), ("kill", {"scenario": "member-kill"})):
+        other = write_run(tmp_path / d, refused_s=8.0, **kw)
+        assert known(other, livelock_verdicts(other)) is None
 
 
-def test_every_finding_says_how_often_and_where_it_is_written_up():
+def test_the_scenario_is_matched_by_identity_not_by_its_files_name(tmp_path):
+    shipped = builtin_text("broker-partition")
+    assert shipped is not None and 'name = "broker-partition"' in shipped
+
+    def excused(d, **kw):
+        run = write_run(tmp_path / d, refused_s=8.0, **kw)
+        return known(run, livelock_verdicts(run)) is not None
+    assert excused("builtin")  # the built-in itself: no file, its name
+    # a file with the built-in's text, byte for byte (its digest): the same scenario
+    assert excused("copy", scenario_file="mine/broker-partition.toml", scenario_text=shipped)
+    # a file of the built-in's name (and `name`) with other steps: another scenario
+    changed = shipped.replace("[[steps]]", "[[steps]]\n# one more comment: another file", 1)
+    assert not excused("edited", scenario_file="mine/broker-partition.toml", scenario_text=changed)
+    assert not excused("no-text", scenario_file="mine/broker-partition.toml")
+    # the built-in's text under another name
+    assert not excused("renamed", scenario="my-partition", scenario_file="broker-partition.toml",
+                       scenario_text=shipped.replace('name = "broker-partition"', 'name = "my-partition"'))
+
+
+def test_a_finding_without_evidence_never_excuses(tmp_path, monkeypatch):
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    f = next(f for f in KNOWN if f.id == "librdkafka-848-commit-starves-heartbeat")
+    monkeypatch.setattr("harness.findings.KNOWN", (dataclasses.replace(f, evidence=None),))
+    assert known(run, livelock_verdicts(run)) is None
+    assert near_misses(run, livelock_verdicts(run)) == [
+        "not librdkafka-848-commit-starves-heartbeat: it has no evidence function, so it never matches"]
+
+
+def test_every_finding_has_evidence_says_how_often_and_where_it_is_written_up():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text()
-    for f in FINDINGS:
-        assert f.expected_rate and f.invariants and f.protocols
+    assert len({f.id for f in KNOWN}) == len(KNOWN) and REASON == "known finding: "
+    for f in KNOWN:
+        assert f.expected_rate and f.invariants and f.protocols and f.evidence is not None
         anchor = f.doc.partition("#")[2]
         assert anchor and any(_anchor(line) == anchor for line in doc.splitlines() if line.startswith("#"))
 
@@ -57,7 +121,8 @@ def _anchor(heading: str) -> str:
 def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypatch):
     monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
     shrunk = []
-    monkeypatch.setattr("harness.nightly.shrink_failure", lambda *a, **k: shrunk.append(a) or {})
+    monkeypatch.setattr("harness.nightly.shrink_failure", lambda *a, **k: shrunk.append(a) or {
+        "from_actions": 2, "to_actions": 1, "replay": "harness replay shrunk"})
 
     class NoCluster:
         def __init__(self, backend, **kw):
@@ -69,43 +134,69 @@ def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypa
         def stop(self):
             pass
 
-    def run(cfg, *, cluster, progress):
-        d = Path(cfg.runs_root) / f"r{cfg.seed}"
-        d.mkdir()
-        return RunResult(d, "fail", {"record_integrity": SimpleNamespace(status="invalid")})
+    def run(cfg, *, cluster, progress):  # every run leaves offset 131 out; odd seeds lose offset 150 as well
+        d = batch_skip_run(Path(cfg.runs_root) / f"r{cfg.seed}")
+        write_meta(d, **{**config_dict(cfg), "client_version": cfg.client_version})
+        v = lost_records((1, 131), (1, 150)) if cfg.seed % 2 else lost_records((1, 131))
+        (d / "verdicts.json").write_text(json.dumps({k: x.to_dict() for k, x in v.items()}))
+        return RunResult(d, "fail", v)
 
     res = nightly(budget_s=10_000, seed=5, kafka_versions=["4.4.0"], client_versions=["2.0.2"],
                   protocols=["classic-cooperative"], runs_root=str(tmp_path), runs=12,
                   make_cluster=lambda backend, **kw: NoCluster(backend, **kw), run=run, progress=lambda *_: None)
     summary = json.loads((res.out_dir / "nightly.json").read_text())
     marked = [r for r in summary["runs"] if r["known"]]
-    assert marked and all(r["known"]["id"] == "librdkafka-2.0-batch-skip" and r["known"]["expected_rate"]
-                          for r in marked)
-    # every consumer-group scenario of the cooperative protocol on 2.0.2 that failed only record_integrity
-    assert len(marked) == len(summary["runs"]) - len(shrunk)
+    assert marked and all(r["known"]["id"] == BATCH_SKIP and r["known"]["expected_rate"]
+                          and "offsets 131-131 skipped" in r["known"]["this_run"] for r in marked)
+    assert {r["seed"] % 2 for r in marked} == {0}  # only the runs whose every lost record is the gap's
+    assert marked[0]["known"]["marks"] == [{"members": ["m2"], "partitions": [["t", 1]], "records": [["t", 1, 131]],
+                                            "start": 422.695, "end": 423.15, "held_from": None,
+                                            "says": marked[0]["known"]["this_run"]}]
+    assert shrunk and len(marked) + len(shrunk) <= len(summary["runs"])
 
 
 SHARE_RECONNECT = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "share-count-kept-after-reconnect"
 
 
-def test_the_share_count_kept_after_a_reconnect_matches_only_with_the_reconnect_in_the_history(tmp_path):
-    # share-ack-answer-lost (Kafka 4.4.0, confluent-kafka 2.16.1), trimmed: m1's stalled connection closed at
-    # 2951.546; offset 22 of partition 0 handed to m1 with delivery count 3 at 2951.558 and again at 2951.571
+def _share_verdicts():
     from harness.history import History
     from harness.invariants import judge
-    v = judge(History.load(SHARE_RECONNECT / "history"))["share_redelivery"]
+    return judge(History.load(SHARE_RECONNECT / "history"))
+
+
+def test_the_share_count_kept_after_a_reconnect_matches_only_at_its_own_mark(tmp_path):
+    # share-ack-answer-lost (Kafka 4.4.0, confluent-kafka 2.16.1), trimmed: m1's stalled connection closed at
+    # 2951.546; offsets 22 and 23 of partition 0 handed to m1 with delivery count 3 twice each, 13 ms after
+    verdicts = _share_verdicts()
+    v = verdicts["share_redelivery"]
     assert v.status == "invalid" and "delivery count 3, expected 4" in v.witnesses[0]["why"]
-    args = dict(scenario="share-ack-answer-lost", protocol="share", member=None, client_version=None,
-                failed={"share_redelivery"})
-    f = known(run_dir=SHARE_RECONNECT, **args)
-    assert f is not None and f.id == "share-count-kept-after-reconnect"
-    assert "0.013s after its connection was closed at 2951.546" in f.evidence(SHARE_RECONNECT)
-    assert known(run_dir=SHARE_RECONNECT, **{**args, "failed": {"share_redelivery", "share_completion"}}) is None
-    assert known(run_dir=SHARE_RECONNECT, **{**args, "scenario": "share-member-kill"}) is None
-    # the same deliveries without the connection's close in the history: not this finding
+    got = known(SHARE_RECONNECT, verdicts)
+    assert got is not None and got.finding.id == "share-count-kept-after-reconnect"
+    assert "0.013s after its connection was closed at 2951.546" in got.says
+    topic = v.witnesses[0]["topic"]
+    assert {r for m in got.marks for r in m.records} == {(topic, 0, 22), (topic, 0, 23)}
+    more = {**verdicts, "share_completion": Verdict("share_completion", "invalid", "lost")}
+    assert known(SHARE_RECONNECT, more) is None
+    # a share_redelivery failure at another record, or another member's: not this finding
+    for change in ({"offset": 30}, {"member": "m2"}, {"mono": 2960.0}):
+        w = {**v.witnesses[0], **change}
+        assert known(SHARE_RECONNECT, {**verdicts, "share_redelivery": dataclasses.replace(v, witnesses=(w,))}) is None
+
+
+def _share_copy(tmp_path, *, keep=lambda line: True, **config) -> Path:
     hist = tmp_path / "run" / "history"
     hist.mkdir(parents=True)
     for p in (SHARE_RECONNECT / "history").iterdir():
-        lines = p.read_text().splitlines(keepends=True)
-        hist.joinpath(p.name).write_text("".join(l for l in lines if '"outcome":"closed"' not in l))
-    assert known(run_dir=tmp_path / "run", **args) is None
+        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True) if keep(x)))
+    meta = json.loads((SHARE_RECONNECT / "run.json").read_text())
+    meta["config"].update(config)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    return tmp_path / "run"
+
+
+def test_the_share_count_kept_needs_the_reconnect_and_its_scenario(tmp_path):
+    verdicts = _share_verdicts()
+    assert known(_share_copy(tmp_path / "a", scenario="share-member-kill"), verdicts) is None
+    # the same deliveries without the connection's close in the history: not this finding
+    assert known(_share_copy(tmp_path / "b", keep=lambda x: '"outcome":"closed"' not in x), verdicts) is None
+    assert known(_share_copy(tmp_path / "c"), verdicts) is not None

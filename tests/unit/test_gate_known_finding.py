@@ -1,5 +1,8 @@
-"""A gate test that fails as a known client or Kafka bug says which one, and what in its history shows it; it
-fails all the same unless the session asks for xfail (--harness-known-findings, harness/pytest_known.py)."""
+"""A gate test that fails as a known client or Kafka bug says which one, and where in its history the bug's marks
+hold the failing witnesses; it fails all the same unless the session asks for xfail (--harness-known-findings,
+harness/pytest_known.py). A failure whose witnesses lie elsewhere is not the bug, whatever its neighbourhood: the
+livelock's mark on another member, or absent, or a broker that took the fenced member's commit, excuses nothing.
+"""
 from types import SimpleNamespace
 
 import pytest
@@ -9,44 +12,90 @@ from harness.invariants.core import Verdict
 from harness.pytest_known import settle
 from harness.pytest_plugin import failure_message, known_finding
 from harness.rundir import RunResult
-from tests.unit.livelock_history import write_run
+from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
-LIVELOCK = ("exclusive_ownership", "coverage_liveness", "convergence_balance")
+LIVELOCK = "librdkafka-848-commit-starves-heartbeat"
 
 
-def _result(run_dir, invalid=LIVELOCK, status="fail"):
-    verdicts = {"commit_progress": Verdict("commit_progress", "valid", "every processed record committed")}
-    verdicts.update({n: Verdict(n, "invalid", f"{n} failed") for n in invalid})
-    return RunResult(run_dir, status, verdicts)
+def _result(run_dir, verdicts=None, status="fail"):
+    return RunResult(run_dir, status, verdicts if verdicts is not None else livelock_verdicts(run_dir))
 
 
 def test_the_history_shows_the_livelock_only_when_refusals_outlast_the_session_timeout(tmp_path):
-    seen = commits_refused_unheard(write_run(tmp_path / "a", refused_s=8.0))
-    assert seen.startswith("m2's commits refused with UNKNOWN_MEMBER_ID 41 times over 8.0s")
-    assert "group.consumer.session.timeout.ms=6000" in seen
-    assert commits_refused_unheard(write_run(tmp_path / "b", refused_s=4.0)) is None  # within 6 s
-    assert commits_refused_unheard(write_run(tmp_path / "c", refused_s=8.0, session_ms=10000)) is None
-    assert commits_refused_unheard(tmp_path / "nowhere") is None
+    (mark,) = commits_refused_unheard(write_run(tmp_path / "a", refused_s=8.0))
+    assert mark.says.startswith("m2's commits refused with UNKNOWN_MEMBER_ID 41 times over 8.0s")
+    assert "group.consumer.session.timeout.ms=6000" in mark.says
+    # the member, what it held, from its last successful commit to its `lost`
+    assert (mark.members, mark.partitions, mark.start, mark.end, mark.held_from) == (
+        {"m2"}, {("t", 0)}, 8.0, 18.2, 2.0)
+    assert commits_refused_unheard(write_run(tmp_path / "b", refused_s=4.0)) == []  # within 6 s
+    assert commits_refused_unheard(write_run(tmp_path / "c", refused_s=8.0, session_ms=10000)) == []
+    assert commits_refused_unheard(tmp_path / "nowhere") == []
 
 
 def test_the_livelock_on_broker_partition_is_named_in_the_failure(tmp_path):
     run = write_run(tmp_path / "run", refused_s=8.0)
     msg = failure_message(_result(run))
-    assert "known finding librdkafka-848-commit-starves-heartbeat" in msg
+    assert f"known finding: {LIVELOCK}: librdkafka, consumer protocol" in msg
     assert "this run: m2's commits refused with UNKNOWN_MEMBER_ID 41 times" in msg
     assert "exclusive_ownership: invalid" in msg and f"harness replay {run}" in msg
 
 
-def test_the_same_invariants_without_the_livelock_in_the_history_are_no_known_finding(tmp_path):
-    assert known_finding(_result(write_run(tmp_path / "run", refused_s=1.0))) is None
+def test_the_witnesses_of_another_member_than_the_marks_are_not_excused(tmp_path):
+    # the done-when case: the same scenario and invariants, the livelock's mark in the history (on m1, t-1), and
+    # the failure witnessed on m2 and m3 (t-0): not the livelock
+    run = write_run(tmp_path / "run", refused_s=8.0, marked="m1")
+    assert [m.members for m in commits_refused_unheard(run)] == [{"m1"}]
+    result = _result(run)
+    assert known_finding(result) is None
+    msg = failure_message(result)
+    assert f"not {LIVELOCK}: exclusive_ownership's witness" in msg and "'member': 'm3'" in msg
+    assert "known finding:" not in msg
+    # the mark on m2, the zombie of the witnesses: the livelock
+    assert known_finding(_result(write_run(tmp_path / "m2", refused_s=8.0))).finding.id == LIVELOCK
+
+
+def test_a_member_that_stops_writing_lost_is_not_the_livelock(tmp_path):
+    # m2's client rejoined (its `assigned` at once) after 2 s of refusals, and m2 never wrote `lost`: the mark's
+    # refusals for longer than the session timeout are not there
+    run = write_run(tmp_path / "run", refused_s=2.0, then="assigned")
+    assert commits_refused_unheard(run) == []
+    assert known_finding(_result(run)) is None
+    assert f"not {LIVELOCK}: its mark is not in the history" in failure_message(_result(run))
+
+
+def test_a_broker_that_takes_the_fenced_members_commit_is_not_the_livelock(tmp_path):
+    # refusals for 7 s, a commit the group took at 17.05, refusals for 8.8 s more: two marks, and the zombie's commit
+    # that took effect (exclusive_ownership's witness) lies in neither
+    run = write_run(tmp_path / "run", refused_s=16.0, taken_at=17.05)
+    marks = commits_refused_unheard(run)
+    assert [(m.start, m.end) for m in marks] == [(8.0, 17.0), (17.05, 26.2)]
+    verdicts = livelock_verdicts(run)
+    taken = next(e for e in events(run, "m2") if e["type"] == "committed" and e["ok"] and e["mono"] == 17.05)
+    verdicts["exclusive_ownership"] = Verdict("exclusive_ownership", "invalid", "zombie m2 committed partition 0", (
+        verdicts["exclusive_ownership"].witnesses[0], {**taken, "why": "zombie m2's commit took effect"}))
+    assert known_finding(_result(run, verdicts)) is None
+    assert known_finding(_result(run)) is not None  # the same run with only the zombie's window witnessed
+
+
+def test_a_witness_outside_the_marks_window_is_not_excused(tmp_path):
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    verdicts = livelock_verdicts(run)
+    late = {"type": "fault_end", "mono": 40.0, "fault_id": "f2", "source": "harness", "why": "the last disturbance"}
+    verdicts["convergence_balance"] = Verdict("convergence_balance", "invalid", "not settled", (late,))
+    assert known_finding(_result(run, verdicts)) is None
+    verdicts["convergence_balance"] = Verdict("convergence_balance", "invalid", "not settled", ())
+    assert known_finding(_result(run, verdicts)) is None  # no witness: nothing ties it to the mark
 
 
 def test_a_failure_beyond_the_findings_invariants_or_elsewhere_is_not_excused(tmp_path):
-    assert known_finding(_result(write_run(tmp_path / "a", refused_s=8.0), LIVELOCK + ("record_integrity",))) is None
-    assert known_finding(_result(write_run(tmp_path / "b", refused_s=8.0, protocol="classic-cooperative"))) is None
-    assert known_finding(_result(write_run(tmp_path / "c", refused_s=8.0, scenario="member-kill"))) is None
+    run = write_run(tmp_path / "a", refused_s=8.0)
+    more = {**livelock_verdicts(run), "record_integrity": Verdict("record_integrity", "invalid", "lost")}
+    assert known_finding(_result(run, more)) is None
+    for d, kw in (("b", {"protocol": "classic-cooperative"}), ("c", {"scenario": "member-kill"})):
+        assert known_finding(_result(write_run(tmp_path / d, refused_s=8.0, **kw))) is None
     assert known_finding(_result(write_run(tmp_path / "d", refused_s=8.0), status="pass")) is None
-    assert known_finding(_result(tmp_path / "missing")) is None
+    assert known_finding(_result(tmp_path / "missing", {})) is None
 
 
 def _config(mode):
@@ -55,40 +104,12 @@ def _config(mode):
 
 def test_xfail_only_when_asked_and_only_for_a_known_finding(tmp_path):
     known = known_finding(_result(write_run(tmp_path / "run", refused_s=8.0)))
-    with pytest.raises(pytest.xfail.Exception, match="witnesses"):
+    with pytest.raises(pytest.xfail.Exception, match=f"^known finding: {LIVELOCK}\nwitnesses"):
         settle(_config("xfail"), "witnesses", known)
     with pytest.raises(pytest.fail.Exception):
         settle(_config("fail"), "witnesses", known)
     with pytest.raises(pytest.fail.Exception):
         settle(_config("xfail"), "witnesses", None)  # any other failure fails
-
-
-def _cooperative_run(run_dir, *, lost_at_once: bool):
-    from harness.history_format import HistoryWriter
-    hist = run_dir / "history"
-    hist.mkdir(parents=True)
-    with HistoryWriter(hist / "member-m1.jsonl", source="member", member="m1") as mw:
-        mw.record({"type": "assigned", "mono": 2.0, "wall": 2.0, "member": "m1", "partitions": [["t", 0], ["t", 3]]})
-        mw.record({"type": "committed", "mono": 17.34, "wall": 17.34, "member": "m1", "ok": False,
-                   "error": "KafkaError{code=ILLEGAL_GENERATION,val=22}", "requested_mono": 17.3,
-                   "offsets": [["t", 0, 144]]})
-        if not lost_at_once:  # the refused commit's partitions revoked by a rebalance that told the member
-            mw.record({"type": "revoked", "mono": 17.35, "wall": 17.35, "member": "m1", "partitions": [["t", 3]]})
-        mw.record({"type": "lost", "mono": 17.36, "wall": 17.36, "member": "m1", "partitions": [["t", 0]]})
-    return run_dir
-
-
-def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once(tmp_path):
-    from harness.findings import known
-    from harness.findings_evidence import illegal_generation_lost
-    run = _cooperative_run(tmp_path / "a", lost_at_once=True)
-    assert illegal_generation_lost(run).startswith("m1's commit refused with ILLEGAL_GENERATION at 17.340")
-    assert illegal_generation_lost(_cooperative_run(tmp_path / "b", lost_at_once=False)) is None
-    args = dict(scenario="member-kill", protocol="classic-cooperative", member="python",
-                failed={"convergence_balance", "commit_progress"}, run_dir=run)
-    assert known(client_version="2.3.0", **args).id == "librdkafka-4059-commit-during-cooperative-rebalance"
-    assert known(client_version="2.10.0", **args) is None  # fixed there
-    assert known(client_version="2.3.0", **{**args, "failed": {"record_integrity"}}) is None
 
 
 def test_a_run_with_an_unknown_verdict_is_never_taken_for_a_known_finding(tmp_path):

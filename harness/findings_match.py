@@ -1,0 +1,90 @@
+"""Whether a known finding's marks (harness/findings_evidence.py) explain a failing verdict: the failure, not the
+neighbourhood.
+
+A failing verdict is explained only when it has witnesses and every one of them lies inside a mark of the bug:
+
+- a witness that is a record (topic, partition, offset: an acknowledged record never processed, a delivery) is one
+  of the mark's records, when the mark names records; one of a member is then also that member's, in the window;
+- a witness of the mark's member is in the mark's window, on the mark's partitions when it names partitions (or it
+  is the member's own `assigned` of them, between `held_from` and the window: the holding the bug prolonged);
+- a witness of another member names only the mark's partitions, in the window (the group giving them away);
+- a witness that names partitions and no member names only the mark's partitions, in the window;
+- a witness that names no member, partition or record (a fault, the runner's wait) is in the window.
+
+A witness without a time (`mono`) is never inside, nor is a commit that took effect (`committed`, ok): every mark
+is of refusals or of records, and a fenced member's commit taking effect is the broker's fencing failing. A verdict
+that counts lost records (`lost`) is explained only when the marks name at least as many records (its witnesses
+show only the first few).
+"""
+from __future__ import annotations
+
+from harness.findings_evidence import Mark
+
+
+def _field(v, name: str, default=None):
+    return v.get(name, default) if isinstance(v, dict) else getattr(v, name, default)
+
+
+def status(v) -> str:
+    """A verdict's status, of a Verdict or of its dict in verdicts.json."""
+    return str(_field(v, "status"))
+
+
+def _parts(w: dict) -> set[tuple[str, int]]:
+    out = {(t, int(p)) for t, p, *_ in w.get("partitions") or w.get("offsets") or ()
+           if isinstance(t, str) and isinstance(p, int)}
+    if isinstance(w.get("topic"), str) and isinstance(w.get("partition"), int):
+        out.add((w["topic"], w["partition"]))
+    return out
+
+
+def _record(w: dict) -> tuple[str, int, int] | None:
+    if isinstance(w.get("topic"), str) and isinstance(w.get("partition"), int) and isinstance(w.get("offset"), int):
+        return w["topic"], w["partition"], w["offset"]
+    return None
+
+
+def inside(w: dict, k: Mark) -> bool:
+    """Whether witness w lies inside mark k (the module docstring)."""
+    t, member, parts, rec = w.get("mono"), w.get("member"), _parts(w), _record(w)
+    if not isinstance(t, (int, float)) or (w.get("type") == "committed" and w.get("ok")):
+        return False
+    member = member if isinstance(member, str) else None
+    in_window = k.start <= t <= k.end
+    if rec is not None and k.records:
+        return rec in k.records and (member is None or (member in k.members and in_window))
+    if member in k.members:
+        if parts and not parts & k.partitions:
+            return False
+        return in_window or (w.get("type") == "assigned" and k.held_from is not None and k.held_from <= t <= k.start)
+    if member is not None or parts:
+        return bool(parts) and parts <= k.partitions and in_window
+    return in_window
+
+
+def holding(verdicts, marks: list[Mark]) -> tuple[Mark, ...]:
+    """The marks that hold a witness of one of the verdicts."""
+    ws = [w for v in verdicts for w in _field(v, "witnesses", ()) or ()]
+    return tuple(k for k in marks if any(inside(w, k) for w in ws))
+
+
+def outside(verdict, marks: list[Mark]) -> str | None:
+    """Why a failing verdict is not explained by the marks (the first witness outside them), or None."""
+    witnesses = list(_field(verdict, "witnesses", ()) or ())
+    name = _field(verdict, "name", "the verdict")
+    if not witnesses:
+        return f"{name} has no witness to compare"
+    for w in witnesses:
+        if not any(inside(w, k) for k in marks):
+            return f"{name}'s witness {_show(w)} lies outside every mark"
+    lost = (_field(verdict, "measurements", {}) or {}).get("lost")
+    named = len(set().union(*(k.records for k in marks)))
+    if isinstance(lost, int) and lost > named and any(k.records for k in marks):
+        return f"{name} counts {lost} lost records, the marks name {named}"
+    return None
+
+
+def _show(w: dict) -> str:
+    said = {k: w[k] for k in ("type", "member", "partitions", "topic", "partition", "offset") if k in w}
+    at = w.get("mono")
+    return f"{said} at {at:.3f}" if isinstance(at, (int, float)) else f"{said} (no time)"
