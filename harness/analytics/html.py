@@ -6,7 +6,7 @@ import html
 CSS = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222;max-width:1360px}
 .tw{overflow-x:auto;max-width:100%;margin:.5em 0 1.5em}table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3;font-weight:600}
-td.l,th.l{text-align:left}td.l{max-width:16em;overflow-wrap:anywhere}
+td.l,th.l{text-align:left}td.l{max-width:22em;overflow-wrap:break-word}td.w{min-width:14em}
 .bad{color:#b00020;font-weight:600}.unk{color:#7a4d00;background:#ffe9b3;font-weight:600}
 h2{margin-top:1.5em}svg{vertical-align:middle}small{color:#666}"""
 #: the colours of the outcomes wherever they are shown: failed (an invalid verdict), unknown (undecided), error
@@ -59,7 +59,7 @@ def _outcomes(r: dict) -> str:
                    (r.get("pass"), PASS, "passed")), r.get("runs"))
 
 
-def chart(rows: list[dict], width: int = 560) -> str:
+def chart(rows: list[dict], width: int = 720) -> str:
     """An inline SVG: per protocol x Kafka version, the failure rate (red) and the unknown rate (amber) side by
     side from 0 to 100 %, beside the trigger-to-stable time (blue: p50 solid, p95 light, to the largest p95 of
     the chart; a cross when some disturbance never settled)."""
@@ -129,7 +129,7 @@ def groups_section(groups: list[dict]) -> list[str]:
                   "<th>failure rate</th><th>unknown rate</th><th>outcomes</th><th>shrink attempts</th>"
                   "<th>bursts</th><th>burst p50 s</th><th>p95 s</th><th>p99 s</th><th></th><th>moves avg</th>"
                   "<th>longest unowned s</th>",
-                  [f"<tr><td class=l>{_e(g.get('kind'))}</td><td class=l>{_e(g['scenario'])}</td>"
+                  [f"<tr><td class=l>{_e(g.get('kind'))}</td><td class='l w'>{_e(g['scenario'])}</td>"
                    f"<td class=l>{_e(g['kafka_version'])}</td><td class=l>{_e(g['client_version'])}</td>"
                    f"<td class=l>{_e(g['protocol'])}</td><td>{g['runs']}</td><td>{g['pass']}</td>"
                    f"<td{_cls('bad', g['fail'])}>{g['fail']}</td><td{_cls('unk', g['unknown'])}>{g['unknown']}</td>"
@@ -150,7 +150,7 @@ def trend_section(trend: list[dict]) -> list[str]:
     return ["<h2>Trend by day (UTC) and scenario</h2>"] + _table(
         "<th class=l>day</th><th class=l>scenario</th><th>runs</th><th>failure rate</th><th>unknown rate</th>"
         "<th>outcomes</th><th>bursts</th><th>burst p95 s</th><th></th>",
-        [f"<tr><td class=l>{_e(r['day'])}</td><td class=l>{_e(r['scenario'])}</td><td>{r['runs']}</td>"
+        [f"<tr><td class=l>{_e(r['day'])}</td><td class='l w'>{_e(r['scenario'])}</td><td>{r['runs']}</td>"
          f"<td{_cls('bad', r['violation_rate'])}>{_num(r['violation_rate'], '{:.1%}')}</td>"
          f"<td{_cls('unk', r.get('unknown_rate'))}>{_num(r.get('unknown_rate'), '{:.1%}')}</td>"
          f"<td>{_outcomes(r)}</td><td>{r['rebalances']}</td><td>{_num(r['duration_p95_s'])}</td>"
@@ -186,7 +186,7 @@ def render(summary: dict) -> str:
         out += _table("<th class=l>scenario</th><th class=l>protocol</th><th class=l>kafka</th><th class=l>client</th>"
                       "<th>seed</th><th class=l>schedule</th><th>runs</th><th class=l>differing invariants</th>"
                       "<th class=l>outcomes</th>",
-                      [f"<tr><td class=l>{_e(f['scenario'])}</td><td class=l>{_e(f['protocol'])}</td>"
+                      [f"<tr><td class='l w'>{_e(f['scenario'])}</td><td class=l>{_e(f['protocol'])}</td>"
                        f"<td class=l>{_e(f['kafka_version'])}</td><td class=l>{_e(f['client_version'])}</td>"
                        f"<td>{_e(f['seed'])}</td><td class=l><small>{_e(f['schedule_hash'])}</small></td>"
                        f"<td>{f['runs']}</td><td class=l>{_e(', '.join(f['differing_invariants']))}</td><td class=l>"
@@ -196,6 +196,6 @@ def render(summary: dict) -> str:
     out.append(f"<h2>Skipped run directories ({len(sk)})</h2>")
     if sk:
         out += _table("<th class=l>directory</th><th class=l>why</th>",
-                      [f"<tr><td class=l>{_e(s['name'])}</td><td class=l>{_e(s['reason'])}</td></tr>" for s in sk])
+                      [f"<tr><td class='l w'>{_e(s['name'])}</td><td class=l>{_e(s['reason'])}</td></tr>" for s in sk])
     out.append("</body></html>\n")
     return "\n".join(out)
