@@ -77,7 +77,7 @@ def rebalance_table(rt: dict) -> str:
 
 def _steps(run_dir: Path, *, end: float | None) -> None:
     """A step per harness action, from its start to its end on the wall clock (one that did not finish: to the
-    run's end), failed when the action failed."""
+    run's end): broken when the action failed or never ended, skipped when the nemesis says it did not happen."""
     import allure
     f = RunDir(run_dir).history_file(HARNESS_HISTORY)
     if not f.exists():
@@ -92,9 +92,11 @@ def _steps(run_dir: Path, *, end: float | None) -> None:
         a = float(start_ev.get("wall") or 0.0)
         b = float((end_ev or {}).get("wall") or max(a, end or a))
         failed = end_ev is None or end_ev.get("ok") is False
+        skipped = (end_ev or {}).get("skipped")  # the nemesis could not do it: no fault happened
         with timed_step(f"{kind} {ps} (+{t:.1f}s, {took})".replace("  ", " "), start=a, stop=b,
-                        status="broken" if failed else "passed",
-                        message=str((end_ev or {}).get("error") or took) if failed else None):
+                        status="broken" if failed else "skipped" if skipped else "passed",
+                        message=str((end_ev or {}).get("error") or took) if failed else
+                        f"did not happen: {skipped}" if skipped else None):
             extra = {k: v for k, v in (end_ev or {}).items()
                      if k not in ("type", "mono", "wall", "source", "action_id", "kind", "ok", "error")}
             if extra:

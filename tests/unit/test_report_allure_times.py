@@ -2,13 +2,13 @@
 own timing was.
 
 Setup: a hand-made run directory (run.json: a 230.4 s run that finished at a set time; verdicts.json: one verdict
-of each status; history/harness.jsonl: one action of 2.5 s); an inner pytest session with allure-pytest and the
-harness plugin, whose one test collects that run through the plugin's `run_on` (the runner replaced by a function
-that returns it, as the pool hands a finished run over) after sleeping 0.3 s.
+of each status; history/harness.jsonl: an action of 2.5 s, and one the nemesis could not do); an inner pytest
+session with allure-pytest and the harness plugin, whose one test collects that run through the plugin's `run_on`
+(the runner replaced by a function that returns it, as the pool hands a finished run over) after sleeping 0.3 s.
 Then: the Allure result's start and stop are the run's (not the test body's 0.3 s), its thread label is the pool
-worker's, the action is a step with its own start and stop, and each verdict is a step named
-`<invariant>: <status> — <message>` whose status is the verdict's; one whose run.json has no `finished` spans
-`started` to its history's last event.
+worker's, the action is a step with its own start and stop (the one that did not happen: skipped), and each
+verdict is a step named `<invariant>: <status> — <message>` whose status is the verdict's; one whose run.json has
+no `finished` spans `started` to its history's last event.
 """
 import json
 import subprocess
@@ -45,6 +45,10 @@ def _run_dir(path, *, finished=True):
                                                          "params": {"slot": 0}}),
                                  ("action_end", 42.5, {"action_id": "a1", "kind": "kill_member", "ok": True,
                                                        "error": None}),
+                                 ("action_start", 50.0, {"action_id": "a2", "kind": "poll_stall",
+                                                         "params": {"slot": 0, "duration_s": 3.0}}),
+                                 ("action_end", 50.1, {"action_id": "a2", "kind": "poll_stall", "ok": True,
+                                                       "error": None, "skipped": "slot 0 lists no stall control"}),
                                  ("run_end", 229.0, {"status": "complete"})):
             w._write({"type": type_, "mono": at, "wall": t + at, **extra})
     return path, t
@@ -94,8 +98,10 @@ def test_the_allure_result_has_the_run_s_times_and_a_step_per_verdict(tmp_path):
     action = next(s for n, s in steps.items() if n.startswith("kill_member slot=0"))
     assert (action["start"], action["stop"]) == (round((t + 40.0) * 1000), round((t + 42.5) * 1000))
     assert action["status"] == "passed"
+    stall = next(s for n, s in steps.items() if n.startswith("poll_stall slot=0"))
+    assert stall["status"] == "skipped" and "no stall control" in stall["statusDetails"]["message"]
     for name, v in VERDICTS.items():
         step = steps[f"{name}: {v['status']} — {v['message']}"]
         assert step["status"] == STEP_STATUS[v["status"]] and step["stop"] == res["stop"]
-    assert [s["name"].split(":")[0] for s in res["steps"][1:]] == list(VERDICTS)  # after the action, in order
+    assert [s["name"].split(":")[0] for s in res["steps"][2:]] == list(VERDICTS)  # after the actions, in order
     assert steps[verdict_name("exclusive_ownership", VERDICTS["exclusive_ownership"])]["attachments"]
