@@ -3,8 +3,9 @@ duration and a verdict line per invariant, the Timeline spans the real runs, a v
 timeline chart marks it; the categories Allure itself files tests under cover every kind of group and the known
 findings; the analytics page fits a laptop screen.
 
-Setup: the chaos suite in a subprocess (member-kill under classic-cooperative and consumer, two at a time on the
-pool, a member that claims an extra partition) with --alluredir; `harness report` generates the HTML report;
+Setup: the chaos suite in a subprocess (member-kill under classic-eager and consumer, two at a time on the pool, a
+member that claims an extra partition: under classic-cooperative its claim can fall in a partition's hand-over and
+end before anyone else holds it, and the run passes) with --alluredir; `harness report` generates the HTML report;
 `python -m http.server` serves it; headless Chromium renders it.
 Then: every test's duration (in the report's data and as its page shows it) is within 10 % of its run.json
 `duration_s`; its page has a `<invariant>: <status> — ` line for each verdict of verdicts.json; the Timeline
@@ -59,7 +60,7 @@ def test_report_shows_each_run_s_duration_and_verdicts_and_the_timeline_spans_th
     _need_chromium()
     results, report = tmp_path / "results", tmp_path / "report"
     r = subprocess.run([sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-q",
-                        "-k", "test_scenario and member-kill", "--harness-protocol", "classic-cooperative",
+                        "-k", "test_scenario and member-kill", "--harness-protocol", "classic-eager",
                         "--harness-protocol", "consumer", "--harness-concurrency", "2",
                         "--harness-misbehave", "claim-extra", "--alluredir", str(results),
                         "--harness-runs-root", str(tmp_path / "runs")],
