@@ -214,8 +214,8 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
     def fails(cand: list[Action]) -> bool:
         if time.monotonic() > deadline:
             return False
-        r = run_scenario(replace(cfg, schedule=tuple(a.to_dict() for a in cand)), cluster=cluster,
-                         progress=lambda *_: None)
+        r = run_scenario(replace(cfg, schedule=tuple(a.to_dict() for a in cand), shrink_of=result.run_dir.name),
+                         cluster=cluster, progress=lambda *_: None)
         still = bool(_invalid(r) & target)
         progress(f"  shrink: {len(cand)} actions -> {'still fails' if still else r.status} ({r.run_dir.name})")
         if still:

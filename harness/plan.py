@@ -98,6 +98,7 @@ class RunConfig:
     subscription: tuple[str, ...] = ()  # every slot's subscription (names or ^regexes); none: every topic
     slot_subscriptions: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, subscription): slot N's own
     members_per_process: int = 1  # consumers one Python member process hosts (docs/member-contract.md)
+    shrink_of: str | None = None  # a shrink attempt: the run (its directory's name) whose failing schedule it shrinks
 
     @classmethod
     def for_scenario(cls, scenario: str, **given) -> "RunConfig":
@@ -378,6 +379,7 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     if sched is None:
         raise BadInput(f"{run_dir} has no recorded schedule (the run stopped before it started)")
     cfg["schedule"] = tuple(sched)
+    cfg.pop("shrink_of", None)  # a replay of a shrink attempt reproduces it: a run of its own, not an attempt
     if cfg.get("member_command"):
         cfg["member_command"] = tuple(cfg["member_command"])
     cfg["streams_settings"] = tuple(tuple(kv) for kv in cfg.get("streams_settings") or ())

@@ -127,7 +127,8 @@ def build(items, *, workers: int, cluster, make_cfg) -> RunPool | None:
 
 
 def result(pool: RunPool, key: str, label: str, cfg, cluster):
-    """The result of the test's run: the planned one when the test asks for it, else a run added now (alone)."""
+    """(the result of the test's run, the name of the pool's thread that ran it): the planned run when the test asks
+    for it, else a run added now (alone)."""
     job = pool.jobs.get(key)
     if job is None or job.data != cfg or job.taken:
         if job is not None:
@@ -136,5 +137,6 @@ def result(pool: RunPool, key: str, label: str, cfg, cluster):
         exclusive, _ = classify(cfg, cluster)
         pool.add(new_job(key, label, cfg, cluster, exclusive=exclusive or "not planned"))
     out = pool.wait(key)
-    pool.jobs[key].taken = True  # a second run the test asks for is a run of its own
-    return out
+    job = pool.jobs[key]
+    job.taken = True  # a second run the test asks for is a run of its own
+    return out, job.thread.name if job.thread is not None else None

@@ -192,8 +192,10 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
         from harness.analytics.html import render
         with open(os.path.join(out, "summary.html"), "w") as f:
             f.write(render(summary))
-        log(f"aggregate: {summary['totals']['runs']} runs, {summary['totals']['rebalances']} rebalances, "
-            f"{summary['totals']['violating_runs']} violating runs, {len(summary['flaky'])} flaky, "
+        t = summary["totals"]
+        log(f"aggregate: {t['runs']} runs (and {t['shrink_attempts']} shrink attempts, counted apart), "
+            f"{t['rebalances']} rebalances, {t['violating_runs']} violating runs, {t['unknown_runs']} unknown, "
+            f"{len(summary['flaky'])} flaky, "
             f"{len(skipped)} skipped, {summary['elapsed_s']}s -> {out}")
         return summary
     finally:
@@ -206,22 +208,27 @@ def _rows(df) -> list[dict]:
 
 
 def summarize(spark, out: str) -> dict:
-    """Violation rate, rebalance time (trigger to stable) and burst percentiles, trends and flaky scenarios from the
-    tables in OUT."""
+    """Violation and unknown rates, rebalance time (trigger to stable) and burst percentiles, trends and flaky
+    scenarios from the tables in OUT. A shrink attempt (runs.shrink_of set) is not a run of its cell: it is counted
+    apart (`shrink_attempts`) and none of its figures are in the cell's, the trend's or the totals'; flakiness
+    looks at every run."""
     from pyspark.sql import functions as F
 
-    runs = spark.read.parquet(os.path.join(out, "runs"))
-    reb = spark.read.parquet(os.path.join(out, "rebalances"))
+    every = spark.read.parquet(os.path.join(out, "runs"))
+    counted = F.col("shrink_of").isNull()
+    runs = every.where(counted)
+    reb = spark.read.parquet(os.path.join(out, "rebalances")).join(runs.select("run_id"), "run_id", "left_semi")
     g = list(GROUP)
     per_run = runs.select("run_id", *g, "status", "invalid", "unknown",
                           F.to_date("started").cast("string").alias("day"))
-    run_stats = runs.groupBy(*g).agg(
-        F.count("*").alias("runs"),
-        F.sum((F.col("status") == "pass").cast("int")).alias("pass"),
-        F.sum((F.col("status") == "fail").cast("int")).alias("fail"),
-        F.sum((F.col("status") == "unknown").cast("int")).alias("unknown"),
-        F.sum((F.col("status") == "error").cast("int")).alias("error"),
-        F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"))
+
+    def n(cond):
+        return F.sum((counted & cond).cast("int"))
+    run_stats = every.groupBy(*g).agg(
+        n(F.lit(True)).alias("runs"), n(F.col("status") == "pass").alias("pass"),
+        n(F.col("status") == "fail").alias("fail"), n(F.col("status") == "unknown").alias("unknown"),
+        n(F.col("status") == "error").alias("error"), n(F.col("invalid") > 0).alias("violating_runs"),
+        F.sum((~counted).cast("int")).alias("shrink_attempts"))
     pct = "percentile(duration_s, array(0.5, 0.95, 0.99))"
     reb_stats = (reb.join(per_run, "run_id").groupBy(*g).agg(
         F.count("*").alias("rebalances"), F.expr(pct).alias("d"),
@@ -229,41 +236,47 @@ def summarize(spark, out: str) -> dict:
     groups = []
     for r in _rows(run_stats.join(reb_stats, g, "left").orderBy(*g)):
         d = r.pop("d") or [None, None, None]
-        r["violation_rate"] = round(r["violating_runs"] / r["runs"], 4) if r["runs"] else None
+        r["violation_rate"], r["unknown_rate"] = _rate(r["violating_runs"], r["runs"]), _rate(r["unknown"], r["runs"])
         r["rebalances"] = r["rebalances"] or 0
         r["duration_p50_s"], r["duration_p95_s"], r["duration_p99_s"] = (None if x is None else round(x, 6) for x in d)
         r["moves_avg"] = None if r["moves_avg"] is None else round(r["moves_avg"], 3)
         groups.append(r)
     trend_runs = per_run.groupBy("day", "scenario").agg(
-        F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"))
+        F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"),
+        F.sum((F.col("status") == "unknown").cast("int")).alias("unknown"))
     trend_reb = reb.join(per_run.select("run_id", "day", "scenario"), "run_id").groupBy("day", "scenario").agg(
         F.count("*").alias("rebalances"), F.expr("percentile(duration_s, 0.95)").alias("duration_p95_s"))
     trend = []
     for r in _rows(trend_runs.join(trend_reb, ["day", "scenario"], "left").orderBy("day", "scenario")):
-        r["violation_rate"] = round(r["violating_runs"] / r["runs"], 4) if r["runs"] else None
+        r["violation_rate"], r["unknown_rate"] = _rate(r["violating_runs"], r["runs"]), _rate(r["unknown"], r["runs"])
         r["rebalances"] = r["rebalances"] or 0
         r["duration_p95_s"] = None if r["duration_p95_s"] is None else round(r["duration_p95_s"], 6)
         trend.append(r)
     k = list(FLAKY_KEY)
     flaky = []
-    fl = (runs.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
-                               F.countDistinct("verdict_signature").alias("signatures"),
-                               F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature"))).alias("members"))
+    fl = (every.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
+                                F.countDistinct("verdict_signature").alias("signatures"),
+                                F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature"))).alias("members"))
           .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
     for r in _rows(fl):
         sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
         inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
         flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
                       "outcomes": [{"run_id": m["run_id"], "status": m["status"]} for m in r["members"]]})
-    tot = _rows(runs.agg(F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs")))[0]
+    tot = _rows(every.agg(n(F.lit(True)).alias("runs"), n(F.col("invalid") > 0).alias("violating_runs"),
+                          n(F.col("status") == "unknown").alias("unknown"), n(F.col("status") == "error").alias("error"),
+                          F.sum((~counted).cast("int")).alias("shrink_attempts")))[0]
     rtot = _rows(reb.agg(F.count("*").alias("rebalances"), F.expr(pct).alias("d")))[0]
     d = rtot["d"] or [None, None, None]
-    totals = {"runs": tot["runs"], "violating_runs": tot["violating_runs"] or 0,
-              "violation_rate": round((tot["violating_runs"] or 0) / tot["runs"], 4) if tot["runs"] else None,
-              "rebalances": rtot["rebalances"],
-              "violations": spark.read.parquet(os.path.join(out, "violations")).count(),
+    runs_n = tot["runs"] or 0
+    totals = {"runs": runs_n, "shrink_attempts": tot["shrink_attempts"] or 0,
+              "violating_runs": tot["violating_runs"] or 0, "unknown_runs": tot["unknown"] or 0,
+              "error_runs": tot["error"] or 0, "violation_rate": _rate(tot["violating_runs"] or 0, runs_n),
+              "unknown_rate": _rate(tot["unknown"] or 0, runs_n), "rebalances": rtot["rebalances"],
+              "violations": spark.read.parquet(os.path.join(out, "violations"))
+              .join(runs.select("run_id"), "run_id", "left_semi").count(),
               "duration_p50_s": d[0], "duration_p95_s": d[1], "duration_p99_s": d[2]}
-    rt = spark.read.parquet(os.path.join(out, "rebalance_times"))
+    rt = spark.read.parquet(os.path.join(out, "rebalance_times")).join(runs.select("run_id"), "run_id", "left_semi")
     rtt = _rows(rt.agg(F.expr("percentile(settled_s, array(0.5, 0.95))").alias("s"),
                        F.sum((~F.col("settled")).cast("int")).alias("unsettled"), F.count("*").alias("n")))[0]
     s = rtt["s"] or [None, None]
@@ -278,13 +291,18 @@ def _r(x):
     return None if x is None else round(x, 6)
 
 
+def _rate(part, whole):
+    return round(part / whole, 4) if whole else None
+
+
 def rebalance_time_by(spark, runs, rt) -> list[dict]:
-    """Per protocol x Kafka version: the runs and their failure rate, and the trigger-to-stable time of their
-    disturbances (p50, p95, max of the settled ones; how many never settled) with the unowned time (p95 of the sum
-    per disturbance, the longest stretch)."""
+    """Per protocol x Kafka version: the runs, their failure rate (an invalid verdict) and unknown rate (status
+    unknown), and the trigger-to-stable time of their disturbances (p50, p95, max of the settled ones; how many
+    never settled) with the unowned time (p95 of the sum per disturbance, the longest stretch)."""
     from pyspark.sql import functions as F
     key = ["protocol", "kafka_version"]
-    r = runs.groupBy(*key).agg(F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("failed"))
+    r = runs.groupBy(*key).agg(F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("failed"),
+                               F.sum((F.col("status") == "unknown").cast("int")).alias("unknown"))
     t = (rt.drop("protocol").join(runs.select("run_id", *key), "run_id").groupBy(*key).agg(
         F.count("*").alias("disturbances"), F.sum((~F.col("settled")).cast("int")).alias("unsettled"),
         F.expr("percentile(settled_s, array(0.5, 0.95))").alias("s"), F.max("settled_s").alias("max_s"),
@@ -295,7 +313,7 @@ def rebalance_time_by(spark, runs, rt) -> list[dict]:
     out = []
     for row in _rows(r.join(t, key, "left").orderBy(*key)):
         s = row.pop("s") or [None, None]
-        row["failure_rate"] = round(row["failed"] / row["runs"], 4) if row["runs"] else None
+        row["failure_rate"], row["unknown_rate"] = _rate(row["failed"], row["runs"]), _rate(row["unknown"], row["runs"])
         row["p50_s"], row["p95_s"] = _r(s[0]), _r(s[1])
         for k in ("max_s", "unowned_sum_p95_s", "unowned_max_s"):
             row[k] = _r(row[k])

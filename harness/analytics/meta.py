@@ -164,7 +164,7 @@ def load(run_dir: str) -> dict:
                   s("kafka_version"), s("client_library"), s("client_version"), s("backend"), status,
                   float(dur) if dur is not None else None, started, finished,
                   hashlib.sha256(sched_json.encode()).hexdigest()[:16], sched_json, len(verdicts), n_invalid,
-                  n_unknown, signature, len(files), s("kind") or "consumer")
+                  n_unknown, signature, len(files), s("kind") or "consumer", s("shrink_of"))
     res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
                           len(v.get("witnesses") or []))
                          for v in verdicts if v["status"] in ("invalid", "unknown")]

@@ -49,6 +49,7 @@ RUNS = StructType([
     StructField("verdict_signature", StringType()),
     StructField("history_files", IntegerType()),
     StructField("kind", StringType()),  # consumer, streams, connect: what kind of members the run drove
+    StructField("shrink_of", StringType()),  # a shrink attempt: the run it shrinks (counted apart); else null
 ])
 
 REBALANCES = StructType([

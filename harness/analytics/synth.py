@@ -71,7 +71,7 @@ def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
 
 
 def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, outcome: str, fail_inv: str,
-               n_witness: int, torn: bool, exp: Expected | None):
+               n_witness: int, torn: bool, exp: Expected | None, shrink_of: str | None = None):
     hist = os.path.join(path, HISTORY)
     os.makedirs(hist, exist_ok=True)
     run_id = os.path.basename(path)
@@ -218,7 +218,8 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     finished = plan["started"] + _dt.timedelta(seconds=span)
     meta = {"run_id": run_id, "config": {"scenario": plan["scenario"], "seed": plan["seed"],
                                          "protocol": plan["protocol"], "kafka_version": plan["kafka"],
-                                         "client_version": plan["client"], "partitions": PARTITIONS},
+                                         "client_version": plan["client"], "partitions": PARTITIONS,
+                                         "shrink_of": shrink_of},
             "started": plan["started"].isoformat(), "scenario": plan["scenario"], "seed": plan["seed"],
             "protocol": plan["protocol"], "topic": topic, "group_id": "g-" + run_id,
             "kafka_version": plan["kafka"], "client_version": plan["client"], "client_library": "confluent-kafka",
@@ -312,6 +313,38 @@ def generate(out_dir: str, n_runs: int, events_per_run: int = 10_000, seed: int 
             lines[0] = '{"type":"header","schema":"something-else","version":7,"source":"member","member":"m3"}\n'
             open(f, "w").writelines(lines)
     return exp
+
+
+def repeat_cells(out_dir: str, events_per_run: int = 300, seed: int = 0) -> dict:
+    """What `harness run --repeat 3` leaves, twice: member-kill (consumer) whose first run failed and was shrunk in 8
+    attempts (each a run directory whose config names the failing run in `shrink_of`; each a schedule of its own),
+    and rolling-bounce (consumer) whose 3 runs were all unknown. Returns the run ids: `repeat`, `attempts`,
+    `unknown`."""
+    os.makedirs(out_dir, exist_ok=True)
+    base = _dt.datetime(2026, 11, 20, tzinfo=_dt.timezone.utc)
+    out: dict = {"repeat": [], "attempts": [], "unknown": []}
+
+    def write(i, scenario, outcome, *, run_seed, shrink_of=None, n=1):
+        rng = random.Random(seed * 1_000_003 + 500_000 + i)
+        plan = _run_plan(i, rng, base)
+        plan.update(scenario=scenario, protocol="consumer", kafka=KAFKA_VERSIONS[-1], client=CLIENT_VERSIONS[-1],
+                    seed=run_seed)
+        plan["schedule"][1] = {"kind": scenario.replace("-", "_"), "params": {"slot": 0, "n": n}}
+        if shrink_of:  # a shorter schedule than the failing run's, different in each attempt
+            plan["schedule"] = plan["schedule"][:2]
+        path = os.path.join(out_dir, _name(plan))
+        _write_run(path, plan, events_per_run, rng, outcome, "exclusive_ownership", 1, torn=False, exp=None,
+                   shrink_of=shrink_of)
+        return os.path.basename(path)
+
+    for k in range(3):
+        out["repeat"].append(write(k, "member-kill", "fail" if k == 0 else "pass", run_seed=200 + k))
+    for k in range(8):
+        out["attempts"].append(write(10 + k, "member-kill", "fail" if k % 3 == 0 else "pass", run_seed=200,
+                                     shrink_of=out["repeat"][0], n=2 + k))
+    for k in range(3):
+        out["unknown"].append(write(30 + k, "rolling-bounce", "unknown", run_seed=300 + k))
+    return out
 
 
 if __name__ == "__main__":  # python -m harness.analytics.synth OUT N [EVENTS] [SEED]

@@ -1,10 +1,13 @@
-"""What one run adds to its Allure test: labels, parameters, a step per harness action, and attachments."""
+"""What one run adds to its Allure test: labels, parameters, a step per harness action and per verdict, and
+attachments."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from harness.history import read_file
+from harness.report.allure_times import run_span, timed_step, verdict_steps
 from harness.rundir import (HARNESS_HISTORY, HISTORY, RUN_JSON, STATUS, TOXIPROXY_LOG, VERDICTS_JSON, RunDir,
                             broker_logs)
 
@@ -30,8 +33,8 @@ def label_test(*, area: str, scenario: str | None = None, protocol: str | None =
         allure.dynamic.story(protocol)
 
 
-def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | None, dict | None]]:
-    """(kind, params, start s from run_start, duration s or None, end event) of each harness action."""
+def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | None, dict | None, dict]]:
+    """(kind, params, start s from run_start, duration s or None, end event, start event) of each harness action."""
     _, events = read_file(history_file)
     t0 = next((e["mono"] for e in events if e["type"] == "run_start"), events[0]["mono"] if events else 0.0)
     ends = {e.get("action_id"): e for e in events if e["type"] == "action_end"}
@@ -40,7 +43,7 @@ def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | Non
         if e["type"] == "action_start":
             end = ends.get(e.get("action_id"))
             out.append((e.get("kind", "?"), e.get("params") or {}, e["mono"] - t0,
-                        end["mono"] - e["mono"] if end else None, end))
+                        end["mono"] - e["mono"] if end else None, end, e))
     return out
 
 
@@ -72,20 +75,29 @@ def rebalance_table(rt: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _steps(run_dir: Path) -> None:
+def _steps(run_dir: Path, *, end: float | None) -> None:
+    """A step per harness action, from its start to its end on the wall clock (one that did not finish: to the
+    run's end): broken when the action failed or never ended, skipped when the nemesis says it did not happen."""
     import allure
     f = RunDir(run_dir).history_file(HARNESS_HISTORY)
     if not f.exists():
         return
     rt = rebalance_time(RunDir(run_dir).verdicts()) or {}
     by_action = {d.get("action_id"): d for d in rt.get("disturbances") or () if d.get("action_id")}
-    for kind, params, t, dur, end in action_steps(f):
+    for kind, params, t, dur, end_ev, start_ev in action_steps(f):
         ps = " ".join(f"{k}={v}" for k, v in params.items())
         took = f"{dur:.1f}s" if dur is not None else "did not finish"
-        row = by_action.get((end or {}).get("action_id"))
+        row = by_action.get((end_ev or {}).get("action_id"))
         took += f"; {settled_words(row)}" if row else ""
-        with allure.step(f"{kind} {ps} (+{t:.1f}s, {took})".replace("  ", " ")):
-            extra = {k: v for k, v in (end or {}).items()
+        a = float(start_ev.get("wall") or 0.0)
+        b = float((end_ev or {}).get("wall") or max(a, end or a))
+        failed = end_ev is None or end_ev.get("ok") is False
+        skipped = (end_ev or {}).get("skipped")  # the nemesis could not do it: no fault happened
+        with timed_step(f"{kind} {ps} (+{t:.1f}s, {took})".replace("  ", " "), start=a, stop=b,
+                        status="broken" if failed else "skipped" if skipped else "passed",
+                        message=str((end_ev or {}).get("error") or took) if failed else
+                        f"did not happen: {skipped}" if skipped else None):
+            extra = {k: v for k, v in (end_ev or {}).items()
                      if k not in ("type", "mono", "wall", "source", "action_id", "kind", "ok", "error")}
             if extra:
                 allure.attach(json.dumps(extra, default=str), name="result",
@@ -143,8 +155,9 @@ def timeline_svg(run_dir: Path, meta: dict) -> Path | None:
     return out
 
 
-def attach_run(run_dir: Path, *, failed: bool) -> None:
-    """Parameters, action steps and attachments of one run directory on the current Allure test."""
+def attach_run(run_dir: Path, *, failed: bool) -> tuple[float, float] | None:
+    """Parameters, a step per action and per verdict, and attachments of one run directory on the current Allure
+    test; returns the run's span (allure_times.run_span), which the test's own times are then set to."""
     import allure
     run_dir = Path(run_dir)
     meta = json.loads((run_dir / RUN_JSON).read_text()) if (run_dir / RUN_JSON).exists() else {}
@@ -152,7 +165,9 @@ def attach_run(run_dir: Path, *, failed: bool) -> None:
     for key in ("kafka_version", "client_version", "protocol"):
         if meta.get(key):
             allure.dynamic.parameter(key, meta[key])
-    _steps(run_dir)
+    span = run_span(run_dir)
+    _steps(run_dir, end=span[1] if span else None)
+    verdict_steps(run_dir, at=span[1] if span else time.time())
     try:
         svg = timeline_svg(run_dir, meta)
     except Exception as e:  # the chart must never hide the run's own outcome
@@ -170,3 +185,4 @@ def attach_run(run_dir: Path, *, failed: bool) -> None:
     if failed:
         for name, p in log_files(run_dir, meta):
             allure.attach(tail(p), name=name, attachment_type=allure.attachment_type.TEXT)
+    return span

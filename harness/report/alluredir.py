@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-
-from harness.invariants import CHECKERS
-
 
 
 def key_setting(source: str, key: str) -> bool:
@@ -15,12 +13,43 @@ def key_setting(source: str, key: str) -> bool:
 #: failures that are not verdicts (no `name: invalid:` / `name: unknown:` line): set-up failed or crashed
 INFRA_REGEX = (r"(?s)(?!.*\b[a-z_]+: (invalid|unknown):)"
                r".*(SetupError|HarnessError|[Cc]ould not|Traceback|\brun \S+: (error|incomplete)).*")
+#: how an xfailed test's reason starts when a known finding excused it (harness/pytest_known.py)
+KNOWN_PREFIX = "known finding: "
+
+
+def invariant_names() -> list[str]:
+    """Every invariant a checker registry names: the `*CHECKERS` dicts of harness.invariants and of its packages
+    (consumer groups first, then in module order), so that a checker registered anywhere there has its category."""
+    import importlib
+    import pkgutil
+
+    import harness.invariants as inv
+    mods = [inv] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(inv.__path__, inv.__name__ + ".")]
+    names: list[str] = []
+    for mod in mods:
+        for attr, value in vars(mod).items():
+            if attr.endswith("CHECKERS") and isinstance(value, dict):
+                names += [n for n in value if isinstance(n, str) and n not in names]
+    return names
+
+
+def finding_ids() -> list[str]:
+    """The ids of the known findings (harness/findings.py)."""
+    from harness.findings import FINDINGS
+    return [f.id for f in FINDINGS]
 
 
 def categories() -> list[dict]:
-    """Allure categories: one per invariant violated, undecided invariants, and set-up/infrastructure errors."""
-    cats = [{"name": f"Violation: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: invalid:.*"}
-            for n in CHECKERS]
+    """Allure categories: one per known finding (an xfailed test excused by it), one per invariant violated and per
+    invariant undecided (every checker of every kind), any other undecided invariant, and set-up/infrastructure
+    errors."""
+    cats = [{"name": f"{KNOWN_PREFIX}{i}", "matchedStatuses": ["skipped"],
+             "messageRegex": rf"(?s)(XFAIL )?{KNOWN_PREFIX}{re.escape(i)}(?![\w.-]).*"} for i in finding_ids()]
+    names = invariant_names()
+    cats += [{"name": f"Violation: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: invalid:.*"}
+             for n in names]
+    cats += [{"name": f"Undecided: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: unknown:.*"}
+             for n in names]
     cats.append({"name": "Undecided invariant", "matchedStatuses": ["failed"],
                  "messageRegex": r"(?s).*\b[a-z_]+: unknown:.*"})
     cats.append({"name": "Set-up / infrastructure error", "matchedStatuses": ["broken"]})

@@ -1,6 +1,9 @@
 """The PySpark aggregation job on synthetic run directories whose answers are known (harness.analytics.synth).
 
-One local Spark session and one aggregation for the module (marked integration: it starts a JVM).
+One local Spark session for the module (marked integration: it starts a JVM) and two aggregations: 12 generated
+runs with every answer known, and what two 3-run repeats leave (one failure shrunk in 8 attempts, whose run
+directories say so in `shrink_of`; one cell of 3 unknown runs): the attempts are counted apart from their cell's
+runs, and an all-unknown cell shows its unknown rate in its own colour, not only a 0.0 % failure rate.
 """
 import json
 import os
@@ -16,20 +19,37 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def agg(tmp_path_factory):
-    from harness.analytics.job import aggregate, session
+def spark():
+    from harness.analytics.job import session
+    s = session("local[2]")
+    yield s
+    s.stop()
+
+
+def _aggregate(spark, runs, out):
+    from harness.analytics.job import aggregate
+    summary = aggregate([str(runs)], str(out), spark=spark, log=lambda *_: None)
+    return summary, {t: spark.read.parquet(str(out / t)).collect() for t in ("runs", "rebalances", "violations",
+                                                                             "partition_downtime", "rebalance_times")}
+
+
+@pytest.fixture(scope="module")
+def agg(tmp_path_factory, spark):
     root = tmp_path_factory.mktemp("analytics")
     runs = root / "runs"
     exp = synth.generate(str(runs), 12, 1500, seed=3)
     out = root / "out"
-    spark = session("local[2]")
-    try:
-        summary = aggregate([str(runs)], str(out), spark=spark, log=lambda *_: None)
-        tables = {t: spark.read.parquet(str(out / t)).collect() for t in ("runs", "rebalances", "violations",
-                                                                          "partition_downtime", "rebalance_times")}
-    finally:
-        spark.stop()
+    summary, tables = _aggregate(spark, runs, out)
     return exp, summary, tables, out
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory, spark):
+    """A 3-run repeat whose first failure was shrunk in 8 attempts, and a cell of 3 runs all unknown."""
+    root = tmp_path_factory.mktemp("cells")
+    ids = synth.repeat_cells(str(root / "runs"))
+    summary, tables = _aggregate(spark, root / "runs", root / "out")
+    return ids, summary, tables, root / "out"
 
 
 def test_runs_counted_and_corrupt_ones_skipped_by_name(agg):
@@ -151,3 +171,44 @@ def test_cli_has_aggregate():
     from harness.cli import _parser
     a = _parser().parse_args(["aggregate", "a", "b", "--out", "o", "--master", "local[2]"])
     assert a.cmd == "aggregate" and a.run_dirs == ["a", "b"] and a.out == "o" and a.master == "local[2]"
+
+
+def _cell(summary, scenario):
+    (g,) = [g for g in summary["groups"] if g["scenario"] == scenario]
+    return g
+
+
+def test_shrink_attempts_are_counted_apart_from_their_cell_s_runs(cells):
+    ids, summary, tables, out = cells
+    assert len(tables["runs"]) == 14  # every run directory is in the runs table, its shrink_of said
+    assert {r["run_id"] for r in tables["runs"] if r["shrink_of"]} == set(ids["attempts"])
+    assert {r["shrink_of"] for r in tables["runs"] if r["shrink_of"]} == {ids["repeat"][0]}
+    g = _cell(summary, "member-kill")
+    assert (g["runs"], g["pass"], g["fail"], g["unknown"], g["shrink_attempts"]) == (3, 2, 1, 0, 8)
+    assert g["violation_rate"] == pytest.approx(1 / 3, abs=1e-4) and g["unknown_rate"] == 0.0
+    assert g["violating_runs"] == 1  # the attempts that still failed are not failures of the cell
+    mine = {r["run_id"] for r in tables["rebalances"] if r["run_id"] in ids["repeat"]}
+    assert g["rebalances"] == sum(1 for r in tables["rebalances"] if r["run_id"] in mine)
+    t = summary["totals"]
+    assert (t["runs"], t["shrink_attempts"], t["violating_runs"], t["unknown_runs"]) == (6, 8, 1, 3)
+    assert t["violations"] == 1 + 3  # the violation rows of counted runs: 1 invalid, 3 unknown
+    assert t["disturbances"] == sum(1 for r in tables["rebalance_times"] if r["run_id"] not in ids["attempts"])
+    (rt,) = summary["rebalance_time"]
+    assert (rt["runs"], rt["failed"], rt["unknown"]) == (6, 1, 3)
+    assert sum(r["runs"] for r in summary["trend"]) == 6
+
+
+def test_a_cell_whose_runs_were_all_unknown_shows_unknown_not_a_clean_rate(cells):
+    ids, summary, tables, out = cells
+    g = _cell(summary, "rolling-bounce")
+    assert (g["runs"], g["pass"], g["fail"], g["unknown"]) == (3, 0, 0, 3)
+    assert g["unknown_rate"] == 1.0 and g["violation_rate"] == 0.0
+    (rt,) = summary["rebalance_time"]
+    assert rt["unknown_rate"] == 0.5 and rt["failure_rate"] == pytest.approx(1 / 6, abs=1e-4)
+    (tr,) = [r for r in summary["trend"] if r["scenario"] == "rolling-bounce"]
+    assert tr["unknown"] == 3 and tr["unknown_rate"] == 1.0
+    page = (out / "summary.html").read_text()
+    row = next(line for line in page.splitlines() if ">rolling-bounce<" in line and "<td class=unk>3</td>" in line)
+    assert "<td class=unk>100.0%</td>" in row and "<td>0.0%</td>" in row  # unknown in its own colour, beside 0.0 %
+    assert "(8 shrink attempts counted apart)" in page and "<th>shrink attempts</th>" in page
+    assert ">8</td>" in next(line for line in page.splitlines() if ">member-kill<" in line)

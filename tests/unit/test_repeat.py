@@ -295,6 +295,11 @@ def test_until_fail_on_the_fake_backend_stops_at_the_third_seed_and_prints_its_r
     assert f"replay: harness replay {failing['run_dir']}" in out
     assert "failures by invariant: exclusive_ownership 1/3" in out and "runs: 3 (on one cluster)" in out
     assert rep["shrunk"]["to_actions"] < rep["shrunk"]["from_actions"] and "replay the shrunk: harness replay" in out
+    attempts = [m for p in Path(rep["out_dir"]).glob("*/run.json")
+                if (m := json.loads(p.read_text()))["run_id"] not in {Path(o["run_dir"]).name for o in rep["outcomes"]}]
+    assert len(attempts) == rep["shrunk"]["attempts"] > 0  # each shrink attempt says which run it shrinks
+    assert {m["config"]["shrink_of"] for m in attempts} == {Path(failing["run_dir"]).name}
+    assert all(RunDir.open(o["run_dir"]).meta()["config"]["shrink_of"] is None for o in rep["outcomes"])
     assert len(clusters) == 1 and clusters[0].call_names()[0] == "start" and clusters[0].call_names()[-1] == "stop"
     assert Path(failing["run_dir"]).parent == Path(rep["out_dir"])
 
