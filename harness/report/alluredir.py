@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+from harness.findings import REASON as KNOWN_PREFIX  # how the xfail reason of a test a known finding excused starts
+
 
 def key_setting(source: str, key: str) -> bool:
     """Whether a run.json setting shapes rebalancing (shown in the report's Environment panel)."""
@@ -13,8 +15,6 @@ def key_setting(source: str, key: str) -> bool:
 #: failures that are not verdicts (no `name: invalid:` / `name: unknown:` line): set-up failed or crashed
 INFRA_REGEX = (r"(?s)(?!.*\b[a-z_]+: (invalid|unknown):)"
                r".*(SetupError|HarnessError|[Cc]ould not|Traceback|\brun \S+: (error|incomplete)).*")
-#: how an xfailed test's reason starts when a known finding excused it (harness/pytest_known.py)
-KNOWN_PREFIX = "known finding: "
 
 
 def invariant_names() -> list[str]:
@@ -35,8 +35,8 @@ def invariant_names() -> list[str]:
 
 def finding_ids() -> list[str]:
     """The ids of the known findings (harness/findings.py)."""
-    from harness.findings import FINDINGS
-    return [f.id for f in FINDINGS]
+    from harness.findings import KNOWN
+    return [f.id for f in KNOWN]
 
 
 def categories() -> list[dict]:
