@@ -82,6 +82,19 @@ def excl(h, **kw):
     return streams.check_task_exclusive_active(h, settings(**kw))
 
 
+def test_no_task_activation_is_unknown_not_valid():
+    """Instances that ran but never started a task judged nothing: unknown, as Connect's twin says."""
+    evs = [run_start(0.0), *join("m1", 1.0), *join("m2", 1.0), run_end(30.0)]
+    v = excl(history(evs))
+    assert v.status == "unknown", v.message
+    assert "no task ever ran active" in v.message
+
+
+def test_processing_without_any_task_run_is_still_invalid():
+    evs = [run_start(0.0), *join("m1", 1.0), processed("m1", 5.0, T[0]), run_end(30.0)]
+    assert excl(history(evs)).status == "invalid"
+
+
 def test_processing_own_tasks_is_valid():
     v = excl(history(group(), processed("m1", 5.0, T[0]), processed("m2", 5.0, T[3])))
     assert v.status == "valid", v.message
