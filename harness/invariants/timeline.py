@@ -244,8 +244,12 @@ class Timeline:
                  if life.start <= e["mono"] <= life.end]
         if stops:
             return stops[-1]
+        from harness.invariants.core import MissingSetting
         from harness.invariants.settings import member_settings  # it reads this timeline
-        lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
+        try:
+            lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
+        except MissingSetting:  # its session timeout unknown: the trailing events of its whole life are read
+            lo = life.start
         begin = life.end
         for _, e in self.member_events(life.member, ("assigned", "lost", "revoked", "stopped")):
             if not lo <= e["mono"] <= life.end:

@@ -164,9 +164,16 @@ def test_processing_after_closing_the_task_is_invalid():
 
 
 # -- warmup_before_active
-def on_streams(evs: list[dict]) -> list[dict]:
-    """The same history with every instance started on the streams protocol (as their `started` events say)."""
-    return [dict(e, protocol="streams") if e["type"] == "started" else e for e in evs]
+def on_streams(evs: list[dict], standbys: int | None = None) -> list[dict]:
+    """The same history with every instance started on the streams protocol (as their `started` events say), and the
+    group's settings as the harness reads them at the start (the brokers' defaults: standbys and timings are the
+    group's under that protocol; `standbys`: the group config the harness set)."""
+    from histbuild import group_settings
+    brokers = {"group.streams.session.timeout.ms": "45000", "group.streams.heartbeat.interval.ms": "5000",
+               "group.streams.num.standby.replicas": "0"}
+    group = {} if standbys is None else {"streams.num.standby.replicas": str(standbys)}
+    return [group_settings(0.05, group=group, broker=brokers)] + [dict(e, protocol="streams") if e["type"] == "started" else e
+                                                     for e in evs]
 
 
 def warm(h, **kw):
@@ -517,7 +524,7 @@ def test_balance_without_a_stable_point_is_unknown():
 def test_rack_spread_is_measured_not_judged_under_the_streams_protocol():
     evs = three(racks=("r1", "r1", "r2"), standbys={"m1": T[2:6], "m2": T[0:2], "m3": []})  # 0_0..0_3 all on r1
     assert standby(history(evs), standby_replicas=1, rack_aware=True).status == "invalid"
-    v = standby(history(on_streams(evs)), standby_replicas=1, rack_aware=True, protocol="streams")
+    v = standby(history(on_streams(evs, standbys=1)), standby_replicas=1, rack_aware=True, protocol="streams")
     assert v.status == "valid", v.message
     assert v.measurements["rack_spread_unmet"] >= 2 and "not judged" in v.message
 
