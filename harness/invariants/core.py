@@ -83,7 +83,6 @@ class CheckSettings(SettingsDict):
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
     max_poll_interval_s: float = 300.0  # the clients' default
-    settle_s: float = 5.0
     migration_slack: int = 0
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
