@@ -23,9 +23,9 @@ subscription, counts differ by at most one).
   group apart for its whole length).
 - **Storm**: rebalances nothing drives. A rebalance is a burst of `assigned`/`revoked`/`lost` events (bursts
   apart by more than the longest heartbeat interval of the live members). A disturbance explains at most its
-  protocol's rounds + 1 rebalances in its window (a join, a leave, a fault: two rounds under the cooperative
-  and consumer protocols, one under eager, and one follow-up); three or more beyond that over the run are a
-  storm, as are more `lost` events of members in good standing in one window (alive after it, under no fault
+  protocol's rounds + `FOLLOW_UP_REBALANCES` (1) rebalances in its window (a join, a leave, a fault: two rounds
+  under the cooperative and consumer protocols, one under eager, and one follow-up); `STORM_REBALANCES` (3) or
+  more beyond that over the run are a storm (`STORM_RULE`), as are more `lost` events of members in good standing in one window (alive after it, under no fault
   within their own session timeout before it, no broker event then) than members alive in it: invalid, with
   the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
   and each member may lose its partitions once in a window: a commit racing the rebalance is answered
@@ -57,9 +57,14 @@ from harness.invariants.settings import disturbance_bound, longest_heartbeat_s, 
 
 NAME = "convergence_balance"
 OWN = timeline.OWNERSHIP_TYPES
+#: follow-up rebalances a disturbance explains beyond its protocol's rounds (a round after a commit raced it)
+FOLLOW_UP_REBALANCES = 1
 #: rebalances beyond what the disturbances explain (over the run) that make a storm: two are tolerated (a
 #: follow-up round, a coordinator's reload), a third is not
 STORM_REBALANCES = 3
+#: the storm rule in words, as docs/invariants.md states it (a test holds the two together)
+STORM_RULE = (f"each disturbance window explains its protocol's rounds + {FOLLOW_UP_REBALANCES} rebalances; "
+              f"{STORM_REBALANCES} or more beyond that over the run are a storm")
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -88,7 +93,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         c = first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
-        allowed = rebalance_rounds(settings.protocol) + 1
+        allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
         if len(bursts) > allowed:
             undriven.append((T, len(bursts) - allowed, bursts))
         at = f"the disturbance at {T - tl.start:.1f}s" if T > tl.start else "the start"
@@ -129,7 +134,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         total = sum(len(b) for _, _, b in undriven)
         problems.insert(0, f"rebalance storm: {excess} rebalances nothing drove, {total} rebalances in "
                            f"{last_b[1] - first[0]:.1f}s over {len(undriven)} disturbance windows where each "
-                           f"disturbance explains at most {rebalance_rounds(settings.protocol) + 1}")
+                           f"disturbance explains at most {rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES} "
+                           f"({STORM_RULE})")
         wits += [witness(first[2], "the first rebalance of the storm"), witness(last_b[2], "the last one")]
     _runner_waits(tl, converged, times, problems, wits, unknown)
     m["rebalance_time"] = rebalance_time.measure(tl, settings, converged, unowned_stretches(tl, W))

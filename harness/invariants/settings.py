@@ -24,7 +24,7 @@ from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
 
 #: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
-CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000}
+CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "heartbeat.interval.ms": 3000}
 #: group-side keys per group protocol: (the group config, the brokers' default)
 GROUP_KEYS = {
     "consumer": {"session": ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
@@ -213,7 +213,8 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
         except (TypeError, ValueError):
             return default
 
-    session, hb = ms("session.timeout.ms", int(run.session_timeout_s * 1000)), ms("heartbeat.interval.ms", 3000)
+    session = ms("session.timeout.ms", int(run.session_timeout_s * 1000))
+    hb = ms("heartbeat.interval.ms", CLIENT_DEFAULTS_MS["heartbeat.interval.ms"])
     hb_missing = ""
     if gp == "classic":
         how = "default" if "session.timeout.ms" in defaults else "given"
@@ -242,9 +243,9 @@ def _stretch(tl, t: float) -> int:
 
 
 def longest_heartbeat_s(tl, t: float) -> float:
-    """The longest heartbeat interval of the members alive at t (0.5 s when none is)."""
+    """The longest heartbeat interval of the members alive at t (0 when none is: no rebalance to spread)."""
     return tl.history.derived(("longest_heartbeat_s", tl.end, _stretch(tl, t)), lambda: max(
-        (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.5))
+        (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.0))
 
 
 def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
