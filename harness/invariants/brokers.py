@@ -85,7 +85,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                            {"refusals": len(refused)})
         if gone := unread(history):  # its silence is no answer: a refusal there would not be seen
             return verdict(NAME, "unknown", f"no refusal in the logs that were read, but {_unread_said(gone)}: "
-                                            f"a refusal there would not be seen", (), {"refusals": 0, "unread": len(gone)})
+                                            f"a refusal there would not be seen", (),
+                           {"refusals": 0, "unread": len(gone)})
         return verdict(NAME, "valid", "no broker refused the group, as the scenario expects", (), {"refusals": 0})
     if not collected(history):
         return verdict(NAME, "unknown", f"the scenario expects the brokers to refuse ({want!r}) but the history "

@@ -62,7 +62,8 @@ def verdicts(*items, names=None):
 
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
-                                    "share_completion", "share_inflight", "share_served", "share_dead_letter"]
+                                    "share_completion", "share_inflight", "share_served", "group_settled",
+                                    "share_dead_letter"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
@@ -621,3 +622,14 @@ def test_a_raised_count_during_a_leader_move_is_judged_as_any_redelivery():
          fault_end(2.8, "f1"), acq("m2", 3.0, 0, 2), done("m2", 3.1, 0), ack("m2", 3.2, 0)]
     v = verdicts(h, names=["share_exclusive"])["share_exclusive"]
     assert v.status == "invalid" and v.measurements["holds_ended_by_leader_change"] == 0
+
+
+def test_a_delivery_count_limit_nobody_read_leaves_redelivery_and_completion_unknown():
+    """Without share.delivery.count.limit (neither the group's nor the brokers'), an archived record cannot be told
+    from a lost one and no redelivery from one past the limit: unknown, never judged without it."""
+    no_limit = {k: v for k, v in GROUP.items() if k != "share.delivery.count.limit"}
+    h = [base(group=no_limit), watched(), consumed("m1", 2.0, 0)]
+    vs = verdicts(h, names=["share_redelivery", "share_completion"])
+    for name in ("share_redelivery", "share_completion"):
+        assert vs[name].status == "unknown" and "the delivery count limit is unknown" in vs[name].message
+

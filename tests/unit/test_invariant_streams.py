@@ -27,8 +27,8 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 # -- the API
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
-                                      "bounded_task_moves", "standby_placement", "task_balance", "output_integrity",
-                                      "state_kept"]
+                                      "bounded_task_moves", "standby_placement", "task_balance", "group_settled",
+                                      "output_integrity", "state_kept"]
 
 
 def test_check_streams_on_a_good_history():
@@ -36,7 +36,8 @@ def test_check_streams_on_a_good_history():
     assert {n: v.status for n, v in vs.items()} == {
         "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
         "bounded_task_moves": "skipped",
-        "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown",
+        "standby_placement": "skipped", "task_balance": "valid", "group_settled": "unknown",  # never drained
+        "output_integrity": "unknown",
         "state_kept": "skipped"}
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 

@@ -72,6 +72,8 @@ def check_dead_letter(history: History, s: ShareCheckSettings) -> Verdict:
                                         f"({reads[-1].get('records')} records)")
     drained = next((e for e in control if e.get("type") == "drained"), None)
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # what was archived at the limit cannot be told
+        return verdict(NAME, "unknown", f"the delivery count limit is unknown: {limit.source}")
     dlq: dict[tuple, list[dict]] = {}
     for e in control:
         if e.get("type") == "share_dlq_record" and (group is None or e.get("group") == group):

@@ -135,6 +135,8 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
     if bad:
         return bad
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # no delivery is judged against a limit nobody could read
+        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
     ws, n, jumps, back, after_exit, kept = [], 0, 0, 0, 0, 0
     broker_faults = broker_fault_windows(history, v)
     for r, ds in v.deliveries.items():
@@ -182,6 +184,8 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     if bad:
         return bad
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # an archived record cannot be told from a lost one
+        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
     ack = history.bulk("acked")
     topics = set(s.topics)
     produced = [(history.values[c], int(p), int(o), float(t))
