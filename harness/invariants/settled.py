@@ -46,6 +46,21 @@ def _last_before(disturbances: list[float], t: float, start: float) -> float:
     return disturbances[i - 1] if i else start
 
 
+def stretches(times, end: float, settled_at: Callable[[float], bool]) -> list[tuple[float, float]]:
+    """(from, to) of the stretches between consecutive change `times` (up to `end`) at whose start the group was
+    settled (`settled_at(t)`: the kind's rule at t), adjoining ones merged."""
+    cuts = sorted(t for t in set(times) if t <= end) + [end]
+    out: list[list[float]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        if b <= a or not settled_at(a):
+            continue
+        if out and out[-1][1] == a:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
 def workload_end(history: History) -> float | None:
     """W for the kinds that keep no consumer timeline: the first `member_stop` at or after the last `drained` (the
     runner's final stop), else the end of the history after a drain; None without a `drained` event."""

@@ -22,10 +22,11 @@ from harness.history_schema import validate_dir
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
-#: two instances on two tasks of small state and nothing done to them: a group that settles at once
+#: two instances on two tasks of small state, nothing done to them for 130 s (past the group's bound after its start:
+#: two probing rounds of 60 s and the restore): a group that settles at once, and is judged at the end past its bound
 QUIET = """
 name = "streams-quiet"
-doc = "Kafka Streams: two instances on two tasks of small state, nothing done to them."
+doc = "Kafka Streams: two instances on two tasks of small state, nothing done to them for 130 s."
 
 [members]
 kind = "streams"
@@ -39,7 +40,7 @@ settings = { "harness.records.per.task" = 100 }
 
 [[steps]]
 action = "sleep"
-s = 1.0
+s = 130.0
 """
 
 
@@ -89,21 +90,22 @@ def test_a_streams_group_that_never_settles_fails_group_settled_as_a_consumer_gr
     kind is judged by (harness/invariants/settled.py).
 
     Setup: a scenario file of two instances on two tasks with 100 records of state each (probing every 60 s, two
-    warmups at a time: the group's bound after its start is 2 probing rounds, 120 s, and the restore), once with
-    `--misbehave thread-churn`: slot 0's instance adds a stream thread and removes it again every second once it
-    runs, each a consumer joining or leaving the group, so every instance rebalances all the time.
-    Then: the runner's waits for a settled group time out (150 s each: the bound and 30 s more); `group_settled` is
-    invalid, naming the wait, the bound and its parts; the instances went through tens of rebalances. (Takes about
-    six minutes: nightly.)"""
+    warmups at a time: the group's bound after its start is 2 probing rounds, 120 s, and the restore), left alone
+    for 130 s, with `--misbehave thread-churn`: slot 0's instance adds a stream thread and removes it again every
+    second once it runs, each a consumer joining or leaving the group, so every instance rebalances all the time.
+    Then: `group_settled` is invalid: the group was not settled at the end, past its bound (or a wait of the runner's,
+    150 s, the bound and 30 s more, timed out past it), the message naming the bound and its parts; the instances
+    went through tens of rebalances. The runner's own stable rule may catch a two-second lull between the churns
+    (a real run did, 90 s into its final wait): the verdict does not depend on it. (Five to six minutes: nightly.)"""
     r, d, verdicts = _run_file(tmp_path, "--misbehave", "thread-churn")
     out = r.stdout + r.stderr
     assert r.returncode == 1, out[-4000:]
     v = verdicts["group_settled"]
     assert v["status"] == "invalid", v
     assert "the history shows it never settled" in v["message"] or "not settled at the end" in v["message"], v
+    assert "the history cannot tell" not in v["message"], v
     assert "probing rebalances of 60s" in v["message"], v
     h = History.load(d / "history")
-    assert any(e["type"] == "wait_timeout" for e in h.of_type("wait_timeout"))
     rebalancing = [e for e in h.of_type("stream_state") if e.get("to") == "REBALANCING"]
     assert len(rebalancing) > 20, len(rebalancing)
     assert validate_dir(d / "history") == []

@@ -18,7 +18,7 @@ from harness.invariants.connect.bounds import detection, scheduled_delay
 from harness.invariants.connect.view import INF, ConnectCheckSettings, View, view_of
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.settings import recorded_ms, started_of
-from harness.invariants.settled import judge_settled, workload_end
+from harness.invariants.settled import judge_settled, stretches, workload_end
 
 NAME = "group_settled"
 RULE = "every connector and task running once on a live worker, balanced (balance.connect)"
@@ -31,25 +31,18 @@ def _live(v: View, t: float) -> set[str]:
 
 def settled_stretches(v: View, settings: ConnectCheckSettings) -> list[tuple[float, float]]:
     """(from, to) of every stretch in which every unit ran once on a live worker, balanced."""
-    times = sorted({r.start for r in v.runs} | {r.end for r in v.runs if r.end < INF} | set(v.born.values())
-                   | {t for t, _ in v.died.values()})
-    times = [t for t in times if t <= v.end] + [v.end]
-    out: list[list[float]] = []
-    for a, b in zip(times, times[1:]):
-        live = _live(v, a)
-        if b <= a or not live:
-            continue
+    def settled_at(t: float) -> bool:
+        live = _live(v, t)
         held: dict[str, list] = {m: [] for m in live}
-        for r in v.runs_at(a):
+        for r in v.runs_at(t):
             if r.member in live:
                 held[r.member].append(r.key)
-        if not balance.connect(held, settings.connectors, settings.tasks or {}, settings.balance_slack).ok:
-            continue
-        if out and out[-1][1] == a:
-            out[-1][1] = b
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
+        return bool(live) and balance.connect(held, settings.connectors, settings.tasks or {},
+                                              settings.balance_slack).ok
+
+    times = {r.start for r in v.runs} | {r.end for r in v.runs if r.end < INF} | set(v.born.values()) \
+        | {t for t, _ in v.died.values()}
+    return stretches(times, v.end, settled_at)
 
 
 def bound_at(v: View, settings: ConnectCheckSettings, T: float) -> tuple[float, str]:

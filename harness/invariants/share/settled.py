@@ -15,7 +15,7 @@ from __future__ import annotations
 from harness.history import History
 from harness.invariants import balance
 from harness.invariants.core import MissingSetting, Verdict
-from harness.invariants.settled import judge_settled, workload_end
+from harness.invariants.settled import judge_settled, stretches, workload_end
 from harness.invariants.share.view import ShareCheckSettings, group_setting
 from harness.invariants.terms import INF, faults_of
 
@@ -42,18 +42,12 @@ def settled_stretches(history: History, lives: dict, end: float) -> list[tuple[f
         m = e.get("member")
         if e.get("type") == "share_acquired" and m in lives and e["mono"] >= lives[m][0]:
             first.setdefault(m, e["mono"])
-    times = sorted({t for a, b, _ in lives.values() for t in (a, b) if t < INF} | set(first.values()))
-    times = [t for t in times if t <= end] + [end]
-    out: list[list[float]] = []
-    for a, b in zip(times, times[1:]):
-        live = {m: (1 if first.get(m, INF) <= a else 0) for m, (s, e, _) in lives.items() if s <= a < e}
-        if b <= a or not balance.share(live).ok:
-            continue
-        if out and out[-1][1] == a:
-            out[-1][1] = b
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
+
+    def settled_at(t: float) -> bool:
+        return balance.share({m: int(first.get(m, INF) <= t) for m, (a, b, _) in lives.items() if a <= t < b}).ok
+
+    return stretches({t for a, b, _ in lives.values() for t in (a, b) if t < INF} | set(first.values()), end,
+                     settled_at)
 
 
 def bound_at(history: History, lives: dict, T: float) -> tuple[float, str]:

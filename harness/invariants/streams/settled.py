@@ -20,7 +20,7 @@ import math
 from harness.history import History
 from harness.invariants import balance
 from harness.invariants.core import Verdict
-from harness.invariants.settled import judge_settled, workload_end
+from harness.invariants.settled import judge_settled, stretches, workload_end
 from harness.invariants.streams.assignor import assignors_at
 from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import INF, StreamsCheckSettings, _empty, _task_ids, _View, view
@@ -49,18 +49,9 @@ def _running(vw: _View) -> dict[str, list[tuple[float, float, str]]]:
 def settled_stretches(vw: _View, settings: StreamsCheckSettings) -> list[tuple[float, float]]:
     """(from, to) of every stretch in which the group was settled (module docstring)."""
     running = _running(vw)
-    times = sorted({e["mono"] for e in vw.events if e.get("member") in vw.start} | set(vw.start.values())
-                   | {t for t, _ in vw.stop.values()} | {t for r in running.values() for a, b, _ in r for t in (a, b)})
-    times = [t for t in times if t <= vw.end] + [vw.end]
-    out: list[list[float]] = []
-    for a, b in zip(times, times[1:]):
-        if b <= a or not _settled_at(vw, settings, running, a):
-            continue
-        if out and out[-1][1] == a:
-            out[-1][1] = b
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
+    times = {e["mono"] for e in vw.events if e.get("member") in vw.start} | set(vw.start.values()) \
+        | {t for t, _ in vw.stop.values()} | {t for r in running.values() for a, b, _ in r for t in (a, b)}
+    return stretches(times, vw.end, lambda t: _settled_at(vw, settings, running, t))
 
 
 def _settled_at(vw: _View, settings: StreamsCheckSettings, running: dict, t: float) -> bool:
