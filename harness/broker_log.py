@@ -77,13 +77,17 @@ def about_group(message: str, *, group_id: str, partition: int) -> bool:
 
 def read_events(path: Path, *, start: int, broker: int, group_id: str, partition: int,
                 since_wall: float, wall_minus_mono: float) -> list[dict]:
-    """The `broker` events of one log file from byte `start` on (only whole lines; none before since_wall)."""
+    """The `broker` events of one log file from byte `start` on (only whole lines; none before since_wall). A file
+    that cannot be read gives one `broker_log_unread` event instead, naming the broker and why: what that broker
+    said is then not in the history, and the checkers that read the brokers' words must not take its silence for
+    an answer."""
     try:
         with open(path, "rb") as f:
             f.seek(start)
             data = f.read()
-    except OSError:
-        return []
+    except OSError as e:
+        return [{"type": "broker_log_unread", "mono": round(time.monotonic(), 6), "wall": time.time(),
+                 "broker": broker, "error": f"{type(e).__name__}: {e}"}]
     out = []
     for raw in data[: data.rfind(b"\n") + 1].decode(errors="replace").splitlines():
         rec = parse_line(raw)
@@ -110,8 +114,7 @@ class BrokerLog:
             p = Path(cluster.broker_log_path(b))
             self.starts[b] = p.stat().st_size if p.exists() else 0
 
-    def events(self) -> list[dict]:
-        """Every broker's lines about the group since the mark, in time order."""
+    def _read(self) -> list[dict]:
         evs = []
         for b in self.cluster.broker_ids():
             evs += read_events(Path(self.cluster.broker_log_path(b)), start=self.starts.get(b, 0), broker=b,
@@ -119,11 +122,16 @@ class BrokerLog:
                                wall_minus_mono=self.wall_minus_mono)
         return sorted(evs, key=lambda e: e["mono"])
 
+    def events(self) -> list[dict]:
+        """Every broker's lines about the group since the mark, in time order (the logs that could be read)."""
+        return [e for e in self._read() if e["type"] == "broker"]
+
     def collect(self, path: Path) -> int:
-        """Write the events to a `broker-log` history file; how many."""
-        evs = self.events()
+        """Write the events to a `broker-log` history file, with a `broker_log_unread` event for each log that could
+        not be read; how many lines."""
+        evs = self._read()
         with HistoryWriter(path, source="broker-log", member=None, group_id=self.group_id,
                            offsets_partition=self.partition) as w:
             for e in evs:
                 w.record(e)
-        return len(evs)
+        return sum(1 for e in evs if e["type"] == "broker")

@@ -12,6 +12,8 @@ MISBEHAVE_HELP = {
     "defeat-warmup": "(streams-*) every instance runs with a recovery lag that switches warmups off",
     "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
     "forget-state": "(streams-*) the first instance starts each task on an emptied store",
+    "thread-churn": "(streams-*) the first instance adds a stream thread and removes it again every second: each a "
+    "consumer joining or leaving, the group never settles (group_settled must fail the run)",
     "zombie-task": "(connect-*) a source task goes on producing after it was stopped", "wrong-delay":
     "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran",
     "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",

@@ -39,8 +39,9 @@ RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "H
                         "client.rack": "HARNESS_RACK", "enable.auto.commit": "the contract commits itself",
                         "client.id": "the member id"}
 #: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
-#: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores
-STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state")
+#: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores, or slot 0
+#: adds and removes a stream thread every second (the group never settles)
+STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state", "thread-churn")
 #: the self-tests of each kind of group (a consumer group's: MISBEHAVIOURS)
 KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS, "share": SHARE_MISBEHAVIOURS}
 #: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early

@@ -143,6 +143,9 @@ class FakeCluster:
         (self.root / "topics").mkdir(parents=True, exist_ok=True)
         (self.root / "groups").mkdir(parents=True, exist_ok=True)
         for b in self.broker_ids():
+            log = self.broker_log_path(b)  # a fake broker logs nothing, but its log is there to be read (empty)
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.touch(exist_ok=True)
             self._up(b)
         self._stop.clear()
         self._thread = threading.Thread(target=self._coordinate, name="fake-coordinator", daemon=True)
@@ -169,7 +172,7 @@ class FakeCluster:
         return self.racks[broker_id]
 
     def broker_log_path(self, broker_id: int) -> Path:
-        """Where a fake broker's log would be (nothing writes it; a test may, in the local layout)."""
+        """A fake broker's log: created empty at the start (nothing writes it; a test may, in the local layout)."""
         return broker_dir(self.root, broker_id) / BROKER_LOG
 
     def racks_in_use(self) -> list[str]:

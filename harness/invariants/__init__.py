@@ -3,7 +3,7 @@
 The public face is what this module exports: `judge` (a run's verdicts from its history alone), `Verdict`,
 `CheckSettings`, `CHECKERS` (name -> checker, in report order) and `check_all`; the Streams checkers are
 `harness.invariants.streams`. Each checker is a pure `check(history, settings) -> Verdict` in its
-own module (`exclusive`, `coverage`, `migrations`, `convergence`, `static`, `integrity`,
+own module (`exclusive`, `coverage`, `migrations`, `convergence`, `settled` (every kind's), `static`, `integrity`,
 `commits`), reading the shared derived views of `timeline`; what each group protocol allows lives in
 `protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
 """
@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 from harness.history import History
 from harness.invariants import (brokers, commits, convergence, coordinator, coverage, exclusive, integrity, migrations,
-                                static, timeline)
+                                settled, static, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -29,6 +29,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "coverage_liveness": coverage.check,
     "bounded_migrations": migrations.check,
     "convergence_balance": convergence.check,
+    settled.NAME: settled.check,
     "static_membership": static.check,
     "record_integrity": integrity.check,
     "commit_progress": commits.check,

@@ -8,7 +8,8 @@
   protocol into it (REFUSED: "Cannot upgrade ..." / "Cannot downgrade ..." / "Cannot join the consumer
   group ... with the classic protocol ..."), since the members that asked for it were turned away (a migration under
   `group.consumer.migration.policy=disabled` must not pass), valid when none did, skipped without the
-  brokers' logs.
+  brokers' logs. A broker whose log could not be read (`broker_log_unread`, harness/broker_log.py) leaves its
+  silence unjudged: `unknown` where it would otherwise decide (no refusal seen, or the expected one not seen).
 - `with_broker_context(verdict, history)`: a verdict that is not valid gets the brokers' notable lines
   about the group (warnings, errors, refusals, fencing) nearest its witnesses as further witnesses, and
   the first refusal or error named in its message, so a report shows the broker's reason.
@@ -37,6 +38,15 @@ NEAR_S = 30.0
 def said(history: History) -> list[dict]:
     """The brokers' lines about the group, in time order."""
     return history.derived("broker_said", lambda: [e for _, e in history.control() if e.get("type") == "broker"])
+
+
+def unread(history: History) -> list[dict]:
+    """The `broker_log_unread` events: brokers whose log file could not be read after the run."""
+    return [e for _, e in history.control() if e.get("type") == "broker_log_unread"]
+
+
+def _unread_said(gone: list[dict]) -> str:
+    return "; ".join(f"broker {e.get('broker')}'s log could not be read ({e.get('error')})" for e in gone)
 
 
 def collected(history: History) -> bool:
@@ -73,12 +83,19 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                             f"refused: {refused[0]['message']}",
                            [witness(e, "a refusal the scenario does not expect") for e in refused],
                            {"refusals": len(refused)})
+        if gone := unread(history):  # its silence is no answer: a refusal there would not be seen
+            return verdict(NAME, "unknown", f"no refusal in the logs that were read, but {_unread_said(gone)}: "
+                                            f"a refusal there would not be seen", (),
+                           {"refusals": 0, "unread": len(gone)})
         return verdict(NAME, "valid", "no broker refused the group, as the scenario expects", (), {"refusals": 0})
     if not collected(history):
         return verdict(NAME, "unknown", f"the scenario expects the brokers to refuse ({want!r}) but the history "
                                         "holds no broker log (no file of source broker-log)")
     pattern = re.compile(want)
     hits = [e for e in said(history) if pattern.search(e.get("message", ""))]
+    if not hits and (gone := unread(history)):
+        return verdict(NAME, "unknown", f"the scenario expects the brokers to refuse ({want!r}); no log that was read "
+                                        f"says so, but {_unread_said(gone)}", (), {"refusals": 0, "unread": len(gone)})
     if not hits:
         return verdict(NAME, "invalid", f"the scenario expects the brokers to refuse ({want!r}); no broker said so "
                                         f"({len(said(history))} lines about the group)")

@@ -23,19 +23,18 @@ subscription, counts differ by at most one).
   group apart for its whole length).
 - **Storm**: rebalances nothing drives. A rebalance is a burst of `assigned`/`revoked`/`lost` events (bursts
   apart by more than the longest heartbeat interval of the live members). A disturbance explains at most its
-  protocol's rounds + 1 rebalances in its window (a join, a leave, a fault: two rounds under the cooperative
-  and consumer protocols, one under eager, and one follow-up); three or more beyond that over the run are a
-  storm, as are more `lost` events of members in good standing in one window (alive after it, under no fault
-  within their own session timeout before it, no broker event then) than members alive in it: invalid, with
-  the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
+  protocol's rounds + `FOLLOW_UP_REBALANCES` (1) rebalances in its window (a join, a leave, a fault: two rounds
+  under the cooperative and consumer protocols, one under eager, and one follow-up); `STORM_REBALANCES` (3) or
+  more beyond that over the run are a storm (`STORM_RULE`), as are more `lost` events of members in good
+  standing in one window (alive after it, under no fault within their own session timeout before it, no broker
+  event then) than members alive in it: invalid, with the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
   and each member may lose its partitions once in a window: a commit racing the rebalance is answered
   ILLEGAL_GENERATION and the client drops its assignment as lost, as the Java client does too.)
 - **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
   quiet for `quiet_period_s` (else `unknown`; `invalid` when W is past the window's bound); a fault still
   active at W leaves nothing settled to judge (`unknown`).
-- **The runner's own wait**: a `wait_timeout` event (the runner waited for a stable group and gave up) in a
-  window with no converged state during that wait is invalid when the wait outlasted the window's bound, and
-  `unknown` otherwise: never a silent pass.
+- **The runner's own wait** is `group_settled`'s (harness/invariants/settled.py): the rule every kind of group is
+  judged by, with this module's converged states as the consumer group's settled ones.
 
 Tolerances: `quiet_period_s` (how long a converged state must last to count). Measurements: `convergence_s`
 (of the last window), `max_convergence_s`, `windows`, `windows_judged`, `interrupted`, `rebalances_max` (the
@@ -57,9 +56,14 @@ from harness.invariants.settings import disturbance_bound, longest_heartbeat_s, 
 
 NAME = "convergence_balance"
 OWN = timeline.OWNERSHIP_TYPES
+#: follow-up rebalances a disturbance explains beyond its protocol's rounds (a round after a commit raced it)
+FOLLOW_UP_REBALANCES = 1
 #: rebalances beyond what the disturbances explain (over the run) that make a storm: two are tolerated (a
 #: follow-up round, a coordinator's reload), a third is not
 STORM_REBALANCES = 3
+#: the storm rule in words, as docs/invariants.md states it (a test holds the two together)
+STORM_RULE = (f"each disturbance window explains its protocol's rounds + {FOLLOW_UP_REBALANCES} rebalances; "
+              f"{STORM_REBALANCES} or more beyond that over the run are a storm")
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -72,11 +76,11 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     W, before = tl.workload_end, tl.end_before
     if W is None:
         return verdict(NAME, "unknown", "no member alive at the end of the history and no drained event")
-    converged = _converged_states(tl)
+    converged = converged_states(tl)
     # the run's own cluster starting before `run_start` disturbs no group yet: windows count from the run's start
     times = sorted({t for t, _ in tl.disturbances(W, before) if tl.start <= t < W} | {tl.start})
     events = {t: e for t, e in tl.disturbances(W, before)}
-    problems, wits, unknown = [], [], []
+    problems, wits = [], []
     m: dict = {"windows": len(times), "windows_judged": 0, "interrupted": 0, "storms": 0, "rebalances_max": 0}
     convs = []
     last = None
@@ -88,7 +92,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         c = first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
-        allowed = rebalance_rounds(settings.protocol) + 1
+        allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
         if len(bursts) > allowed:
             undriven.append((T, len(bursts) - allowed, bursts))
         at = f"the disturbance at {T - tl.start:.1f}s" if T > tl.start else "the start"
@@ -129,14 +133,14 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         total = sum(len(b) for _, _, b in undriven)
         problems.insert(0, f"rebalance storm: {excess} rebalances nothing drove, {total} rebalances in "
                            f"{last_b[1] - first[0]:.1f}s over {len(undriven)} disturbance windows where each "
-                           f"disturbance explains at most {rebalance_rounds(settings.protocol) + 1}")
+                           f"disturbance explains at most {rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES} "
+                           f"({STORM_RULE})")
         wits += [witness(first[2], "the first rebalance of the storm"), witness(last_b[2], "the last one")]
-    _runner_waits(tl, converged, times, problems, wits, unknown)
     m["rebalance_time"] = rebalance_time.measure(tl, settings, converged, unowned_stretches(tl, W))
-    return _final(tl, settings, m, convs, last, problems, wits, unknown)
+    return _final(tl, settings, m, convs, last, problems, wits)
 
 
-def _final(tl, settings, m, convs, last, problems, wits, unknown) -> Verdict:
+def _final(tl, settings, m, convs, last, problems, wits) -> Verdict:
     """The verdict: the problems found, else the last window's state at W (as the run ends)."""
     W, before = tl.workload_end, tl.end_before
     T, N, c, bound, why, t_ev = last
@@ -158,8 +162,6 @@ def _final(tl, settings, m, convs, last, problems, wits, unknown) -> Verdict:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    if unknown:
-        return verdict(NAME, "unknown", unknown[0], wits, m)
     if _fault_active(tl, W) or any(f.start <= W < f.end for f in tl.faults):
         return verdict(NAME, "unknown", "a fault is still active at the end: no settled state to judge", (), m)
     if not (complete and balanced):
@@ -208,7 +210,7 @@ def _state(tl, t: float, before: bool):
     return complete, balanced, what, counts, pair, subs
 
 
-def _converged_states(tl) -> list[tuple[float, float]]:
+def converged_states(tl) -> list[tuple[float, float]]:
     """(start, end) of every stretch over which the assignment does not change and is complete and balanced
     (`balance.consumer`), in time order."""
     times = sorted({o.start for o in tl.ownerships} | {o.end for o in tl.ownerships if o.end <= tl.end}
@@ -272,23 +274,3 @@ def _fault_active(tl, t: float) -> bool:
 def _last_change(tl, W: float) -> float:
     ts = [o.start for o in tl.ownerships if o.start < W] + [o.end for o in tl.ownerships if o.end < W]
     return max(ts, default=tl.start)
-
-
-def _runner_waits(tl, converged, times, problems, wits, unknown) -> None:
-    """A wait of the runner's for a stable group that timed out is never a silent pass (module docstring)."""
-    for _, e in tl.control:
-        if e["type"] != "wait_timeout" or e["mono"] > tl.end:
-            continue
-        t, span = e["mono"], float(e.get("timeout_s") or 0)
-        if any(a < t and b > t - span and min(b, t) - max(a, t - span) > 0 for a, b in converged):
-            continue  # the checker saw the group settled during the wait: the runner's view differed, not the group
-        T = max((x for x in times if x <= t - span), default=tl.start)
-        bound, why = disturbance_bound(tl, T)
-        say = (f"the runner waited {span:g}s for a stable group ({e.get('what')}) and it never settled, "
-               f"{t - T:.1f}s after the disturbance at {T - tl.start:.1f}s")
-        if t - T > bound:
-            if not any("the runner waited" in p for p in problems):
-                problems.append(f"{say} (bound {bound:.1f}s: {why})")
-                wits.append(witness(e, "the runner gave up waiting for a stable group"))
-        else:
-            unknown.append(f"{say}; the protocol allows {bound:.1f}s there ({why}), so the history cannot tell")

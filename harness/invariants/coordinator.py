@@ -173,11 +173,12 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if not fos:
         return verdict(NAME, "skipped", "no coordinator failover in this run")
     ctl = [e for _, e in history.control()]
-    fenced, extra, explained, gaps = [], [], 0, []
+    fenced, extra, explained, gaps, members = [], [], 0, [], 0
     tl = timeline.build(history, settings)
     for a, end, nxt in fos:
         until = _aftermath_end(tl, end, nxt)
         judged = _judged_members(ctl, a["mono"], until)
+        members += len(judged)
         alive_at_start = _judged_members(ctl, a["mono"], a["mono"])
         gaps.append(gap := unserved_until(history, a["mono"], end, until) - a["mono"])
         for w in _fencing(ctl, a["mono"], until, judged, alive_at_start):
@@ -199,5 +200,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         wits = (fenced[:4] + extra[:4] + lost)[:MAX_WITNESSES]
         return verdict(NAME, "invalid", f"the group did not survive its coordinator: {', '.join(w for w in what if w)}",
                        wits, m)
+    if not members:  # no member went through a failover in good standing: (a) and (b) judged nobody
+        return verdict(NAME, "unknown", f"{len(fos)} coordinator failover(s), but no member was alive and in good "
+                                        f"standing through any of them: nothing to judge", (), m)
     return verdict(NAME, "valid", f"{len(fos)} coordinator failover(s): no member fenced, no rebalance beyond the one "
                                   f"explained, no assignment read below its last committed offset", (), m)

@@ -21,6 +21,11 @@ MEMBER_EVENT_TYPES = frozenset({"started", "assigned", "revoked", "lost", "proce
 MAX_WITNESSES = 12
 
 
+class MissingSetting(Exception):
+    """A bound's input that the history does not hold (a setting that could not be read, or was never recorded): the
+    verdicts that need it are `unknown`, naming what was missing, never judged with a default (`run_checkers`)."""
+
+
 @dataclass(frozen=True)
 class Verdict:
     """One invariant's judgement of one history: status, a one-line message, witnesses, measurements."""
@@ -78,7 +83,6 @@ class CheckSettings(SettingsDict):
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
     max_poll_interval_s: float = 300.0  # the clients' default
-    settle_s: float = 5.0
     migration_slack: int = 0
     quiet_period_s: float = 3.0
     static_grace_s: float = 2.0
@@ -132,7 +136,8 @@ def empty(name: str, history: History) -> Verdict | None:
 def run_checkers(checkers: dict, history: History, settings, names: Iterable[str] | None = None, *,
                  precheck=None) -> dict[str, Verdict]:
     """Run the named checkers (all by default) in order; `precheck(name)` may decide first (a verdict, or
-    None to go on). A checker that raises or returns no Verdict is `unknown`, never valid."""
+    None to go on). A checker that raises or returns no Verdict is `unknown`, never valid; one that raises
+    `MissingSetting` is `unknown` with what was missing."""
     names = list(checkers) if names is None else list(names)
     if missing := [n for n in names if n not in checkers]:
         raise ValueError(f"unknown invariants {missing}; known: {', '.join(checkers)}")
@@ -142,6 +147,8 @@ def run_checkers(checkers: dict, history: History, settings, names: Iterable[str
             v = (precheck(n) if precheck else None) or checkers[n](history, settings)
             if not isinstance(v, Verdict):
                 v = verdict(n, "unknown", f"checker returned {type(v).__name__}, not a Verdict")
+        except MissingSetting as e:  # a bound it needs could not be known: it decides nothing, and says why
+            v = verdict(n, "unknown", f"a bound's input is missing: {e}")
         except Exception as e:  # a checker that fails decides nothing
             v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
         out[n] = v

@@ -1,12 +1,14 @@
 """Coverage and liveness: once settled, every partition has exactly one live owner; gaps are bounded.
 
 Final coverage. At the workload end W (see `timeline`: the end of the history, or the moment the
-runner's final teardown began), if no disturbance (fault active, member start or exit, broker event)
-happened in the last `settle_s` seconds before W, every partition of every topic of the run that some
-member alive then subscribes to (see `topics`; without subscriptions: every topic) must have exactly
-one owner among live members, and no partition more than one. Otherwise the verdict is `unknown` (the
-run never settled), unless a gap below already makes it `invalid`. No W (no member alive at the end,
-no `drained` event): `unknown`.
+runner's final teardown began), every partition of every topic of the run that some member alive then
+subscribes to (see `topics`; without subscriptions: every topic) has exactly one owner among live members,
+and no partition more than one. When it does not, the last disturbance (fault active, member start or
+exit, broker event) may still be being repaired: that is judged by the protocol's own bound for it
+(`settings.disturbance_bound`: a departed member's session timeout, as it ran with it, plus the rebalance
+rounds of the members' rebalance timeout), not by a constant. Past the bound it is `invalid`; within it
+`unknown` (the history ends too soon to tell), unless a gap below already makes it `invalid`. No W (no
+member alive at the end, no `drained` event): `unknown`.
 
 Unowned time. For every partition, the longest stretch during which no live member held it, counted
 from the group's first assignment (of any partition of the topic; the start of the run before it is
@@ -15,8 +17,9 @@ ignored) up to W; a stretch still open at W counts up to W. It is a violation wh
 whose owner was killed is not. Partitions of a topic no member of the run ever subscribes to are not
 measured.
 
-Tolerances: `settle_s` (how long after the last disturbance coverage must hold: longer than a session
-timeout plus a rebalance), `max_unowned_s` (the longest tolerated gap per rebalance).
+Tolerances: none of its own. The end state and the gaps are held to the protocol's bounds as each member
+ran with them (`settings`); the bound is needed only when the end state is not whole, so a run whose end is
+whole needs no setting to pass it.
 Measurements: `max_unowned_s`, `max_unowned_partition`, `unowned_s_by_partition`, `unowned_partitions`,
 `multi_owned_partitions`, `settled_for_s`. With several topics partitions are named "topic-p".
 """
@@ -90,30 +93,33 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         last = tl.last_disturbance(W, before)
         since = last[0] if last else tl.start
         m["settled_for_s"] = secs(W - since)
-        if W - since < settings.settle_s:
-            status_unknown = (f"never settled: the last disturbance was {W - since:.3f}s before the end "
-                              f"(settle {settings.settle_s:g}s)")
-        else:
-            owners = tl.owners_at(W, before)
-            alive = tl.alive_members(W, before)
-            required = tl.required(W, before)
-            none = [p for p in required if not [x for x in owners.get(p, ()) if x in alive]]
-            many = [p for p in tl.all_partitions if len([x for x in owners.get(p, ()) if x in alive]) > 1]
-            m["unowned_partitions"], m["multi_owned_partitions"] = tl.names(none), tl.names(many)
-            if none:
-                problems.append(f"at the end, {W - since:.1f}s after the last disturbance, partitions "
-                                f"{tl.names(none)} have no live owner")
+        owners = tl.owners_at(W, before)
+        alive = tl.alive_members(W, before)
+        required = tl.required(W, before)
+        none = [p for p in required if not [x for x in owners.get(p, ()) if x in alive]]
+        many = [p for p in tl.all_partitions if len([x for x in owners.get(p, ()) if x in alive]) > 1]
+        m["unowned_partitions"], m["multi_owned_partitions"] = tl.names(none), tl.names(many)
+        if none or many:  # judged only once the protocol's own time to repair the last disturbance has passed
+            bound, why = disturbance_bound(tl, since)
+            what = "; ".join(([f"partitions {tl.names(none)} have no live owner"] if none else [])
+                             + ([f"partitions {tl.names(many)} have more than one live owner"] if many else []))
+            if W - since <= bound:
+                status_unknown = (f"at the end, {W - since:.3f}s after the last disturbance, {what}; the protocol "
+                                  f"allows {bound:.1f}s to repair it ({why}): the history ends too soon to tell")
+            else:
+                problems.append(f"at the end, {W - since:.1f}s after the last disturbance (bound {bound:.1f}s: {why}), "
+                                f"{what}")
                 for p in none[:4]:
                     gone = [o for o in tl.by_partition.get(p, ()) if o.end <= W]
                     if gone and gone[-1].end_event is not None:
                         wits.append(witness(gone[-1].end_event, f"partition {tl.name(p)}'s last owner gave it up "
                                                                 f"here; no owner at the end"))
-            if many:
-                problems.append(f"at the end partitions {tl.names(many)} have more than one live owner")
                 for p in many[:4]:
                     for o in tl.by_partition[p]:
                         if timeline.covers(o.start, o.end, W, before):
                             wits.append(witness(o.start_event, f"{o.member} holds partition {tl.name(p)} at the end"))
+        else:
+            status_unknown = _uncertain_end(tl, W, {x for xs in owners.values() for x in xs if x in alive})
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
@@ -124,6 +130,26 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         if static_away else ""
     return verdict(NAME, "valid", f"all {n} partitions have one live owner at the end; longest gap "
                                   f"{m['max_unowned_s'] or 0:.3f}s{away}", (), m)
+
+
+def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | None:
+    """Why a whole-looking end state cannot be taken as the group's (None when it can): a fault still active at W,
+    or an owner under a fault at least as long as its own session timeout (the coordinator may have expelled it)
+    that ended less than that session timeout before W (its ownership may then be its own view only, the group
+    not yet repaired). A fault shorter than the session timeout cannot have cost it its membership: neither its
+    session nor its max.poll.interval.ms (never shorter than the session timeout) can have run out."""
+    if active := [f for f in tl.faults if f.start <= W < f.end]:
+        return f"a fault ({active[0].kind}) is still active at the end: no settled state to judge"
+    for f in tl.faults:
+        for x in sorted(f.members & owners):
+            if f.end > W:
+                continue
+            S = member_settings(tl, x, f.start).session_timeout_s
+            if f.end - f.start >= S and W - f.end < S:
+                return (f"{x} holds partitions at the end but was under a fault ({f.kind}) of {f.end - f.start:.1f}s "
+                        f"until {W - f.end:.3f}s before it, both within its session timeout {S:g}s: the coordinator "
+                        f"may have expelled it and not yet repaired the group")
+    return None
 
 
 def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tuple[float, str, str | None]:

@@ -186,6 +186,8 @@ PARTITION_FAULT_KINDS = frozenset({"broker_partition", "rack_partition"})
 #: Kafka's default socket.connection.setup.timeout.max.ms: a connection to the quorum begun while cut off is given
 #: up only then (plus 20 % jitter), and the cut-off broker acts as the leader it was until it reconnects
 CONNECTION_SETUP_TIMEOUT_MAX_MS = 30000
+#: the most the client adds to that timeout as jitter (Kafka's ClusterConnectionStates: +/- 20 %)
+CONNECTION_SETUP_JITTER = 1.2
 
 
 def zombie_tolerance(tl, a, end: float) -> tuple[float, str]:
@@ -207,8 +209,8 @@ def zombie_tolerance(tl, a, end: float) -> tuple[float, str]:
     why = f"{faulted:.1f}s of faults on {a.member} + twice its {ms.session()} + its {ms.heartbeat_s:g}s heartbeat"
     if cut:
         setup_ms, src = _connection_setup_max_ms(tl)
-        tol += 1.2 * setup_ms / 1000
-        why += f" + the cut-off coordinator's reconnect after the heal (1.2 x {src})"
+        tol += CONNECTION_SETUP_JITTER * setup_ms / 1000
+        why += f" + the cut-off coordinator's reconnect after the heal ({CONNECTION_SETUP_JITTER:g} x {src})"
     return tol, why
 
 

@@ -5,8 +5,11 @@ a bounce, a settings roll, an upgrade each start a new process that writes them 
 protocols the session and heartbeat timings are the client's; under the consumer protocol (KIP-848) they are
 the group's: the `group_settings` event the harness writes when the run starts and after every `group_config`
 step, from the brokers' DescribeConfigs (the group config `consumer.session.timeout.ms` over the brokers'
-`group.consumer.session.timeout.ms`). A history without these (older runs, a member program that does not
-write `effective`) is judged with the run's settings, and `source` says so.
+`group.consumer.session.timeout.ms`). A member program that does not write `effective` (older runs, a team's
+own program) is judged with the run's settings, and `source` says so. A group timing the history cannot tell (no
+`group_settings` event, or DescribeConfigs could not read it: the event's `unread`) raises `MissingSetting`: the
+verdicts that need it are `unknown`, naming it, never judged with Kafka's documented defaults (45 s, 5 s) while
+the brokers may run with others.
 
 Every value comes with where it came from, for the checkers' messages. How a member commits (its commit mode
 and auto-commit interval, from the same `started` event) is `commit_settings`, for `commit_progress`.
@@ -16,13 +19,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from harness.invariants.core import MissingSetting
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
 
 #: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
-CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000}
-#: the brokers' defaults of the consumer protocol's group timings (Kafka 3.7+), when the run recorded none
-GROUP_DEFAULTS_MS = {"session": 45000, "heartbeat": 5000}
+CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "heartbeat.interval.ms": 3000}
 #: group-side keys per group protocol: (the group config, the brokers' default)
 GROUP_KEYS = {
     "consumer": {"session": ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
@@ -41,14 +43,23 @@ class MemberSettings:
     group_protocol: str  # classic | consumer
     instance_id: str | None
     session_timeout_s: float
-    heartbeat_s: float
+    hb_s: float | None  # None: the history cannot tell it (`heartbeat_missing` says why); read `heartbeat_s`
     max_poll_s: float
     source: str  # e.g. "m4's client (session.timeout.ms=60000 given) since its start at 12.3s"
     recorded: bool  # False: the history holds no settings of this member; the run's were used
+    heartbeat_missing: str = ""
 
     @property
     def static(self) -> bool:
         return bool(self.instance_id)
+
+    @property
+    def heartbeat_s(self) -> float:
+        """The heartbeat interval; MissingSetting when the history cannot tell it (only a verdict that needs it is
+        then unknown)."""
+        if self.hb_s is None:
+            raise MissingSetting(self.heartbeat_missing)
+        return self.hb_s
 
     def session(self) -> str:
         """The session timeout with its source, for a message."""
@@ -139,6 +150,39 @@ def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None,
     return None, ""
 
 
+def unread_of(ev: dict | None) -> dict[str, str]:
+    """What a `group_settings` event says could not be read: {"group": why} and/or {"broker <id>": why}. An older
+    event with an `error` and no `unread` did not say which resource failed: the group's configs are then taken as
+    unread (the conservative reading: a group config may have been set)."""
+    if not ev:
+        return {}
+    got = ev.get("unread")
+    if isinstance(got, dict):
+        return {str(k): str(v) for k, v in got.items()}
+    return {"group": str(ev["error"])} if ev.get("error") else {}
+
+
+def group_setting_ms(ev: dict | None, protocol: str, which: str) -> tuple[int, str]:
+    """(value, source) of a group-side setting (`GROUP_KEYS`) as the run recorded it: the group config, else the
+    brokers' value. MissingSetting, naming what could not be read, when the history cannot tell it: no
+    `group_settings` event, the group's configs unread (a group config may override the brokers'), or neither
+    value read. Never Kafka's documented default: the brokers may run with another."""
+    gkey, bkey = GROUP_KEYS[protocol][which]
+    if ev is None:
+        raise MissingSetting(f"{gkey}: the history holds no group_settings event (DescribeConfigs)")
+    value, src = group_value(ev, protocol, which)
+    unread = unread_of(ev)
+    at = f"DescribeConfigs at {ev['mono']:.1f}s"
+    if value is not None and ("group" not in unread or src.startswith("group config")):
+        return value, src
+    if "group" in unread:
+        raise MissingSetting(f"the group's {gkey} could not be read ({at}: {unread['group']}); the brokers' {bkey} is "
+                             f"no stand-in for a group config that may be set")
+    why = "; ".join(f"{k}: {w}" for k, w in sorted(unread.items()))
+    raise MissingSetting(f"neither the group's {gkey} nor the brokers' {bkey} was read ({at}"
+                         + (f"; unread: {why})" if why else ")"))
+
+
 def member_settings(tl, member: str, t: float) -> MemberSettings:
     """What `member` ran with at t (its life then, and the group's settings then under the consumer protocol)."""
     # what it depends on of t: the member's life then and the group settings then (constant between them)
@@ -169,22 +213,24 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
         except (TypeError, ValueError):
             return default
 
-    session, hb = ms("session.timeout.ms", int(run.session_timeout_s * 1000)), ms("heartbeat.interval.ms", 3000)
+    session = ms("session.timeout.ms", int(run.session_timeout_s * 1000))
+    hb = ms("heartbeat.interval.ms", CLIENT_DEFAULTS_MS["heartbeat.interval.ms"])
+    hb_missing = ""
     if gp == "classic":
         how = "default" if "session.timeout.ms" in defaults else "given"
         src = f"{member}'s client, session.timeout.ms={session} {how}, {at}"
-    else:
+    else:  # the group's timings, as the brokers reported them; what could not be read is missing, not defaulted
         gev = group_settings_at(tl, t)
-        gs, gsrc = group_value(gev, "consumer", "session")
-        gh, _ = group_value(gev, "consumer", "heartbeat")
-        if gs is None:
-            gs, gsrc = GROUP_DEFAULTS_MS["session"], (f"the brokers' default group.consumer.session.timeout.ms="
-                                                      f"{GROUP_DEFAULTS_MS['session']}: no group settings recorded")
-        session, hb = gs, gh if gh is not None else GROUP_DEFAULTS_MS["heartbeat"]
+        session, gsrc = group_setting_ms(gev, "consumer", "session")
+        try:
+            hb, hb_missing = group_setting_ms(gev, "consumer", "heartbeat")[0], ""
+        except MissingSetting as e:
+            hb, hb_missing = None, str(e)
         src = f"{member} on the consumer protocol: {gsrc}"
-    return MemberSettings(member, gp, eff.get("group.instance.id") or iid, session / 1000, hb / 1000,
+    return MemberSettings(member, gp, eff.get("group.instance.id") or iid, session / 1000,
+                          hb / 1000 if hb is not None else None,
                           ms("max.poll.interval.ms", CLIENT_DEFAULTS_MS["max.poll.interval.ms"]) / 1000,
-                          src, True)
+                          src, True, hb_missing)
 
 
 def _stretch(tl, t: float) -> int:
@@ -197,9 +243,9 @@ def _stretch(tl, t: float) -> int:
 
 
 def longest_heartbeat_s(tl, t: float) -> float:
-    """The longest heartbeat interval of the members alive at t (0.5 s when none is)."""
+    """The longest heartbeat interval of the members alive at t (0 when none is: no rebalance to spread)."""
     return tl.history.derived(("longest_heartbeat_s", tl.end, _stretch(tl, t)), lambda: max(
-        (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.5))
+        (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.0))
 
 
 def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:

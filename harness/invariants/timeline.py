@@ -236,16 +236,18 @@ class Timeline:
         return self.growth.born(i, p - self.layout.base[i])
 
     def shutdown_start(self, life: Life) -> float:
-        """When a member's graceful stop began: its first trailing revoked/stopped event, else its exit."""
+        """When a member's graceful stop began: its member_stop (SIGTERM), else its first trailing revoked/stopped."""
         if life.how != "graceful" or life.exit_event is None:
             return life.end
-        # the harness records `member_stop` when it sends SIGTERM: that is where the shutdown begins
         stops = [e["mono"] for _, e in self.member_events(life.member, ("member_stop",))
                  if life.start <= e["mono"] <= life.end]
         if stops:
             return stops[-1]
-        from harness.invariants.settings import member_settings  # it reads this timeline
-        lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
+        from harness.invariants.settings import MissingSetting, member_settings  # it reads this timeline
+        try:
+            lo = max(life.start, life.end - member_settings(self, life.member, life.end - 1e-6).session_timeout_s)
+        except MissingSetting:  # its session timeout unknown: the trailing events of its whole life are read
+            lo = life.start
         begin = life.end
         for _, e in self.member_events(life.member, ("assigned", "lost", "revoked", "stopped")):
             if not lo <= e["mono"] <= life.end:

@@ -198,23 +198,31 @@ BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartb
 def record_group_settings(run) -> dict:
     """The group-side settings as the brokers report them (DescribeConfigs of every broker, and of the run's group
     on Kafka 4.0+), recorded as a `group_settings` event: what the consumer and streams protocols' session and
-    heartbeat timings are. What could not be read is said in `error`, never guessed."""
+    heartbeat timings are. What could not be read is said in `error` and, per resource, in `unread` ("group",
+    "broker <id>" -> why), never guessed: the checkers that need a value from it are then unknown."""
     from confluent_kafka.admin import ConfigResource, ResourceType
     admin, out, errors = run.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
+    unread: dict[str, str] = {}
     res = [ConfigResource(ResourceType.BROKER, str(b)) for b in run.cluster.broker_ids()]
     if version_key(run.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
         res.append(ConfigResource(ResourceType.GROUP, run.group_id))
+
+    def scope(r) -> str:
+        return "group" if r.restype == ResourceType.GROUP else f"broker {r.name}"
+
     futures = {}
     for r in res:  # one resource a call: the Admin client takes one BROKER resource per DescribeConfigs
         try:
             futures.update(admin.describe_configs([r], request_timeout=15))
-        except Exception as e:  # noqa: BLE001 - recorded, the checkers then use the run's settings and say so
+        except Exception as e:  # noqa: BLE001 - recorded: the checkers that need it are then unknown
             errors.append(f"DescribeConfigs {r.name}: {e}")
+            unread[scope(r)] = f"DescribeConfigs: {e}"
     for r, f in futures.items():
         try:
             entries = f.result(timeout=20)
         except Exception as e:  # noqa: BLE001
             errors.append(f"{r.restype_name if hasattr(r, 'restype_name') else r} {r.name}: {e}")
+            unread[scope(r)] = f"DescribeConfigs: {e}"
             continue
         if r.restype == ResourceType.GROUP:
             out["group"] = {k: c.value for k, c in entries.items()}
@@ -223,5 +231,5 @@ def record_group_settings(run) -> dict:
             out["brokers"][r.name] = vals
             out["broker"] = out["broker"] or vals
     run.event("group_settings", group_id=run.group_id, via="DescribeConfigs", **out,
-              **({"error": "; ".join(errors)} if errors else {}))
+              **({"error": "; ".join(errors), "unread": unread} if errors else {}))
     return out

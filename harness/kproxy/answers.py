@@ -8,7 +8,8 @@ definitions (kio generates its classes from them). What goes in it is derived fr
 - every `error_code` field carries the error, and where an entity carries it, its lists are left empty
   (as a broker answering an error does: an OffsetFetch group error has no topics);
 - a list of entities the request has under the same name is mirrored element by element (OffsetCommit's
-  topics and partitions, FindCoordinator v4+'s coordinators from the request's coordinator_keys), and a
+  topics and partitions, FindCoordinator v4+'s coordinators from the request's coordinator_keys, DescribeConfigs'
+  results from its resources: each resource answered with the error), and a
   scalar the request has under the same name is copied (group_id, member_id, name, partition_index);
 - everything else is its schema default, else zero, empty or null.
 
@@ -34,8 +35,10 @@ from kio.static.constants import EntityType
 from harness.kio_frames import request_frame, response_body
 from harness.kproxy.wire import API_NAMES
 
-#: request list fields whose answer lists go by another name: (response field, request field, key field)
-_RENAMED = {("coordinators", "coordinator_keys"): "key"}
+#: request list fields whose answer lists go by another name: (response field, request field) -> the answer entity's
+#: field each request item fills (a request of plain keys), or None: the answer entity mirrors the request entity's
+#: fields by name (DescribeConfigs' results from its resources: resource_type, resource_name)
+_RENAMED = {("coordinators", "coordinator_keys"): "key", ("results", "resources"): None}
 
 
 class Unanswerable(ValueError):
@@ -158,7 +161,7 @@ def _build(cls, source: dict, error: ErrorCode):
 def _mirror_list(name: str, inner, source: dict, error: ErrorCode) -> tuple:
     for (resp_name, req_name), key in _RENAMED.items():
         if name == resp_name and req_name in source:
-            return tuple(_build(inner, {key: k}, error) for k in source[req_name] or ())
+            return tuple(_build(inner, {key: k} if key else _fields_of(k), error) for k in source[req_name] or ())
     items = source.get(name) or ()
     return tuple(_build(inner, _fields_of(item) if dataclasses.is_dataclass(item) else {}, error) for item in items)
 

@@ -64,8 +64,10 @@ def test_read_events_from_an_offset_converts_times_and_drops_a_torn_line(tmp_pat
     assert evs[0]["mono"] == pytest.approx(4741.123) and evs[0]["broker"] == 2 and evs[0]["type"] == "broker"
     assert read_events(log, start=0, broker=2, group_id=G, partition=5, since_wall=1795474742.0,
                        wall_minus_mono=0.0)[0]["message"].startswith("[GroupCoordinator id=3] Finished")
-    assert read_events(tmp_path / "missing.log", start=0, broker=1, group_id=G, partition=5, since_wall=0,
-                       wall_minus_mono=0) == []
+    gone = read_events(tmp_path / "missing.log", start=0, broker=1, group_id=G, partition=5, since_wall=0,
+                       wall_minus_mono=0)
+    assert [(e["type"], e["broker"]) for e in gone] == [("broker_log_unread", 1)]
+    assert gone[0]["error"].startswith("FileNotFoundError")
 
 
 class _Cluster:
@@ -101,3 +103,27 @@ def test_collect_reads_from_the_mark_and_writes_a_valid_history_file(tmp_path, m
     assert lines[0]["source"] == "broker-log" and lines[0]["group_id"] == G and lines[0]["offsets_partition"] == 5
     assert [e["broker"] for e in lines[1:]] == [2, 1]  # in time order
     assert history_schema.validate_dir(out.parent) == []
+
+
+def test_collect_records_a_log_it_could_not_read(tmp_path):
+    """A broker whose log cannot be read leaves a broker_log_unread event, which the schema takes and
+    expected_refusal reads as 'unknown', never as 'that broker said nothing'."""
+    c = _Cluster(tmp_path)
+    (tmp_path / "broker-1").mkdir()
+    (tmp_path / "broker-1" / "broker.log").write_text("")
+    logs = BrokerLog(c, group_id=G)
+    logs.since_wall, logs.wall_minus_mono = 0.0, 1795474000.0
+    (tmp_path / "broker-1" / "broker.log").write_text(REFUSAL + "\n")  # broker 2 has no log at all
+    out = tmp_path / "history" / "brokers.jsonl"
+    assert logs.collect(out) == 1
+    assert [e["type"] for e in logs.events()] == ["broker"]
+    lines = [json.loads(x) for x in out.read_text().splitlines()][1:]
+    assert sorted(e["type"] for e in lines) == ["broker", "broker_log_unread"]
+    assert history_schema.validate_dir(out.parent) == []
+    from harness.history import History
+    from harness.invariants import CheckSettings, brokers
+    from histbuild import history, join, run_end, run_start
+    h = history([run_start(0.0), *join("a", 1.0, [0]), run_end(9.0)])
+    h2 = History.from_events([*h.events, *[{**e, "source": "broker-log"} for e in lines if e["type"] != "broker"]])
+    h2.headers.append({"type": "header", "source": "broker-log", "group_id": G, "member": None})
+    assert brokers.check(h2, CheckSettings()).status == "unknown"

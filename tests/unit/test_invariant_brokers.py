@@ -2,7 +2,7 @@
 failing verdict (its message and witnesses)."""
 from __future__ import annotations
 
-from histbuild import broker_said, history, join, member_exit, run_end, run_start
+from histbuild import broker_said, ev, history, join, member_exit, run_end, run_start
 
 from harness.invariants import CheckSettings, brokers, judge
 from harness.invariants.core import verdict
@@ -38,6 +38,30 @@ def test_invalid_when_the_brokers_did_not_refuse():
 def test_unknown_without_the_brokers_logs_when_a_refusal_is_expected_skipped_when_none_is():
     assert brokers.check(_run(with_log=False), CheckSettings(expect_broker=WANT)).status == "unknown"
     assert brokers.check(_run(with_log=False), CheckSettings()).status == "skipped"
+
+
+def _unread(t: float, broker: int = 2) -> dict:
+    """What harness/broker_log.py writes for a broker log it could not read."""
+    return ev("broker_log_unread", t, "broker-log", broker=broker, error="PermissionError: [Errno 13] denied")
+
+
+def test_an_unread_broker_log_makes_no_refusal_unknown_not_valid():
+    """Broker 2's log could not be read: its silence is not 'no refusal'."""
+    v = brokers.check(_run(broker_said(5.0, f"Stabilized group {G} generation 2 with 2 members."), _unread(21.0)),
+                      CheckSettings())
+    assert v.status == "unknown", v.message
+    assert "broker 2's log could not be read (PermissionError" in v.message
+
+
+def test_an_unread_broker_log_makes_a_missing_expected_refusal_unknown_not_invalid():
+    v = brokers.check(_run(_unread(21.0)), CheckSettings(expect_broker=WANT))
+    assert v.status == "unknown" and "broker 2's log could not be read" in v.message
+
+
+def test_a_refusal_in_a_log_that_was_read_decides_whatever_another_log_did():
+    assert brokers.check(_run(broker_said(5.0, REFUSAL), _unread(21.0)), CheckSettings(expect_broker=WANT)).status \
+        == "valid"
+    assert brokers.check(_run(broker_said(5.0, REFUSAL), _unread(21.0)), CheckSettings()).status == "invalid"
 
 
 def test_a_refusal_the_scenario_does_not_expect_is_invalid():

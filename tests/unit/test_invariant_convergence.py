@@ -164,27 +164,7 @@ def test_one_cooperative_rebalance_nothing_drives_is_tolerated():
     assert v.status == "valid", v.message
 
 
-# -- the runner's own wait
-def wait_timeout(t: float, timeout_s: float = 60.0):
-    from histbuild import ev
-    return ev("wait_timeout", t, "harness", what="after action", timeout_s=timeout_s)
-
-
-def test_the_runners_timed_out_wait_is_a_violation_past_the_bound():
-    """b's partitions stay unowned while the runner waits 60 s, then the run moves on (c joins) and settles."""
-    evs = [*steady(150.0), member_exit("b", 10.0, how="kill"), wait_timeout(70.0),
-           *join("c", 71.0, [2, 3])]
-    v = check(history(evs))
-    assert v.status == "invalid", v.message
-    assert "the runner waited 60s for a stable group" in v.message or "not complete and balanced" in v.message
-
-
-def test_the_runners_timed_out_wait_within_the_bound_is_unknown():
-    evs = [*steady(150.0), member_exit("b", 10.0, how="kill"), wait_timeout(25.0, timeout_s=15.0),
-           *join("c", 26.0, [2, 3])]
-    v = check(history(evs), max_poll_interval_s=100.0)
-    assert v.status == "unknown", v.message
-    assert "the runner waited 15s" in v.message and "the history cannot tell" in v.message
+# -- the runner's own wait: group_settled, every kind's rule (tests/unit/test_invariant_settled.py)
 
 
 def test_a_member_restarted_with_other_settings_bounds_the_windows_after_it():

@@ -173,3 +173,11 @@ def test_a_member_restarted_with_another_session_timeout_is_judged_by_it():
     v = check(history(evs), S)
     assert v.status == "invalid", v.message
     assert "b2's session timeout 30s" in v.witnesses[0]["why"]
+
+
+def test_a_failover_no_member_went_through_in_good_standing_is_unknown_not_valid():
+    """Both members paused across the whole aftermath: nobody's fencing or rebalances were judged."""
+    from histbuild import fault_end, fault_start
+    v = check(history(_group(fault_start(9.0, "p1", ["a", "b"]), fault_end(58.0, "p1"))), S)
+    assert v.status == "unknown", v.message
+    assert "no member was alive and in good standing through any of them" in v.message

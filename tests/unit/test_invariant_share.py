@@ -29,10 +29,26 @@ def ack(m, t, off, kind="accept", ok=True, p=0, answered=0.05):
               error=None if ok else "INVALID_RECORD_STATE", requested_mono=t)
 
 
-def base(group=None, end=60.0, members=("m1", "m2")):
+EXPLICIT = {"share.acknowledgement.mode": "explicit", "processing_ms": 0.0, "client": "test"}
+
+
+def base(group=None, end=60.0, members=("m1", "m2"), effective=EXPLICIT):
+    """A share run's frame: its settings, members m1 and m2 from 1.0 (each writing its `started` with `effective`),
+    drained 5 s before the end."""
     return [run_start(0.0, kind="share", share_settings={"topics": ["t"]}),
             group_settings(0.5, group=GROUP if group is None else group),
-            *[member_start(m, 1.0) for m in members], drained(end - 5), run_end(end)]
+            *[member_start(m, 1.0) for m in members],
+            *[ev("started", 1.05, "member", member=m, protocol="share", effective=effective) for m in members],
+            drained(end - 5), run_end(end)]
+
+
+def watched(t=1.5, members=("m1", "m2"), partitions=(0, 1)):
+    """The coordinator's answer (ShareGroupDescribe) giving every member every partition: share_served's second half
+    holds, so a test of the first half judges that half alone."""
+    return ev("share_assignment", t, "harness", asked_mono=t - 0.01, interval_s=0.5, error=None, group_epoch=1,
+              assignment_epoch=1, state="Stable",
+              members=[{"member": m, "consumer_id": f"id-{m}", "epoch": 1, "partitions": [["t", p] for p in partitions]}
+                       for m in members])
 
 
 def consumed(m, t, off, p=0):
@@ -46,11 +62,12 @@ def verdicts(*items, names=None):
 
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
-                                    "share_completion", "share_inflight", "share_served", "share_dead_letter"]
+                                    "share_completion", "share_inflight", "share_served", "group_settled",
+                                    "share_dead_letter"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
-    h = history(base(), consumed("m1", 2.0, 0), consumed("m2", 2.5, 1), consumed("m1", 3.0, 2))
+    h = history(base(), watched(), consumed("m1", 2.0, 0), consumed("m2", 2.5, 1), consumed("m1", 3.0, 2))
     vs = judge(h)
     assert set(vs) == set(SHARE_CHECKERS)
     assert vs.pop("share_dead_letter").status == "skipped"  # the group has no dead-letter topic
@@ -248,26 +265,57 @@ def test_inflight_lets_one_poll_take_a_whole_batch_past_the_limit():
 
 # -- served
 def test_served_passes_within_the_bound_and_fails_past_it():
-    assert verdicts(base(), consumed("m1", 2.0, 0), names=["share_served"])["share_served"].status == "valid"
-    # bound: session 6 + lock 5 + heartbeat 0.5 + twice the longest poll (acquisition to its last accept asked) 0.1 s
-    late = [acked(2.0, 0, 0), acq("m1", 13.6, 0), ack("m1", 13.7, 0)]  # 11.6 s: valid
+    assert verdicts(base(), watched(), consumed("m1", 2.0, 0), names=["share_served"])["share_served"].status == "valid"
+    # bound: session 6 + lock 5 + heartbeat 0.5 + twice what a poll may take by the members' own settings: explicit
+    # members work on a poll's records only within their lock, 5 s
+    late = [watched(), acked(2.0, 0, 0), acq("m1", 23.4, 0), ack("m1", 23.5, 0)]  # 21.4 s: valid
     assert verdicts(base(), late, names=["share_served"])["share_served"].status == "valid"
-    later = [acked(2.0, 0, 0), acq("m1", 13.9, 0), ack("m1", 14.0, 0)]  # 11.9 s
+    later = [watched(), acked(2.0, 0, 0), acq("m1", 23.6, 0), ack("m1", 23.7, 0)]  # 21.6 s
     v = verdicts(base(), later, names=["share_served"])["share_served"]
-    assert v.status == "invalid" and v.measurements["bound_s"] == 11.7
-    for source in ("share.session.timeout.ms", "share.heartbeat.interval.ms", "twice the longest poll 0.1s (m1's poll"):
+    assert v.status == "invalid" and v.measurements["bound_s"] == 21.5 and v.measurements["poll_bound_s"] == 5.0
+    for source in ("share.session.timeout.ms", "share.heartbeat.interval.ms",
+                   "twice the longest a poll may take 5s (m1 acknowledges explicitly (its start)"):
         assert source in v.message
 
 
-def test_served_allows_for_the_longest_poll_the_run_saw():
-    # m1 took 4 s over one poll's records of partition 1 (the last one processed, never acknowledged: it was
-    # killed): a partition newly its own, or the next owner's, waits for its next poll
+def test_served_bounds_a_poll_by_the_members_settings_not_by_the_slowest_poll_of_the_run():
+    # m1 sat 30 s over one poll's records of partition 1: the bound does not grow with it (it used to be twice the
+    # longest poll the run saw), so partition 0, waiting all that time, is unserved past the bound
     busy = [acked(2.5, 1, k) for k in range(3)] + [acq("m1", 3.0, k, p=1) for k in range(3)]
-    busy += [ack("m1", 3.2, 0, p=1), ack("m1", 5.0, 1, p=1), done("m1", 7.0, 2, p=1)]
-    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 17 s < 6 + 5 + 0.5 + 2 * 4 = 19.5 s
-    v = verdicts(base(), busy, waited, names=["share_served"])["share_served"]
-    assert v.status == "valid" and v.measurements["longest_poll_s"] == 4.0
-    assert verdicts(base(), waited, names=["share_served"])["share_served"].status == "invalid"
+    busy += [ack("m1", 3.2, 0, p=1), ack("m1", 5.0, 1, p=1), done("m1", 33.0, 2, p=1)]
+    waited = [acked(2.0, 0, 0), acq("m1", 33.5, 0), ack("m1", 33.6, 0)]
+    v = verdicts(base(), watched(), busy, waited, names=["share_served"])["share_served"]
+    assert v.status == "invalid" and v.measurements["bound_s"] == 21.5, v.message
+
+
+def test_served_bounds_an_implicit_members_poll_by_its_processing_time():
+    implicit = {"share.acknowledgement.mode": "implicit", "processing_ms": 2000.0, "client": "test"}
+    poll = [{**acq("m1", 2.0, k, p=1), "since_mono": 1.8} for k in range(5)] + [acked(1.5, 1, k) for k in range(5)]
+    poll += [done("m1", 2.0 + 2 * k, k, p=1) for k in range(1, 6)]
+    waited = [acked(2.0, 0, 0), acq("m1", 32.0, 0), ack("m1", 32.1, 0)]  # 30 s < 6 + 5 + 0.5 + 2 x 5 x 2 s
+    v = verdicts(base(effective=implicit), watched(), poll, waited, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["poll_bound_s"] == 10.0, v.message
+    assert "5 records x processing_ms=2000" in v.message
+
+
+def test_served_is_unknown_when_a_member_recorded_no_acknowledgement_mode():
+    v = verdicts(base(effective={"client": "a team's own program"}), watched(), consumed("m1", 2.0, 0),
+                 names=["share_served"])["share_served"]
+    assert v.status == "unknown" and "m1's start recorded no share.acknowledgement.mode" in v.message
+
+
+def test_served_judges_a_record_never_delivered_until_the_members_stop():
+    # a partition starved for 50 s: its record was never delivered before every member left; it used to be left
+    # out as "not judged" (the group had no live member at the end of its wait) and the verdict was valid
+    starved = [watched(), consumed("m1", 2.0, 0), acked(6.0, 1, 0), ev("member_stop", 56.0, "harness", member="m1"),
+               member_exit("m1", 56.5), member_exit("m2", 56.6)]
+    v = verdicts(base(), starved, names=["share_served"])["share_served"]
+    assert v.status == "invalid", v.message
+    assert v.measurements["not_judged"] == 0 and v.witnesses[0]["partition"] == 1
+    assert "never delivered; no record of its partition delivered for 50.0s meanwhile" in v.witnesses[0]["why"]
+    # produced just before the stop: it waited less than the bound, nothing to hold against the group
+    brief = [watched(), consumed("m1", 2.0, 0), acked(45.0, 1, 0), ev("member_stop", 56.0, "harness", member="m1")]
+    assert verdicts(base(), brief, names=["share_served"])["share_served"].status == "valid"
 
 
 def test_served_counts_waits_from_the_coordinators_first_assignment():
@@ -277,11 +325,11 @@ def test_served_counts_waits_from_the_coordinators_first_assignment():
                              "assignedPartitions=[Zm9v-0, Zm9v-1].")
     empty = broker_said(3.6, "[GroupId g] Member x new assignment state: epoch=2, previousEpoch=0, state=STABLE, "
                              "assignedPartitions=[].")
-    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 11 s after the first assignment (< 11.7)
-    v = verdicts(base(), empty, first, waited, names=["share_served"])["share_served"]
-    assert v.status == "valid" and v.measurements["max_wait_s"] == 11.0 and v.measurements["first_assignment_s"] == 7.0
+    waited = [acked(2.0, 0, 0), acq("m1", 29.0, 0), ack("m1", 29.1, 0)]  # 21 s after the first assignment (< 21.5)
+    v = verdicts(base(), watched(), empty, first, waited, names=["share_served"])["share_served"]
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 21.0 and v.measurements["first_assignment_s"] == 7.0
     assert "first assignment at 8.0s" in v.message
-    v = verdicts(base(), empty, waited, names=["share_served"])["share_served"]  # no assignment line: from production
+    v = verdicts(base(), watched(), empty, waited, names=["share_served"])["share_served"]  # no line: from production
     assert v.status == "invalid" and "first assignment unknown" in v.message
 
 
@@ -292,9 +340,9 @@ def test_served_does_not_count_the_time_a_partition_had_no_leader():
         return [ev("action_start", t0, "harness", action_id="a2", kind="restart_partition_leader", params={}),
                 ev("action_end", t1, "harness", action_id="a2", kind="restart_partition_leader", ok=True,
                    error=None, topic="t", partition=0, offline=offline)]
-    waited = [acked(2.0, 0, 0), acq("m1", 19.0, 0), ack("m1", 19.1, 0)]  # 17 s, past the 16 s bound
+    waited = [watched(), acked(2.0, 0, 0), acq("m1", 29.0, 0), ack("m1", 29.1, 0)]  # 27 s, past the 21.5 s bound
     v = verdicts(base(), waited, restart(2.5, 10.0, [0]), names=["share_served"])["share_served"]
-    assert v.status == "valid" and v.measurements["max_wait_s"] == 9.5
+    assert v.status == "valid" and v.measurements["max_wait_s"] == 19.5
     for other in (restart(2.5, 10.0, [1]), restart(2.5, 10.0, [])):  # another partition offline, or none
         assert verdicts(base(), waited, other, names=["share_served"])["share_served"].status == "invalid"
 
@@ -315,7 +363,7 @@ def test_served_does_not_judge_a_backlog_on_a_partition_that_is_served():
     slow = [acked(2.0, 0, 0)] + [x for k in range(1, 5) for x in (acked(1.5, 0, k), acq("m1", 2.0 + 4 * k, k),
                                                                    ack("m1", 2.1 + 4 * k, k))]
     slow += [acq("m1", 21.0, 0), ack("m1", 21.1, 0)]  # 19 s after it was produced, the partition served all along
-    v = verdicts(base(), slow, names=["share_served"])["share_served"]
+    v = verdicts(base(), watched(), slow, names=["share_served"])["share_served"]
     assert v.status == "valid" and v.measurements["max_wait_s"] == 19.0
     assert v.measurements["max_unserved_while_waiting_s"] == 4.5  # offset 1: produced at 1.5, delivered at 6.0
     assert "at most 4.5s without a delivery" in v.message and "the longest wait for a first delivery 19.0s" in v.message
@@ -404,6 +452,26 @@ def test_completion_counts_an_accept_whose_answer_was_lost_and_that_never_came_b
     v = verdicts(h, names=["share_completion"])["share_completion"]
     assert v.status == "valid" and v.measurements["answer_lost"] == 1 and v.measurements["accepted"] == 1
     assert "1 of them whose answer was lost" in v.message
+
+
+def test_a_lost_answer_whose_lock_could_outlive_the_members_is_unknown_not_done():
+    # an accept lost 1.1 s before the members' final stop, lock 5 s: had the broker not taken it, the record could
+    # not have come back before the members left; nothing says the broker took it
+    lost_answer = {**ack("m1", 54.0, 0), "ok": False, "error": LOST}
+    h = [base(), acked(53.5, 0, 0), acq("m1", 53.8, 0), done("m1", 53.9, 0), lost_answer,
+         ev("member_stop", 55.1, "harness", member="m1")]
+    v = verdicts(h, names=["share_completion"])["share_completion"]
+    assert v.status == "unknown", v.message
+    assert v.measurements["answer_lost_unsettled"] == 1 and v.measurements["answer_lost"] == 0
+    assert "final stop at 55.100" in v.message and v.witnesses[0]["offset"] == 0
+    # the brokers' start offset after the run passes it: done in their words
+    v = verdicts(h, starts(59.0, [["t", 0, 1]]), names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["done_by_start_offset"] == 1, v.message
+    # its lock ran out 0.1 s before the final stop and it never came back: the broker took it
+    early = [base(), acked(49.0, 0, 0), acq("m1", 50.0, 0), done("m1", 50.1, 0), {**ack("m1", 50.2, 0), "ok": False,
+             "error": LOST}, ev("member_stop", 55.1, "harness", member="m1")]
+    v = verdicts(early, names=["share_completion"])["share_completion"]
+    assert v.status == "valid" and v.measurements["answer_lost"] == 1, v.message
 
 
 def test_completion_fails_on_an_accept_the_broker_refused_and_that_never_came_back():
@@ -554,3 +622,14 @@ def test_a_raised_count_during_a_leader_move_is_judged_as_any_redelivery():
          fault_end(2.8, "f1"), acq("m2", 3.0, 0, 2), done("m2", 3.1, 0), ack("m2", 3.2, 0)]
     v = verdicts(h, names=["share_exclusive"])["share_exclusive"]
     assert v.status == "invalid" and v.measurements["holds_ended_by_leader_change"] == 0
+
+
+def test_a_delivery_count_limit_nobody_read_leaves_redelivery_and_completion_unknown():
+    """Without share.delivery.count.limit (neither the group's nor the brokers'), an archived record cannot be told
+    from a lost one and no redelivery from one past the limit: unknown, never judged without it."""
+    no_limit = {k: v for k, v in GROUP.items() if k != "share.delivery.count.limit"}
+    h = [base(group=no_limit), watched(), consumed("m1", 2.0, 0)]
+    vs = verdicts(h, names=["share_redelivery", "share_completion"])
+    for name in ("share_redelivery", "share_completion"):
+        assert vs[name].status == "unknown" and "the delivery count limit is unknown" in vs[name].message
+

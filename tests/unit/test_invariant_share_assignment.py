@@ -5,8 +5,8 @@ most the share session timeout + the heartbeat interval + the watch's interval +
 The group's settings are those of test_invariant_share (session 6 s, heartbeat 0.5 s, read from the history's
 `group_settings` event); the watch asks every 0.5 s; the clock slack is 1 s: the bound is 8 s.
 """
-from histbuild import (ev, fault_end, fault_start, member_exit, member_start)
-from test_invariant_share import GROUP, base, consumed, verdicts
+from histbuild import (acked, ev, fault_end, fault_start, member_exit, member_start)
+from test_invariant_share import GROUP, ack, acq, base, consumed, verdicts
 
 
 def assign(t, held, *, error=None, interval=0.5):
@@ -101,16 +101,19 @@ def test_an_added_partition_is_judged_from_its_first_assignment():
     assert v.measurements["added_partition_first_assigned_s"] == {"t-2": 5.0}
 
 
-def test_members_the_history_does_not_know_leave_the_assignment_unjudged():
+def test_members_the_history_does_not_know_leave_the_assignment_unjudged_so_the_verdict_is_unknown():
     h = [base(), *records(), assign(1.5, {"consumer-1": [0], "consumer-2": []})]
     v = served(h)
-    assert v.status == "valid"
+    assert v.status == "unknown"
     assert "the coordinator named members the history does not know (consumer-1, consumer-2)" in v.message
 
 
-def test_a_history_without_the_watch_is_judged_by_its_records_alone():
+def test_a_history_without_the_watch_is_unknown_not_valid():
+    """The coordinator's assignment unrecorded: half of the invariant unjudged, never a pass."""
     v = served([base(), *records()])
-    assert v.status == "valid" and "no share_assignment event" in v.message
+    assert v.status == "unknown" and "no share_assignment event" in v.message
+    late = [base(), acked(2.0, 0, 0), acq("m1", 30.0, 0), ack("m1", 30.1, 0)]  # the records' half still fails alone
+    assert served(late).status == "invalid"
 
 
 def test_a_member_started_later_counts_from_its_start():

@@ -160,10 +160,11 @@ def test_expelled_after_the_timeout_is_valid():
 def test_consumer_protocol_uses_the_groups_session_timeout():
     """Under KIP-848 the session timeout is the group's: 45 s after a group_config, whatever the clients say."""
     eff = effective(session_ms=6000, protocol="consumer", instance_id="s0")
-    evs = [run_start(0.0), group_settings(0.05, group={"consumer.session.timeout.ms": "10000"}),
+    hb = {"group.consumer.heartbeat.interval.ms": "500"}  # the brokers' (every real event has their group timings)
+    evs = [run_start(0.0), group_settings(0.05, group={"consumer.session.timeout.ms": "10000"}, broker=hb),
            *join("a", 0.1, [0, 1], instance_id="s0", effective=eff),
            *join("b", 0.2, [2, 3], instance_id="s1", effective=dict(eff, **{"group.instance.id": "s1"})),
-           group_settings(5.0, group={"consumer.session.timeout.ms": "45000"}),
+           group_settings(5.0, group={"consumer.session.timeout.ms": "45000"}, broker=hb),
            member_exit("a", 10.0, how="kill"), assigned("b", 30.0, [0, 1]), run_end(80.0)]
     v = check(history(evs), protocol="consumer")
     assert v.status == "invalid", v.message

@@ -27,8 +27,8 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 # -- the API
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
-                                      "bounded_task_moves", "standby_placement", "task_balance", "output_integrity",
-                                      "state_kept"]
+                                      "bounded_task_moves", "standby_placement", "task_balance", "group_settled",
+                                      "output_integrity", "state_kept"]
 
 
 def test_check_streams_on_a_good_history():
@@ -36,7 +36,8 @@ def test_check_streams_on_a_good_history():
     assert {n: v.status for n, v in vs.items()} == {
         "task_exclusive_active": "valid", "warmup_before_active": "skipped", "probing_convergence": "skipped",
         "bounded_task_moves": "skipped",
-        "standby_placement": "skipped", "task_balance": "valid", "output_integrity": "unknown",
+        "standby_placement": "skipped", "task_balance": "valid", "group_settled": "unknown",  # never drained
+        "output_integrity": "unknown",
         "state_kept": "skipped"}
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
@@ -80,6 +81,19 @@ def test_streams_check_settings():
 # -- task_exclusive_active
 def excl(h, **kw):
     return streams.check_task_exclusive_active(h, settings(**kw))
+
+
+def test_no_task_activation_is_unknown_not_valid():
+    """Instances that ran but never started a task judged nothing: unknown, as Connect's twin says."""
+    evs = [run_start(0.0), *join("m1", 1.0), *join("m2", 1.0), run_end(30.0)]
+    v = excl(history(evs))
+    assert v.status == "unknown", v.message
+    assert "no task ever ran active" in v.message
+
+
+def test_processing_without_any_task_run_is_still_invalid():
+    evs = [run_start(0.0), *join("m1", 1.0), processed("m1", 5.0, T[0]), run_end(30.0)]
+    assert excl(history(evs)).status == "invalid"
 
 
 def test_processing_own_tasks_is_valid():
@@ -151,9 +165,16 @@ def test_processing_after_closing_the_task_is_invalid():
 
 
 # -- warmup_before_active
-def on_streams(evs: list[dict]) -> list[dict]:
-    """The same history with every instance started on the streams protocol (as their `started` events say)."""
-    return [dict(e, protocol="streams") if e["type"] == "started" else e for e in evs]
+def on_streams(evs: list[dict], standbys: int | None = None) -> list[dict]:
+    """The same history with every instance started on the streams protocol (as their `started` events say), and the
+    group's settings as the harness reads them at the start (the brokers' defaults: standbys and timings are the
+    group's under that protocol; `standbys`: the group config the harness set)."""
+    from histbuild import group_settings
+    brokers = {"group.streams.session.timeout.ms": "45000", "group.streams.heartbeat.interval.ms": "5000",
+               "group.streams.num.standby.replicas": "0"}
+    group = {} if standbys is None else {"streams.num.standby.replicas": str(standbys)}
+    return [group_settings(0.05, group=group, broker=brokers)] + [dict(e, protocol="streams") if e["type"] == "started" else e
+                                                     for e in evs]
 
 
 def warm(h, **kw):
@@ -504,7 +525,7 @@ def test_balance_without_a_stable_point_is_unknown():
 def test_rack_spread_is_measured_not_judged_under_the_streams_protocol():
     evs = three(racks=("r1", "r1", "r2"), standbys={"m1": T[2:6], "m2": T[0:2], "m3": []})  # 0_0..0_3 all on r1
     assert standby(history(evs), standby_replicas=1, rack_aware=True).status == "invalid"
-    v = standby(history(on_streams(evs)), standby_replicas=1, rack_aware=True, protocol="streams")
+    v = standby(history(on_streams(evs, standbys=1)), standby_replicas=1, rack_aware=True, protocol="streams")
     assert v.status == "valid", v.message
     assert v.measurements["rack_spread_unmet"] >= 2 and "not judged" in v.message
 

@@ -169,6 +169,20 @@ def test_error_response_mirrors_the_request():
         [("t", [(2, ErrorCode.rebalance_in_progress)])]
 
 
+def test_an_error_answer_to_describe_configs_refuses_each_resource_asked_for():
+    """The harness's own admin client reads the group settings with DescribeConfigs: an error answer names each
+    resource with the error, as a broker refusing it would, so the client reports the refusal per resource."""
+    from kio.schema.describe_configs.v4 import request as dc
+    ask = dc.DescribeConfigsRequest(resources=(dc.DescribeConfigsResource(resource_type=4, resource_name="1",
+                                                                          configuration_keys=None),),
+                                    include_synonyms=False, include_documentation=False)
+    _, decoded = answers.split_request(32, 4, _request_payload(32, 4, ask))
+    _, body = _decode_response(32, 4, answers.error_response(32, 4, decoded, 9,
+                                                             ErrorCode.cluster_authorization_failed))
+    assert [(r.resource_type, r.resource_name, r.error_code, r.configs) for r in body.results] == \
+        [(4, "1", ErrorCode.cluster_authorization_failed, ())]
+
+
 def test_error_names_and_install_checks():
     assert answers.error_code_of("NOT_COORDINATOR") == ErrorCode.not_coordinator == answers.error_code_of(16)
     assert answers.error_code_of("FENCED_MEMBER_EPOCH") == ErrorCode.fenced_member_epoch

@@ -144,7 +144,7 @@ def _pause(rng, ctx):
     return [Action("pause_member", {"slot": 0, "duration_s": PAUSE_S}), Action("wait_stable", {})]
 
 
-FAST = dict(members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0})
+FAST = dict(members=2, check_overrides=lambda ctx, sched: {"static_grace_s": 1.5})
 
 
 @pytest.fixture(autouse=True)

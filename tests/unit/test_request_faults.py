@@ -201,7 +201,7 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.3.1", tmp_path))
     build = _held if with_faults else (lambda rng, ctx: [Action("scale_out", {}), Action("wait_stable", {})])
     monkeypatch.setitem(scenarios.SCENARIOS, "fake-held", Scenario(
-        "fake-held", "test only", build, members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0}))
+        "fake-held", "test only", build, members=2, check_overrides=lambda ctx, sched: {"static_grace_s": 1.5}))
     made, proxy = [], StubProxy()
 
     def make_cluster(**kw):

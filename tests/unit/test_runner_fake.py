@@ -2,8 +2,8 @@
 speaking the member contract, so the pool, observer, waits, nemesis, run directory and judging all run;
 only Kafka is not there. Each run takes a few seconds.
 
-The scenarios here are registered for the test only: a run this short ends a second or two after its
-last disturbance, so they lower `settle_s` (coverage's "settled for", 5 s by default) to 1 s.
+The scenarios here are registered for the test only; their check overrides (a static grace of 1.5 s) show that a
+scenario's overrides reach the run's settings.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _scale_out(rng, ctx):
     return [Action("scale_out", {}), Action("wait_stable", {})]
 
 
-FAST = dict(members=2, check_overrides=lambda ctx, sched: {"settle_s": 1.0})
+FAST = dict(members=2, check_overrides=lambda ctx, sched: {"static_grace_s": 1.5})
 
 
 @pytest.fixture(autouse=True)
@@ -134,7 +134,7 @@ def test_a_run_with_its_own_fake_cluster_passes_and_replays(tmp_path, own_kafka)
     assert {e["type"] for e in evs[:6]} == {"broker_event"}  # the run's own brokers start before run_start
     evs = evs[6:]
     assert evs[0]["type"] == "run_start" and evs[-1] == {**evs[-1], "type": "run_end", "status": "complete"}
-    assert evs[0]["kind"] == "consumer" and evs[0]["settings"]["settle_s"] == 1.0
+    assert evs[0]["kind"] == "consumer" and evs[0]["settings"]["static_grace_s"] == 1.5
     assert evs[0]["settings"]["topic"] == meta["topic"]
     assert [e["type"] for e in evs].count("action_start") == len(meta["schedule"])
     assert any(e["type"] == "drained" and e["ok"] for e in evs)

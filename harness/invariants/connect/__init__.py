@@ -1,7 +1,8 @@
 """Invariants of Kafka Connect runs (design invariant 9): tasks exclusive, the scheduled delay, balance, records.
 
 A package, a module per concern: `view` (settings and the derived view every checker reads), `tasks` (9a),
-`delay` (9b), `balance` (9c), `records` (9d), `added` (the sink's records in added partitions). The public face is this module's. Definitions, tolerances and
+`delay` (9b), `balance` (9c), `records` (9d), `added` (the sink's records in added partitions), `settled`
+(`group_settled`: the cluster settles within its bound, the rule of every kind, harness/invariants/settled.py). The public face is this module's. Definitions, tolerances and
 their reasons are in each module's docstring and docs/connect.md.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ from harness.invariants.connect.added import with_added_partitions
 from harness.invariants.connect.balance import check_balance
 from harness.invariants.connect.delay import check_scheduled_delay
 from harness.invariants.connect.records import check_source_sequence
+from harness.invariants.connect.settled import check_group_settled
 from harness.invariants.connect.tasks import check_task_exclusive
 from harness.invariants.connect.view import CONNECT_EVENT_TYPES, ConnectCheckSettings, has_connect_events
 from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdict
@@ -25,6 +27,7 @@ CONNECT_CHECKERS: dict[str, Callable[[History, ConnectCheckSettings], Verdict]] 
     "connect_task_exclusive": check_task_exclusive,
     "connect_scheduled_delay": check_scheduled_delay,
     "connect_balance": check_balance,
+    "group_settled": check_group_settled,
     "connect_source_sequence": check_source_sequence,
 }
 

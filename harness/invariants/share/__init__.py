@@ -2,7 +2,8 @@
 rules, none lost; partitions served and within their record-lock limit.
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record),
-`partitions` (per partition). Definitions, tolerances and their reasons are in each module's docstring and
+`partitions` (per partition), `settled` (`group_settled`: the group settles within its bound, the rule of every
+kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served
 from harness.invariants.share.records import (check_completion, check_exclusive, check_held_when_acting,
                                               check_redelivery)
+from harness.invariants.share.settled import check_group_settled
 from harness.invariants.share.view import SHARE_EVENT_TYPES, ShareCheckSettings, has_share_events
 
 __all__ = ["SHARE_CHECKERS", "SHARE_EVENT_TYPES", "ShareCheckSettings", "check_share", "has_share_events",
@@ -27,6 +29,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "share_completion": check_completion,
     "share_inflight": check_inflight,
     "share_served": check_served,
+    "group_settled": check_group_settled,
     "share_dead_letter": check_dead_letter,
 }
 

@@ -1,7 +1,8 @@
 """Share groups with a dead-letter topic (KIP-1191, Kafka 4.4): `share_dead_letter`; the terms are those of `view`.
 
 The group's dead-letter topic is its config `errors.deadletterqueue.topic.name` as the run's `group_settings`
-event read it back (none there: the checker is `skipped`, the group has no dead-letter topic). After the run the
+event read it back (none there: the checker is `skipped`, the group has no dead-letter topic; `unknown` when the
+history cannot tell: no such event, or the group's configs could not be read). After the run the
 harness reads the topic back (`share_dlq_record` per record of the run's group, from the brokers' own
 `__dlq.errors.*` headers naming the record's origin; then `share_dlq_read`).
 
@@ -25,6 +26,7 @@ from collections import Counter
 
 from harness.history import History
 from harness.invariants.core import Verdict, verdict, witness
+from harness.invariants.settings import unread_of
 from harness.invariants.share.view import ShareCheckSettings, build, group_setting
 
 NAME = "share_dead_letter"
@@ -32,11 +34,15 @@ DLQ_TOPIC = "errors.deadletterqueue.topic.name"
 
 
 def dlq_setting(history: History) -> tuple[str | None, str, str | None]:
-    """(the group's dead-letter topic or None, where that was read, the group id the event names)."""
+    """(the group's dead-letter topic or None, where that was read, the group id the event names). The source starts
+    with "unread: " when the history cannot tell whether the group has one (no event, or its configs unread)."""
     ev = next((e for _, e in reversed(history.control()) if e.get("type") == "group_settings"), None)
     if ev is None:
-        return None, "no group_settings event", None
+        return None, "unread: no group_settings event", None
     name = str((ev.get("group") or {}).get(DLQ_TOPIC) or "").strip() or None
+    if name is None and "group" in (unread := unread_of(ev)):
+        return None, f"unread: the group's configs could not be read at {ev['mono']:.1f}s ({unread['group']})", \
+            ev.get("group_id")
     return name, f"{DLQ_TOPIC}, the group's config read at {ev['mono']:.1f}s", ev.get("group_id")
 
 
@@ -50,6 +56,8 @@ def _fate(last, limit: float | None) -> str:
 
 def check_dead_letter(history: History, s: ShareCheckSettings) -> Verdict:
     topic, source, group = dlq_setting(history)
+    if topic is None and source.startswith("unread: "):
+        return verdict(NAME, "unknown", f"whether the group has a dead-letter topic is unknown: {source[8:]}")
     if topic is None:
         return verdict(NAME, "skipped", f"the group has no dead-letter topic ({source}: unset)")
     v = build(history, s)
@@ -64,6 +72,8 @@ def check_dead_letter(history: History, s: ShareCheckSettings) -> Verdict:
                                         f"({reads[-1].get('records')} records)")
     drained = next((e for e in control if e.get("type") == "drained"), None)
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # what was archived at the limit cannot be told
+        return verdict(NAME, "unknown", f"the delivery count limit is unknown: {limit.source}")
     dlq: dict[tuple, list[dict]] = {}
     for e in control:
         if e.get("type") == "share_dlq_record" and (group is None or e.get("group") == group):

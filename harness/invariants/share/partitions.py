@@ -15,9 +15,14 @@
   delivery at all for longer than B meanwhile (no member was serving it), B = the share session timeout (a
   departed member's partitions go to others after it) + the record lock duration (its fetched records come back
   after it) + the heartbeat interval (the next owner learns its assignment at its next heartbeat) + twice the
-  longest poll of the run (from a poll's first acquisition to the last thing its member did with its records: a
-  member works through one poll's records before it fetches again, so a partition newly its own waits that long,
-  once with its first owner and once with the next), each as the run recorded it. A record that waits behind a backlog while its partition is served is slow, not
+  longest a poll may keep a member from fetching again (a member works through one poll's records before it
+  fetches again, so a partition newly its own waits that long, once with its first owner and once with the next),
+  each as the run recorded it: the poll's part by each delivered member's own `started` settings (`_poll_bound`:
+  in explicit mode the record lock, since a member that honours its locks works on a poll's records only while
+  it surely holds them and releases the rest; in implicit mode its `processing_ms` for each record of its largest
+  poll; a member that recorded neither makes the verdict `unknown`), never by the slowest poll the same run saw
+  (measured: `longest_poll_s`). A record never delivered waited until the members' final stop (`serving_end`), and
+  is judged so. A record that waits behind a backlog while its partition is served is slow, not
   unserved: measured, not judged. Records produced while the group had no live member are not judged, nor is
   the time before the group coordinator first gave any member a partition (its log line "new assignment state:
   ... assignedPartitions=[...]"; before it the share partitions' state is being initialized and nobody can be
@@ -34,8 +39,9 @@
   `added_partition_first_assigned_s`), after the members' final stop, where the watch got no answer (blind, it ends
   a gap: measured, `assignment_blind_s`), a partition without a leader (above), and a gap that overlaps a fault of
   the brokers (the coordinator's failover restarts its members' sessions: measured,
-  `assignment_gap_max_in_broker_faults_s`); none when the coordinator names a member the history does not know
-  (a program whose client.id is not its member id) or the history has no `share_assignment` event.
+  `assignment_gap_max_in_broker_faults_s`). When the coordinator names a member the history does not know (a
+  program whose client.id is not its member id) or the history has no `share_assignment` event, this half is not
+  judged and the verdict is `unknown` (naming why), never a pass.
 """
 from __future__ import annotations
 
@@ -45,7 +51,7 @@ from bisect import bisect_left
 from harness.history import History
 from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
-from harness.invariants.share.records import _view, _w, added_partitions, broker_fault_windows
+from harness.invariants.share.records import _view, _w, added_partitions, broker_fault_windows, serving_end
 from harness.invariants.share.view import ShareCheckSettings, group_setting
 
 
@@ -144,6 +150,36 @@ def _longest_poll(v) -> tuple[float, str]:
     return b - a, f"{m}'s poll at {a:.1f}s"
 
 
+def _poll_bound(history: History, v) -> tuple[float | None, str]:
+    """How long one poll's records may keep a member from fetching again, by what each member that was delivered
+    records recorded at its start (`started`.`effective`): in explicit mode the record lock L (a member that
+    honours its locks works on a poll's records only while they are surely held and releases the rest, as both
+    built-in members do: share_member.py `_in_time`, ShareMember.java `inTime`); in implicit mode it works through
+    every record of the poll, its `processing_ms` each (the most records one of its polls got). (seconds, source);
+    None when a member recorded neither, with whom."""
+    starts = {e["member"]: e for _, e in history.control() if e.get("type") == "started" and e.get("member")}
+    polls: dict = {}
+    for ds in v.deliveries.values():
+        for d in ds:
+            polls[(d.member, d.since)] = polls.get((d.member, d.since), 0) + 1
+    worst, src = 0.0, "no member was delivered records"
+    for m in sorted({m for m, _ in polls}):
+        eff = (starts.get(m) or {}).get("effective")
+        eff = eff if isinstance(eff, dict) else {}
+        mode, work = eff.get("share.acknowledgement.mode"), eff.get("processing_ms")
+        if mode == "explicit":
+            got, why = v.lock_s, f"{m} acknowledges explicitly (its start): within its record lock {v.lock_s:g}s"
+        elif mode == "implicit" and isinstance(work, (int, float)):
+            n = max(c for (x, _), c in polls.items() if x == m)
+            got, why = n * work / 1000, f"{m} acknowledges implicitly (its start): {n} records x processing_ms={work:g}"
+        else:
+            return None, (f"{m}'s start recorded no share.acknowledgement.mode (with processing_ms when implicit): how "
+                          f"long its polls keep it from fetching is unknown")
+        if got >= worst:
+            worst, src = got, why
+    return worst, src
+
+
 def _assignment_timeline(history: History, stop_t: float) -> tuple[list, list, float]:
     """The coordinator's answers as steps: (from, to, {(topic, partition): members} or None where blind), the
     `share_assignment` events themselves, and the watch's interval (the longest any event says)."""
@@ -166,16 +202,15 @@ def _assignment_timeline(history: History, stop_t: float) -> tuple[list, list, f
 def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offline: dict) -> dict | None:
     """Partitions the coordinator assigned to no live member while it listed one (module docstring,
     `share_served`'s second part); None when the history has no `share_assignment` event."""
-    drained = next((e["mono"] for _, e in history.control() if e.get("type") == "drained"), None)
-    stop_t = next((e["mono"] for _, e in history.control() if e.get("type") == "member_stop" and drained is not None
-                   and e["mono"] >= drained), v.end)  # the members' final stop: they leave one after another
+    stop_t = serving_end(history, v)  # the members' final stop: they leave one after another
     steps, evs, interval = _assignment_timeline(history, stop_t)
     if not evs:
         return None
     strangers = sorted({m["member"] for e in evs for m in e.get("members") or () if m["member"] not in v.lives})
     if strangers:
         return {"skipped": f"the coordinator named members the history does not know ({', '.join(strangers[:4])}): "
-                           f"a member whose client.id is not its member id; the assignment is not judged"}
+                           f"a member whose client.id is not its member id; whether each partition was given to a "
+                           f"live member is not judged"}
     bound = session.value / 1000 + beat.value / 1000 + interval + s.clock_slack_s
     init = next((a for a, _, held, _ in steps if held), None)
     added = added_partitions(history)
@@ -252,8 +287,12 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     beat = group_setting(history, "heartbeat_ms")
     if beat.value is None:
         return verdict(name, "unknown", f"the share heartbeat interval is unknown: {beat.source}")
-    poll_s, poll_src = _longest_poll(v)
+    poll_s, poll_src = _poll_bound(history, v)
+    if poll_s is None:
+        return verdict(name, "unknown", f"the bound on a poll's work is unknown: {poll_src}")
+    longest, longest_at = _longest_poll(v)  # measured, not the bound
     bound = session.value / 1000 + v.lock_s + beat.value / 1000 + 2 * poll_s
+    serving = serving_end(history, v)
     init = _first_assignment(history)
     ack, topics = history.bulk("acked"), set(s.topics)
     lives = sorted(v.lives.values())
@@ -269,7 +308,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
         if topics and topic not in topics:
             continue
         ds = v.deliveries.get((topic, p, o))
-        first = ds[0].acq if ds else v.end
+        first = ds[0].acq if ds else serving  # never delivered: it waited as long as the members served
         if not all(any(a <= x <= b for a, b, _ in lives) for x in (t, first)):
             skipped += 1  # the group had no live member at one end: not judged
             continue
@@ -286,24 +325,25 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
                          + f"; no record of its partition delivered for {gap:.1f}s meanwhile"})
     started = min((a for a, _, _ in lives), default=None)
     said = (f"bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
-            f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest poll {poll_s:.1f}s "
-            f"({poll_src}); "
+            f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest a poll may take "
+            f"{poll_s:g}s ({poll_src}); "
             + (f"waits counted from the coordinator's first assignment at {init:.1f}s (its log)" if init is not None
                else "the coordinator's first assignment unknown (no such line in the brokers' logs): waits counted "
                     "from each record's production"))
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,
             "max_unserved_while_waiting_s": secs(max(gaps.values(), default=0.0)),
-            "late": len(late), "not_judged": skipped, "bound_s": secs(bound), "longest_poll_s": secs(poll_s),
+            "late": len(late), "not_judged": skipped, "bound_s": secs(bound), "poll_bound_s": secs(poll_s),
+            "longest_poll_s": secs(longest), "longest_poll": longest_at,
             "first_assignment_s": secs(init - started) if init is not None and started is not None else None}
     unassigned = _unassigned(history, v, s, session, beat, offline)
+    unjudged = None
     if unassigned is None:
-        assigned = "; the coordinator's assignment was not recorded (no share_assignment event)"
+        unjudged = "the coordinator's assignment was not recorded (no share_assignment event): whether each " \
+                   "partition was given to a live member is not judged"
     elif "skipped" in unassigned:
-        assigned = f"; {unassigned['skipped']}"
+        unjudged = unassigned["skipped"]
     else:
         meas.update(unassigned["meas"])
-        assigned = (f"; every partition assigned to a live member by the coordinator but for at most "
-                    f"{meas['assignment_gap_max_s']}s ({unassigned['said']})")
     if not waits:
         return verdict(name, "unknown", "no produced record to judge", measurements=meas)
     over = (unassigned or {}).get("over") or []
@@ -313,6 +353,10 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
                 ([f"{len(over)} time(s) a partition was assigned to no live member past the bound "
                   f"({unassigned['said']})"] if over else [])
         return verdict(name, "invalid", "; ".join(parts), [*over, *late], meas)
+    if unjudged:  # half of the invariant went unjudged: no pass
+        return verdict(name, "unknown", f"{unjudged}; records served within the bound ({said})", measurements=meas)
+    assigned = (f"; every partition assigned to a live member by the coordinator but for at most "
+                f"{meas['assignment_gap_max_s']}s ({unassigned['said']})")
     return verdict(name, "valid", f"no partition left unserved past the bound while records waited: at most "
                                   f"{meas['max_unserved_while_waiting_s']}s without a delivery ({said}); the longest "
                                   f"wait for a first delivery {meas['max_wait_s']}s (a backlog on a served partition "

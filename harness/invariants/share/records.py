@@ -32,8 +32,11 @@
   offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
   acknowledged or archived); `done_by_start_offset` counts them. A record never delivered is never settled so. An accept
   or reject whose answer was lost (`view.answer_lost`: a client-side error, not the broker's refusal) on a
-  record that never came back counts as taken: had the broker not taken it, the lock's expiry would have
-  brought the record back (measured: `answer_lost`).
+  record that never came back counts as taken only when its lock surely ran out (acquisition + the lock
+  duration) before the members' final stop (`serving_end`): had the broker not taken it, the lock's expiry would
+  then have brought the record back (measured: `answer_lost`); or when the start offset after the run passes it.
+  Otherwise the history cannot tell whether the broker took it: `unknown`, naming the records
+  (`answer_lost_unsettled`).
 """
 from __future__ import annotations
 
@@ -132,6 +135,8 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
     if bad:
         return bad
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # no delivery is judged against a limit nobody could read
+        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
     ws, n, jumps, back, after_exit, kept = [], 0, 0, 0, 0, 0
     broker_faults = broker_fault_windows(history, v)
     for r, ds in v.deliveries.items():
@@ -179,6 +184,8 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     if bad:
         return bad
     limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # an archived record cannot be told from a lost one
+        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
     ack = history.bulk("acked")
     topics = set(s.topics)
     produced = [(history.values[c], int(p), int(o), float(t))
@@ -190,7 +197,8 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     added = added_partitions(history)
     starts = start_offsets(history)
     counts = {"accept": 0, "reject": 0, "archived": 0, "start_offset": 0}
-    lost, ttas, in_added, unanswered = [], [], [0, 0], 0
+    lost, ttas, in_added, unanswered, open_ = [], [], [0, 0], 0, []
+    serving = serving_end(history, v)
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
@@ -200,9 +208,20 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
             counts[last.ended_by] += 1
             ttas.append(last.ack["requested_mono"] - t)
         elif last and answer_lost(last.ack) and last.ack.get("ack") in ("accept", "reject"):
-            counts[last.ack["ack"]] += 1  # never came back: the broker took it (see the module's docstring)
-            unanswered += 1
-            ttas.append(last.ack["requested_mono"] - t)
+            if starts and o < starts.get((topic, p), -1):
+                counts["start_offset"] += 1  # the brokers say it is done
+            elif last.acq + v.lock_s <= serving:
+                counts[last.ack["ack"]] += 1  # never came back though its lock ran out: the broker took it
+                unanswered += 1
+                ttas.append(last.ack["requested_mono"] - t)
+            else:  # its lock may have outlived the members: the history cannot tell whether the broker took it
+                open_.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t,
+                              "why": f"{last.member}'s {last.ack['ack']} at {last.ack['requested_mono']:.3f} got no "
+                                     f"answer; its lock (acquired by {last.acq:.3f}, {v.lock_s:g}s) could still run "
+                                     f"at the members' final stop at {serving:.3f}, and the start offset after the run "
+                                     f"({'none' if starts is None else starts.get((topic, p), 'none')}) does not pass "
+                                     f"it"})
+                continue
         elif last and limit.value is not None and last.count >= limit.value and last.ended_by in ("release", "expiry",
                                                                                                   "exit"):
             counts["archived"] += 1
@@ -222,18 +241,36 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
             "archived": counts["archived"], "done_by_start_offset": counts["start_offset"], "lost": len(lost), "answer_lost": unanswered,
             **({"added_partition_records": in_added[0], "added_partition_completed": in_added[1]} if added else {}),
             "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
-            "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value}
+            "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value,
+            "answer_lost_unsettled": len(open_)}
     if lost:
         status = "invalid" if drained and drained.get("ok") is not False else "unknown"
         return verdict(name, status, f"{len(lost)} of {len(produced)} produced records neither accepted, rejected nor "
                                      f"archived ({limit.says('delivery count limit')})"
                        + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
+    if open_:
+        return verdict(name, "unknown", f"{len(open_)} record(s) whose accept or reject got no answer and whose lock "
+                                        f"had not surely run out before the members' final stop at {serving:.3f} "
+                                        f"({v.lock.says('record lock', ' ms')}), nor does the start offset after the "
+                                        f"run pass them: whether the broker took them the history cannot tell",
+                       open_, meas)
     settled = (f"; {counts['start_offset']} whose holder left before the answer, below the start offsets the "
                f"brokers gave after the run" if counts["start_offset"] else "")
     settled += f"; {unanswered} of them whose answer was lost, never back" if unanswered else ""
     return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
                                   f"({counts['reject']}) or archived ({counts['archived']}){settled}",
                    measurements=meas)
+
+
+def serving_end(history: History, v) -> float:
+    """When the members stopped serving: the first `member_stop` at or after `drained` (the final stop: they leave
+    one after another), else the last moment a member was alive, else the end of the history."""
+    drained = next((e["mono"] for _, e in history.control() if e.get("type") == "drained"), None)
+    stop = next((e["mono"] for _, e in history.control() if e.get("type") == "member_stop" and drained is not None
+                 and e["mono"] >= drained), None)
+    if stop is not None:
+        return stop
+    return max((b for _, b, _ in v.lives.values()), default=v.end)
 
 
 def added_partitions(history: History) -> dict:

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from harness.history import History
 from harness.invariants.core import SettingsDict
+from harness.invariants.settings import unread_of
 
 #: event types only share-group members write
 SHARE_EVENT_TYPES = frozenset({"share_acquired", "share_processed", "share_acked"})
@@ -101,11 +102,15 @@ def group_setting(history: History, key: str) -> Setting:
     ev = next((e for _, e in reversed(history.control()) if e.get("type") == "group_settings"), None)
     if ev is None:
         return Setting(None, "no group_settings event")
+    unread = unread_of(ev)
     for where, k, what in (("group", group_key, "the group's config"), ("broker", broker_key, "the brokers' default")):
         v = (ev.get(where) or {}).get(k)
         if v not in (None, ""):
             return Setting(float(v), f"{k}, {what} read at {ev['mono']:.1f}s")
-    return Setting(None, f"neither {group_key} nor {broker_key} in the group_settings event")
+        if where == "group" and "group" in unread:  # a group config may be set: the brokers' value is no stand-in
+            return Setting(None, f"the group's {group_key} could not be read at {ev['mono']:.1f}s ({unread['group']})")
+    return Setting(None, f"neither {group_key} nor {broker_key} in the group_settings event"
+                   + (f" (unread: {'; '.join(f'{k}: {w}' for k, w in sorted(unread.items()))})" if unread else ""))
 
 
 class ShareView(NamedTuple):

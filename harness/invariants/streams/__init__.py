@@ -2,7 +2,8 @@
 
 A package, a module per concern: `view` (settings and the derived views every checker reads), `tasks` (1, 2),
 `topology` (3, 3b), `bounds` (the zombie tolerance of 1 and 3, per instance), `placement` (4, 5), `output` (6),
-`state` (7). The public face is this module's.
+`state` (7), `settled` (`group_settled`: the group settles within its bound, the rule of every kind,
+harness/invariants/settled.py). The public face is this module's.
 
 Times are `mono` seconds on the shared clock; E, the end of the history, is the last `run_end` (else the
 last event); nothing after E is read. A member's *life* runs from its `member_start` (or first own event)
@@ -91,6 +92,7 @@ from harness.history import History
 from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdict
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance
+from harness.invariants.streams.settled import check_group_settled
 from harness.invariants.streams.state import check_state_kept
 from harness.invariants.streams.tasks import check_task_exclusive_active, check_warmup_before_active
 from harness.invariants.streams.topology import check_bounded_task_moves, check_probing_convergence
@@ -109,6 +111,7 @@ STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] 
     "bounded_task_moves": check_bounded_task_moves,
     "standby_placement": check_standby_placement,
     "task_balance": check_task_balance,
+    "group_settled": check_group_settled,
     "output_integrity": check_output_integrity,
     "state_kept": check_state_kept,
 }

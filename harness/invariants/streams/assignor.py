@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.invariants.settings import group_value, latest_at, started_of
+from harness.invariants.settings import group_setting_ms, latest_at, started_of
 from harness.invariants.streams.view import StreamsCheckSettings, _View
 
 #: the assignor settings of a Streams instance: (key, StreamsCheckSettings field, from ms to the field's unit)
@@ -105,10 +105,7 @@ def _instance(vw: _View, settings: StreamsCheckSettings, member: str | None, t: 
     how = "the Streams settings at its start" if st is not None else "no start recorded"
     if protocol == "streams":
         gev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
-        standbys, gsrc = group_value(gev, "streams", "standbys")
-        if standbys is None:
-            gsrc = f"the run's standby_replicas={settings.standby_replicas}: no group setting recorded"
-            standbys = settings.standby_replicas
+        standbys, gsrc = group_setting_ms(gev, "streams", "standbys")  # MissingSetting when the history cannot tell
         vals[3] = standbys
         how += f", on the streams protocol: standbys from {gsrc}"
         run_keys = [k for k in run_keys if k != "num.standby.replicas"]

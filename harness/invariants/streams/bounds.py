@@ -5,13 +5,14 @@ Under the classic protocol the session timeout is the instance's consumer's: `se
 `consumer.`/`main.consumer.` prefixed form). Under the `streams` protocol (KIP-1071; `group.protocol` in its
 settings, else the event's `protocol`) it is the group's: the latest `group_settings` event's
 `streams.session.timeout.ms`, else the brokers' `group.streams.session.timeout.ms` (`settings.GROUP_KEYS`).
-An instance whose start recorded none is judged with the run's `zombie_tolerance_s`, and the source says so.
+An instance whose start recorded none is judged with the run's `zombie_tolerance_s`, and the source says so; a
+group session timeout the history cannot tell (no `group_settings` event, or unread) is `MissingSetting`: unknown.
 An instance's life in the Streams view is one process (`view`), so its `started` event is the one of its life:
 the latest at or before the moment (`settings.latest_at`).
 """
 from __future__ import annotations
 
-from harness.invariants.settings import group_value, latest_at, session_bound, started_of
+from harness.invariants.settings import group_setting_ms, latest_at, session_bound, started_of
 from harness.invariants.streams.view import StreamsCheckSettings, _View
 
 #: where a Streams instance's settings hold its consumer's session timeout under the classic protocol
@@ -37,11 +38,7 @@ def _zombie_tolerance(vw: _View, settings: StreamsCheckSettings, member: str, t:
     sets = (st or {}).get("settings") if isinstance((st or {}).get("settings"), dict) else {}
     if (sets.get("group.protocol") or (st or {}).get("protocol")) == "streams":
         gev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
-        ms, src = group_value(gev, "streams", "session")
-        if ms is not None:
-            return 2 * ms / 1000, f"twice the session timeout of {member} on the streams protocol: {src}"
-        return settings.zombie_tolerance_s, (f"the run's zombie_tolerance_s={settings.zombie_tolerance_s:g}s: "
-                                             f"{member} ran the streams protocol and no group session timeout "
-                                             f"was recorded")
+        ms, src = group_setting_ms(gev, "streams", "session")  # MissingSetting when the history cannot tell it
+        return 2 * ms / 1000, f"twice the session timeout of {member} on the streams protocol: {src}"
     return session_bound(vw.events, member, t, SESSION_KEYS, "its Streams settings", 2,
                          settings.zombie_tolerance_s, "zombie_tolerance_s")

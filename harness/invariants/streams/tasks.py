@@ -58,6 +58,8 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
         if proc.seq[row] in evs:
             wits.append(witness(evs[proc.seq[row]], f"{mem} is not running task {task} here"))
     m["max_overlap_s"] = secs(m["max_overlap_s"])
+    if not runs and not outside:  # as Connect's twin: nothing ran, so nothing was judged
+        return verdict(name, "unknown", "no task ever ran active (no task_active event): nothing to judge", (), m)
     return _outcome(name, problems, wits, m, f"{m['activations']} task activations on {m['tasks_seen']} tasks, "
                                              f"no task ran on two clients beyond tolerance")
 

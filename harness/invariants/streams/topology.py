@@ -10,6 +10,10 @@ from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, StreamsCheckSettings, _empty, _outcome, _View, view
 
 
+#: what `probing_convergence` allows beyond the probing intervals (docs/invariants.md, "Constants"): not derived
+PROBING_SLACK_S = 60.0
+
+
 def _all_running_at(vw: _View) -> float | None:
     """The first moment every live member was RUNNING, if any."""
     for t in sorted(t for ss in vw.states.values() for t, to in ss if to == "RUNNING"):
@@ -80,7 +84,7 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
                     # active task from an instance makes it rejoin at once (cooperative rebalancing, KIP-429), and
                     # the task reaches its new owner in that second rebalance
                     "bound": 2 * (w + 1) + len(expired), "kills": kills,
-                    "bound_s": (w + 1) * max(a.probing_interval_s for a in cands) + 60.0,
+                    "bound_s": (w + 1) * max(a.probing_interval_s for a in cands) + PROBING_SLACK_S,
                     "warmups": max(a.max_warmup_replicas for a in cands),
                     "assignor": "; ".join(dict.fromkeys(f"{a.value('max_warmup_replicas')}, "
                                                        f"probing.rebalance.interval.ms={a.probing_interval_s * 1000:g}"
