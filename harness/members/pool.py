@@ -217,11 +217,13 @@ class MemberPool:
             self._exited(x, "graceful" if rc == 0 else "crash", rc)
 
     def kill(self, m: MemberProcess) -> None:
-        """SIGKILL; the exit is recorded at the moment the signal is sent, for every member of the process (a
-        hosted member's process hosts others: they die with it)."""
+        """SIGKILL; the exit is recorded once the signal is sent, for every member of the process (a hosted
+        member's process hosts others: they die with it). Recorded after the signal, not before: a member event
+        stamped after the recorded exit would read as a dead member acting (a loaded machine can hold the harness
+        between the two for tens of milliseconds)."""
+        m.proc.kill()
         for x in m.hosts:
             self._exited(x, "kill", -9)
-        m.proc.kill()
 
     #: how long a member has to answer a control (docs/member-contract.md, "Controls")
     CONTROL_WAIT_S = 15.0

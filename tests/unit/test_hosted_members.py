@@ -163,3 +163,16 @@ def test_the_plan_refuses_one_process_signals_when_processes_host_several_member
     with pytest.raises(BadInput, match="members per process"):
         RunConfig(scenario="member-kill", seed=1, members_per_process=0).validate()
     assert RunConfig(scenario="member-kill", seed=1, members_per_process=4).validate()
+
+
+def test_a_kill_is_recorded_after_its_signal_so_no_member_event_comes_after_the_recorded_exit(pool):
+    # a share-member-kill smoke run (three runs at a time) had its killed member's `share_processed` 67 ms after its
+    # recorded `member_exit`: the exit was written before the signal was sent, and the loaded harness was held between
+    p, events = pool
+    m, _ = p.start_hosted([MemberSpec(protocol="consumer")] * 2)
+    order = []
+    real_kill = m.proc.kill
+    m.proc.kill = lambda: (order.append("signal"), real_kill())
+    p.on_event = lambda type_, **kw: order.append(type_)
+    p.kill(m)
+    assert order == ["signal", "member_exit", "member_exit"]
