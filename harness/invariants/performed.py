@@ -162,13 +162,13 @@ def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> lis
         if kind == "rack_outage":
             out += [ix.stopped(m, lo, "kill") for m in f.get("members_affected") or ()]
     if kind == "group_config":
-        want = e.get("settings") or {}
-        read = [g for g in ix.of("group_settings", lo, hi) if not g.get("error")]
-        got = (read[-1].get("group") or {}) if read else None
-        if got is None:
+        read = ix.of("group_settings", lo, hi)
+        if not read:
             out.append("no group_settings event read the group's configs back")
         else:
-            out += [f"the group's {k} reads {got.get(k)!r}, not {v!r}" for k, v in want.items() if str(got.get(k)) != str(v)]
+            got, err = read[-1].get("group") or {}, read[-1].get("error")
+            out += [f"the group's {k} reads {got.get(k)!r}, not {v!r}" + (f" ({err})" if err else "")
+                    for k, v in (e.get("settings") or {}).items() if str(got.get(k)) != str(v)]
     if kind == "add_partitions" and not (isinstance(e.get("count"), int) and isinstance(e.get("before"), int)
                                          and e["count"] > e["before"]):
         out.append(f"the partition count went from {e.get('before')} to {e.get('count')}")
