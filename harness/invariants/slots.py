@@ -87,7 +87,9 @@ class Slots:
         slot = p.get("slot")
         live = slot in self.live if isinstance(slot, int) else False
         if isinstance(slot, int) and kind in IN_PLACE | {"kill_member", "bounce", "leave_during_join"} and not live:
-            return StepEffect(uncertain=slot in self.maybe, idle=f"slot {slot} has no live member")
+            if slot in self.maybe:
+                return StepEffect(uncertain=True)
+            return StepEffect(idle=f"slot {slot} has no live member")
         if kind == "scale_out":
             return StepEffect(starts=self._append(int(p.get("count", 1))))
         if kind == "scale_in":
@@ -103,7 +105,9 @@ class Slots:
             if self.made is not None and slot < self.made and slot not in self.live and slot not in self.maybe:
                 self.live = sorted(self.live + [slot])
                 return StepEffect(starts=[slot])
-            return StepEffect(uncertain=slot in self.maybe or self.made is None, idle=f"slot {slot} is not empty")
+            if slot in self.maybe or self.made is None:
+                return StepEffect(uncertain=True)
+            return StepEffect(idle=f"slot {slot} is not empty")
         if kind == "bounce":
             return self._restart([slot], "graceful", p.get("static"))
         if kind == "settings_roll":
