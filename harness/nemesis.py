@@ -227,9 +227,19 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
                 self.cluster.reset_admin()
                 self.waits.sleep(0.5)
 
+    def coordinator_or_skip(self) -> tuple[int | None, dict | None]:
+        """(the coordinator a step acts on, None), or (None, the step's `skipped` result) when none could be found:
+        nothing was done yet, so the step says why and the run goes on (`schedule_performed` names it)."""
+        try:
+            return self.coordinator(), None
+        except Indeterminate as e:
+            return None, {"skipped": str(e)}
+
     @performs("kill_coordinator")
     def _do_kill_coordinator(self, down_s: float):
-        bid = self.coordinator()
+        bid, skipped = self.coordinator_or_skip()
+        if skipped:
+            return skipped
         with self.fault("broker_kill", targets=[bid], brokers=[bid]):
             self.cluster.kill_broker(bid)
             self.waits.sleep(down_s)

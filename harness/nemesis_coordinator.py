@@ -23,11 +23,14 @@ CLEANED = re.compile(r"Swapping in cleaned segment")
 
 
 class CoordinatorActions:
-    """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `say`, `group_id`."""
+    """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `coordinator_or_skip()`, `say`,
+    `group_id`."""
 
     @performs("restart_coordinator")
     def _do_restart_coordinator(self, down_s: float = 1.0):
-        bid = self.coordinator()
+        bid, skipped = self.coordinator_or_skip()
+        if skipped:
+            return skipped
         with self.fault("coordinator_restart", targets=[bid], brokers=[bid]):
             self.cluster.terminate_broker(bid)
             self.waits.sleep(down_s)
@@ -52,7 +55,9 @@ class CoordinatorActions:
     def _do_broker_partition(self, broker: int | str = "coordinator", duration_s: float = 10.0):
         """Cut a broker (the group's coordinator by default) off the other brokers and the controller quorum
         while its clients still reach it, then heal (the docker backend; the plan refuses it elsewhere)."""
-        coord = self.coordinator() if broker == "coordinator" else self._coordinator_seen()
+        coord, skipped = self.coordinator_or_skip() if broker == "coordinator" else (self._coordinator_seen(), None)
+        if skipped:
+            return skipped
         bid = coord if broker == "coordinator" else int(broker)
         with self.fault("broker_partition", targets=[bid], brokers=[bid], members=self._cut_off_with([bid], coord)):
             try:

@@ -63,7 +63,7 @@ class RequestActions:
         proxy = self._proxy()
         rid = proxy.install(rule)
         self._request_state()["rules"].append(rid)
-        out = {"rule": rid, "member": member or "all"}
+        out = {"rule": rid, "member": member or "all", "count": rule.count}
         if wait_s is not None:
             out["spent"] = self._wait_spent(proxy, rid, rule, wait_s)
             out["applied"] = proxy.applied(rid)

@@ -25,7 +25,7 @@ from harness.kinds.share_settings import DLQ_SINCE, dlq_topic
 from harness.plan import PROTOCOL_SINCE
 from harness.progress import log
 from harness.runner import RunConfig, RunResult, run_scenario
-from harness.rundir import RunDir
+from harness.rundir import RunDir, did_not_exercise
 from harness.scenarios import Action
 from harness.seeds import seeds
 
@@ -58,6 +58,7 @@ class NightlyRun:
     repeat: int | None = None  # with --repeat N: which of the draw's N seeds (1 is the draw's own)
     #: trigger-to-stable seconds of each disturbance the run's convergence_balance measured (None: never settled)
     rebalance_s: list | None = None
+    exercised: bool = True  # False: a step of its schedule did not happen (unknown; counted apart, never a pass)
 
 
 @dataclass
@@ -288,7 +289,7 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
                                known={"id": known.id, "expected_rate": known.expected_rate, "doc": known.doc,
                                       "this_run": excuse.says, "marks": [m.to_dict() for m in excuse.marks]}
                                if known else None, repeat=j if repeat > 1 else None,
-                               rebalance_s=rebalance_times(r))
+                               rebalance_s=rebalance_times(r), exercised=not did_not_exercise(r.status, r.verdicts))
             if r.status == "fail" and not known and d.index not in shrunk_draws \
                     and deadline - time.monotonic() > MIN_RUN_S:  # a known one is written up
                 progress("  shrinking the failing schedule ...")
@@ -325,7 +326,8 @@ def _median(xs: list[float]) -> float | None:
 
 def rates(runs: list[NightlyRun]) -> list[dict]:
     """The night's failures per scenario x protocol x Kafka version x client version, as a rate of that cell's runs
-    (a 1-in-20 race reads 1/20), with the runs that could not be judged apart; the highest rate first. A cell whose
+    (a 1-in-20 race reads 1/20), with the runs that could not be judged apart (those in which a step of the schedule
+    did not happen as `not_exercised`, not among `unknown`); the highest rate first. A cell whose
     runs measured rebalance times has `rebalance_p50_s`, `rebalance_max_s` (of the disturbances that settled) and
     `rebalance_unsettled` (that never did)."""
     names = ("scenario", "protocol", "kafka_version", "client_version")
@@ -333,10 +335,10 @@ def rates(runs: list[NightlyRun]) -> list[dict]:
     cells: dict[tuple, dict] = {}
     for r in runs:
         key = (r.scenario, r.protocol, r.kafka_version, r.client_version or "default")
-        c = cells.setdefault(key, dict(zip(names, key), runs=0, failed=0, unknown=0, error=0))
+        c = cells.setdefault(key, dict(zip(names, key), runs=0, failed=0, unknown=0, not_exercised=0, error=0))
         c["runs"] += 1
         if r.status != "pass":
-            c[{"fail": "failed", "unknown": "unknown"}.get(r.status, "error")] += 1
+            c["not_exercised" if not r.exercised else {"fail": "failed", "unknown": "unknown"}.get(r.status, "error")] += 1
         if r.rebalance_s is not None:
             c.setdefault("_times", []).extend(r.rebalance_s)
     for c in cells.values():
@@ -352,11 +354,13 @@ def summary_lines(result: NightlyResult) -> list[str]:
     protocol x version, the shrunk failures and the known findings."""
     counts: dict[str, int] = {}
     for r in result.runs:
-        counts[r.status] = counts.get(r.status, 0) + 1
+        key = r.status if r.exercised else "did not exercise"  # an unknown run whose schedule did not all happen
+        counts[key] = counts.get(key, 0) + 1
     lines = [f"nightly: {len(result.runs)} runs ({', '.join(f'{v} {k}' for k, v in sorted(counts.items()))}); "
              f"summary {result.out_dir / 'nightly.json'}"]
     for c in rates(result.runs):
-        undecided = ", ".join(f"{c[k]} {k}" for k in ("unknown", "error") if c[k])
+        undecided = ", ".join(f"{c[k]} {k.replace('not_exercised', 'did not exercise')}"
+                              for k in ("unknown", "not_exercised", "error") if c[k])
         took = "" if "rebalance_p50_s" not in c else (
             f"; rebalance time p50 {c['rebalance_p50_s']}s, max {c['rebalance_max_s']}s"
             + (f", {c['rebalance_unsettled']} never settled" if c["rebalance_unsettled"] else ""))

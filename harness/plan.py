@@ -266,7 +266,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
         racks = tuple(shared.racks_in_use())
     target = cfg.kafka_version
     ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers if own else
-                          len(shared.broker_ids()), racks=len(racks), target_kafka=target)
+                          len(shared.broker_ids()), racks=len(racks), target_kafka=target, kafka=version)
     if cfg.schedule is not None:
         try:
             schedule = tuple(Action.from_dict(a) for a in cfg.schedule)

@@ -36,7 +36,7 @@ from harness.errors import BadInput
 from harness.nightly import shrink_failure
 from harness.plan import RunConfig, resolve
 from harness.progress import log
-from harness.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON
+from harness.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON, did_not_exercise
 from harness.rundir import exit_code as status_exit_code
 from harness.runner import run_scenario
 from harness.seeds import seeds
@@ -61,12 +61,13 @@ class Outcome:
     failed: tuple[str, ...] = ()  # the invariants it violated
     undecided: tuple[str, ...] = ()  # the invariants that could not be decided
     error: str | None = None
+    exercised: bool = True  # False: a step of its schedule did not happen (unknown, counted apart)
 
     @classmethod
     def of(cls, number: int, seed: int, result, seconds: float) -> "Outcome":
         names = lambda status: tuple(sorted(n for n, v in result.verdicts.items() if v.status == status))  # noqa: E731
         return cls(number, seed, result.status, round(seconds, 1), str(result.run_dir), names("invalid"),
-                   names("unknown"), result.error)
+                   names("unknown"), result.error, not did_not_exercise(result.status, result.verdicts))
 
 
 @dataclass
@@ -87,6 +88,10 @@ class Repeat:
 
     def count(self, status: str) -> int:
         return sum(o.status == status for o in self.outcomes)
+
+    def not_exercised(self) -> int:
+        """Runs in which a step of the schedule did not happen (unknown: their scenario was not exercised)."""
+        return sum(not o.exercised for o in self.outcomes)
 
     def failures_by_invariant(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -191,13 +196,16 @@ def table(rep: Repeat) -> list[str]:
     lines = [f"{'run':>4}  {'seed':<11} {'status':<8} {'time':>7}  invariants"]
     for o in rep.outcomes:
         what = ", ".join(o.failed) or (f"undecided: {', '.join(o.undecided)}" if o.undecided else "")
+        what = what if o.exercised else f"did not exercise the scenario; {what}"
         if o.error:
             what = (what + "; " if what else "") + f"error: {o.error[:80]}"
         lines.append(f"{o.number:>4}  {o.seed:<11} {o.status:<8} {o.seconds:>6.1f}s  {what}".rstrip())
     n = len(rep.outcomes)
     where = "on one cluster" if rep.shared else "each on a cluster of its own (the scenario upgrades its brokers)"
+    idle = rep.not_exercised()
     lines.append(f"runs: {n} ({where}); passed {rep.count('pass')}, failed {rep.count('fail')}, unknown "
-                 f"{rep.count('unknown')}, error {n - rep.count('pass') - rep.count('fail') - rep.count('unknown')}")
+                 f"{rep.count('unknown') - idle}, did not exercise {idle}, error "
+                 f"{n - rep.count('pass') - rep.count('fail') - rep.count('unknown')}")
     by = rep.failures_by_invariant()
     lines.append("failures by invariant: " + (", ".join(f"{k} {v}/{n}" for k, v in by.items()) or "none"))
     times = [o.seconds for o in rep.outcomes]

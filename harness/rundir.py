@@ -88,12 +88,25 @@ EXIT_CODES = {"pass": 0, "fail": 1, "unknown": 1, "error": 2, "incomplete": 2}
 
 
 def status_of(verdict_statuses) -> str:
-    """The run's status from its verdicts' statuses: fail on any invalid, pass when all hold, else unknown.
-    No verdict at all is unknown: an unjudged run is never a pass."""
+    """The run's status from its verdicts' statuses: fail on any invalid; pass when none is unknown and at least
+    one is valid (the rest `skipped`: each one the plan said does not apply, as `invariants.judge` decides it);
+    else unknown. No verdict at all, or only skips, is unknown: an unjudged run is never a pass."""
     statuses = set(verdict_statuses)
     if "invalid" in statuses:
         return "fail"
-    return "pass" if statuses and statuses <= {"valid", "skipped"} else "unknown"
+    return "pass" if "valid" in statuses and statuses <= {"valid", "skipped"} else "unknown"
+
+
+#: the run-level invariant that each step of the schedule happened (harness/invariants/performed.py)
+SCHEDULE_PERFORMED = "schedule_performed"
+
+
+def did_not_exercise(status: str, verdicts: dict) -> bool:
+    """Whether an unknown run is one that did not exercise its scenario: a step of its schedule did not happen
+    (its `schedule_performed` is unknown). Repeats and nightly count such runs apart, never as passes. `verdicts`:
+    name -> Verdict, or verdicts.json's dicts."""
+    v = (verdicts or {}).get(SCHEDULE_PERFORMED)
+    return status == "unknown" and (getattr(v, "status", None) or (v or {}).get("status")) == "unknown"
 
 
 def exit_code(status: str) -> int:

@@ -20,6 +20,7 @@ from contextlib import ExitStack
 from datetime import datetime, timezone
 from functools import partial
 
+from harness.applicability import applies
 from harness.cluster.backends import new_backend
 from harness.broker_log import BrokerLog
 from harness.cluster import event_sinks
@@ -138,7 +139,7 @@ class Run:
         d.write_schedule(plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
                    backend=self.meta["backend"],
-                   settings=self.meta["check_settings"], **cfg.user_settings(),
+                   settings=self.meta["check_settings"], **cfg.user_settings(), applies=applies(plan, self.meta),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
                    **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}),
                    **({"share_settings": self.kind.share_check_settings()} if plan.kind == "share" else {}))
@@ -186,7 +187,9 @@ class Run:
             if action.kind not in ("sleep", "wait_stable"):
                 self.say(f"{action.kind} {action.params or ''}")
             info = self.nemesis.perform(action, step=i)
-            self.event("action_end", action_id=aid, kind=action.kind, ok=True, error=None, **info)
+            if info.get("skipped"):  # it did nothing: not ok, and schedule_performed names it
+                self.say(f"step {i + 1} ({action.kind}) did not happen: {info['skipped']}")
+            self.event("action_end", action_id=aid, kind=action.kind, ok=not info.get("skipped"), error=None, **info)
             self.ran.append({**action.to_dict(), **({"result": info} if info else {})})
             self.nemesis.step_done(i)
         if needs_requests(self.plan.schedule):

@@ -49,6 +49,7 @@ class ScenarioContext:
     racks: int
     target_kafka: str = "latest"
     target_client: str = "default"
+    kafka: str = ""  # the Kafka version the run's cluster starts on, resolved (x.y.z; empty: not known)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ from pathlib import Path
 from harness import scenario_file
 from harness.actions import ACTIONS, MIX_CHOICES
 from harness.errors import BadInput
+from harness.invariants.slots import Slots
+from harness.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.versions import version_key
 from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
 
 __all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "SHARE_PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
@@ -26,26 +29,45 @@ def _stable() -> Action:
     return Action("wait_stable", {})
 
 
-def _mix_action(rng, ctx) -> Action:
-    """One self-contained fault or change for the random mix (valid whatever ran before it): an action the registry
-    gives a mix draw (harness/actions.py), each of its draws taken, so a seed gives one schedule."""
-    kind = rng.choice(MIX_CHOICES)
-    slot = rng.randrange(3)
-    drawn = {name: ACTIONS[name].mix(rng, ctx, slot) for name in dict.fromkeys(MIX_CHOICES)}
-    return Action(kind, drawn[kind])
+#: the members a random-mix run starts with
+MIX_MEMBERS = 3
+
+
+def _can_happen(kind: str, slots: Slots, ctx) -> bool:
+    """Whether a step of this kind can happen here: a slot to name among those certainly live, a member to
+    scale in beside the one that always stays, brokers that take group configs (Kafka 4.0+)."""
+    if kind == "scale_in":
+        return len(slots.live) >= 2
+    if ACTIONS[kind].param("slot") is not None:
+        return bool(slots.live)
+    if kind == "group_config":
+        return not ctx.kafka or version_key(ctx.kafka)[:2] >= GROUP_CONFIGS_SINCE
+    return True
+
+
+def _mix_action(rng, ctx, slots: Slots) -> Action:
+    """One fault or change for the random mix that can happen after the steps drawn before it (`slots` walks
+    them, harness/invariants/slots.py): an action the registry gives a mix draw (harness/actions.py), its slot
+    one certainly live then; every choice from the seed's rng, so a seed gives one schedule."""
+    kind = rng.choice([k for k in MIX_CHOICES if _can_happen(k, slots, ctx)])
+    slot = rng.choice(slots.live) if slots.live else 0
+    return Action(kind, ACTIONS[kind].mix(rng, ctx, slot))
 
 
 def _random_mix(rng, ctx, *, actions: int | None = None):
-    """A seeded mix of every kind of fault, each followed by a wait for a stable assignment."""
-    out = []
+    """A seeded mix of every kind of fault, each followed by a wait for a stable assignment; each step one that
+    can happen where it stands (a kill names a live slot, a scale-in leaves a member)."""
+    out, slots = [], Slots(MIX_MEMBERS)
     for _ in range(actions or rng.randint(10, 14)):
-        out += [_mix_action(rng, ctx), _stable()]
+        a = _mix_action(rng, ctx, slots)
+        slots.step(a.kind, a.params)
+        out += [a, _stable()]
     return out
 
 
 PYTHON_BUILT_INS = [
     Scenario("random-mix", "A seeded random mix of member, broker and network faults (10-14 actions).",
-             _random_mix),
+             _random_mix, members=MIX_MEMBERS),
 ]
 
 

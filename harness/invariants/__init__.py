@@ -13,8 +13,8 @@ from dataclasses import fields
 from typing import Callable, Iterable
 
 from harness.history import History
-from harness.invariants import (brokers, commits, convergence, coordinator, coverage, exclusive, integrity, migrations,
-                                settled, static, timeline)
+from harness.invariants import (applies, brokers, commits, convergence, coordinator, coverage, exclusive, integrity,
+                                migrations, performed, settled, static, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -72,11 +72,13 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
 
 
 def judge(history: History) -> dict[str, Verdict]:
-    """The verdicts of a run, from its history alone (never run.json): the `run_start` event's kind and
-    settings (`run_settings`) choose the checkers. A consumer run: `check_all` with its CheckSettings; a
-    Streams run: the Streams checkers with its StreamsCheckSettings, then `record_integrity` of the input
-    topic. A verdict that is not valid then gets what the brokers said near it (`brokers.with_broker_context`).
-    The shared views are built once per judgment."""
+    """The verdicts of a run, from its history alone (never run.json): first `schedule_performed` (each step of
+    the schedule happened), then the checkers the `run_start` event's kind and settings (`run_settings`) choose.
+    A consumer run: `check_all` with its CheckSettings; a Streams run: the Streams checkers with its
+    StreamsCheckSettings, then `record_integrity` of the input topic. A checker's `skipped` is then held to the
+    plan's word (`applies.decide`: unknown unless the run_start's `applies` said the invariant does not apply),
+    and a verdict that is not valid gets what the brokers said near it (`brokers.with_broker_context`). The
+    shared views are built once per judgment."""
     kind, check, streams = run_settings(history)
     if kind == "share":  # the share checkers' own settings; the group's come from the history
         verdicts = judge_share(history)
@@ -87,4 +89,6 @@ def judge(history: History) -> dict[str, Verdict]:
         verdicts = judge_streams(history, streams, check)
     else:
         verdicts = check_all(history, check)
-    return {n: brokers.with_broker_context(v, history) for n, v in verdicts.items()}
+    verdicts = {**run_checkers({performed.NAME: lambda h, _: performed.check(h)}, history, None), **verdicts}
+    plan = applies.recorded(history)
+    return {n: brokers.with_broker_context(applies.decide(v, plan), history) for n, v in verdicts.items()}

@@ -2,7 +2,9 @@
 
 A verdict is one of `valid`, `invalid`, `unknown` (the history cannot tell: too short, never settled,
 or the checker failed) and `skipped` (the invariant does not apply: a protocol that does not promise
-it, or a history in which the situation it is about never happened).
+it, or a history in which the situation it is about never happened). A checker's `skipped` is its claim;
+`judge` holds it to the plan's word (`applies`): it stays `skipped` only where the plan said the invariant
+does not apply, and is `unknown` elsewhere.
 """
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from histbuild import acked, assigned, committed, history, processed, run_end, r
 
 import harness.invariants as inv
 from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
+from harness.invariants.applies import decide
 
 PACKAGE = Path(inv.__file__).parent
 STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "re",
@@ -150,11 +151,11 @@ def _consumer_run(**start):
 def test_judge_reads_the_consumer_settings_from_run_start():
     h = _consumer_run(kind="consumer", settings={"topic": "t", "partitions": 4, "protocol": "classic-eager"})
     vs = judge(h)
-    assert list(vs) == list(CHECKERS)
+    assert list(vs) == ["schedule_performed", *CHECKERS]
     assert run_settings(h)[1].protocol == "classic-eager"  # the checkers read each member's own before it
     assert vs["coverage_liveness"].measurements["partitions_inferred"] is False
     assert vs["commit_progress"].status == "valid"
-    assert {n: v.status for n, v in vs.items()} == {n: v.status for n, v in check_all(
+    assert {n: v.status for n, v in vs.items() if n in CHECKERS} == {n: decide(v, None).status for n, v in check_all(
         _consumer_run(), CheckSettings(topic="t", partitions=4, protocol="classic-eager")).items()}
 
 
@@ -166,7 +167,7 @@ def test_judge_without_settings_uses_the_defaults(start):
     if start is None:
         h = history([e for e in h.events if e["type"] != "run_start"])
     vs = judge(h)
-    assert list(vs) == list(CHECKERS)
+    assert list(vs) == ["schedule_performed", *CHECKERS]
     assert vs["coverage_liveness"].status == "valid"
     assert vs["coverage_liveness"].measurements["partitions_inferred"] is True  # partitions 0: inferred
     assert run_settings(h)[0] == "consumer"
@@ -189,7 +190,7 @@ def test_judge_dispatches_a_streams_run():
     from harness.invariants.streams import STREAMS_CHECKERS
     h = history(run_start(0.0, kind="streams", settings={"topic": "t"}, streams_settings={"tasks": 4}), run_end(9.0))
     vs = judge(h)
-    assert list(vs) == [*STREAMS_CHECKERS, "record_integrity"]
+    assert list(vs) == ["schedule_performed", *STREAMS_CHECKERS, "record_integrity"]
     assert vs["task_exclusive_active"].status == "unknown"  # no Streams events at all
 
 

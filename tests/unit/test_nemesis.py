@@ -183,6 +183,17 @@ def test_no_coordinator_is_indeterminate_after_retries(world):
     assert "reset_admin" in world.cluster.call_names()
 
 
+@pytest.mark.parametrize("kind, params", [("kill_coordinator", {"down_s": 0.5}), ("restart_coordinator", {}),
+                                          ("broker_partition", {})])
+def test_a_coordinator_step_without_a_coordinator_does_nothing_and_says_so(world, monkeypatch, kind, params):
+    def none(**_):
+        raise Indeterminate("could not find the coordinator of g-test: timed out")
+    monkeypatch.setattr(world.nem, "coordinator", none)
+    before = list(world.cluster.calls)
+    assert world.nem.perform(Action(kind, params)) == {"skipped": "could not find the coordinator of g-test: timed out"}
+    assert world.cluster.calls == before and not [t for t, _ in world.events if t == "fault_start"]
+
+
 def test_rack_outage_kills_and_restarts_the_racks_members_and_brokers(world):
     for _ in range(3):
         world.nem.add_member()  # racks r0, r1, r2

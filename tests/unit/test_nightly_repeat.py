@@ -89,6 +89,28 @@ def test_rates_per_scenario_and_version_with_undecided_runs_apart(tmp_path):
                           "  scale-out-in consumer kafka=4.3.1 client=2.12.2: 0/2 failed (1 error)"]
 
 
+def test_runs_whose_schedule_did_not_all_happen_are_counted_apart_as_not_exercised(tmp_path, monkeypatch):
+    idle = _run("random-mix", "unknown")
+    idle.exercised = False
+    runs = [_run("random-mix", "pass"), idle, _run("random-mix", "unknown")]
+    lines = summary_lines(NightlyResult(tmp_path, runs))
+    assert lines[0].startswith("nightly: 3 runs (1 did not exercise, 1 pass, 1 unknown)")
+    assert lines[1] == "  random-mix consumer kafka=4.3.1 client=default: 0/3 failed (1 unknown, 1 did not exercise)"
+    assert rates(runs)[0]["not_exercised"] == 1 and rates(runs)[0]["unknown"] == 1
+    # the night marks a run so from its verdicts: schedule_performed unknown
+    monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
+
+    def run(cfg, *, cluster, progress):
+        d = Path(cfg.runs_root) / f"r{cfg.seed}"
+        d.mkdir()
+        return RunResult(d, "unknown", {"schedule_performed": SimpleNamespace(status="unknown"),
+                                        "exclusive_ownership": SimpleNamespace(status="valid")})
+    res = nightly(budget_s=10_000, seed=3, **MATRIX, runs_root=str(tmp_path / "n"), runs=2, make_cluster=NoCluster,
+                  run=run, progress=lambda *_: None)
+    assert [r.exercised for r in res.runs] == [False, False]
+    assert json.loads(next((tmp_path / "n").glob("*/nightly.json")).read_text())["runs"][0]["exercised"] is False
+
+
 def test_the_cli_passes_repeat_to_the_night_and_prints_its_rates(tmp_path, monkeypatch, capsys):
     from harness.cli import main
     asked = {}

@@ -60,15 +60,16 @@ def test_seeds_skip_a_draw_equal_to_the_base(monkeypatch):
 
 # -- the table and the exit code
 
-def _outcome(n, status, secs, failed=(), undecided=(), error=None):
-    return rp.Outcome(n, 100 + n, status, secs, f"runs/r{n}", tuple(failed), tuple(undecided), error)
+def _outcome(n, status, secs, failed=(), undecided=(), error=None, exercised=True):
+    return rp.Outcome(n, 100 + n, status, secs, f"runs/r{n}", tuple(failed), tuple(undecided), error, exercised)
 
 
 def test_the_table_counts_runs_failures_by_invariant_unknowns_and_time(tmp_path):
     rep = rp.Repeat("member-kill", "consumer", 1, 5, False, True, tmp_path, outcomes=[
         _outcome(1, "pass", 40.0), _outcome(2, "fail", 50.0, ["exclusive_ownership", "record_integrity"]),
         _outcome(3, "unknown", 41.0, undecided=["coverage"]), _outcome(4, "fail", 44.0, ["exclusive_ownership"]),
-        _outcome(5, "error", 3.0, error="the cluster went away")])
+        _outcome(5, "error", 3.0, error="the cluster went away"),
+        _outcome(6, "unknown", 30.0, undecided=["schedule_performed"], exercised=False)])
     assert rp.table(rep) == [
         " run  seed        status      time  invariants",
         "   1  101         pass       40.0s",
@@ -76,15 +77,27 @@ def test_the_table_counts_runs_failures_by_invariant_unknowns_and_time(tmp_path)
         "   3  103         unknown    41.0s  undecided: coverage",
         "   4  104         fail       44.0s  exclusive_ownership",
         "   5  105         error       3.0s  error: the cluster went away",
-        "runs: 5 (on one cluster); passed 1, failed 2, unknown 1, error 1",
-        "failures by invariant: exclusive_ownership 2/5, record_integrity 1/5",
-        "time per run: median 41.0s, max 50.0s",
+        "   6  106         unknown    30.0s  did not exercise the scenario; undecided: schedule_performed",
+        "runs: 6 (on one cluster); passed 1, failed 2, unknown 1, did not exercise 1, error 1",
+        "failures by invariant: exclusive_ownership 2/6, record_integrity 1/6",
+        "time per run: median 40.5s, max 50.0s",
     ]
     assert rep.first_failure().number == 2 and rep.exit_code == 1
     alone = replace(rep, shared=False, outcomes=rep.outcomes[:1])
     assert rp.table(alone)[2] == "runs: 1 (each on a cluster of its own (the scenario upgrades its brokers)); " \
-                                 "passed 1, failed 0, unknown 0, error 0"
+                                 "passed 1, failed 0, unknown 0, did not exercise 0, error 0"
     assert rp.table(alone)[3] == "failures by invariant: none"
+
+
+def test_a_run_whose_step_did_not_happen_did_not_exercise_its_scenario(tmp_path):
+    idle = {"schedule_performed": Verdict("schedule_performed", "unknown", "step 1 (a1) kill_member did not happen"),
+            "exclusive_ownership": Verdict("exclusive_ownership", "valid", "x")}
+    assert not rp.Outcome.of(1, 1, RunResult(tmp_path, "unknown", idle), 3.0).exercised
+    other = {**idle, "schedule_performed": Verdict("schedule_performed", "valid", "x"),
+             "coverage_liveness": Verdict("coverage_liveness", "unknown", "never settled")}
+    assert rp.Outcome.of(2, 2, RunResult(tmp_path, "unknown", other), 3.0).exercised
+    failed = {**idle, "exclusive_ownership": Verdict("exclusive_ownership", "invalid", "x")}
+    assert rp.Outcome.of(3, 3, RunResult(tmp_path, "fail", failed), 3.0).exercised  # a failure is a failure
 
 
 def test_a_schedule_that_did_not_shrink_is_said_so(tmp_path):

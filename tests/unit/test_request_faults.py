@@ -114,7 +114,7 @@ def nem():
 def test_a_slot_is_the_member_in_it_now_and_all_is_none(nem):
     out = nem.perform(Action("error_response", {"api": "JoinGroup", "error": "NOT_COORDINATOR", "slot": 1,
                                                 "broker": 2}))
-    assert out == {"rule": "r1", "member": "m2"}
+    assert out == {"rule": "r1", "member": "m2", "count": 1}
     r = nem.cluster.kproxy.rules["r1"]
     assert (r.action, r.member, r.broker, r.error, r.count) == ("error_response", "m2", 2, "NOT_COORDINATOR", 1)
     nem.perform(Action("delay_request", {"api": "Fetch", "delay_s": [0.1, 0.2]}))
@@ -147,7 +147,7 @@ def test_wait_request_fault_and_wait_s_report_whether_the_rule_was_reached(nem):
     assert nem.perform(Action("wait_request_fault", {"timeout_s": 0.0})) == {"rule": "r1", "applied": 1,
                                                                             "reached": True}
     out = nem.perform(Action("hold_request", {"api": "SyncGroup", "count": 2, "wait_s": 0.0}))
-    assert out == {"rule": "r2", "member": "all", "spent": False, "applied": 0}
+    assert out == {"rule": "r2", "member": "all", "count": 2, "spent": False, "applied": 0}
 
 
 def test_clear_and_the_schedules_end_lift_every_rule_and_release_step_holds(nem):
@@ -211,12 +211,17 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
         return c
 
     res = Run(config(tmp_path, scenario="fake-held"), make_cluster=make_cluster, make_workload=FakeWorkload).execute()
-    assert res.status == "pass", res.verdicts
+    # the stub proxy applies no rule to a request: the hold never bit, so the run did not exercise it (unknown)
+    assert res.status == ("unknown" if with_faults else "pass"), res.verdicts
+    assert {n for n, v in res.verdicts.items() if v.status not in ("valid", "skipped")} == \
+        ({"schedule_performed"} if with_faults else set())
     assert made[0].get("request_faults", False) is with_faults
     if with_faults:
         (rule,) = proxy.rules.values()
         assert (rule.action, rule.api, rule.member) == ("hold_request", "SyncGroup", "m1")
         assert proxy.removed == ["r1"] and rule.until[0].is_set()
+        assert "step 1 (a1) hold_request" in res.verdicts["schedule_performed"].message
+        assert "applied rule r1 (m1) to 0 requests, not 1" in res.verdicts["schedule_performed"].message
 
 
 def test_nightly_draws_the_race_scenarios_after_the_mix_and_never_on_docker():

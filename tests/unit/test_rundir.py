@@ -14,7 +14,8 @@ from harness.rundir import EXIT_CODES, RunDir, RunResult, exit_code, status_of
     ([], "unknown"),  # nothing judged is never a pass
     (["valid"], "pass"),
     (["valid", "skipped"], "pass"),
-    (["skipped"], "pass"),
+    (["skipped"], "unknown"),  # nothing judged: every checker skipped
+    (["skipped", "skipped"], "unknown"),
     (["valid", "unknown"], "unknown"),
     (["unknown", "skipped"], "unknown"),
     (["invalid"], "fail"),

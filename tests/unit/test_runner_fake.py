@@ -49,6 +49,11 @@ def _scale_out(rng, ctx):
     return [Action("scale_out", {}), Action("wait_stable", {})]
 
 
+def _idle(rng, ctx):
+    """A kill of a slot that holds no member (two members: slots 0 and 1): the step does nothing."""
+    return [Action("kill_member", {"slot": 5}), Action("scale_out", {}), Action("wait_stable", {})]
+
+
 FAST = dict(members=2, check_overrides=lambda ctx, sched: {"static_grace_s": 1.5})
 
 
@@ -57,6 +62,7 @@ def fake_scenarios(monkeypatch):
     monkeypatch.setitem(scenarios.SCENARIOS, "fake-churn", Scenario("fake-churn", "test only", _churn, **FAST))
     monkeypatch.setitem(scenarios.SCENARIOS, "fake-scale", Scenario("fake-scale", "test only", _scale_out, **FAST))
     monkeypatch.setitem(scenarios.SCENARIOS, "fake-pause", Scenario("fake-pause", "test only", _pause, **FAST))
+    monkeypatch.setitem(scenarios.SCENARIOS, "fake-idle", Scenario("fake-idle", "test only", _idle, **FAST))
 
 
 @pytest.fixture(autouse=True)
@@ -157,6 +163,25 @@ def test_a_member_claiming_a_partition_it_was_not_given_fails_the_run(tmp_path, 
     header, evs = read_file(Path(res.run_dir) / "history" / "harness.jsonl")
     run_start = next(e for e in evs if e["type"] == "run_start")
     assert header["backend"] == run_start["backend"] == RunDir.open(res.run_dir).meta()["backend"] == "fake"
+
+
+def test_a_step_that_did_nothing_makes_the_run_unknown_with_the_step_named(tmp_path, shared):
+    res = Run(config(tmp_path, scenario="fake-idle"), cluster=shared, make_workload=FakeWorkload).execute()
+    assert (res.status, res.exit_code, status_lines(res.run_dir)[0]) == ("unknown", 1, "unknown")
+    v = res.verdicts["schedule_performed"]
+    assert v.status == "unknown" and v.measurements["not_performed"] == [1], v.message
+    assert "step 1 (a1) kill_member {'slot': 5} did not happen: slot 5 has no live member" in v.message
+    assert {n: x.status for n, x in res.verdicts.items() if x.status not in ("valid", "skipped")} == \
+        {"schedule_performed": "unknown"}  # everything else held: the run is unknown only for the idle step
+    evs = harness_events(res.run_dir)
+    ends = [e for e in evs if e["type"] == "action_end"]
+    assert (ends[0]["ok"], ends[0]["skipped"]) == (False, "slot 5 has no live member")
+    assert ends[1]["ok"] is True and ends[1]["member"] == "m3"  # the scale-out did happen
+    start = next(e for e in evs if e["type"] == "run_start")
+    assert start["applies"]["coordinator_survival"] == {
+        "applies": False, "why": "no step fails the coordinator over (kill_coordinator or restart_coordinator)"}
+    assert history_schema.validate_dir(RunDir.open(res.run_dir).history_dir) == []
+    assert RunDir.open(res.run_dir).verdicts()["schedule_performed"]["status"] == "unknown"
 
 
 def interrupt_the_pause(monkeypatch, exc):

@@ -1,0 +1,215 @@
+"""Which invariants a run's plan makes judgeable, decided before the run; and what a checker's `skipped` means then.
+
+A checker says `skipped` when its history holds nothing to judge (no static member departed, no coordinator
+failover, no transition between sticky assignments, ...). Whether that is right is not the history's to say:
+a static member the scenario bounces must depart, and a history where none did is a run that did not do what
+it was written to do. So the runner asks this module, from the plan alone (`PlanFacts`: the kind, protocol,
+members and schedule, and the settings that decide an invariant: standby replicas, source connectors, a
+dead-letter topic), which invariants apply, and writes the answer into the history's `run_start` event
+(`applies`: invariant -> {"applies": bool, "why": str}); `judge` reads it back, so `harness check` needs
+nothing but the history.
+
+- `applicability(facts)`: the answer, for the checkers of the facts' kind that can skip (`RULES`; the others,
+  and `schedule_performed`, apply to every run of their kind). An invariant applies only when the plan makes
+  its condition certain (a step that *certainly* departs a static member, `slots`); when the plan cannot be
+  sure (an autoscaler's members, a team's own program, a scenario that moves members to another protocol), it
+  says it does not apply, and why: a checker that finds nothing then is `skipped` as before, never worse.
+- `decide(verdict, entry, recorded)`: a checker's `skipped` becomes `unknown` ("the plan said <why>; nothing to
+  judge: <the checker's message>") unless the plan said the invariant does not apply: then it is `skipped` with
+  the plan's reason. Only `skipped` changes: a checker that judged (valid, invalid) or could not (unknown)
+  stands. A history whose run_start has no `applies` (a run before it was recorded) makes every skip `unknown`:
+  never a pass by skipping.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.invariants import protocols
+from harness.invariants.coordinator import COORDINATOR_ACTIONS
+from harness.invariants.core import Verdict, verdict
+from harness.invariants.slots import Slots, StepEffect
+
+#: client settings that pick a classic member's assignor, and the assignors that are sticky
+STRATEGY = "partition.assignment.strategy"
+STICKY = ("cooperative-sticky", "sticky", "CooperativeStickyAssignor", "StickyAssignor")
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    """What the plan says before the run, as far as an invariant's applicability depends on it.
+
+    `schedule`: (kind, params) of each step; `members`: the slots started at the run's start; `static`: whether
+    they (and slots added later) are static; `racks`: the racks members are placed on (slot modulo them; none:
+    no member has a rack); `team_slots`: `all` when every slot runs a program of the team's own, `some`, or
+    `none`; `subscriptions`: members subscribe to something else than every topic (given per slot, for every
+    slot, or by a step); `units`: a Connect run's connectors and tasks."""
+
+    kind: str
+    protocol: str
+    members: int
+    schedule: tuple = ()
+    static: bool = False
+    racks: tuple[str, ...] = ()
+    client_settings: dict = field(default_factory=dict)
+    team_slots: str = "none"
+    subscriptions: bool = False
+    standby_replicas: int = 0
+    source_connectors: int = 0
+    units: int = 0
+    dead_letter_topic: str | None = None
+
+    def effects(self) -> list[tuple[int, str, dict, StepEffect, int]]:
+        """(step number from 1, kind, params, certain effect, live members before it) of each step."""
+        slots = Slots(self.members, static=self.static, racks=self.racks)
+        out = []
+        for n, (kind, params) in enumerate(self.schedule, 1):
+            live = len(slots.live)
+            out.append((n, kind, params or {}, slots.step(kind, params or {}), live))
+        return out
+
+
+Answer = tuple[bool, str]
+
+
+def _first(facts: PlanFacts, test) -> tuple[int, str] | None:
+    """(number, kind) of the first step whose certain effect passes `test(kind, params, effect, live)`."""
+    return next(((n, k) for n, k, p, eff, live in facts.effects() if test(k, p, eff, live)), None)
+
+
+def _changes_members(facts: PlanFacts, who: str) -> Answer:
+    hit = _first(facts, lambda k, p, eff, live: eff.changes_members)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) starts or stops {who}"
+    return False, f"no step certainly starts or stops {who} after the start"
+
+
+def static_membership(facts: PlanFacts) -> Answer:
+    if not protocols.rules_for(facts.protocol).static_membership:
+        return False, f"{facts.protocol} has no static membership"
+    hit = _first(facts, lambda k, p, eff, live: any(d.static for d in eff.departures))
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) stops or kills a static member"
+    return False, "no step certainly stops or kills a static member" + ("" if facts.static or any(
+        (p or {}).get("static") for _, p in facts.schedule) else " (no member is static)")
+
+
+def coordinator_survival(facts: PlanFacts) -> Answer:
+    hit = next(((n, k) for n, (k, _) in enumerate(facts.schedule, 1) if k in COORDINATOR_ACTIONS), None)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) fails the group's coordinator over"
+    return False, f"no step fails the coordinator over ({' or '.join(sorted(COORDINATOR_ACTIONS))})"
+
+
+def _strategy_sticky(settings: dict | None) -> bool:
+    first = str((settings or {}).get(STRATEGY) or "").split(",")[0].strip()
+    return not first or first.rsplit(".", 1)[-1] in STICKY
+
+
+def bounded_migrations(facts: PlanFacts) -> Answer:
+    if not protocols.rules_for(facts.protocol).sticky:
+        return False, f"{facts.protocol} runs {protocols.rules_for(facts.protocol).assignor}, not a sticky assignor"
+    if not _strategy_sticky(facts.client_settings):
+        return False, f"the members' {STRATEGY} is {facts.client_settings[STRATEGY]}, not a sticky assignor"
+    if facts.team_slots != "none" and facts.protocol.startswith("classic"):
+        return False, "a slot runs a program of the team's own, which chooses its own assignor"
+    for n, (k, p) in enumerate(facts.schedule, 1):
+        p = p or {}
+        if (p.get("protocol") and not protocols.rules_for(p["protocol"]).sticky) \
+                or not _strategy_sticky(p.get("client_settings")):
+            return False, f"step {n} ({k}) moves members to a non-sticky assignor"
+    if facts.subscriptions:
+        return False, "members subscribe differently: a transition may leave a partition no member takes"
+    hit = _first(facts, lambda k, p, eff, live: eff.changes_members or k == "add_partitions")
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) moves the group from one stable assignment to another"
+    return False, "no step certainly changes the group's members or partitions"
+
+
+def warmup_before_active(facts: PlanFacts) -> Answer:
+    if facts.protocol == "streams":
+        return False, "the streams protocol's assignor has no warmup tasks"
+    moved = next((n for n, (_, p) in enumerate(facts.schedule, 1) if (p or {}).get("protocol") == "streams"), None)
+    if moved:
+        return False, f"step {moved} moves instances to the streams protocol, whose assignor has no warmup tasks"
+    if facts.team_slots == "all":
+        return False, "every slot runs the team's own application"
+    return _changes_members(facts, "an instance")
+
+
+def standby_placement(facts: PlanFacts) -> Answer:
+    if facts.standby_replicas > 0:
+        return True, f"{facts.standby_replicas} standby replica{'s' * (facts.standby_replicas > 1)} configured"
+    return False, "no standby replicas configured (num.standby.replicas 0)"
+
+
+def state_kept(facts: PlanFacts) -> Answer:
+    if facts.team_slots == "all":
+        return False, "every slot runs the team's own application, which need not report its stores' keys"
+    return True, "the harness's Streams member reports its store's keys at every task start"
+
+
+def connect_scheduled_delay(facts: PlanFacts) -> Answer:
+    if facts.protocol == "eager":
+        return False, "the eager protocol has no scheduled delay"
+    hit = _first(facts, lambda k, p, eff, live: bool(eff.departures) and facts.units >= live)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) takes a worker holding work away ({facts.units} connectors and tasks)"
+    return False, "no step certainly takes away a worker holding work"
+
+
+def connect_source_sequence(facts: PlanFacts) -> Answer:
+    if facts.source_connectors:
+        return True, "a source connector runs"
+    return False, "no source connector configured"
+
+
+def share_dead_letter(facts: PlanFacts) -> Answer:
+    if facts.dead_letter_topic:
+        return True, f"the group's dead-letter topic is {facts.dead_letter_topic}"
+    return False, "the group has no dead-letter topic (errors.deadletterqueue.topic.name unset)"
+
+
+#: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
+RULES = {
+    "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
+                 "coordinator_survival": coordinator_survival},
+    "streams": {"warmup_before_active": warmup_before_active,
+                "probing_convergence": lambda f: _changes_members(f, "an instance"),
+                "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
+                "standby_placement": standby_placement, "state_kept": state_kept},
+    "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence},
+    "share": {"share_dead_letter": share_dead_letter},
+}
+
+
+def applicability(facts: PlanFacts) -> dict[str, dict]:
+    """invariant -> {"applies": bool, "why": str}, for the run_start event's `applies`."""
+    out = {}
+    for name, rule in RULES.get(facts.kind, {}).items():
+        applies, why = rule(facts)
+        out[name] = {"applies": bool(applies), "why": why}
+    return out
+
+
+def recorded(history) -> dict | None:
+    """The `applies` of the history's first run_start event, or None when it has none (an older run)."""
+    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    got = start.get("applies")
+    return got if isinstance(got, dict) else None
+
+
+def decide(v: Verdict, applies: dict | None) -> Verdict:
+    """The verdict, its `skipped` judged against the plan's `applies` (None: the history recorded none)."""
+    if v.status != "skipped":
+        return v
+    entry = (applies or {}).get(v.name)
+    if applies is None:
+        return verdict(v.name, "unknown", f"the history does not say which invariants the plan made judgeable (its "
+                                          f"run_start has no `applies`: an older run), so a skip is not a pass; "
+                                          f"nothing to judge: {v.message}", v.witnesses, v.measurements)
+    if isinstance(entry, dict) and entry.get("applies") is False:
+        return verdict(v.name, "skipped", f"does not apply: {entry.get('why')} (the plan); {v.message}",
+                       v.witnesses, v.measurements)
+    said = entry.get("why") if isinstance(entry, dict) else "this invariant applies to every run of its kind"
+    return verdict(v.name, "unknown", f"the plan said {said}; nothing to judge: {v.message}", v.witnesses,
+                   v.measurements)

@@ -1,0 +1,221 @@
+"""`schedule_performed`: each step of the schedule happened, as the history shows it (a run-level invariant of
+every kind of group).
+
+A run is judged on what its history holds; a step that did nothing (a kill of an empty slot, a poll stall on a
+member that takes no stall control, a request fault whose API the member never sent) leaves a history with no
+fault in it, which every other checker would pass. So each step's *effect* must be in the history, between its
+`action_start` and its `action_end` (S and E below; a member's exit, which may come after its stop returned, and
+the request proxy's windows, which come when the member sends the request, from S on):
+
+- every step: an `action_end` with `ok` true (the runner writes `ok` false, with the performer's `skipped`
+  reason, for a step that did nothing: an empty slot, one member left, `if_supported` on a member or broker that
+  cannot). The waits (`sleep`, `wait_stable`), `workload_rate`, `wait_offsets_compacted` and
+  `clear_request_faults` need nothing more.
+- a member started (`scale_out`, a replacement, a bounce's or a roll's new member, a join): its `member_start`
+  in [S, E]; a member stopped or killed (`scale_in`, a kill, a bounce, a leave, `restart_all`): its `member_stop`
+  or `member_exit` at or after S (a kill: `member_exit` how `kill`).
+- a fault (`pause_member`, `poll_stall`, `change_subscription`, `leave_during_join`, `add_partitions`,
+  `group_config`, `autoscale`, `restart_all`, the network and broker faults, the leader moves): its `fault_start`
+  of the performer's kind in [S, E] with its `fault_end`, naming the member (`members_affected`) or brokers
+  (`brokers_affected`) the step's result names. A poll stall and a subscription change also need the member's
+  own `control` event applying it; a broker restart (`broker_bounce`, `kill_coordinator`,
+  `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`, `rack_outage`, `restart_partition_leader`)
+  a `broker_event` stopping (`kill`, `terminate`) and one starting each broker of the fault; a group config a
+  `group_settings` event in [S, E] reading back each setting the step set; an added partition a count above the
+  one before; an autoscaler its lag samples.
+- a request fault (`delay_request`, `hold_request`, `drop_request`, `drop_response`, `error_response`): the
+  request proxy's windows (`fault_start` with the step's `rule`) number at least the rule's `count` (its
+  `action_end` says it), or one for a rule bounded by time only; `wait_request_fault`: `reached`.
+- `move_leaders`: the leaders it moved (`moved`).
+
+Verdict: `valid` when every step's effect is there; `unknown` naming each step that did not happen (its number,
+counted from 1 as its `action_id` a1, a2, ..., its kind, parameters and what is missing; a step the scenario
+marks `if_supported` is named so: it may do nothing, and then the run did not exercise it); never `invalid`: a
+step that did not happen breaks no promise of Kafka's, the run just says nothing about it. No step at all:
+`valid` (nothing was asked). Measurements: `steps`, `performed`, `not_performed` (the step numbers).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from harness.history import History
+from harness.invariants.core import Verdict, verdict, witness
+
+NAME = "schedule_performed"
+#: steps whose ok end is their whole effect
+WAITS = frozenset({"sleep", "wait_stable", "workload_rate", "wait_offsets_compacted", "clear_request_faults"})
+REQUEST_FAULTS = frozenset({"delay_request", "hold_request", "drop_request", "drop_response", "error_response"})
+#: the fault each step records (nemesis.fault's kind), where it records one
+FAULT_OF = {"pause_member": "pause", "poll_stall": "poll_stall", "change_subscription": "subscription_change",
+            "leave_during_join": "leave_during_join", "add_partitions": "add_partitions", "group_config": "group_config",
+            "autoscale": "autoscale", "restart_all": "restart_all", "network_latency": "network_latency",
+            "network_blackhole": "network_blackhole", "broker_bounce": "broker_bounce", "kill_coordinator": "broker_kill",
+            "restart_coordinator": "coordinator_restart", "broker_rolling_restart": "broker_rolling_restart",
+            "broker_upgrade": "broker_upgrade", "rack_outage": "rack_outage", "broker_partition": "broker_partition",
+            "rack_partition": "rack_partition", "move_leaders": "leader_move", "restart_partition_leader": "leader_restart"}
+#: steps that stop and start the brokers of their fault
+RESTARTS_BROKERS = frozenset({"broker_bounce", "kill_coordinator", "restart_coordinator", "broker_rolling_restart",
+                              "broker_upgrade", "rack_outage", "restart_partition_leader"})
+
+
+class _Index:
+    """The harness's and members' events a step's effect is looked up in."""
+
+    def __init__(self, history: History) -> None:
+        self.by_type: dict[str, list[dict]] = defaultdict(list)
+        ends = {}
+        for _, e in history.control():
+            self.by_type[e.get("type")].append(e)
+            if e.get("type") == "fault_end":
+                ends[e.get("fault_id")] = e
+        self.fault_end = ends
+
+    def of(self, type_: str, lo: float, hi: float = float("inf"), **match) -> list[dict]:
+        return [e for e in self.by_type.get(type_, ()) if lo <= e["mono"] <= hi
+                and all(e.get(k) == v for k, v in match.items())]
+
+    def started(self, member, lo: float, hi: float) -> str | None:
+        return None if self.of("member_start", lo, hi, member=member) else f"no member_start of {member}"
+
+    def stopped(self, member, lo: float, how: str | None = None) -> str | None:
+        if how is not None:
+            return None if self.of("member_exit", lo, member=member, how=how) else f"no member_exit ({how}) of {member}"
+        return None if self.of("member_stop", lo, member=member) or self.of("member_exit", lo, member=member) \
+            else f"no member_stop or member_exit of {member}"
+
+    def fault(self, kind: str, lo: float, hi: float, *, member=None, brokers=()) -> tuple[dict | None, str | None]:
+        """The step's fault window (its start in [lo, hi], ended), or what is missing of it."""
+        for f in self.of("fault_start", lo, hi, kind=kind):
+            if member is not None and member not in (f.get("members_affected") or ()):
+                continue
+            if not set(brokers) <= set(f.get("brokers_affected") or ()):
+                continue
+            if f.get("fault_id") not in self.fault_end:
+                return None, f"its {kind} fault {f.get('fault_id')} has no fault_end"
+            return f, None
+        who = f" affecting {member}" if member is not None else (f" on brokers {sorted(brokers)}" if brokers else "")
+        return None, f"no {kind} fault{who}"
+
+
+def _members(e: dict, *keys: str) -> list:
+    out = []
+    for k in keys:
+        v = e.get(k)
+        out += v if isinstance(v, list) else ([v] if v else [])
+    return out
+
+
+def _missing(a: dict, e: dict, ix: _Index) -> str | None:
+    """What of the step's effect is not in the history (None: it happened)."""
+    kind, p, lo, hi = a.get("kind"), a.get("params") or {}, a["mono"], e["mono"]
+    if kind in WAITS:
+        return None
+    if kind in REQUEST_FAULTS:
+        return _request_fault(e, ix, lo)
+    if kind == "wait_request_fault":
+        return None if e.get("reached") else (f"rule {e.get('rule')} was applied to {e.get('applied')} requests, "
+                                              f"not the {p.get('applied', 1)} it waited for")
+    problems = []
+    if kind in ("scale_out", "replace_member"):
+        problems += [ix.started(m, lo, hi) for m in _members(e, "member", "members", "replacement")] or ["no member"]
+    elif kind == "scale_in":
+        problems += [ix.stopped(m, lo) for m in _members(e, "member", "members")] or ["no member"]
+    elif kind == "kill_member":
+        problems += [ix.stopped(m, lo, "kill") for m in _members(e, "member")] or ["no member"]
+        problems += [ix.started(m, lo, hi) for m in _members(e, "replacement")]
+    elif kind in ("bounce", "restart_all"):
+        problems += [ix.stopped(m, lo) for m in _members(e, "stopped")] or ["no member stopped"]
+        problems += [ix.started(m, lo, hi) for m in _members(e, "started")] or ["no member started"]
+    elif kind == "settings_roll":
+        rolled = [r for r in e.get("restarted") or () if isinstance(r, dict)]
+        problems += [r.get("skipped") for r in rolled] or ["no member was restarted"]
+        problems += [ix.stopped(r.get("stopped"), lo) for r in rolled if r.get("stopped")]
+        problems += [ix.started(r.get("started"), lo, hi) for r in rolled if r.get("started")]
+    elif kind == "leave_during_join":
+        problems += [ix.started(e.get("joined"), lo, hi), ix.stopped(e.get("left"), lo)]
+    elif kind == "move_leaders" and not e.get("moved"):
+        problems.append(f"no leader moved off broker {e.get('broker')}")
+    if kind in FAULT_OF:
+        problems += _fault(kind, p, e, ix, lo, hi)
+    return "; ".join(x for x in problems if x) or None
+
+
+def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> list[str | None]:
+    member = e.get("member") if kind in ("pause_member", "poll_stall") else None
+    brokers = [b for b in _members(e, "broker", "brokers") if isinstance(b, int)]
+    f, why = ix.fault(FAULT_OF[kind], lo, hi, member=member, brokers=brokers if kind in RESTARTS_BROKERS else ())
+    if f is None:
+        return [why]
+    out: list[str | None] = []
+    f_end = ix.fault_end[f["fault_id"]]["mono"]
+    if kind in ("poll_stall", "change_subscription"):
+        key = "stall" if kind == "poll_stall" else "subscription"
+        who = e.get("member")
+        if not [c for c in ix.of("control", lo, hi, member=who) if key in c and (key != "stall" or c[key] is True)]:
+            out.append(f"no control event of {who} applying the {key}")
+    if kind in RESTARTS_BROKERS:
+        for b in f.get("brokers_affected") or ():
+            down = [x for x in ix.of("broker_event", f["mono"], f_end, broker=b) if x.get("what") in ("kill", "terminate")]
+            up = [x for x in ix.of("broker_event", f["mono"], f_end, broker=b) if x.get("what") == "start"]
+            if not down or not up or up[-1]["mono"] < down[0]["mono"]:
+                out.append(f"broker {b} was not {'stopped' if not down else 'started again'} within the fault")
+        if kind == "rack_outage":
+            out += [ix.stopped(m, lo, "kill") for m in f.get("members_affected") or ()]
+    if kind == "group_config":
+        read = ix.of("group_settings", lo, hi)
+        if not read:
+            out.append("no group_settings event read the group's configs back")
+        else:
+            got, err = read[-1].get("group") or {}, read[-1].get("error")
+            out += [f"the group's {k} reads {got.get(k)!r}, not {v!r}" + (f" ({err})" if err else "")
+                    for k, v in (e.get("settings") or {}).items() if str(got.get(k)) != str(v)]
+    if kind == "add_partitions" and not (isinstance(e.get("count"), int) and isinstance(e.get("before"), int)
+                                         and e["count"] > e["before"]):
+        out.append(f"the partition count went from {e.get('before')} to {e.get('count')}")
+    if kind == "autoscale":
+        if not e.get("samples"):
+            out.append("the autoscaler took no lag sample")
+        for d in e.get("decisions") or ():
+            out += [ix.started(m, lo, hi) if d.get("scale") == "out" else ix.stopped(m, lo) for m in _members(d, "member")]
+    return out
+
+
+def _request_fault(e: dict, ix: _Index, lo: float) -> str | None:
+    rule = e.get("rule")
+    applied = len([f for f in ix.of("fault_start", lo, rule=rule) if f.get("api")])
+    want = e.get("count") if isinstance(e.get("count"), int) else 1
+    if applied >= want:
+        return None
+    return f"the proxy applied rule {rule} ({e.get('member', 'all')}) to {applied} request{'s' * (applied != 1)}" \
+           f", not {want}" + (" (its count)" if isinstance(e.get("count"), int) else "")
+
+
+def check(history: History) -> Verdict:
+    """Judge that each step of the schedule happened (see the module docstring)."""
+    ix = _Index(history)
+    starts = ix.by_type.get("action_start", [])
+    ends = {e.get("action_id"): e for e in ix.by_type.get("action_end", ())}
+    missed, wits = [], []
+    for n, a in enumerate(starts, 1):
+        e = ends.get(a.get("action_id"))
+        if e is None:
+            why = "it has no action_end (it never finished)"
+        elif not e.get("ok", True):
+            why = e.get("skipped") or e.get("error") or "its action_end says it failed"
+        else:
+            why = _missing(a, e, ix)
+        if why is None:
+            continue
+        p = a.get("params") or {}
+        words = f"step {n} ({a.get('action_id')}) {a.get('kind')} {p} did not happen: {why}" + \
+            (" (if_supported: the scenario allows it to do nothing, and then the run did not exercise it)"
+             if p.get("if_supported") else "")
+        missed.append((n, words))
+        wits += [witness(a, words)] + ([witness(e, "its end")] if e is not None else [])
+    m = {"steps": len(starts), "performed": len(starts) - len(missed), "not_performed": [n for n, _ in missed]}
+    if missed:
+        return verdict(NAME, "unknown", f"{len(missed)} of {len(starts)} steps did not happen, so the run did not "
+                                        f"exercise them: " + "; ".join(w for _, w in missed), wits, m)
+    if not starts:
+        return verdict(NAME, "valid", "the schedule has no step: nothing to perform", (), m)
+    return verdict(NAME, "valid", f"every one of the {len(starts)} steps happened, its effect in the history", (), m)
