@@ -21,8 +21,11 @@ from harness.invariants.connect import ConnectCheckSettings, judge_connect
 from harness.invariants.share import judge_share
 from harness.invariants.streams import StreamsCheckSettings, judge_streams
 
-__all__ = ["CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all", "judge",
+__all__ = ["CHECKERS", "RUN_CHECKERS", "CheckSettings", "PROTOCOLS", "ProtocolRules", "STATUSES", "Verdict", "check_all", "judge",
            "run_settings", "rules_for"]
+
+#: the run-level checkers, judged for every kind of group before its own
+RUN_CHECKERS: dict[str, Callable[[History, object], Verdict]] = {performed.NAME: lambda h, _: performed.check(h)}
 
 CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "exclusive_ownership": exclusive.check,
@@ -89,6 +92,6 @@ def judge(history: History) -> dict[str, Verdict]:
         verdicts = judge_streams(history, streams, check)
     else:
         verdicts = check_all(history, check)
-    verdicts = {**run_checkers({performed.NAME: lambda h, _: performed.check(h)}, history, None), **verdicts}
+    verdicts = {**run_checkers(RUN_CHECKERS, history, None), **verdicts}
     plan = applies.recorded(history)
     return {n: brokers.with_broker_context(applies.decide(v, plan), history) for n, v in verdicts.items()}
