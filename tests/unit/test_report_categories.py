@@ -14,7 +14,7 @@ import pytest
 
 from harness.findings import KNOWN
 from harness.history import History
-from harness.invariants import CHECKERS, judge
+from harness.invariants import CHECKERS, RUN_CHECKERS, judge
 from harness.invariants.connect import CONNECT_CHECKERS
 from harness.invariants.share import SHARE_CHECKERS
 from harness.invariants.streams import STREAMS_CHECKERS
@@ -58,18 +58,19 @@ def test_every_judged_invariant_has_its_violation_and_undecided_category(name):
 
 def test_every_registered_invariant_is_in_a_category():
     names = {c["name"] for c in alluredir.categories()}
-    for registry in (CHECKERS, STREAMS_CHECKERS, CONNECT_CHECKERS, SHARE_CHECKERS):
+    for registry in (RUN_CHECKERS, CHECKERS, STREAMS_CHECKERS, CONNECT_CHECKERS, SHARE_CHECKERS):
         for n in registry:
             assert f"Violation: {n}" in names and f"Undecided: {n}" in names, n
-    assert alluredir.invariant_names()[:len(CHECKERS)] == list(CHECKERS)  # consumer groups' first, report order
+    # the run-level ones first, then consumer groups', in report order
+    assert alluredir.invariant_names()[:len(RUN_CHECKERS) + len(CHECKERS)] == [*RUN_CHECKERS, *CHECKERS]
 
 
 def test_a_registry_added_later_is_covered_without_a_hand_list(monkeypatch):
     import harness.invariants.streams as streams
-    monkeypatch.setattr(streams, "RUN_LEVEL_CHECKERS", {"schedule_performed": lambda h, s: None}, raising=False)
+    monkeypatch.setattr(streams, "LATER_CHECKERS", {"a_later_invariant": lambda h, s: None}, raising=False)
     cats = alluredir.categories()
-    assert _first(cats, "failed", _message("schedule_performed", "invalid")) == "Violation: schedule_performed"
-    assert _first(cats, "failed", _message("schedule_performed", "unknown")) == "Undecided: schedule_performed"
+    assert _first(cats, "failed", _message("a_later_invariant", "invalid")) == "Violation: a_later_invariant"
+    assert _first(cats, "failed", _message("a_later_invariant", "unknown")) == "Undecided: a_later_invariant"
 
 
 def test_a_name_no_registry_has_is_still_undecided_or_unfiled():
