@@ -45,7 +45,7 @@ from pathlib import Path
 CHILD = r"""
 import gc, json, resource, sys, time
 import harness
-from harness.history import History
+from harness.record.history import History
 run_dir, api = sys.argv[1], sys.argv[2]
 def clock():
     return time.perf_counter(), time.process_time()
@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def synthetic_run(root: Path, events: int, seed: int) -> Path:
     """The valid run directory of a synthetic set (generated unless `root` already holds one of this size)."""
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     marker = root / f".events-{events}-seed-{seed}"
     if not marker.exists():
         from harness.analytics import synth

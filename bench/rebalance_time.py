@@ -1,7 +1,7 @@
 """Rebalance time per group protocol on real Kafka: Kafka's published case and a scale-out, with the harness's figures
 beside the published ones.
 
-Cases (each a scenario file written here, run by `harness.runner.run_scenario` on one shared 3-broker local cluster,
+Cases (each a scenario file written here, run by `harness.run.runner.run_scenario` on one shared 3-broker local cluster,
 judged as every run is; the figures are `convergence_balance`'s `rebalance_time` measurement, docs/invariants.md):
 
 - `partitions-900`: ten members read a topic of 100 partitions; one `add_partitions` raises it to 1,000 (900 added
@@ -62,7 +62,7 @@ def scenario_text(case: str, members: int, partitions: int, steps: list[dict], p
 
 def row_of(case: str, protocol: str, result, members: int, partitions: int) -> dict:
     """The bench's row of one run: its measured disturbance (the scheduled action) and the run's outcome."""
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     v = result.verdicts.get("convergence_balance")
     rt = (v.measurements if v is not None else {}).get("rebalance_time") or {}
     acts = [d for d in rt.get("disturbances") or () if d.get("kind") not in ("initial",)]
@@ -81,8 +81,8 @@ def row_of(case: str, protocol: str, result, members: int, partitions: int) -> d
 
 
 def _action_seconds(run_dir, action_id) -> float | None:
-    from harness.history import read_file
-    from harness.rundir import HARNESS_HISTORY, RunDir
+    from harness.record.history import read_file
+    from harness.record.rundir import HARNESS_HISTORY, RunDir
     _, evs = read_file(RunDir(run_dir).history_file(HARNESS_HISTORY))
     t = {e["type"]: e["mono"] for e in evs if e.get("action_id") == action_id and e["type"] in ("action_start",
                                                                                                   "action_end")}
@@ -92,7 +92,7 @@ def _action_seconds(run_dir, action_id) -> float | None:
 def judge_time(run_dir) -> dict:
     """Load and judge a run directory's history again, timed (wall and this process's CPU)."""
     from harness.invariants import judge
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     w0, c0 = time.monotonic(), time.process_time()
     h = RunDir(run_dir).history()
     w1 = time.monotonic()
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
         return 2
     from harness.cluster.backends import new_backend
     from harness.cluster.base import BrokerSettings
-    from harness.runner import RunConfig, run_scenario
+    from harness.run.runner import RunConfig, run_scenario
     root = Path(a.runs_root or tempfile.mkdtemp(prefix="rebalance-time-"))
     root.mkdir(parents=True, exist_ok=True)
     print(f"rebalance_time: harness from {sys.modules['harness'].__file__}; runs under {root}", flush=True)

@@ -36,7 +36,7 @@ A 10-minute run with 20 members takes about 11 minutes of wall time (cluster sta
 judging) and writes about 30 MB of history under --runs-root, which is kept.
 Ctrl-C stops it; the runner kills the members and the cluster on the way out.
 Only the harness API that existed before and after the incremental observer is used
-(harness.scenarios.SCENARIOS/Scenario/Action/PROTOCOLS, harness.runner.RunConfig/run_scenario).
+(harness.plan.scenarios.SCENARIOS/Scenario/Action/PROTOCOLS, harness.run.runner.RunConfig/run_scenario).
 """
 from __future__ import annotations
 
@@ -248,10 +248,10 @@ def main() -> int:
         ap.error("--minutes, --members and --partitions must be positive")
 
     import harness
-    from harness import scenarios
-    from harness.rundir import HARNESS_HISTORY, RunDir
-    from harness.runner import RunConfig, run_scenario
-    from harness.scenarios import Action, Scenario
+    from harness.plan import scenarios
+    from harness.record.rundir import HARNESS_HISTORY, RunDir
+    from harness.run.runner import RunConfig, run_scenario
+    from harness.plan.scenarios import Action, Scenario
 
     code = Path(harness.__file__).resolve().parent.parent
     print(f"harness imported from {Path(harness.__file__).resolve()}", flush=True)

@@ -7,9 +7,9 @@ import random
 import sys
 from pathlib import Path
 
-from harness.errors import HarnessError
-from harness.misbehave import MISBEHAVE_HELP
-from harness.stdio import quiet_when_readers_leave
+from harness.base.errors import HarnessError
+from harness.plan.misbehave import MISBEHAVE_HELP
+from harness.base.stdio import quiet_when_readers_leave
 
 
 EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
@@ -23,9 +23,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from harness.plan import COMMIT_MODES, MEMBER_KINDS
-    from harness.repeat import add_nightly_argument, add_run_arguments
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.plan.config import COMMIT_MODES, MEMBER_KINDS
+    from harness.drive.repeat import add_nightly_argument, add_run_arguments
+    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -190,7 +190,7 @@ def _finish(result) -> int:
 def _draw_timeline(run_dir) -> None:
     """timeline.svg in the run directory; a chart is a convenience, its failure is only said."""
     from harness.report.allure_run import timeline_svg
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     try:
         if RunDir.is_run_dir(run_dir):
             svg = timeline_svg(Path(run_dir), RunDir(run_dir).meta())
@@ -201,15 +201,15 @@ def _draw_timeline(run_dir) -> None:
 
 
 def _nightly(args, progress) -> int:
-    from harness.nightly import nightly, parse_budget, parse_shard, summary_lines
-    from harness.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.drive.nightly import nightly, parse_budget, parse_shard, summary_lines
+    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         raise BadInput("--shard needs --seed: every shard of a night draws from the same seed")
     if args.runs is not None and args.runs < 1:
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         raise BadInput(f"--runs {args.runs}: a night runs at least one draw")
     backend = args.backend or "local"
     from harness.cluster.backends import preflight
@@ -218,20 +218,21 @@ def _nightly(args, progress) -> int:
     known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
     bad = [p for p in protocols if p not in known]
     if bad or not protocols:
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
     extra = member_options(args)
     if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
                        "the Streams and Connect protocols (classic, streams, sessioned, compatible, eager) out of "
                        "--protocols")
     if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
     if extra.get("broker_settings") or extra.get("group_settings"):  # the night's clusters start with them
-        from harness import config_names, kafka_dist
+        from harness.kafka import config_names
+        from harness.kafka import dist as kafka_dist
         for v in (v for v in args.kafka_versions.split(",") if v):
             config_names.check([k for k, _ in extra.get("broker_settings", ())],
                                [k for k, _ in extra.get("group_settings", ())],
@@ -251,7 +252,7 @@ def _nightly(args, progress) -> int:
 def main(argv: list[str] | None = None) -> int:
     quiet_when_readers_leave()  # `harness scenarios | head -3` ends quietly, with the command's own exit code
     args = _parser().parse_args(argv)
-    from harness.procs import install_signal_handlers
+    from harness.base.procs import install_signal_handlers
     install_signal_handlers()
     try:
         return _dispatch(args)
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _settings(items: list[str], flag: str) -> tuple[tuple[str, str], ...]:
     """KEY=VALUE pairs of a --*-set flag, values as text (as server.properties and librdkafka take them)."""
-    from harness.errors import BadInput
+    from harness.base.errors import BadInput
     out: dict[str, str] = {}
     for item in items:
         key, eq, value = item.partition("=")
@@ -279,7 +280,7 @@ def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tu
     """--member-command values: 'CMD ARGS' for every slot, slotN='CMD ARGS' for slot N (0-based)."""
     import re
     import shlex
-    from harness.errors import BadInput
+    from harness.base.errors import BadInput
     every, slots = None, {}
     for item in items:
         m = re.match(r"^slot(\d+)=(.*)$", item, re.S)
@@ -313,7 +314,7 @@ def member_options(args) -> dict:
 
 def _key_values(items: list[str], flag: str = "--streams-set") -> tuple[tuple[str, object], ...]:
     """KEY=VALUE pairs, values read as JSON where they parse (numbers, true/false), else as text."""
-    from harness.errors import BadInput
+    from harness.base.errors import BadInput
     out = []
     for item in items:
         key, eq, value = item.partition("=")
@@ -327,22 +328,23 @@ def _key_values(items: list[str], flag: str = "--streams-set") -> tuple[tuple[st
 
 
 def _dispatch(args) -> int:
-    from harness.progress import log, setup_cli_logging
+    from harness.run.progress import log, setup_cli_logging
     setup_cli_logging(quiet=getattr(args, "quiet", False))
     progress = log.info
     if args.cmd == "scenarios":
-        from harness.scenarios import SCENARIOS
+        from harness.plan.scenarios import SCENARIOS
         for s in SCENARIOS.values():
             print(f"{s.name:<24} {'smoke ' if s.smoke else ''}{s.doc}")
         return 0
     if args.cmd == "kafka":
-        from harness import kafka_dist
+        from harness.kafka import dist as kafka_dist
         d = kafka_dist.resolve(args.version, progress=progress)
         print(f"Kafka {d.version}: {d.libs}")
         return 0
     if args.cmd == "images":
         import time
-        from harness import docker_engine, docker_images
+        from harness.cluster import docker_engine
+        from harness.cluster import docker_images
         t0 = time.monotonic()
         client = docker_engine.client_for(docker_engine.ensure_engine(progress=progress))
         imgs = docker_images.ensure_images(client, args.versions, base=args.base, progress=progress)
@@ -356,7 +358,7 @@ def _dispatch(args) -> int:
         return 0
     if args.cmd == "aggregate":
         from harness.analytics.job import aggregate
-        from harness.errors import BadInput
+        from harness.base.errors import BadInput
         missing = [d for d in args.run_dirs if not Path(d).is_dir()]
         if missing:
             raise BadInput(f"no such directory: {', '.join(missing)} (aggregate reads run directories, "
@@ -365,13 +367,13 @@ def _dispatch(args) -> int:
         return 0
     if args.cmd == "check":
         from harness.invariants import judge
-        from harness.rundir import RunDir, status_of
+        from harness.record.rundir import RunDir, status_of
         verdicts = judge(RunDir.open(args.run_dir).history())
         print_table(verdicts)
         return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]
     if args.cmd == "nightly":
         return _nightly(args, progress)
-    from harness.runner import RunConfig, replay_config, run_scenario
+    from harness.run.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
         cfg = RunConfig.for_scenario(args.scenario, seed=seed, protocol=args.protocol,
@@ -381,8 +383,8 @@ def _dispatch(args) -> int:
                                      streams_settings=_key_values(args.streams_set),
                                      connect_settings=_key_values(args.connect_set, "--connect-set"),
                                      **member_options(args))
-        if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/repeat.py
-            from harness.repeat import run_repeated
+        if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/drive/repeat.py
+            from harness.drive.repeat import run_repeated
             return run_repeated(cfg, args, progress=progress)
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")

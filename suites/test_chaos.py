@@ -1,13 +1,13 @@
 """Chaos scenarios across the group protocols, judged by the invariants.
 
-Verify: every invariant holds through each scenario of harness/scenarios.py.
+Verify: every invariant holds through each scenario of harness/plan/scenarios.py.
 Setup: one shared 3-broker KRaft cluster behind Toxiproxy; a topic, a group and a producer per test.
 Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
-from harness.scenarios import SCENARIOS
+from harness.suite.plugin import assert_run_passes
+from harness.plan.scenarios import SCENARIOS
 
 
 def _cases():

@@ -1,7 +1,7 @@
 """Kafka Connect scenarios, judged by the Connect invariants (tasks exclusive, the scheduled delay, balance,
 source sequence) and the sink's record integrity.
 
-Verify: every invariant holds through each connect-* scenario of harness/scenarios.py.
+Verify: every invariant holds through each connect-* scenario of harness/plan/scenarios.py.
 Setup: the shared 3-broker cluster; per test a topic (the sink's input, written by the producer), a source
 topic, the three Connect storage topics, and distributed workers on connect-runtime (the brokers' version)
 running the harness's HarnessSource and HarnessSink connectors (harness/members/connect/).
@@ -9,8 +9,8 @@ Then: the scenario's seeded schedule; the run directory lands under --harness-ru
 """
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
-from harness.scenarios import SCENARIOS
+from harness.suite.plugin import assert_run_passes
+from harness.plan.scenarios import SCENARIOS
 
 
 def _cases():

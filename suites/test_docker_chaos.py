@@ -9,8 +9,8 @@ Then: the scenario's seeded schedule; the run directory lands under --harness-ru
 """
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
-from harness.scenarios import SCENARIOS
+from harness.suite.plugin import assert_run_passes
+from harness.plan.scenarios import SCENARIOS
 
 #: the smoke case: the coordinator partitioned from the quorum, on KIP-848's protocol
 SMOKE = ("broker-partition", "consumer")
@@ -32,7 +32,7 @@ def docker_cluster(pytestconfig, runs_root, request):
         return
     from harness.cluster.backends import new_backend, preflight
     from harness.cluster.base import BrokerSettings
-    from harness.errors import HarnessError
+    from harness.base.errors import HarnessError
     try:
         preflight("docker")
     except HarnessError as e:
@@ -45,8 +45,8 @@ def docker_cluster(pytestconfig, runs_root, request):
 
 @pytest.mark.parametrize("scenario,group_protocol", list(_cases()))
 def test_docker_scenario(scenario, group_protocol, docker_cluster, request, pytestconfig, runs_root, harness_repeat):
-    from harness.pytest_plugin import run_on, seed_for
-    from harness.runner import RunConfig
+    from harness.suite.plugin import run_on, seed_for
+    from harness.run.runner import RunConfig
     cfg = RunConfig.for_scenario(scenario, protocol=group_protocol,
                                  seed=seed_for(pytestconfig, request.node.nodeid, harness_repeat),
                                  kafka_version=pytestconfig.getoption("harness_kafka_version"),

@@ -1,7 +1,7 @@
 """Share-group scenarios (KIP-932), judged by the share invariants (records held exclusively, acted on only
 while held, redelivered by the rules, none lost; partitions served within their record-lock limit).
 
-Verify: every share invariant holds through each share-* scenario of harness/scenarios.py.
+Verify: every share invariant holds through each share-* scenario of harness/plan/scenarios.py.
 Setup: the shared 3-broker cluster (Kafka 4.2 or newer: older releases have no production share groups);
 per test a topic, a share group whose configs (record lock 5 s, delivery count limit 4, session timeout) are
 set before the first member joins, and share members: Python on confluent-kafka's ShareConsumer,
@@ -10,10 +10,10 @@ Then: the scenario's seeded schedule; the run directory lands under --harness-ru
 """
 import pytest
 
-from harness.kafka_dist import version_key
-from harness.pytest_plugin import assert_run_passes
-from harness.nightly import kafka_since
-from harness.scenarios import SCENARIOS
+from harness.kafka.dist import version_key
+from harness.suite.plugin import assert_run_passes
+from harness.drive.nightly import kafka_since
+from harness.plan.scenarios import SCENARIOS
 
 
 def _cases():

@@ -1,15 +1,15 @@
 """Kafka Streams scenarios, judged by the Streams invariants (warmup before active, probing convergence,
 standby placement, task exclusivity and balance) and record integrity.
 
-Verify: every invariant holds through each streams-* scenario of harness/scenarios.py.
+Verify: every invariant holds through each streams-* scenario of harness/plan/scenarios.py.
 Setup: the shared 3-broker cluster; per test a topic, its changelog filled with synthetic state, a producer,
 and Kafka Streams instances (harness/members/streams/StreamsMember.java on kafka-streams).
 Then: the scenario's seeded schedule; the run directory lands under --harness-runs-root.
 """
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
-from harness.scenarios import SCENARIOS
+from harness.suite.plugin import assert_run_passes
+from harness.plan.scenarios import SCENARIOS
 
 
 def _cases():

@@ -1,4 +1,4 @@
-"""The columns of a history line, generated from harness/history.schema.json (the one source of the format):
+"""The columns of a history line, generated from harness/record/history.schema.json (the one source of the format):
 the analytics job reads the histories with them (harness/analytics/schemas.py turns them into Spark types).
 Pure Python, no Spark.
 
@@ -17,7 +17,7 @@ without an edit here.
 """
 from __future__ import annotations
 
-from harness.history_schema import load_schema
+from harness.record.schema import load_schema
 
 #: JSON types of a value
 ANY = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
@@ -104,7 +104,7 @@ def _field_schemas(schema: dict):
 
 
 def columns(schema: dict | None = None) -> dict[str, object]:
-    """Field name -> column type, for every field of the history schema (harness/history.schema.json)."""
+    """Field name -> column type, for every field of the history schema (harness/record/history.schema.json)."""
     schema = schema or load_schema()
     allowed: dict[str, tuple] = {}
     for name, node in _field_schemas(schema):

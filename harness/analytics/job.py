@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
 from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
-from harness.history_format import SCHEMA, VERSION
+from harness.record.format import SCHEMA, VERSION
 
 TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input

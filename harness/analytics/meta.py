@@ -10,8 +10,8 @@ import hashlib
 import json
 import os
 
-from harness.history_format import SUFFIX
-from harness.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON
+from harness.record.format import SUFFIX
+from harness.record.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON
 
 FINISHED = ("pass", "fail", "unknown", "error")
 VERDICT_STATUSES = ("valid", "invalid", "unknown", "skipped")

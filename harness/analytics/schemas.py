@@ -18,7 +18,7 @@ def spark_type(column_type):
 
 
 def history_schema() -> StructType:
-    """A history line: one column per field of harness/history.schema.json (history_struct.py says how each is
+    """A history line: one column per field of harness/record/history.schema.json (history_struct.py says how each is
     typed; ``partitions``, [topic, partition] pairs, reads as strings and the partition is cast later), and the
     corrupt-record column. The job selects the columns it needs, so Spark parses only those."""
     return StructType([StructField(name, spark_type(t)) for name, t in columns().items()]

@@ -18,8 +18,8 @@ import os
 import random
 from dataclasses import dataclass, field
 
-from harness.history_format import SCHEMA, VERSION
-from harness.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
+from harness.record.format import SCHEMA, VERSION
+from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
 
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")

@@ -6,7 +6,7 @@ import shutil
 import socket
 from pathlib import Path
 
-from harness.errors import BadInput, SetupError
+from harness.base.errors import BadInput, SetupError
 
 
 def cache_dir() -> Path:

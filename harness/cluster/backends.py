@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 
 BACKENDS = {
     "local": "harness.cluster.local:LocalCluster",
@@ -20,7 +20,7 @@ BACKENDS = {
 }
 DEFAULT = "local"
 #: what each backend can do to its cluster: the optional abilities of harness/cluster/base.py an action may need
-#: (harness/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
+#: (harness/plan/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
 #: tests' in-process stand-in (harness/cluster/fake.py), which plans anything. tests/unit/test_actions.py holds
 #: the local and docker entries to the protocols their classes implement. "requests" (the request proxy,
 #: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is

@@ -24,7 +24,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.history import HistoryWriter
+from harness.record.history import HistoryWriter
 
 MAX_MESSAGE = 2000
 

@@ -37,19 +37,20 @@ from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import HttpWaitStrategy, LogMessageWaitStrategy
 
-from harness import docker_engine, docker_images
+from harness.cluster import docker_engine
+from harness.cluster import docker_images
 from harness.cluster.local import JVM_OPTS as LOCAL_JVM_OPTS
 from harness.cluster.local import LocalCluster, Node, startup_failure
-from harness.errors import SetupError
-from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
-from harness.tools import free_ports
-from harness.toxiproxy import ToxiproxyServer
+from harness.base.errors import SetupError
+from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
+from harness.base.tools import free_ports
+from harness.cluster.toxiproxy import ToxiproxyServer
 
 _log = logging.getLogger(__name__)
 
 LABEL_CLUSTER, LABEL_PID = "org.harness.cluster", "org.harness.pid"
 CLIENT, INTERNAL, CONTROLLER, API = 9092, 9093, 9094, 8474
-JVM_OPTS = " ".join(LOCAL_JVM_OPTS)  # the local backend's: the same heap and log format (harness/broker_log.py)
+JVM_OPTS = " ".join(LOCAL_JVM_OPTS)  # the local backend's: the same heap and log format (harness/cluster/broker_log.py)
 STARTED = r"\[KafkaRaftServer nodeId=\d+\] Kafka Server started"  # what a node logs once it is unfenced
 POLL_S = 0.1  # how often a wait strategy looks (testcontainers' default is a second)
 

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import SetupError
-from harness.tools import cache_dir
+from harness.base.errors import SetupError
+from harness.base.tools import cache_dir
 
 _log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 - base: a Debian root file system (debootstrap, the packages in docker/base/packages), then `docker
   import`. Where a registry is reachable a public image stands in for it (`base=`, e.g. eclipse-temurin:17-jre).
-- kafka: docker/kafka/Dockerfile on the base, with the jars `harness.kafka_dist` resolves for a version.
-- toxiproxy: docker/toxiproxy/Dockerfile on the base, with the server `harness.toxiproxy` builds.
+- kafka: docker/kafka/Dockerfile on the base, with the jars `harness.kafka.dist` resolves for a version.
+- toxiproxy: docker/toxiproxy/Dockerfile on the base, with the server `harness.cluster.toxiproxy` builds.
 
 Every tag ends in a digest of what went into the image (Dockerfile, scripts, every input file's bytes,
 the base image's tag), so the same inputs never rebuild and changed inputs never reuse a stale image.
@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import kafka_dist, toxiproxy
-from harness.errors import SetupError
-from harness.tools import cache_dir
+from harness.kafka import dist as kafka_dist
+from harness.cluster import toxiproxy
+from harness.base.errors import SetupError
+from harness.base.tools import cache_dir
 
 _log = logging.getLogger(__name__)
 
-DOCKER_DIR = Path(__file__).resolve().parent.parent / "docker"
+DOCKER_DIR = Path(__file__).resolve().parents[2] / "docker"
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 LABEL = "org.harness.inputs"

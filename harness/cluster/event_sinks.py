@@ -1,7 +1,7 @@
 """Who hears a shared cluster's events (broker events, the request proxy's records): every run on it now.
 
 A run on a shared cluster attaches its history's `event` while it runs and detaches it at its end; runs that
-share the cluster at the same time (harness/run_pool.py) each hear the cluster's events, and each keeps only
+share the cluster at the same time (harness/drive/pool.py) each hear the cluster's events, and each keeps only
 its own history. With no run attached, the cluster's own sink (the one it was made with) hears them.
 """
 from __future__ import annotations

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 
 from harness.cluster.base import BrokerSettings, EventSink
 from harness.cluster.fake_workload import PREFIX, FakeWorkload, topic_dir, write_atomic
-from harness.rundir import BROKER_LOG, broker_dir
+from harness.record.rundir import BROKER_LOG, broker_dir
 
 __all__ = ["FakeCluster", "FakeWorkload"]
 _log = logging.getLogger(__name__)

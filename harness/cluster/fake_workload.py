@@ -11,7 +11,7 @@
     groups/<group>/ack/<id>           the last epoch the member has acted on (revokes recorded)
     groups/<group>/offsets/<topic>-<p>  the committed offset (the next to read)
 
-`FakeWorkload` has the constructor and the surface of harness/workload.py's `Workload`: every record
+`FakeWorkload` has the constructor and the surface of harness/members/workload.py's `Workload`: every record
 is appended with one write, then recorded as `acked`; it never fails and never waits for a broker.
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ import threading
 import time
 from pathlib import Path
 
-from harness.errors import SetupError
-from harness.history import HistoryWriter
-from harness.workload import Pacer
+from harness.base.errors import SetupError
+from harness.record.history import HistoryWriter
+from harness.members.workload import Pacer
 
 PREFIX = "fake:"
 

@@ -19,7 +19,7 @@ import time
 
 from confluent_kafka import ElectionType, TopicPartition
 
-from harness.errors import Indeterminate, SetupError
+from harness.base.errors import Indeterminate, SetupError
 
 TOOL = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 

@@ -23,22 +23,22 @@ from pathlib import Path
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from harness import kafka_dist
+from harness.kafka import dist as kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.cluster.client_path import ClientPath
 from harness.cluster.leadership import Leadership
-from harness.errors import BadInput, SetupError
-from harness.procs import Proc
-from harness.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
-from harness.tools import free_ports
-from harness.toxiproxy import ToxiproxyServer
+from harness.base.errors import BadInput, SetupError
+from harness.base.procs import Proc
+from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
+from harness.base.tools import free_ports
+from harness.cluster.toxiproxy import ToxiproxyServer
 
 _log = logging.getLogger(__name__)
 
 JVM_OPTS = ["-Xms128m", "-Xmx768m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:TieredStopAtLevel=1",
             "-Djava.awt.headless=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
             "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dlog4j2.level=warn",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ"]  # wall time: harness/broker_log.py
+            "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd'T'HH:mm:ss.SSSZ"]  # wall time: harness/cluster/broker_log.py
 
 
 @dataclass

@@ -13,14 +13,14 @@ from pathlib import Path
 from toxiproxy import Toxiproxy
 from toxiproxy.api import APIConsumer
 
-from harness.errors import SetupError
-from harness.procs import Proc
-from harness.tools import cache_dir, require_tool
+from harness.base.errors import SetupError
+from harness.base.procs import Proc
+from harness.base.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
 
 #: toxiproxy-python keeps the API's address on a class (process-wide): with two servers in one process (the
-#: session's cluster and the docker suite's, or a run's own) and runs in threads (harness/run_pool.py), every use
+#: session's cluster and the docker suite's, or a run's own) and runs in threads (harness/drive/pool.py), every use
 #: of the API holds this lock from pointing it at a server until it is done with that server
 _API_LOCK = threading.RLock()
 

@@ -3,14 +3,14 @@
 Each is written up in docs/findings.md. The nightly mix keeps drawing the scenarios they show in; a failing
 run that matches one is marked with it and its expected rate (`known` in nightly.json, and on the night's
 progress line), so a night's summary tells a known finding from a new failure, and a suite test may be xfailed
-with it (harness/pytest_known.py). A finding matches a failed run only when all of these hold:
+with it (harness/suite/known.py). A finding matches a failed run only when all of these hold:
 
 - the run failed only the finding's invariants, and none was undecided (`unknown`);
 - it ran the finding's scenario, by identity: the built-in itself, or a scenario file whose text is the built-in's
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
 - its protocol, member kind and client version are the finding's;
-- the finding has an evidence function (harness/findings_evidence.py) and the marks it finds in the history cover
-  every witness of every failing verdict (harness/findings_match.py): the same members, partitions (records) and
+- the finding has an evidence function (harness/drive/findings_evidence.py) and the marks it finds in the history cover
+  every witness of every failing verdict (harness/drive/findings_match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
 
 `KNOWN` is the registry (each with its `id`); an xfail's reason starts with `REASON` and the id.
@@ -24,10 +24,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.findings_evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
+from harness.drive.findings_evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
                                        illegal_generation_lost, share_count_kept_after_reconnect)
-from harness.findings_match import holding, outside, status
-from harness.rundir import RUN_JSON, VERDICTS_JSON
+from harness.drive.findings_match import holding, outside, status
+from harness.record.rundir import RUN_JSON, VERDICTS_JSON
 
 #: how an excused test's reason begins, before the finding's id (JUnit's xfail message, Allure's categories)
 REASON = "known finding: "
@@ -46,7 +46,7 @@ class Finding:
     scenarios: tuple[str, ...] = ()  # the built-in scenarios it was measured on (by identity); empty: any
     members: tuple[str, ...] = ("python",)  # the member kinds that run the client it is about
     doc: str = "docs/findings.md"
-    #: the bug's marks in a run's history (harness/findings_evidence.py); None: the finding never matches a run
+    #: the bug's marks in a run's history (harness/drive/findings_evidence.py); None: the finding never matches a run
     evidence: Callable[[Path], list[Mark]] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
@@ -171,7 +171,7 @@ def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
 def same_scenario(cfg: dict, name: str) -> bool:
     """Whether a run (its recorded config) ran the built-in scenario `name`: the built-in itself (no file), or a
     scenario file whose text has the built-in's digest. A file merely named after it, or naming itself so, is not."""
-    from harness.scenarios import SCENARIOS, builtin_text
+    from harness.plan.scenarios import SCENARIOS, builtin_text
     if cfg.get("scenario") != name:
         return False
     if not cfg.get("scenario_file"):

@@ -1,9 +1,9 @@
-"""What a known finding's bug leaves in a run's history (harness/findings.py): its marks.
+"""What a known finding's bug leaves in a run's history (harness/drive/findings.py): its marks.
 
 A finding names the invariants it fails; that alone would excuse any failure of those invariants in its scenario.
 Each evidence function reads the run's history for the bug itself and returns one `Mark` per place it shows: the
 member it struck, the partitions (and, where the bug is about records, the records) it held, and the time window
-on the history's monotonic clock while the bug acted. harness/findings_match.py then asks that every witness of
+on the history's monotonic clock while the bug acted. harness/drive/findings_match.py then asks that every witness of
 every failing verdict lie inside a mark. Only members that ran librdkafka are read (their `started` event names
 their client; a history that does not say is read). Read from the history files directly (small: it runs only on
 a failed run that matched the rest).
@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.history_format import HistoryFormatError, read_file
+from harness.record.format import HistoryFormatError, read_file
 from harness.invariants.settings import group_value, latest_at
-from harness.rundir import HARNESS_HISTORY, HISTORY, member_histories
+from harness.record.rundir import HARNESS_HISTORY, HISTORY, member_histories
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})

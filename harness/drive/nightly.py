@@ -1,7 +1,7 @@
 """Nightly mode: a seeded random mix of scenarios over a version matrix, for a time budget.
 
 Every pick (scenario, protocol, Kafka version, client version, run seed) comes from one
-`random.Random(seed)`, so a night can be rerun. A failing run's schedule is shrunk (harness/shrink.py)
+`random.Random(seed)`, so a night can be rerun. A failing run's schedule is shrunk (harness/drive/shrink.py)
 to a shorter one that still fails; the shrunk run directory is the one to replay.
 """
 from __future__ import annotations
@@ -16,18 +16,21 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness import findings, scenario_file, scenarios, shrink
+from harness.drive import findings
+from harness.plan import scenario_file
+from harness.plan import scenarios
+from harness.drive import shrink
 from harness.cluster.backends import ABILITIES, new_backend
 from harness.cluster.base import BrokerSettings
-from harness.errors import BadInput
-from harness.kafka_dist import version_key
-from harness.kinds.share_settings import DLQ_SINCE, dlq_topic
-from harness.plan import PROTOCOL_SINCE
-from harness.progress import log
-from harness.runner import RunConfig, RunResult, run_scenario
-from harness.rundir import RunDir, did_not_exercise
-from harness.scenarios import Action
-from harness.seeds import seeds
+from harness.base.errors import BadInput
+from harness.kafka.dist import version_key
+from harness.plan.kinds.share import DLQ_SINCE, dlq_topic
+from harness.plan.config import PROTOCOL_SINCE
+from harness.run.progress import log
+from harness.run.runner import RunConfig, RunResult, run_scenario
+from harness.record.rundir import RunDir, did_not_exercise
+from harness.plan.scenarios import Action
+from harness.drive.seeds import seeds
 
 # the shortest a run can take; no new run starts with less budget left
 MIN_RUN_S = 60.0
@@ -54,7 +57,7 @@ class NightlyRun:
     shrunk: dict | None = None
     commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
     index: int | None = None  # the draw's place in the night (shards split the night by it)
-    known: dict | None = None  # a failure that is a known finding (harness/findings.py): its id and expected rate
+    known: dict | None = None  # a failure that is a known finding (harness/drive/findings.py): its id and expected rate
     repeat: int | None = None  # with --repeat N: which of the draw's N seeds (1 is the draw's own)
     #: trigger-to-stable seconds of each disturbance the run's convergence_balance measured (None: never settled)
     rebalance_s: list | None = None
@@ -237,7 +240,7 @@ def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_ve
             runs: int | None = None, repeat: int = 1, progress=log.info, make_cluster=new_backend,
             run=run_scenario) -> NightlyResult:
     """Run the night's draws (its shard K of N of them; the first `runs` draws at most), each under `repeat`
-    seeds drawn from its own (harness/seeds.py), until the budget is spent; shrink the first failure of each
+    seeds drawn from its own (harness/drive/seeds.py), until the budget is spent; shrink the first failure of each
     draw; write nightly.json. `run_options` are RunConfig fields every run of the night takes (members,
     client/broker/group settings); the night's clusters start with its broker settings on `backend`."""
     run_options = dict(run_options or {})
@@ -370,7 +373,7 @@ def summary_lines(result: NightlyResult) -> list[str]:
         if r.shrunk:
             lines.append(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
                          f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
-        if r.known:  # a failure that is a written-up finding (harness/findings.py), with its expected rate
+        if r.known:  # a failure that is a written-up finding (harness/drive/findings.py), with its expected rate
             lines.append(f"known finding: {r.scenario} {r.protocol} client={r.client_version or 'default'}: "
                          f"{r.known['id']} (expected: {r.known['expected_rate']}; {r.known['doc']})")
     return lines

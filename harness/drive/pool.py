@@ -1,12 +1,12 @@
 """Runs on a few worker threads over one shared cluster: those that may share it run together (up to `workers`
-at a time), one that must run alone (harness/sharing.py) runs with nothing else on that cluster.
+at a time), one that must run alone (harness/drive/sharing.py) runs with nothing else on that cluster.
 
 The order: the jobs that run alone first (each waits until nothing runs, and while it waits nothing new
 starts), then the others by their rank (the slowest kinds first, so that the longest does not start last).
 A caller waits for its own job's result (`wait`): the job's return value, or its exception raised again in
 the caller's thread, so a run that raised fails its own test with its own message.
 
-Threads and processes: a child started with PR_SET_PDEATHSIG (harness/procs.py) dies when the *thread* that
+Threads and processes: a child started with PR_SET_PDEATHSIG (harness/base/procs.py) dies when the *thread* that
 forked it ends, so a worker thread lives until the pool closes, after its runs have stopped their processes.
 Ctrl-C (KeyboardInterrupt in the caller) goes through `interrupt`: no job starts any more, each running one
 gets KeyboardInterrupt raised in its thread (a run then tears down and marks its directory incomplete, as it
@@ -51,7 +51,7 @@ def _raise_in(thread: threading.Thread) -> None:
 
 
 def _kill_children() -> None:
-    from harness.procs import kill_all
+    from harness.base.procs import kill_all
     kill_all()
 
 

@@ -1,6 +1,6 @@
 """Repeat a run until it fails: one scenario under many seeds drawn from one, on one cluster where it can.
 
-    harness run member-kill --repeat 20 --seed 1       # 20 runs, seeds drawn from 1 (harness/seeds.py)
+    harness run member-kill --repeat 20 --seed 1       # 20 runs, seeds drawn from 1 (harness/drive/seeds.py)
     harness run member-kill --until-fail --seed 1       # until the first failing run, UNTIL_FAIL_CAP runs at most
     harness run member-kill --until-fail --repeat 5 --misbehave process-after-revoke   # a self-test: stops at run 1
 
@@ -12,7 +12,7 @@ scenario that starts on another Kafka and upgrades its brokers (`broker-upgrade`
 its runs starts and stops its own, and the output says so.
 
 The first failing run (an invariant violated) is shrunk on the same cluster as nightly shrinks
-(`nightly.shrink_failure`, harness/shrink.py), and its replay command is printed with the shrunk one's. A
+(`nightly.shrink_failure`, harness/drive/shrink.py), and its replay command is printed with the shrunk one's. A
 run that could not be judged counts as unknown (or error, when it could not be set up), never as a pass.
 Ctrl-C (or SIGTERM) stops the repeat: the run in progress is marked incomplete and its processes end (the
 runner's own cleanup), the cluster stops, and the table of the runs done so far is printed.
@@ -29,17 +29,17 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.actions import needs_requests
+from harness.plan.actions import needs_requests
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
-from harness.errors import BadInput
-from harness.nightly import shrink_failure
-from harness.plan import RunConfig, resolve
-from harness.progress import log
-from harness.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON, did_not_exercise
-from harness.rundir import exit_code as status_exit_code
-from harness.runner import run_scenario
-from harness.seeds import seeds
+from harness.base.errors import BadInput
+from harness.drive.nightly import shrink_failure
+from harness.plan.config import RunConfig, resolve
+from harness.run.progress import log
+from harness.record.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON, did_not_exercise
+from harness.record.rundir import exit_code as status_exit_code
+from harness.run.runner import run_scenario
+from harness.drive.seeds import seeds
 
 #: the most runs `--until-fail` makes without `--repeat N`
 UNTIL_FAIL_CAP = 100
@@ -302,7 +302,7 @@ def _timeline(rep: Repeat) -> None:
     if first is None:
         return
     from harness.report.allure_run import timeline_svg
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     try:
         svg = timeline_svg(Path(first.run_dir), RunDir(first.run_dir).meta())
         if svg:

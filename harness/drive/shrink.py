@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable
 
-from harness.scenarios import Action
+from harness.plan.scenarios import Action
 
 WAITS = ("sleep", "wait_stable")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Callable, Iterable
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import (applies, brokers, commits, convergence, coordinator, coverage, exclusive, integrity,
                                 migrations, performed, settled, static, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict

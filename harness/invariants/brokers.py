@@ -8,7 +8,7 @@
   protocol into it (REFUSED: "Cannot upgrade ..." / "Cannot downgrade ..." / "Cannot join the consumer
   group ... with the classic protocol ..."), since the members that asked for it were turned away (a migration under
   `group.consumer.migration.policy=disabled` must not pass), valid when none did, skipped without the
-  brokers' logs. A broker whose log could not be read (`broker_log_unread`, harness/broker_log.py) leaves its
+  brokers' logs. A broker whose log could not be read (`broker_log_unread`, harness/cluster/broker_log.py) leaves its
   silence unjudged: `unknown` where it would otherwise decide (no refusal seen, or the expected one not seen).
 - `with_broker_context(verdict, history)`: a verdict that is not valid gets the brokers' notable lines
   about the group (warnings, errors, refusals, fencing) nearest its witnesses as further witnesses, and
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
 
 NAME = "expected_refusal"

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.commit_settings import CommitSettings, LifeSettings
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness

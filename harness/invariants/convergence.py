@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance, rebalance_time, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.coverage import unowned_stretches

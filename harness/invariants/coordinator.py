@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 from harness.invariants.settings import disturbance_bound, member_settings

@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Iterable
 
-from harness.history import History
+from harness.record.history import History
 
 STATUSES = ("valid", "invalid", "unknown", "skipped")
 

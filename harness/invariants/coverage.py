@@ -25,7 +25,7 @@ Measurements: `max_unowned_s`, `max_unowned_partition`, `unowned_s_by_partition`
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import disturbance_bound, life_at, member_settings, rebalance_allowance

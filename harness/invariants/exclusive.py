@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings

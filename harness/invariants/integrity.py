@@ -24,7 +24,7 @@ from itertools import groupby
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 

@@ -51,7 +51,7 @@ assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_m
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves

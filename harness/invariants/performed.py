@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 
 NAME = "schedule_performed"

@@ -31,7 +31,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Callable
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
 
 NAME = "group_settled"

@@ -1,6 +1,6 @@
 """Which member slots a schedule keeps live, step by step, as the nemesis fills them: read from the plan alone.
 
-A slot is a place for one member (harness/nemesis.py): the run starts `members` slots; `scale_out` appends slots;
+A slot is a place for one member (harness/nemesis/core.py): the run starts `members` slots; `scale_out` appends slots;
 `scale_in` empties the newest (or oldest) live ones, one always staying; `kill_member` empties its slot unless
 `replace_after_s` fills it again, as `replace_member` does; `leave_during_join` appends a slot and empties the
 named one; `bounce`, `settings_roll`, `restart_all` and `rack_outage` stop members and start them again in the
@@ -10,7 +10,7 @@ have numbers the plan cannot know.
 
 `Slots.step(kind, params)` walks one step and says what it does for certain (`StepEffect`): the members that
 depart (their slot, how: `graceful` or `kill`, and whether the slot was static then) and the slots that start a
-member; `uncertain` when the step may do more than that. The random mix (harness/scenarios.py) draws its targets
+member; `uncertain` when the step may do more than that. The random mix (harness/plan/scenarios.py) draws its targets
 among the live slots, and the invariants' applicability (`applies`) reads the departures and starts; nothing
 here does I/O.
 """

@@ -31,7 +31,7 @@ in pieces; also the slack after the expiry); hb (from the settings). Measurement
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings

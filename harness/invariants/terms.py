@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.history import BULK_TYPES as BULK
-from harness.history import History
+from harness.record.history import BULK_TYPES as BULK
+from harness.record.history import History
 
 INF = math.inf
 OWNERSHIP_TYPES = frozenset({"assigned", "revoked", "lost"})

@@ -37,7 +37,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import MEMBER_EVENT_TYPES, CheckSettings
 from harness.invariants.terms import (BULK_TYPES, FREEZING_FAULT_KINDS, INF, OWNERSHIP_TYPES, Fault, Life,  # noqa: F401
                                       Ownership, Snapshot, TimelineError, commit_offsets, covers, faults_of,

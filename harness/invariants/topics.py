@@ -30,7 +30,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 
 
 class Layout:

@@ -1,7 +1,7 @@
 """Setting keys checked against the names a release defines: which keys pass, and the one-line refusal; and a
 setting's value as the clients and brokers take it (`setting_text`).
 
-Pure: the names come from the caller (`harness/config_names.py` reads them from a Kafka release's jars; the
+Pure: the names come from the caller (`harness/kafka/config_names.py` reads them from a Kafka release's jars; the
 Streams and Connect settings' names are the harness's own lists). A key passes when the names hold it, when it
 is one of the `extra` keys, or when it starts with one of the `prefixes` (settings Kafka takes though no
 ConfigDef names them: a listener's own settings, a plugin's). The refusal names the key, what would take it
@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 
 #: broker settings outside the brokers' ConfigDef that a broker of Kafka's own jars still takes: per-listener
 #: settings (`listener.name.<listener>.<setting>`), config providers' own (`config.providers.<name>.class`,

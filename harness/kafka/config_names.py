@@ -1,11 +1,11 @@
 """The config names a Kafka release defines, read from the release's own jars, cached per version.
 
-`harness/java/ConfigNames.java`, compiled against a release's jars (the ones `harness.kafka_dist` resolves, the
+`harness/kafka/java/ConfigNames.java`, compiled against a release's jars (the ones `harness.kafka.dist` resolves, the
 jars its brokers run) once per version and source revision, prints the names of the release's ConfigDef of a
 kind: `broker` (Kafka 4's `AbstractKafkaConfig.CONFIG_DEF`; 3.x's `kafka.server.KafkaConfig.configDef()`) or
 `group` (`GroupConfig`, Kafka 4.0+). The names are kept as `<cache>/config-names/<version>/<kind>.txt`, so a
 later check reads a file and starts no JVM. `check` refuses a broker or group setting key no release of a run
-defines (`harness/config_keys.py`), before anything starts (docs/settings.md).
+defines (`harness/kafka/config_keys.py`), before anything starts (docs/settings.md).
 """
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import config_keys, kafka_dist
-from harness.errors import SetupError
-from harness.kinds.checks import GROUP_CONFIGS_SINCE
-from harness.members.jvm_build import BASE_JVM_OPTS, JvmProgram, build
-from harness.tools import cache_dir
+from harness.kafka import config_keys
+from harness.kafka import dist as kafka_dist
+from harness.base.errors import SetupError
+from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.kafka.jvm_build import BASE_JVM_OPTS, JvmProgram, build
+from harness.base.tools import cache_dir
 
 _log = logging.getLogger(__name__)
 

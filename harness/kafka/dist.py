@@ -19,9 +19,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import BadInput, SetupError
-from harness.tools import cache_dir, require_tool
-from harness.versions import version_key  # noqa: F401 - where callers have long found it
+from harness.base.errors import BadInput, SetupError
+from harness.base.tools import cache_dir, require_tool
+from harness.base.versions import version_key  # noqa: F401 - where callers have long found it
 
 _log = logging.getLogger(__name__)
 

@@ -4,9 +4,9 @@ where the libraries come from, resources, a step after the build) and `build` do
 every one of them:
 
 - the libraries: a generated pom's runtime dependencies from Maven Central (`maven_libs`), or a class path the
-  caller gives (the Kafka distribution's jars, which `harness.kafka_dist` resolves);
+  caller gives (the Kafka distribution's jars, which `harness.kafka.dist` resolves);
 - the sources: the program's own, the shared ones of `java_shared/` (KafkaVersion, HistoryHeader) and
-  `HistorySchema.java`, generated here from harness/history.schema.json so that every Java history header
+  `HistorySchema.java`, generated here from harness/record/history.schema.json so that every Java history header
   names the schema version the Python reader takes (a schema bump cannot leave a Java program behind);
 - one lock per program and version (one build at a time across processes), a stamp of everything the build
   depends on, javac for Java 17, one jar (its resources inside), then the program's own step (the Java
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from harness.errors import SetupError
-from harness.history_schema import load_schema
-from harness.members.maven_libs import resolve_libs
-from harness.tools import cache_dir, require_tool
+from harness.base.errors import SetupError
+from harness.record.schema import load_schema
+from harness.kafka.maven_libs import resolve_libs
+from harness.base.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
 
@@ -90,12 +90,12 @@ class Built:
 
 
 def history_schema_java() -> str:
-    """HistorySchema.java: the history schema's name and version, from harness/history.schema.json's header."""
+    """HistorySchema.java: the history schema's name and version, from harness/record/history.schema.json's header."""
     header = load_schema()["$defs"]["header"]["properties"]
     name, version = header["schema"]["const"], header["version"]["const"]
     if not isinstance(name, str) or not isinstance(version, int):
-        raise SetupError("harness/history.schema.json: the header's schema and version must be constants")
-    return (f"/** Generated from harness/history.schema.json by harness/members/jvm_build.py at build time. */\n"
+        raise SetupError("harness/record/history.schema.json: the header's schema and version must be constants")
+    return (f"/** Generated from harness/record/history.schema.json by harness/kafka/jvm_build.py at build time. */\n"
             f"final class {GENERATED_CLASS} {{\n"
             f"    private {GENERATED_CLASS}() {{\n    }}\n\n"
             f"    /** The schema every history header names, and its version. */\n"

@@ -1,6 +1,6 @@
 """A Java member's libraries from Maven Central: a generated pom's runtime dependencies copied into the
 cache once (the Streams member's kafka-streams, the Connect worker's connect-runtime), the same way
-`harness/kafka_dist.py` resolves the brokers."""
+`harness/kafka/dist.py` resolves the brokers."""
 from __future__ import annotations
 
 import hashlib
@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.errors import BadInput, SetupError
-from harness.tools import require_tool
+from harness.base.errors import BadInput, SetupError
+from harness.base.tools import require_tool
 
 DAY_S = 24 * 3600
 

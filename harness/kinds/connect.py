@@ -15,15 +15,15 @@ import json
 import socket
 import urllib.request
 
-from harness.errors import Indeterminate
-from harness.history import HistoryWriter
+from harness.base.errors import Indeterminate
+from harness.record.history import HistoryWriter
 from harness.invariants import CheckSettings, balance
 from harness.invariants.connect import ConnectCheckSettings
-from harness.kinds.checks import BROKERS
-from harness.kinds.connect_settings import MISREPORT, WORKER_KEYS
+from harness.plan.kinds.checks import BROKERS
+from harness.plan.kinds.connect import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
-from harness.rundir import OUTPUT_HISTORY
-from harness.topics import add_partitions as add_topic_partitions
+from harness.record.rundir import OUTPUT_HISTORY
+from harness.plan.topics import add_partitions as add_topic_partitions
 
 SOURCE, SINK = "harness-source", "harness-sink"
 STATUS_EVERY_S = 1.0
@@ -172,7 +172,7 @@ class ConnectCluster:
         return [(t.real, t.partitions) for t in self.run.topics]
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the sink connector's topic (`harness.topics.add_partitions`); the
+        """Partitions up to `count` in all for the sink connector's topic (`harness.plan.topics.add_partitions`); the
         sink tasks' consumers learn of them at their next metadata refresh (`consumer.metadata.max.age.ms`,
         a worker setting of the run) and the group's leader rebalances them in."""
         return add_topic_partitions(self.run, topic, count)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import time
 
-from harness.errors import BadInput, SetupError
-from harness.kafka_dist import version_key
+from harness.base.errors import BadInput, SetupError
+from harness.kafka.dist import version_key
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
-from harness.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
-from harness.topics import add_partitions as add_topic_partitions, real_subscription
+from harness.plan.topics import add_partitions as add_topic_partitions, real_subscription
 
 
 class ConsumerGroup:
@@ -94,7 +94,7 @@ class ConsumerGroup:
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the run's topic of that name: `harness.topics.add_partitions`."""
+        """Partitions up to `count` in all for the run's topic of that name: `harness.plan.topics.add_partitions`."""
         return add_topic_partitions(self.run, topic, count)
 
     def input_topics(self) -> list[tuple[str, int]]:

@@ -4,7 +4,7 @@ harness/members/java/ShareMember.java), or any program of the member contract th
 
 The group's configs (record lock duration, delivery count limit, record-lock limit, session timings,
 `share.auto.offset.reset=earliest`) are set on the run's group before the first member joins
-(harness/kinds/share_settings.py) and read back into the `group_settings` event, which the checkers judge by.
+(harness/plan/kinds/share.py) and read back into the `group_settings` event, which the checkers judge by.
 "Stable" is `harness.invariants.balance.share`: every live member has been delivered records since it
 started (share groups give a partition to several members, and neither client reports an assignment).
 """
@@ -17,7 +17,7 @@ from harness.invariants import CheckSettings, balance
 from harness.invariants.share import ShareCheckSettings
 from harness.kinds import share_dlq
 from harness.kinds.consumer import ConsumerGroup
-from harness.kinds.share_settings import dlq_topic
+from harness.plan.kinds.share import dlq_topic
 from harness.members import MemberSpec
 from harness.members import clients
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import time
 
-from harness.history import HistoryWriter
-from harness.rundir import OUTPUT_HISTORY
+from harness.record.history import HistoryWriter
+from harness.record.rundir import OUTPUT_HISTORY
 
 #: the topic config that lets share groups write onto a topic as their dead-letter topic
 DLQ_ENABLE = "errors.deadletterqueue.group.enable"

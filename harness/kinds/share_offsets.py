@@ -4,7 +4,7 @@
 The history cannot always say how a delivery ended: a member killed right after it asked for an accept leaves no
 answer, and the record may never come back because the broker took the accept. The brokers' start offsets settle
 it (harness/invariants/share/records.py, `share_completion`). Read through the Admin API's ListShareGroupOffsets
-by harness/java/ShareOffsets.java (confluent-kafka's Admin has no share-group calls), built against the brokers'
+by harness/kinds/java/ShareOffsets.java (confluent-kafka's Admin has no share-group calls), built against the brokers'
 own jars and cached like the harness's other Java programs; one `share_start_offsets` event in harness.jsonl.
 """
 from __future__ import annotations
@@ -13,12 +13,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import kafka_dist
-from harness.errors import SetupError
-from harness.members.jvm_build import BASE_JVM_OPTS, JvmProgram, build
+from harness.kafka import dist as kafka_dist
+from harness.base.errors import SetupError
+from harness.kafka.jvm_build import BASE_JVM_OPTS, JvmProgram, build
 
 PROGRAM = JvmProgram(name="share-offsets", what="the share start-offsets reader", main="ShareOffsets",
-                     against="Kafka", sources=(Path(__file__).resolve().parents[1] / "java" / "ShareOffsets.java",),
+                     against="Kafka", sources=(Path(__file__).resolve().parent / "java" / "ShareOffsets.java",),
                      jvm_opts=("-Xmx128m", *BASE_JVM_OPTS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
 RUN_TIMEOUT_S = 90
 

@@ -4,7 +4,7 @@ Neither confluent-kafka's ShareConsumer nor the Java KafkaShareConsumer tells it
 was given, and confluent-kafka's Admin has no share-group calls; the group coordinator says it in its answer to
 ShareGroupDescribe (v1, Kafka 4.1+): each member's id, client id (the harness sets it to the member's own id),
 epoch and assigned partitions. `ShareAssignmentWatch` asks for it every `interval_s` from a thread of the runner,
-the requests encoded and the answers decoded by kio (harness/kio_frames.py, as the request proxy's own questions), and writes a `share_assignment` event (harness.jsonl) whenever the answer changes:
+the requests encoded and the answers decoded by kio (harness/kafka/frames.py, as the request proxy's own questions), and writes a `share_assignment` event (harness.jsonl) whenever the answer changes:
 
 - `members`: one entry per member the coordinator lists, `{member, consumer_id, epoch, partitions}`, partitions as
   [topic, partition] pairs, sorted; `group_epoch`, `assignment_epoch` and `state` (the group's);
@@ -31,7 +31,7 @@ from kio.schema.share_group_describe.v1.request import ShareGroupDescribeRequest
 from kio.schema.share_group_describe.v1.response import ShareGroupDescribeResponse
 from kio.static.primitive import i8
 
-from harness.kio_frames import request_frame, response_body
+from harness.kafka.frames import request_frame, response_body
 
 CLIENT_ID = "harness-share-watch"
 INTERVAL_S = 0.5

@@ -15,15 +15,15 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from harness.errors import BadInput
-from harness.history import HistoryWriter
+from harness.base.errors import BadInput
+from harness.record.history import HistoryWriter
 from harness.invariants import CheckSettings, balance
 from harness.invariants.streams import StreamsCheckSettings
 from harness.kinds.consumer import set_group_configs
-from harness.kinds.streams_settings import DEFEATING_LAG
+from harness.plan.kinds.streams import DEFEATING_LAG
 from harness.members import MemberSpec
 from harness.members.streams_member import streams_member_command, version_for_brokers
-from harness.rundir import OUTPUT_HISTORY
+from harness.record.rundir import OUTPUT_HISTORY
 
 
 class StreamsApp:

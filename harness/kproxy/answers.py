@@ -32,7 +32,7 @@ from kio.schema.index import api_key_map, schema_name_map
 from kio.serial import entity_reader, entity_writer
 from kio.static.constants import EntityType
 
-from harness.kio_frames import request_frame, response_body
+from harness.kafka.frames import request_frame, response_body
 from harness.kproxy.wire import API_NAMES
 
 #: request list fields whose answer lists go by another name: (response field, request field) -> the answer entity's

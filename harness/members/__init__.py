@@ -4,7 +4,7 @@
 - `python_member`: the Python member on confluent-kafka (run as a script under any client install)
 - `clients`: isolated confluent-kafka installs, one per version
 - `jvm_build`: the one builder of the harness's Java programs (libraries, shared sources and the history schema
-  constant generated from harness/history.schema.json, lock, stamp, javac, jar), into the cache
+  constant generated from harness/record/history.schema.json, lock, stamp, javac, jar), into the cache
 - `java_member`: the Java member (`java/Member.java`) on the Apache Kafka client
 - `streams_member`: the Kafka Streams member (`streams/StreamsMember.java`) on kafka-streams
 - `connect_member`: the Kafka Connect worker (`connect/*.java`) on connect-runtime, with the harness's connectors

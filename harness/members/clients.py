@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.config_keys import setting_text  # noqa: F401 - the members' callers find it here
-from harness.errors import BadInput, SetupError
-from harness.tools import cache_dir
+from harness.kafka.config_keys import setting_text  # noqa: F401 - the members' callers find it here
+from harness.base.errors import BadInput, SetupError
+from harness.base.tools import cache_dir
 
 
 _log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ the records of its partitions from the fake topic's files from the committed off
 `processed` and `committed`, and on SIGTERM revokes everything, commits, leaves and records `stopped`.
 Paused past its session timeout it finds its registration gone: it records `lost` and joins again.
 
-Imports only the standard library and harness.history (the paths are those of
+Imports only the standard library and harness.record.history (the paths are those of
 harness/cluster/fake_workload.py's docstring).
 
 `HARNESS_MISBEHAVE=claim-extra`: once its assignment has been quiet for a moment, it records as assigned
@@ -27,7 +27,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a plain script
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from harness.history import HistoryWriter  # noqa: E402
+from harness.record.history import HistoryWriter  # noqa: E402
 
 POLL_S = 0.05
 BATCH = 500

@@ -19,9 +19,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import kafka_dist
-from harness.members.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, Built, JvmProgram, build
-from harness.rundir import member_history
+from harness.kafka import dist as kafka_dist
+from harness.kafka.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, Built, JvmProgram, build
+from harness.record.rundir import member_history
 
 _log = logging.getLogger(__name__)
 

@@ -9,11 +9,11 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.errors import Indeterminate, SetupError
-from harness.history import HistoryFormatError
-from harness.observe import HistoryTail
-from harness.procs import Proc
-from harness.rundir import member_control, member_history, member_log
+from harness.base.errors import Indeterminate, SetupError
+from harness.record.history import HistoryFormatError
+from harness.run.observe import HistoryTail
+from harness.base.procs import Proc
+from harness.record.rundir import member_control, member_history, member_log
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
 
@@ -255,7 +255,7 @@ class MemberPool:
         raise Indeterminate(f"member {m.member_id} did not answer control {m.control_seq} {change} within {wait_s}s")
 
     def pause(self, m: MemberProcess) -> None:
-        if len(m.hosts) > 1:  # the plan refuses it first (harness/plan.py): SIGSTOP would freeze every host
+        if len(m.hosts) > 1:  # the plan refuses it first (harness/plan/config.py): SIGSTOP would freeze every host
             raise Indeterminate(f"member {m.member_id} is hosted with others: a pause would freeze them all")
         m.proc.pause()
 

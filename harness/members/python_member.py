@@ -1,7 +1,7 @@
 """A consumer-group member on confluent-kafka that writes its history (the member contract).
 
 Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of docs/member-contract.md.
-Imports only the standard library, confluent_kafka and harness.history: it runs under any confluent-kafka install.
+Imports only the standard library, confluent_kafka and harness.record.history: it runs under any confluent-kafka install.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`; docs/member-contract.md has the table): `sync` after each
 poll's records (a refused commit again after the next poll; what is left on a revocation and on SIGTERM); `async`
@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
-from harness.history import HistoryWriter  # noqa: E402
+from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import COMMIT_MODES, client_version, commit_mode, effective_settings  # noqa: E402,F401,E501
 
 PROTOCOL_CONFIG = {

@@ -2,7 +2,7 @@
 
 Run as `python -m harness.members.share_member` (or as a script) with the HARNESS_* environment of
 docs/member-contract.md; HARNESS_PROTOCOL is `share`. Imports only the standard library, confluent_kafka and
-harness.history, so it runs under an isolated install of any confluent-kafka version that has a ShareConsumer.
+harness.record.history, so it runs under an isolated install of any confluent-kafka version that has a ShareConsumer.
 
 Per record it writes `share_acquired` when poll returns it, `share_processed` when its (simulated) work took
 effect and `share_acked` when the broker answered its acknowledgement (from the acknowledgement commit callback,
@@ -41,7 +41,7 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import KafkaException  # noqa: E402
 
-from harness.history import HistoryWriter  # noqa: E402
+from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import client_version  # noqa: E402
 
 ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}

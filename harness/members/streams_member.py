@@ -11,9 +11,9 @@ import logging
 import re
 from pathlib import Path
 
-from harness import kafka_dist
-from harness.errors import BadInput
-from harness.members.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, JvmProgram, build
+from harness.kafka import dist as kafka_dist
+from harness.base.errors import BadInput
+from harness.kafka.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, JvmProgram, build
 
 _log = logging.getLogger(__name__)
 

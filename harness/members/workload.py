@@ -7,8 +7,8 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from harness.errors import BadInput
-from harness.history import HistoryWriter
+from harness.base.errors import BadInput
+from harness.record.history import HistoryWriter
 
 
 class Pacer:

@@ -3,7 +3,7 @@
 - `restart_coordinator`: a graceful restart (SIGTERM, controlled shutdown) of the broker that coordinates
   the group; the group moves to another broker and back, rebuilt each time from its offsets partition.
 - `wait_offsets_compacted`: wait until the log cleaner has compacted the group's offsets partition on the
-  coordinator's broker since the action began (seen in that broker's log, `harness/broker_log.py`), so a
+  coordinator's broker since the action began (seen in that broker's log, `harness/cluster/broker_log.py`), so a
   coordinator that loads the group afterwards loads it from a compacted log. The run's broker settings
   must let the cleaner run within the run (the coordinator-* scenario files set `log.roll.ms`,
   `log.cleaner.backoff.ms`, `log.cleaner.min.cleanable.ratio`; they are recorded in run.json); without
@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import time
 
-from harness.actions import performs
-from harness.broker_log import BrokerLog
-from harness.errors import Indeterminate
+from harness.plan.actions import performs
+from harness.cluster.broker_log import BrokerLog
+from harness.base.errors import Indeterminate
 
 #: what the log cleaner says when it has cleaned a segment of a log (the line names the log's directory)
 CLEANED = re.compile(r"Swapping in cleaned segment")

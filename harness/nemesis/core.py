@@ -4,7 +4,7 @@ Every fault goes through one bracket, `with self.fault(kind, ...)`: `fault_start
 the fault acts and `fault_end` after it was lifted, whatever happens in between, so a timeline and the
 invariants always see the window. Members live in numbered slots (a slot keeps its spec across a
 bounce or a replacement; the process in it gets a new member id each time). Waiting is left to `Waits`.
-Each action of the registry (harness/actions.py) has one performer here or in the mixins, marked
+Each action of the registry (harness/plan/actions.py) has one performer here or in the mixins, marked
 `@performs(name)`; `PERFORMERS` maps the names to them.
 """
 from __future__ import annotations
@@ -13,20 +13,20 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 
-from harness.actions import Setting, performs
-from harness.errors import BadInput, Indeterminate
+from harness.plan.actions import Setting, performs
+from harness.base.errors import BadInput, Indeterminate
 from harness.members import clients
-from harness.nemesis_coordinator import CoordinatorActions
-from harness.nemesis_group import GroupActions
-from harness.nemesis_leaders import LeaderActions
-from harness.nemesis_requests import RequestActions
+from harness.nemesis.coordinator import CoordinatorActions
+from harness.nemesis.group import GroupActions
+from harness.nemesis.leaders import LeaderActions
+from harness.nemesis.requests import RequestActions
 
 
 class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
-    on how members run are in `harness.nemesis_group`, those on the group's coordinator in
-    `harness.nemesis_coordinator`, the request faults in `harness.nemesis_requests`, those on partition leaders in
-    `harness.nemesis_leaders`)."""
+    on how members run are in `harness.nemesis.group`, those on the group's coordinator in
+    `harness.nemesis.coordinator`, the request faults in `harness.nemesis.requests`, those on partition leaders in
+    `harness.nemesis.leaders`)."""
 
     def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
         self.cluster = cluster

@@ -13,12 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from harness.actions import Setting, performs
-from harness.config_keys import setting_text as _text
-from harness.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.plan.actions import Setting, performs
+from harness.kafka.config_keys import setting_text as _text
+from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.kinds.consumer import record_group_settings, set_group_configs
-from harness.lag import Autoscaler, Policy, group_lag
-from harness.versions import version_key
+from harness.nemesis.lag import Autoscaler, Policy, group_lag
+from harness.base.versions import version_key
 
 
 class GroupActions:
@@ -140,7 +140,7 @@ class GroupActions:
                       max_members: int = 6, interval_s: float = 1.0, cooldown_s: float = 10.0,
                       burst_rate_per_s: float | None = None, burst_s: float | None = None):
         """For duration_s, as a horizontal autoscaler on a lag metric: sample the group's lag every interval_s
-        and scale out one member or in the newest by the rule of harness/lag.py. With burst_rate_per_s the
+        and scale out one member or in the newest by the rule of harness/nemesis/lag.py. With burst_rate_per_s the
         producer runs at that rate from the start for burst_s (the whole duration without it), then at its
         rate before. Returns the samples [t, lag, members], the decisions and the rate changes (t: seconds
         from the start)."""

@@ -1,4 +1,4 @@
-"""A group's lag, and the autoscaler's decision rule on it (the `autoscale` action, harness/nemesis_group.py).
+"""A group's lag, and the autoscaler's decision rule on it (the `autoscale` action, harness/nemesis/group.py).
 
 The lag of a group is the sum, over the partitions of its input topics, of the high watermark minus the
 group's committed offset; a partition the group never committed counts from 0 (earliest, as members start
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.errors import Indeterminate
+from harness.base.errors import Indeterminate
 
 
 def lag_of(high: dict[tuple[str, int], int], committed: dict[tuple[str, int], int | None]) -> int:

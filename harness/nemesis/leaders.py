@@ -11,8 +11,8 @@
 """
 from __future__ import annotations
 
-from harness.actions import performs
-from harness.errors import Indeterminate
+from harness.plan.actions import performs
+from harness.base.errors import Indeterminate
 
 
 class LeaderActions:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.actions import performs
-from harness.errors import Indeterminate
+from harness.plan.actions import performs
+from harness.base.errors import Indeterminate
 from harness.kproxy import rules
 from harness.kproxy.rules import Seen
 

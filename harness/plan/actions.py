@@ -3,8 +3,8 @@
 Each `ActionSpec` names an action, its parameters (name, type, default), the abilities it needs from the
 cluster backend (`NEEDS`, the optional protocols of harness/cluster/base.py), the kinds of group it applies to,
 a doc line, and how the random mix draws a self-contained instance of it (`mix`, None: never in the mix).
-Everything that reads a schedule reads this registry: the scenario file parser (harness/scenario_file.py), the
-plan's checks (harness/plan.py), the random mix (harness/scenarios.py), docs/scenarios.md's table (a test
+Everything that reads a schedule reads this registry: the scenario file parser (harness/plan/scenario_file.py), the
+plan's checks (harness/plan/config.py), the random mix (harness/plan/scenarios.py), docs/scenarios.md's table (a test
 holds it to this) and the nemesis, which registers one performer per action with `@performs(name)`
 (tests/unit/test_actions.py fails when one is missing or extra, or when its signature says otherwise).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.scenario_model import GROUP_KINDS
+from harness.plan.scenario_model import GROUP_KINDS
 
 #: a client or group setting's value as a file writes it (passed on as text)
 Setting = str | int | float | bool
@@ -137,7 +137,7 @@ _SPECS = (
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
     # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a
     # share group's coordinator; a Connect sink's consumers on their `consumer.metadata.max.age.ms`, a Connect setting);
-    # the producer is made to learn of them at once (harness/workload.py). Kafka Streams refuses it (KAFKA_REFUSES)
+    # the producer is made to learn of them at once (harness/members/workload.py). Kafka Streams refuses it (KAFKA_REFUSES)
     ActionSpec("add_partitions", (_p("count", int), _p("topic", str | None, None)),
                "The topic (a name of `[[topics]]`; default the first) gets partitions up to `count` in all (the new "
                "total) and the producer writes to them from then on; the result has the topic, the count before and "
@@ -154,7 +154,7 @@ _SPECS = (
                              _p("cooldown_s", float, 10.0), _p("burst_rate_per_s", float | None, None),
                              _p("burst_s", float | None, None)),
                "A lag-driven autoscaler for `duration_s`: scale out or in one member by the group's lag "
-               "(harness/lag.py), over an optional burst of records.",
+               "(harness/nemesis/lag.py), over an optional burst of records.",
                mix=lambda rng, ctx, slot: {"duration_s": _u(rng, 20, 30), "scale_out_lag": 300, "scale_in_lag": 50,
                                            "min_members": 2, "max_members": 5, "cooldown_s": 8.0,
                                            "burst_rate_per_s": float(rng.choice([200, 400, 800])), "burst_s": 10.0}),
@@ -283,7 +283,7 @@ def needs_requests(schedule) -> bool:
 def performs(name: str):
     """Marks a method as the nemesis's performer of action `name` (a name the registry must know)."""
     if name not in ACTIONS:
-        raise ValueError(f"no action {name!r} in harness/actions.py")
+        raise ValueError(f"no action {name!r} in harness/plan/actions.py")
 
     def mark(fn):
         fn.performs = name

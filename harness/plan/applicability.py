@@ -1,11 +1,11 @@
-"""The plan's facts an invariant's applicability depends on, read from a resolved plan (harness/plan.py) and the
+"""The plan's facts an invariant's applicability depends on, read from a resolved plan (harness/plan/config.py) and the
 checkers' settings its kind derived from it, for the `run_start` event's `applies` (harness/invariants/applies.py
 decides; this module only reads the plan).
 """
 from __future__ import annotations
 
 from harness.invariants.applies import PlanFacts, applicability
-from harness.kinds.share_settings import dlq_topic
+from harness.plan.kinds.share import dlq_topic
 
 
 def _team_slots(cfg) -> str:

@@ -9,8 +9,8 @@ define, an action the kind or the backend cannot take) is a `BadInput` raised he
 before a broker or member starts.
 
 The scenario is looked up once per config (`RunConfig.scenario_spec`) and passed on. Reading and validating
-import nothing that starts a process; `resolve` looks versions up (harness/kafka_dist.py, Maven) and setting
-names up (harness/config_names.py, the release's jars), which it imports when it runs.
+import nothing that starts a process; `resolve` looks versions up (harness/kafka/dist.py, Maven) and setting
+names up (harness/kafka/config_names.py, the release's jars), which it imports when it runs.
 """
 from __future__ import annotations
 
@@ -18,19 +18,22 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from harness import actions, request_checks, scenario_file, scenarios
+from harness.plan import actions
+from harness.plan import request_checks
+from harness.plan import scenario_file
+from harness.plan import scenarios
 from harness.cluster import backends
 from harness.cluster.backends import BACKENDS
-from harness.topics import check as check_topics
-from harness.errors import BadInput
-from harness.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
+from harness.plan.topics import check as check_topics
+from harness.base.errors import BadInput
+from harness.plan.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
                                   checks_of)
-from harness.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
-from harness.kinds.connect_settings import CONNECT_MISBEHAVIOURS
-from harness.kinds.share_settings import SHARE_MISBEHAVIOURS
-from harness.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
-from harness.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
-from harness.versions import major_minor as _major_minor
+from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
+from harness.plan.kinds.connect import CONNECT_MISBEHAVIOURS
+from harness.plan.kinds.share import SHARE_MISBEHAVIOURS
+from harness.plan.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
+from harness.plan.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
+from harness.base.versions import major_minor as _major_minor
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
@@ -249,7 +252,7 @@ def scenario_of(name: str) -> Scenario:
 def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     """Check cfg and resolve it into a plan. `shared` is the cluster the run would share (None: its own).
     Raises BadInput before anything starts when the run cannot work."""
-    from harness import kafka_dist  # resolving versions runs Maven: imported by the step that does it
+    from harness.kafka import dist as kafka_dist  # resolving versions runs Maven: imported by the step that does it
     sc = cfg.scenario_spec
     checks = checks_of(sc.kind)
     cfg._check(sc, checks)
@@ -308,7 +311,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
 
 
 def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> None:
-    """Every step an action the registry knows (harness/actions.py), for this kind of group, on a backend that
+    """Every step an action the registry knows (harness/plan/actions.py), for this kind of group, on a backend that
     can do what it needs."""
     abilities = backends.ABILITIES.get(backend, frozenset())
     for i, a in enumerate(schedule):
@@ -328,14 +331,15 @@ def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> N
 
 def _check_names(cfg: RunConfig, version: str, schedule, *, own: bool, fake: bool, progress) -> None:
     """Every broker and group setting key (the run's, its group_config steps') defined by a release the cluster
-    runs, read from that release's jars (harness/config_names.py); a shared cluster's broker settings were
+    runs, read from that release's jars (harness/kafka/config_names.py); a shared cluster's broker settings were
     checked when it started, a fake cluster has no release to ask."""
     broker_keys = [k for k, _ in cfg.broker_settings] if own else []
     group_keys = [k for k, _ in cfg.group_settings] + [k for a in schedule if a.kind == "group_config"
                                                        for k in a.params.get("settings") or {}]
     if fake or not (broker_keys or group_keys):
         return
-    from harness import config_names, kafka_dist  # the release's jars and Java: imported by the step that reads them
+    from harness.kafka import config_names  # the release's jars and Java: imported by the step that reads them
+    from harness.kafka import dist as kafka_dist
     versions = [version] + [kafka_dist.resolve(a.params["version"], progress=progress).version
                             for a in schedule if a.kind == "broker_upgrade" and a.params.get("version")]
     config_names.check(broker_keys, group_keys, versions, progress=progress)

@@ -1,4 +1,4 @@
-"""The plan's checks of a schedule's request faults (harness/actions.py, harness/nemesis_requests.py), before
+"""The plan's checks of a schedule's request faults (harness/plan/actions.py, harness/nemesis/requests.py), before
 anything starts: every one a single BadInput line naming the step.
 
 An API by a name the protocol has, an error by a name Kafka has and an API the proxy can answer with it, a
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import difflib
 
-from harness.actions import ACTIONS, REQUEST_FAULTS, needs_requests
+from harness.plan.actions import ACTIONS, REQUEST_FAULTS, needs_requests
 from harness.cluster.backends import ABILITIES
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable
 from harness.kproxy.wire import API_KEYS

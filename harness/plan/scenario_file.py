@@ -1,15 +1,15 @@
 """Scenarios written as TOML files (docs/scenarios.md): read with `tomllib`, validated with pydantic.
 
-A file gives the same `Scenario` a Python builder does (most built-ins are such files, harness/builtin/):
-its `build(rng, ctx)` draws the named draws, then every value of every step (harness/scenario_values.py)
+A file gives the same `Scenario` a Python builder does (most built-ins are such files, harness/plan/builtin/):
+its `build(rng, ctx)` draws the named draws, then every value of every step (harness/plan/scenario_values.py)
 from the run's seeded rng, so a seed gives one schedule and `harness replay` reruns the recorded one. A step's
-parameters are checked against the action's description in the registry (harness/actions.py): an unknown
+parameters are checked against the action's description in the registry (harness/plan/actions.py): an unknown
 parameter, a missing required one or a value of the wrong type is refused. Every refusal is one
 `BadInput` line naming the file, the step (index and action) and the field, before anything starts.
 
-The format itself (its tables and fields, and what each kind of group allows) is harness/scenario_format.py.
+The format itself (its tables and fields, and what each kind of group allows) is harness/plan/scenario_format.py.
 The file's cluster, member, group and workload settings become RunConfig defaults (`run_defaults`); the
-command line wins where both say something (harness/plan.py); its Kafka Streams and Kafka Connect settings are
+command line wins where both say something (harness/plan/config.py); its Kafka Streams and Kafka Connect settings are
 the scenario's own, under `--streams-set` and `--connect-set`.
 """
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import NamedTuple, Union
 
 from pydantic import TypeAdapter, ValidationError
 
-from harness import scenario_values as values
-from harness.actions import ACTIONS as SPECS
-from harness.actions import kind_refusal as action_refusal
-from harness.config_keys import setting_text as _text
-from harness.errors import BadInput
-from harness.scenario_format import ScenarioFile, Step, kind_refusal
-from harness.scenario_model import Action, Scenario
-from harness.scenario_values import Value
-from harness.topics import check as check_topics
+from harness.plan import scenario_values as values
+from harness.plan.actions import ACTIONS as SPECS
+from harness.plan.actions import kind_refusal as action_refusal
+from harness.kafka.config_keys import setting_text as _text
+from harness.base.errors import BadInput
+from harness.plan.scenario_format import ScenarioFile, Step, kind_refusal
+from harness.plan.scenario_model import Action, Scenario
+from harness.plan.scenario_values import Value
+from harness.plan.topics import check as check_topics
 
 #: step fields that are not the action's parameters
 STEP_FIELDS = ("action", "after", "settle", "repeat", "wait_stable")
@@ -62,7 +62,7 @@ def _where(path, loc: tuple, steps: list) -> str:
 
 
 class StepValues(NamedTuple):
-    """A step's values, read (harness/scenario_values.py); `each`: once per member slot, in a seeded order."""
+    """A step's values, read (harness/plan/scenario_values.py); `each`: once per member slot, in a seeded order."""
 
     after: Value | None
     settle: Value | None

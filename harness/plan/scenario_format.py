@@ -4,7 +4,7 @@ group allows in them.
 `ScenarioFile` validates a file's TOML: the fields every scenario has, `[members]` (whose `kind` is the kind of
 group: consumer, streams or connect), `[cluster]`, `[group]`, `[workload]`, `[[topics]]`, the Kafka Streams and
 Kafka Connect settings (`[streams]`, `[connect]`), `[expect]`, `[draws]` and `[[steps]]`. The steps' values are
-read by harness/scenario_file.py against the action registry (harness/actions.py). `kind_refusal` says, as a
+read by harness/plan/scenario_file.py against the action registry (harness/plan/actions.py). `kind_refusal` says, as a
 field and a message, what a file asks of a kind of group that it cannot do.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from harness.config_keys import closest
-from harness.kinds.connect_settings import CONNECT_DEFAULTS
-from harness.kinds.streams_settings import STREAMS_DEFAULTS
-from harness.scenario_model import GROUP_KINDS, PROTOCOLS_OF
+from harness.kafka.config_keys import closest
+from harness.plan.kinds.connect import CONNECT_DEFAULTS
+from harness.plan.kinds.streams import STREAMS_DEFAULTS
+from harness.plan.scenario_model import GROUP_KINDS, PROTOCOLS_OF
 
 Scalar = Union[bool, int, float, str]
 #: how each kind of group calls its members, as the refusals say it
@@ -130,7 +130,7 @@ class Expect(_Strict):
 
 class Step(BaseModel):
     """One step; every field but these is a parameter of the action (checked against the registry). Values are
-    read and checked by harness/scenario_file.py (harness/scenario_values.py)."""
+    read and checked by harness/plan/scenario_file.py (harness/plan/scenario_values.py)."""
 
     model_config = ConfigDict(extra="allow")
     action: str

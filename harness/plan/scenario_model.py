@@ -3,8 +3,8 @@
 A schedule is a list of small frozen `Action` records. The runner logs each before it acts and is
 the only part that waits. A scenario's `build(rng, ctx)` draws every timing and choice from
 `random.Random(seed)`, so the same seed gives the same schedule; the schedule a run actually ran is saved
-with it and replayed as is. Built-in scenarios and scenario files (harness/scenario_file.py) both give a
-`Scenario`; harness/scenarios.py holds the built-in ones.
+with it and replayed as is. Built-in scenarios and scenario files (harness/plan/scenario_file.py) both give a
+`Scenario`; harness/plan/scenarios.py holds the built-in ones.
 """
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class Scenario:
     max_members: int | None = None  # the most members the schedule ever runs (default: members)
     processing_ms: float = 0.0  # simulated work per record of its runs, unless the run says otherwise
     backend: str | None = None  # the backend its actions need (broker partitions: docker); None: any
-    needs: frozenset[str] = frozenset()  # the backend abilities its steps' actions need (harness/actions.py NEEDS)
+    needs: frozenset[str] = frozenset()  # the backend abilities its steps' actions need (harness/plan/actions.py NEEDS)
 
     @property
     def default_protocol(self) -> str:

@@ -1,9 +1,9 @@
-"""The built-in scenarios: TOML files shipped in harness/builtin/, and the mix a file cannot say.
+"""The built-in scenarios: TOML files shipped in harness/plan/builtin/, and the mix a file cannot say.
 
 Every built-in of every kind of group (consumer groups, Kafka Streams `streams-*`, Kafka Connect `connect-*`)
-is a file under harness/builtin/ (one per scenario, named after it), read by the same interpreter as a user's
-file (harness/scenario_file.py, docs/scenarios.md). Only `random-mix` stays a Python builder here: it draws the
-kind of each action (from the registry's mix, harness/actions.py). The files are read on first use of
+is a file under harness/plan/builtin/ (one per scenario, named after it), read by the same interpreter as a user's
+file (harness/plan/scenario_file.py, docs/scenarios.md). Only `random-mix` stays a Python builder here: it draws the
+kind of each action (from the registry's mix, harness/plan/actions.py). The files are read on first use of
 `SCENARIOS`, not at import.
 """
 from __future__ import annotations
@@ -13,13 +13,13 @@ from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
-from harness import scenario_file
-from harness.actions import ACTIONS, MIX_CHOICES
-from harness.errors import BadInput
+from harness.plan import scenario_file
+from harness.plan.actions import ACTIONS, MIX_CHOICES
+from harness.base.errors import BadInput
 from harness.invariants.slots import Slots
-from harness.kinds.checks import GROUP_CONFIGS_SINCE
-from harness.versions import version_key
-from harness.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
+from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.base.versions import version_key
+from harness.plan.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
 
 __all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "SHARE_PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "schedule", "builtin_files"]
@@ -47,7 +47,7 @@ def _can_happen(kind: str, slots: Slots, ctx) -> bool:
 
 def _mix_action(rng, ctx, slots: Slots) -> Action:
     """One fault or change for the random mix that can happen after the steps drawn before it (`slots` walks
-    them, harness/invariants/slots.py): an action the registry gives a mix draw (harness/actions.py), its slot
+    them, harness/invariants/slots.py): an action the registry gives a mix draw (harness/plan/actions.py), its slot
     one certainly live then; every choice from the seed's rng, so a seed gives one schedule."""
     kind = rng.choice([k for k in MIX_CHOICES if _can_happen(k, slots, ctx)])
     slot = rng.choice(slots.live) if slots.live else 0
@@ -72,14 +72,14 @@ PYTHON_BUILT_INS = [
 
 
 def builtin_files() -> list:
-    """The shipped scenario files (harness/builtin/*.toml, package data), by name."""
-    return sorted((f for f in resources.files("harness").joinpath("builtin").iterdir() if f.name.endswith(".toml")),
+    """The shipped scenario files (harness/plan/builtin/*.toml, package data), by name."""
+    return sorted((f for f in resources.files("harness.plan").joinpath("builtin").iterdir() if f.name.endswith(".toml")),
                   key=lambda f: f.name)
 
 
 def builtin_text(name: str) -> str | None:
     """The text of the shipped file of a built-in scenario (each is named after its scenario), or None."""
-    f = resources.files("harness").joinpath("builtin", f"{name}.toml")
+    f = resources.files("harness.plan").joinpath("builtin", f"{name}.toml")
     return f.read_text() if f.is_file() else None
 
 
@@ -108,7 +108,7 @@ class _BuiltIns(MutableMapping):
 
     @cached_property
     def _all(self) -> dict[str, Scenario]:
-        files = [scenario_file.loads(f.read_text(), f"harness/builtin/{f.name}") for f in builtin_files()]
+        files = [scenario_file.loads(f.read_text(), f"harness/plan/builtin/{f.name}") for f in builtin_files()]
         rank = {name: i for i, name in enumerate(LISTED_AFTER_THE_MIX)}
         late = sorted((s for s in files if s.kind != "consumer" and s.name not in LISTED_LAST), key=lambda s: (rank.get(s.name, len(rank)), s.name))
         races = [s for s in files if "requests" in s.needs and s.name not in LISTED_LAST]  # came after the Streams and Connect files
@@ -142,7 +142,7 @@ def is_file(name: str) -> bool:
 
 def get(name: str) -> Scenario:
     """The built-in scenario of that name, or BadInput listing the known ones (a user's scenario file is
-    read by harness.scenario_file; `harness.plan.scenario_of` takes either)."""
+    read by harness.plan.scenario_file; `harness.plan.config.scenario_of` takes either)."""
     try:
         return SCENARIOS[name]
     except KeyError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.invariants.topics import matches, subscribed, subscribed_topics  # noqa: F401 - the one matcher
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

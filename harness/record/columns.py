@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from array import array
 
-from harness.history_format import BULK_TYPES, HistoryFormatError, loads as _loads
+from harness.record.format import BULK_TYPES, HistoryFormatError, loads as _loads
 
 _WORD = {t: int.from_bytes((b'"' + t.encode() + b'",')[:8], "little") for t in BULK_TYPES}  # bytes 8-15 of a line
 _P10 = [float(10**i) for i in range(23)]  # exact doubles

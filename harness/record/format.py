@@ -1,4 +1,4 @@
-"""The history format (docs/history.md, harness/history.schema.json): the writer every process uses and
+"""The history format (docs/history.md, harness/record/history.schema.json): the writer every process uses and
 the plain reading of one file. Standard library only (orjson when installed): member processes import
 the writer under an isolated client install.
 """

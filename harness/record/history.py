@@ -3,7 +3,7 @@
 Control events (ownership, lives, faults, ...) are kept as dicts; the per-record events of `BULK_TYPES`
 as numpy columns (`history_columns.Bulk`), read without a dict per line where the line is in the writers'
 compact layout. The format itself, the writer and the plain per-file reader are in `history_format`;
-this module re-exports them, so `from harness.history import HistoryWriter` keeps working.
+this module re-exports them, so `from harness.record.history import HistoryWriter` keeps working.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from harness.history_columns import _COMMITTED, _SPEC, _WORD, Bulk, _Chunk, _dict_columns, _np, _template
-from harness.history_format import (
+from harness.record.columns import _COMMITTED, _SPEC, _WORD, Bulk, _Chunk, _dict_columns, _np, _template
+from harness.record.format import (
     BULK_TYPES,
     CHUNK_BYTES,
     GLOB,

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.errors import BadInput
-from harness.history_format import SUFFIX
+from harness.base.errors import BadInput
+from harness.record.format import SUFFIX
 
 STATUS = "STATUS"
 RUN_JSON = "run.json"
@@ -265,8 +265,8 @@ class RunDir:
         return json.loads(p.read_text()) if p.exists() else {}
 
     def history(self):
-        """The run's history (harness.history.History)."""
-        from harness.history import History, HistoryFormatError
+        """The run's history (harness.record.history.History)."""
+        from harness.record.history import History, HistoryFormatError
         try:
             return History.load(self.history_dir)
         except HistoryFormatError as e:

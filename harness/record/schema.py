@@ -1,13 +1,13 @@
-"""Check history files against harness/history.schema.json, the one machine-readable source of the format.
+"""Check history files against harness/record/history.schema.json, the one machine-readable source of the format.
 
     validate_dir(run_dir / "history")  -> ["member-m1.jsonl:7: (assigned) partitions[0][1]: 'x' is not of type 'integer'", ...]
 
 The schema says what one line may be (a header, or an event of a known type with its fields) and, per
 header `source`, which event types a file may hold. Everything is checked by `jsonschema`; this module
 only picks the schema for a line and words the problems as "file:line: message". As the readers do
-(harness/history.py), a torn last line (no newline: a writer killed mid-write) and blank lines are skipped.
+(harness/record/history.py), a torn last line (no newline: a writer killed mid-write) and blank lines are skipped.
 
-Standard library and jsonschema only. `python -m harness.history_schema HISTORY_DIR...` prints the
+Standard library and jsonschema only. `python -m harness.record.schema HISTORY_DIR...` prints the
 problems and exits 1 if there are any.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import jsonschema
 
-from harness.history_format import GLOB
+from harness.record.format import GLOB
 
 SCHEMA_PATH = Path(__file__).with_name("history.schema.json")
 MAX_PROBLEMS_PER_FILE = 100
@@ -185,7 +185,7 @@ def validate_dir(history_dir) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     dirs = sys.argv[1:] if argv is None else argv
     if not dirs:
-        print("usage: python -m harness.history_schema HISTORY_DIR_OR_FILE...", file=sys.stderr)
+        print("usage: python -m harness.record.schema HISTORY_DIR_OR_FILE...", file=sys.stderr)
         return 2
     bad = 0
     for d in dirs:

@@ -6,9 +6,9 @@ import json
 import time
 from pathlib import Path
 
-from harness.history import read_file
+from harness.record.history import read_file
 from harness.report.allure_times import run_span, timed_step, verdict_steps
-from harness.rundir import (HARNESS_HISTORY, HISTORY, RUN_JSON, STATUS, TOXIPROXY_LOG, VERDICTS_JSON, RunDir,
+from harness.record.rundir import (HARNESS_HISTORY, HISTORY, RUN_JSON, STATUS, TOXIPROXY_LOG, VERDICTS_JSON, RunDir,
                             broker_logs)
 
 #: how much of the end of each log file is attached to a failing test

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from harness.rundir import HARNESS_HISTORY, RUN_JSON, VERDICTS_JSON, RunDir
+from harness.record.rundir import HARNESS_HISTORY, RUN_JSON, VERDICTS_JSON, RunDir
 
 #: the Allure status of a step per verdict status
 STEP_STATUS = {"valid": "passed", "invalid": "failed", "unknown": "broken", "skipped": "skipped"}

@@ -7,8 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness.errors import BadInput, SetupError
-from harness.tools import cache_dir, require_tool
+from harness.base.errors import BadInput, SetupError
+from harness.base.tools import cache_dir, require_tool
 
 _log = logging.getLogger(__name__)
 

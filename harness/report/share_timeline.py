@@ -5,7 +5,7 @@ record put on the group's dead-letter topic (at its last acknowledgement: the re
 limit; KIP-1191)."""
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.share.view import ShareCheckSettings, build
 
 #: an acknowledgement as a tooltip says it was given

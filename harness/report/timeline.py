@@ -13,7 +13,7 @@ import math
 import os
 from html import escape
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.brokers import group_of, notable
 from harness.invariants.core import CheckSettings
 from harness.invariants.timeline import build

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from harness.history import GLOB, SCHEMA, VERSION, HistoryFormatError
+from harness.record.history import GLOB, SCHEMA, VERSION, HistoryFormatError
 from harness.invariants.share.view import answer_lost
 
 

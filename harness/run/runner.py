@@ -1,6 +1,6 @@
 """Runs one scenario and judges it: a small orchestrator over the run's parts.
 
-    plan (harness.plan)      -> what runs: checked and resolved before anything starts
+    plan (harness.plan.config)      -> what runs: checked and resolved before anything starts
     run directory (rundir)   -> where it is recorded; STATUS says incomplete until judged
     cluster backend          -> the brokers (the run's own, or one shared with other runs)
     kind (harness.kinds)     -> consumer group or Streams app: topics, member specs, "stable"
@@ -20,26 +20,26 @@ from contextlib import ExitStack
 from datetime import datetime, timezone
 from functools import partial
 
-from harness.applicability import applies
+from harness.plan.applicability import applies
 from harness.cluster.backends import new_backend
-from harness.broker_log import BrokerLog
+from harness.cluster.broker_log import BrokerLog
 from harness.cluster import event_sinks
 from harness.cluster.base import BrokerSettings
-from harness.errors import HarnessError
-from harness.history import HistoryWriter
+from harness.base.errors import HarnessError
+from harness.record.history import HistoryWriter
 from harness.invariants import judge
 from harness.kinds import kind_of
 from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.members import MemberPool
-from harness.nemesis import Nemesis
-from harness.observe import Observer
-from harness.actions import needs_requests
-from harness.plan import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
+from harness.nemesis.core import Nemesis
+from harness.run.observe import Observer
+from harness.plan.actions import needs_requests
+from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
                           resolve)
-from harness.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
-from harness.topics import run_topics
-from harness.waits import Waits
-from harness.workload import Workload
+from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
+from harness.plan.topics import run_topics
+from harness.run.waits import Waits
+from harness.members.workload import Workload
 
 __all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunResult", "replay_config",
            "run_scenario"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from harness.progress import StatusLine
+from harness.run.progress import StatusLine
 
 POLL_S = 0.2
 

@@ -1,4 +1,4 @@
-"""Suite tests and the known findings (harness/findings.py): a run that fails only as a known client or Kafka
+"""Suite tests and the known findings (harness/drive/findings.py): a run that fails only as a known client or Kafka
 bug fails its test all the same, and its message names the finding and the marks in the history that cover every
 failing witness (`--harness-known-findings fail`, the default: a team's gate must see its client's bugs). With
 `xfail` such a test is reported xfailed: for a gate of the harness's own code (`.ci/run`, README), which a client
@@ -9,7 +9,7 @@ A test settled as a known finding carries its id: the xfail reason begins `known
 `skipped` message; Allure's status message, which the report's categories read), the JUnit test case has the
 property `known_finding` = id, and its Allure result the label `known_finding` (failed or excused alike). The
 session's terminal summary ends with how many tests were excused (or failed as known findings) and which, each
-with its finding. Registered as a plugin by harness/pytest_plugin.py.
+with its finding. Registered as a plugin by harness/suite/plugin.py.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ _SETTLED = pytest.StashKey[list]()  # (test id, finding ids, excused) of the ses
 def add_option(group) -> None:
     group.addoption("--harness-known-findings", dest="harness_known_findings", choices=MODES,
                     default=os.environ.get("HARNESS_KNOWN_FINDINGS", "fail"),
-                    help="a run that fails only as a known finding (harness/findings.py, docs/findings.md) whose marks "
+                    help="a run that fails only as a known finding (harness/drive/findings.py, docs/findings.md) whose marks "
                          "in the history cover every failing witness: fail its test (default), or xfail it")
 
 
@@ -40,14 +40,14 @@ def mode(config) -> str:
 
 
 def known_finding(result):
-    """The Excuse (harness/findings.py) of a failed run that is a known finding, else None."""
-    from harness import findings
+    """The Excuse (harness/drive/findings.py) of a failed run that is a known finding, else None."""
+    from harness.drive import findings
     return findings.known(result.run_dir, result.verdicts) if result.status == "fail" else None
 
 
 def misses(result) -> list[str]:
     """Why each known finding whose scenario a failed run ran does not excuse it."""
-    from harness import findings
+    from harness.drive import findings
     return findings.near_misses(result.run_dir, result.verdicts) if result.status == "fail" else []
 
 
@@ -59,7 +59,7 @@ def line(known) -> str:
 def settle(config, message: str, known) -> None:
     """End a failed test: xfail when it is a known finding and the session says so, else fail."""
     if known is not None:
-        from harness.findings import REASON
+        from harness.drive.findings import REASON
         _note(config, known)
         if config is not None and mode(config) == "xfail":
             pytest.xfail(f"{REASON}{known.finding.id}\n{message}")

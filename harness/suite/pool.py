@@ -1,5 +1,5 @@
-"""`--harness-concurrency N`: the pytest plugin's scenario runs on a pool (harness/run_pool.py) over the session
-cluster, N at a time where they cannot disturb each other (harness/sharing.py).
+"""`--harness-concurrency N`: the pytest plugin's scenario runs on a pool (harness/drive/pool.py) over the session
+cluster, N at a time where they cannot disturb each other (harness/drive/sharing.py).
 
 With N > 1 the pool is set up before the session's first test: it plans the run of every selected test that
 runs a scenario through the `run_scenario` fixture, from the test's parameters (`scenario`; `protocol` or
@@ -16,8 +16,8 @@ import os
 
 import pytest
 
-from harness.errors import HarnessError
-from harness.run_pool import Job, RunPool
+from harness.base.errors import HarnessError
+from harness.drive.pool import Job, RunPool
 
 log = logging.getLogger("harness.pool")
 #: the kinds whose runs take longest start first among the runs that share the cluster (a Streams run waits
@@ -43,7 +43,7 @@ def concurrency(config) -> int:
 def planned_call(item) -> tuple[str, str, dict] | None:
     """(scenario, protocol, overrides) a selected test will ask `run_scenario` for, read from its parameters;
     None when it runs none through that fixture or its protocol is not one the scenario runs with (it skips)."""
-    from harness.plan import scenario_of
+    from harness.plan.config import scenario_of
     params = getattr(getattr(item, "callspec", None), "params", {})
     if "run_scenario" not in getattr(item, "fixturenames", ()) or "scenario" not in params:
         return None
@@ -66,15 +66,15 @@ def front_unplanned(items) -> None:
 
 
 def new_job(key: str, label: str, cfg, cluster, *, rank: int = len(SLOW_FIRST), exclusive: str | None = None) -> Job:
-    from harness.runner import run_scenario
+    from harness.run.runner import run_scenario
     return Job(key=key, label=label, call=lambda: run_scenario(cfg, cluster=cluster), exclusive=exclusive,
                rank=rank, data=cfg)
 
 
 def classify(cfg, cluster) -> tuple[str | None, int]:
     """(why the run must run alone or None, its rank); a run its plan refuses runs alone (and fails as it would)."""
-    from harness.plan import resolve
-    from harness.sharing import exclusive_reason
+    from harness.plan.config import resolve
+    from harness.drive.sharing import exclusive_reason
     try:
         plan = resolve(cfg, shared=cluster, progress=log.info)
     except HarnessError as e:

@@ -9,7 +9,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from harness.tools import free_ports
+from harness.base.tools import free_ports
 
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -2,7 +2,7 @@
 
 Verify: `harness run autoscale --seed 1` passes, and within the autoscale fault window the autoscaler both
 started a member (scale out) and stopped one (scale in).
-Setup: the built-in file harness/builtin/autoscale.toml (two members at 20 ms per record, a burst of 3.5 times
+Setup: the built-in file harness/plan/builtin/autoscale.toml (two members at 20 ms per record, a burst of 3.5 times
 the base rate for 30 s inside an 80 s autoscale).
 """
 from __future__ import annotations

@@ -8,10 +8,10 @@ Then: every invariant holds, and the members' `started` events show the versions
 """
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
+from harness.suite.plugin import assert_run_passes
 from harness.members.clients import bundled_version
-from harness.history import History
-from harness.scenarios import SCENARIOS
+from harness.record.history import History
+from harness.plan.scenarios import SCENARIOS
 
 pytestmark = pytest.mark.integration
 NEWEST = "2.16.1"  # the newest confluent-kafka release when this was written (also the harness's own)
@@ -28,7 +28,7 @@ def test_rolling_client_upgrade(run_scenario):
 
 @pytest.mark.parametrize("version, proto", [
     # not classic-cooperative: before 2.10.0 librdkafka can drop its assignment as lost on a commit racing a
-    # cooperative rebalance (#4059; a clean-clone CI run failed so; harness/findings.py, docs/findings.md)
+    # cooperative rebalance (#4059; a clean-clone CI run failed so; harness/drive/findings.py, docs/findings.md)
     ("2.3.0", "classic-eager"),
     pytest.param("2.0.2", "classic-eager", marks=pytest.mark.slow),
     pytest.param(NEWEST, "classic-cooperative", marks=pytest.mark.slow),

@@ -3,7 +3,7 @@ and kept away past scheduled.rebalance.max.delay.ms has its tasks reassigned aft
 (with the delay at 0, at the next rebalance); a task that goes on producing after it was stopped, and a run
 judged with another delay than it ran with, each fail a real run; the workers' histories follow the schema.
 
-Setup: the shared cluster of the session (harness/pytest_plugin.py), the connect-worker-kill and
+Setup: the shared cluster of the session (harness/suite/plugin.py), the connect-worker-kill and
 connect-join-back-to-back scenarios with three distributed workers on the brokers' connect-runtime running
 HarnessSource (4 tasks) and HarnessSink (3 tasks).
 Marked nightly: four real Connect runs of 1-2 minutes each, which a CI gate leaves to the night
@@ -11,7 +11,7 @@ Marked nightly: four real Connect runs of 1-2 minutes each, which a CI gate leav
 """
 import pytest
 
-from harness.history_schema import validate_dir
+from harness.record.schema import validate_dir
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.nightly]
 

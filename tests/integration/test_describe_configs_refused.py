@@ -22,11 +22,11 @@ import pytest
 
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import judge
 from harness.kproxy import error_response
-from harness.plan import RunConfig
-from harness.runner import run_scenario
+from harness.plan.config import RunConfig
+from harness.run.runner import run_scenario
 
 pytestmark = pytest.mark.integration
 

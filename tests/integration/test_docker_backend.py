@@ -17,7 +17,7 @@ import time
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from harness import docker_engine
+from harness.cluster import docker_engine
 from harness.cluster.docker import LABEL_CLUSTER, LABEL_PID, DockerCluster
 
 pytestmark = pytest.mark.integration

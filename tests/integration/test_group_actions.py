@@ -1,4 +1,4 @@
-"""Verify: the actions on how members run (harness/nemesis_group.py) against a real cluster, on the classic
+"""Verify: the actions on how members run (harness/nemesis/group.py) against a real cluster, on the classic
 and the consumer protocol: a poll stall past max.poll.interval.ms, a subscription change to a second topic
 by regex, a member leaving while another joins, a rolling settings change; and the consumer protocol's
 example of docs/scenarios.md (poll stall, group config at run time, roll to static members), replayed.

@@ -14,7 +14,7 @@ import uuid
 import pytest
 from confluent_kafka import Consumer
 
-from harness import history_schema as hs
+from harness.record import schema as hs
 from harness.cluster.local import LocalCluster
 from harness.kproxy import delay_request, drop_response, error_response
 

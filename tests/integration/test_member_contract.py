@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.pytest_plugin import assert_run_passes
-from harness.history import read_file
-from harness.history_schema import validate_dir
+from harness.suite.plugin import assert_run_passes
+from harness.record.history import read_file
+from harness.record.schema import validate_dir
 from harness.members.java_member import java_member_command
 
 pytestmark = pytest.mark.integration

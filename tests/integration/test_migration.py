@@ -20,10 +20,10 @@ import re
 
 import pytest
 
-from harness.pytest_plugin import assert_run_passes, failure_message
-from harness import history_schema
-from harness.history import History
-from harness.runner import RunConfig, run_scenario
+from harness.suite.plugin import assert_run_passes, failure_message
+from harness.record import schema as history_schema
+from harness.record.history import History
+from harness.run.runner import RunConfig, run_scenario
 
 pytestmark = pytest.mark.integration
 FIRST_GA_CLIENT = "2.12.2"  # confluent-kafka: KIP-848 GA from 2.12.0 (the newest 2.12 patch)

@@ -14,8 +14,8 @@ import time
 import psutil
 import pytest
 
-from harness.rundir import RunDir
-from harness.seeds import nth
+from harness.record.rundir import RunDir
+from harness.drive.seeds import nth
 from tests.integration.leftovers import assert_gone, listening_ports
 
 pytestmark = pytest.mark.integration

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from harness import runner
-from harness.history_schema import validate_dir
+from harness.run import runner
+from harness.record.schema import validate_dir
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import History
+from harness.record.history import History
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

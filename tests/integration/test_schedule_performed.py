@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import History
+from harness.record.history import History
 
 pytestmark = pytest.mark.integration
 TEAM = Path(__file__).with_name("team_member.py")

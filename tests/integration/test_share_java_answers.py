@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
-from harness import kafka_dist
+from harness.kafka import dist as kafka_dist
 from harness.members.java_member import SHARE_PROGRAM
-from harness.members.jvm_build import build
+from harness.kafka.jvm_build import build
 
 pytestmark = pytest.mark.integration
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.findings import known
-from harness.history import History
-from harness.pytest_known import line, settle
+from harness.drive.findings import known
+from harness.record.history import History
+from harness.suite.known import line, settle
 
 pytestmark = [pytest.mark.integration, pytest.mark.nightly]
 ROOT = Path(__file__).resolve().parents[2]

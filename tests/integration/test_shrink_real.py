@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from harness.nightly import shrink_failure
-from harness.runner import RunConfig, run_scenario
+from harness.drive.nightly import shrink_failure
+from harness.run.runner import RunConfig, run_scenario
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import History
-from harness.history_schema import validate_dir
+from harness.record.history import History
+from harness.record.schema import validate_dir
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

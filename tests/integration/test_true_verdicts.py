@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import judge
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -60,7 +60,7 @@ def test_two_topics_run_pass_and_replay(tmp_path):
 
 
 SUITE = f'''
-from harness.pytest_plugin import assert_run_passes
+from harness.suite.plugin import assert_run_passes
 
 
 def test_two_topics_file(run_scenario):

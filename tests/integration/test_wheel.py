@@ -6,9 +6,9 @@ setuptools from PyPI); that wheel installed there with `--no-deps`, then `fixtur
 wheel's own requirements except pyspark (the analytics job's, a 300 MB source build that nothing here
 imports), so the test needs PyPI but stays near half a minute.
 Then: the wheel holds `harness` and no top-level `fixtures` package; `import fixtures` is PyPI's (it has
-`fixtures.Fixture`) and `import harness.pytest_plugin` works in the same interpreter; `pytest --help` there
+`fixtures.Fixture`) and `import harness.suite.plugin` works in the same interpreter; `pytest --help` there
 lists the plugin's options through its `pytest11` entry point, every one under `--harness-` and none of the
-short names the plugin once had; `-p harness.pytest_plugin` names the same plugin and does not load it twice.
+short names the plugin once had; `-p harness.suite.plugin` names the same plugin and does not load it twice.
 """
 import os
 import re
@@ -74,13 +74,13 @@ def test_the_wheel_has_no_fixtures_package(venv):
         tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
         entry_points = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert tops == {"harness"}, tops
-    assert "harness/pytest_plugin.py" in names
+    assert "harness/suite/plugin.py" in names
     assert re.search(r"^\[pytest11\]\nharness\.pytest_plugin = harness\.pytest_plugin$", entry_points, re.M), entry_points
 
 
 def test_pypi_fixtures_and_the_plugin_import_side_by_side(venv):
     py, _, cwd = venv
-    r = _run([py, "-c", "import fixtures, harness.pytest_plugin as p\n"
+    r = _run([py, "-c", "import fixtures, harness.suite.plugin as p\n"
                         "print(fixtures.Fixture.__module__, fixtures.__file__, p.__file__, sep='\\n')"], cwd=cwd)
     module, fixtures_file, plugin_file = r.stdout.split()
     assert module.startswith("fixtures.")
@@ -93,7 +93,7 @@ def _options(help_text: str) -> list[str]:
 
 def _declared() -> set[str]:
     """The options this checkout's plugin declares (its pytest_addoption run against a recording parser)."""
-    from harness import pytest_plugin
+    from harness.suite import plugin as pytest_plugin
     names: set[str] = set()
 
     class Group:
@@ -121,5 +121,5 @@ def test_pytest_help_lists_the_options_under_the_prefix_only(venv):
     assert declared == set(ours)  # every option the plugin declares, listed by the installed wheel
     assert {f"--harness-{b}" for b in BARE} <= set(ours)  # the old bare names live on under the prefix
     assert not set(_options(text)) & {f"--{b}" for b in BARE}
-    again = _run([py, "-m", "pytest", "--help", "-p", "no:cacheprovider", "-p", "harness.pytest_plugin"], cwd=cwd).stdout
+    again = _run([py, "-m", "pytest", "--help", "-p", "no:cacheprovider", "-p", "harness.suite.plugin"], cwd=cwd).stdout
     assert _options(again) == _options(text)

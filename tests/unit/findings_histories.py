@@ -1,13 +1,13 @@
-"""Small run directories for the known findings about records and commits (harness/findings_evidence.py), with the
+"""Small run directories for the known findings about records and commits (harness/drive/findings_evidence.py), with the
 verdicts the checkers give them, witnessed as the checkers witness them (integrity.py: the acknowledged records never
 processed; commits.py: the stalled batch, the refused commit, the cut; convergence.py: the `lost` of a member in good
 standing, a rebalance of the storm)."""
 import json
 from pathlib import Path
 
-from harness.history_format import HistoryWriter
+from harness.record.format import HistoryWriter
 from harness.invariants.core import Verdict, witness
-from harness.rundir import RUN_JSON
+from harness.record.rundir import RUN_JSON
 
 
 def write_meta(run_dir: Path, **config) -> None:

@@ -6,7 +6,7 @@ subscription (a list of topic names and `^` regexes).
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import CheckSettings
 
 TOPIC = "t"

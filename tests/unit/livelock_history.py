@@ -1,4 +1,4 @@
-"""A small run directory for the known finding librdkafka-848 (harness/findings_evidence.py), and verdicts whose
+"""A small run directory for the known finding librdkafka-848 (harness/drive/findings_evidence.py), and verdicts whose
 witnesses are chosen as the checkers choose them (harness/invariants/exclusive.py `_zombie`, coverage.py's owners
 at the end, convergence.py's disturbance).
 
@@ -10,9 +10,9 @@ writes `lost` (or, with `then="assigned"`, hears of a new assignment without eve
 import json
 from pathlib import Path
 
-from harness.history_format import HistoryWriter
+from harness.record.format import HistoryWriter
 from harness.invariants.core import Verdict, witness
-from harness.rundir import RUN_JSON
+from harness.record.rundir import RUN_JSON
 
 HELD = {"m1": 1, "m2": 0}
 REFUSED = 'KafkaError{code=UNKNOWN_MEMBER_ID,val=25,str="Commit failed: Broker: Unknown member"}'
@@ -61,7 +61,7 @@ def write_run(run_dir: Path, *, refused_s: float, session_ms: int = 6000, protoc
 
 
 def events(run_dir: Path, member: str) -> list[dict]:
-    from harness.history_format import read_file
+    from harness.record.format import read_file
     return read_file(run_dir / "history" / f"member-{member}.jsonl")[1]
 
 

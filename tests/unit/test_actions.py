@@ -1,4 +1,4 @@
-"""The action registry (harness/actions.py) and everything that reads it.
+"""The action registry (harness/plan/actions.py) and everything that reads it.
 
 Verify: the nemesis has exactly one performer per action, whose signature is the action's parameters (names,
 order, types, defaults); reading or planning a scenario imports nothing that starts a process; the backends'
@@ -17,20 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from harness import actions
-from harness.actions import ACTIONS, ALL_KINDS
-from harness.errors import BadInput
+from harness.plan import actions
+from harness.plan.actions import ACTIONS, ALL_KINDS
+from harness.base.errors import BadInput
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the modules that start processes or containers, or drive them: members, clusters, Toxiproxy, the nemesis, the
 #: runner, the kinds' runtime parts, Maven and Java lookups, and the client libraries that reach a cluster
-STARTS_PROCESSES = ("harness.procs", "harness.runner", "harness.nemesis", "harness.nemesis_group",
-                    "harness.nemesis_coordinator", "harness.members", "harness.cluster.local", "harness.cluster.docker",
-                    "harness.docker_engine", "harness.docker_images", "harness.toxiproxy", "harness.kinds.consumer",
-                    "harness.kinds.streams", "harness.kinds.connect", "harness.kinds.share", "harness.workload",
-                    "harness.waits",
-                    "harness.observe", "harness.lag", "harness.broker_log", "harness.kafka_dist", "harness.config_names",
-                    "harness.nightly", "confluent_kafka", "docker", "testcontainers")
+STARTS_PROCESSES = ("harness.base.procs", "harness.run.runner", "harness.nemesis.core", "harness.nemesis.group",
+                    "harness.nemesis.coordinator", "harness.members", "harness.cluster.local", "harness.cluster.docker",
+                    "harness.cluster.docker_engine", "harness.cluster.docker_images", "harness.cluster.toxiproxy", "harness.kinds.consumer",
+                    "harness.kinds.streams", "harness.kinds.connect", "harness.kinds.share", "harness.members.workload",
+                    "harness.run.waits",
+                    "harness.run.observe", "harness.nemesis.lag", "harness.cluster.broker_log", "harness.kafka.dist", "harness.kafka.config_names",
+                    "harness.drive.nightly", "confluent_kafka", "docker", "testcontainers")
 
 
 def _imported_by(module: str) -> set[str]:
@@ -45,7 +45,7 @@ def _process_starters(mods: set[str]) -> list[str]:
     return sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in STARTS_PROCESSES))
 
 
-@pytest.mark.parametrize("module", ["harness.actions", "harness.scenario_file", "harness.plan", "harness.scenarios"])
+@pytest.mark.parametrize("module", ["harness.plan.actions", "harness.plan.scenario_file", "harness.plan.config", "harness.plan.scenarios"])
 def test_reading_and_planning_a_scenario_imports_nothing_that_starts_a_process(module):
     mods = _imported_by(module)
     assert module in mods  # the import ran
@@ -54,12 +54,12 @@ def test_reading_and_planning_a_scenario_imports_nothing_that_starts_a_process(m
 
 def test_the_import_check_sees_a_process_starter():
     """The same check flags the runner, which starts everything: it is not vacuous."""
-    found = _process_starters(_imported_by("harness.runner"))
-    assert {"harness.runner", "harness.nemesis", "harness.members.pool", "harness.procs"} <= set(found)
+    found = _process_starters(_imported_by("harness.run.runner"))
+    assert {"harness.run.runner", "harness.nemesis.core", "harness.members.pool", "harness.base.procs"} <= set(found)
 
 
 def test_every_action_has_one_performer_and_every_performer_an_action():
-    from harness.nemesis import PERFORMERS
+    from harness.nemesis.core import PERFORMERS
     assert set(PERFORMERS) == set(ACTIONS), (sorted(set(ACTIONS) - set(PERFORMERS)), sorted(set(PERFORMERS) - set(ACTIONS)))
     for name, fn in PERFORMERS.items():
         assert fn.performs == name and fn.__name__ == f"_do_{name}"
@@ -67,7 +67,7 @@ def test_every_action_has_one_performer_and_every_performer_an_action():
 
 @pytest.mark.parametrize("name", sorted(ACTIONS))
 def test_a_performers_signature_is_its_actions_parameters(name):
-    from harness.nemesis import PERFORMERS
+    from harness.nemesis.core import PERFORMERS
     fn = PERFORMERS[name]
     sig = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
     hints = typing.get_type_hints(fn)
@@ -124,7 +124,7 @@ def table() -> str:
 
 def test_the_docs_table_of_actions_is_the_registrys():
     docs = (ROOT / "docs" / "scenarios.md").read_text()
-    assert table() in docs, "docs/scenarios.md's table of actions differs from harness/actions.py; it should read:\n" + table()
+    assert table() in docs, "docs/scenarios.md's table of actions differs from harness/plan/actions.py; it should read:\n" + table()
 
 
 def test_every_parameter_has_a_type_and_no_required_one_follows_a_default():
@@ -137,7 +137,7 @@ def test_every_parameter_has_a_type_and_no_required_one_follows_a_default():
 
 
 def test_the_random_mix_draws_only_actions_in_the_mix_with_parameters_they_take():
-    from harness.scenarios import SCENARIOS, ScenarioContext, schedule
+    from harness.plan.scenarios import SCENARIOS, ScenarioContext, schedule
     ctx = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
     mixed = {n for n, s in ACTIONS.items() if s.mix}
     seen = set()
@@ -163,8 +163,8 @@ def test_the_random_mix_draws_only_actions_in_the_mix_with_parameters_they_take(
      r"step 1 \(teleport\) unknown action 'teleport'"),
 ])
 def test_the_plan_refuses_an_action_the_kind_cannot_take(tmp_path, monkeypatch, sched, backend, says):
-    from harness import kafka_dist
-    from harness.plan import RunConfig, resolve
+    from harness.kafka import dist as kafka_dist
+    from harness.plan.config import RunConfig, resolve
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.3.1", tmp_path))
     cfg = RunConfig(scenario="streams-broker-bounce", seed=1, protocol="classic", kafka_version="4.3.1",
                     backend=backend, schedule=tuple(sched), runs_root=str(tmp_path / "runs"))

@@ -1,11 +1,11 @@
-"""Spark's history schema is generated from harness/history.schema.json (harness/analytics/history_struct.py):
+"""Spark's history schema is generated from harness/record/history.schema.json (harness/analytics/history_struct.py):
 it covers every field the schema names, typed so that no line the schema allows is unparsable."""
 from __future__ import annotations
 
 import pytest
 
 from harness.analytics.history_struct import column_type, columns, _allowed
-from harness.history_schema import load_schema
+from harness.record.schema import load_schema
 
 
 def _schema_fields(schema: dict) -> set[str]:

@@ -83,8 +83,8 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read():
     g = _graph()
-    assert "harness.runner" in g and "harness.plan" in g["harness.runner"]
-    assert "harness.invariants" in g["harness.runner"]
+    assert "harness.run.runner" in g and "harness.plan.config" in g["harness.run.runner"]
+    assert "harness.invariants" in g["harness.run.runner"]
 
 
 def test_no_import_cycle_in_harness():
@@ -105,13 +105,13 @@ def test_invariants_reach_no_io():
             continue
         seen.add(n)
         todo.extend(g[n])
-    allowed = {"harness", "harness.history", "harness.history_format", "harness.history_columns"}
+    allowed = {"harness", "harness.record.history", "harness.record.format", "harness.record.columns"}
     bad = sorted(n for n in seen if n not in allowed and not n.startswith("harness.invariants"))
     assert not bad, f"harness/invariants reaches modules that may do I/O: {bad}"
 
 
 def test_modules_stay_small():
     sizes = {n: len(p.read_text().splitlines()) for n, p in _modules().items()}
-    assert sizes["harness.runner"] < 250, sizes["harness.runner"]
+    assert sizes["harness.run.runner"] < 250, sizes["harness.run.runner"]
     big = {n: s for n, s in sizes.items() if s > 400}
     assert not big, f"modules over 400 lines: {big}"

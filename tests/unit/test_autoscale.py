@@ -1,5 +1,5 @@
-"""The lag arithmetic, the autoscaler's decision rule (harness/lag.py), the producer's changeable rate
-(harness/workload.py `Pacer`, the fake producer) and the `autoscale` action on the fake backend.
+"""The lag arithmetic, the autoscaler's decision rule (harness/nemesis/lag.py), the producer's changeable rate
+(harness/members/workload.py `Pacer`, the fake producer) and the `autoscale` action on the fake backend.
 
 Verify: lag sums watermark minus commit, uncommitted partitions from 0; the rule scales out above the
 threshold, in only after a calm of cooldown_s, never within cooldown_s of a change, within min and max.
@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.errors import BadInput
-from harness.lag import Autoscaler, Policy, lag_of
-from harness.workload import Pacer
+from harness.base.errors import BadInput
+from harness.nemesis.lag import Autoscaler, Policy, lag_of
+from harness.members.workload import Pacer
 
 
 def test_lag_sums_the_watermark_minus_the_commit_and_counts_no_commit_from_zero():
@@ -117,8 +117,8 @@ class Clock:
 
 def test_the_autoscale_action_records_samples_decisions_and_the_burst(monkeypatch):
     """On stand-ins: a lag series by time, a clock the sleeps advance; the action scales and restores the rate."""
-    from harness import nemesis_group
-    from harness.nemesis import Nemesis
+    from harness.nemesis import group as nemesis_group
+    from harness.nemesis.core import Nemesis
     from tests.unit.test_nemesis import StubPool, StubWaits
 
     clock = Clock()
@@ -150,8 +150,8 @@ def test_the_autoscale_action_records_samples_decisions_and_the_burst(monkeypatc
 
 
 def test_workload_rate_needs_a_producer():
-    from harness.errors import Indeterminate
-    from harness.nemesis import Nemesis
+    from harness.base.errors import Indeterminate
+    from harness.nemesis.core import Nemesis
     nem = Nemesis(cluster=None, pool=None, kind=None, waits=None, event=None, say=None, group_id="g")
     with pytest.raises(Indeterminate, match="no producer"):
         nem.perform(SimpleNamespace(kind="workload_rate", params={"rate_per_s": 10.0}))

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness import kafka_dist
+from harness.kafka import dist as kafka_dist
 from harness.cli import main
 from harness.cluster import backends
 from harness.cluster.backends import backend_class, new_backend, preflight
 from harness.cluster.fake import FakeCluster
 from harness.cluster.local import LocalCluster
-from harness.errors import BadInput
-from harness.plan import RunConfig, resolve
+from harness.base.errors import BadInput
+from harness.plan.config import RunConfig, resolve
 
 
 def cfg(tmp_path, **kw) -> RunConfig:
@@ -87,7 +87,7 @@ def test_a_partition_between_brokers_needs_the_docker_backend(tmp_path, no_looku
 
 
 def test_nightly_draws_docker_only_scenarios_only_on_the_docker_backend():
-    from harness.nightly import shard_draws
+    from harness.drive.nightly import shard_draws
     m = dict(kafka_versions=["4.3.1"], client_versions=[None], protocols=["classic-cooperative", "consumer"])
     local = {d.scenario for d in shard_draws(2, **m, runs=300)}
     docker = {d.scenario for d in shard_draws(2, **m, runs=300, backend="docker")}

@@ -17,20 +17,20 @@ import pytest
 import connectbuild as cb
 import histbuild as hb
 import streamsbuild as sb
-from harness.history import History
-from harness.history_format import HistoryWriter
+from harness.record.history import History
+from harness.record.format import HistoryWriter
 from harness.invariants import CheckSettings, balance, convergence
 from harness.invariants.connect import ConnectCheckSettings, check_balance
 from harness.invariants.streams import StreamsCheckSettings, check_task_balance
-from harness.kinds.checks import checks_of
+from harness.plan.kinds.checks import checks_of
 from harness.kinds.connect import SINK, SOURCE, ConnectCluster
 from harness.kinds.consumer import ConsumerGroup
 from harness.kinds.streams import StreamsApp
-from harness.observe import Observer
-from harness.plan import RunConfig
-from harness.scenarios import SCENARIOS
-from harness.topics import run_topics
-from harness.waits import Waits
+from harness.run.observe import Observer
+from harness.plan.config import RunConfig
+from harness.plan.scenarios import SCENARIOS
+from harness.plan.topics import run_topics
+from harness.run.waits import Waits
 
 
 class _Clock:

@@ -1,4 +1,4 @@
-"""harness/broker_log.py: which broker log lines are about a run's group, and how their times become the
+"""harness/cluster/broker_log.py: which broker log lines are about a run's group, and how their times become the
 history's clock. Real log lines of Kafka 4.3.1 brokers (from runs of protocol-migration) as inputs."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import history_schema
-from harness.broker_log import BrokerLog, about_group, java_string_hash, offsets_partition, parse_line, read_events
+from harness.record import schema as history_schema
+from harness.cluster.broker_log import BrokerLog, about_group, java_string_hash, offsets_partition, parse_line, read_events
 
 G = "g-20261123T225604-protocol-migration-classic-cooperative-3"
 REFUSAL = (f"2026-11-23T22:59:01.123+0000 [group-coordinator-event-processor-1] WARN "
@@ -120,7 +120,7 @@ def test_collect_records_a_log_it_could_not_read(tmp_path):
     lines = [json.loads(x) for x in out.read_text().splitlines()][1:]
     assert sorted(e["type"] for e in lines) == ["broker", "broker_log_unread"]
     assert history_schema.validate_dir(out.parent) == []
-    from harness.history import History
+    from harness.record.history import History
     from harness.invariants import CheckSettings, brokers
     from histbuild import history, join, run_end, run_start
     h = history([run_start(0.0), *join("a", 1.0, [0]), run_end(9.0)])

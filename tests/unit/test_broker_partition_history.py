@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import exclusive, judge
 from harness.invariants.core import CheckSettings
 

@@ -1,4 +1,4 @@
-"""The built-in scenarios shipped as files (harness/builtin/), of every kind of group, and the format features
+"""The built-in scenarios shipped as files (harness/plan/builtin/), of every kind of group, and the format features
 they use.
 
 Verify: every shipped file validates and builds a schedule for many seeds; each converted built-in keeps
@@ -9,10 +9,11 @@ from collections import Counter
 
 import pytest
 
-from harness import scenario_file, scenarios
-from harness.errors import BadInput
-from harness.plan import RunConfig
-from harness.scenarios import SCENARIOS, ScenarioContext
+from harness.plan import scenario_file
+from harness.plan import scenarios
+from harness.base.errors import BadInput
+from harness.plan.config import RunConfig
+from harness.plan.scenarios import SCENARIOS, ScenarioContext
 
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4.1.0", target_client="2.16.1")
 SEEDS = range(40)
@@ -225,8 +226,8 @@ def test_the_cli_refuses_a_bad_value_in_one_line_with_exit_2(tmp_path, capsys, s
 def test_a_built_in_file_run_by_name_brings_its_run_settings(name):
     """Run by name, a shipped file's settings ([members], [cluster], [workload], [[topics]]) are the run's
     defaults, exactly as when the file is run by its path."""
-    from harness.plan import RunConfig
-    from harness.scenarios import builtin_text
+    from harness.plan.config import RunConfig
+    from harness.plan.scenarios import builtin_text
     cfg = RunConfig.for_scenario(name, seed=1)
     for key, value in scenario_file.run_defaults(scenario_file.parse(builtin_text(name), name)).items():
         assert getattr(cfg, key) == value, (key, getattr(cfg, key), value)
@@ -235,7 +236,7 @@ def test_a_built_in_file_run_by_name_brings_its_run_settings(name):
 def test_the_run_settings_of_a_shipped_file_reach_a_run_by_name(monkeypatch):
     """A shipped file with client settings, a workload and topics: run by name, they are the run's, under
     what the caller gives."""
-    from harness.plan import RunConfig
+    from harness.plan.config import RunConfig
     text = FILES["member-kill"].read_text() + ('\n[workload]\nrate_per_s = 20\n[[topics]]\nname = "a"\npartitions = 2\n')
     text = text.replace("[members]", '[members]\nclient_settings = { "fetch.wait.max.ms" = 100, "x" = 1 }', 1)
     assert "client_settings" in text

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import scenarios
-from harness.scenarios import SCENARIOS, ScenarioContext
+from harness.plan import scenarios
+from harness.plan.scenarios import SCENARIOS, ScenarioContext
 
 RECORDED = json.loads((Path(__file__).parent / "builtin_schedules.json").read_text())
 CTXS = (ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="4.1.0", target_client="2.16.1"),

@@ -10,7 +10,7 @@ import pytest
 
 from harness.analytics import synth
 from harness.cli import main
-from harness.rundir import RunDir
+from harness.record.rundir import RunDir
 
 
 @pytest.fixture(scope="module")

@@ -47,7 +47,7 @@ def test_bad_input_keeps_its_exit_code_when_stderr_is_gone_too(tmp_path):
 def test_check_keeps_its_verdicts_exit_code(tmp_path, capsys):
     from harness.analytics import synth
     from harness.cli import main
-    from harness.rundir import RunDir
+    from harness.record.rundir import RunDir
     synth.generate(str(tmp_path), 2, 500, seed=1)
     run = next(p for p in sorted(tmp_path.iterdir()) if RunDir.is_run_dir(p) and RunDir(p).status() in ("pass", "fail"))
     copy = tmp_path / "copy"

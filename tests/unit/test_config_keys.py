@@ -2,11 +2,13 @@
 the names kept per version, and what plan.resolve refuses up front, on small hand-made name lists."""
 import pytest
 
-from harness import config_keys, config_names, kafka_dist
+from harness.kafka import config_keys
+from harness.kafka import config_names
+from harness.kafka import dist as kafka_dist
 from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
-from harness.errors import BadInput
-from harness.plan import RunConfig, resolve
+from harness.base.errors import BadInput
+from harness.plan.config import RunConfig, resolve
 
 BROKER = frozenset({"num.io.threads", "num.network.threads", "log.roll.ms", "group.consumer.assignors"})
 GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"})

@@ -5,8 +5,8 @@ from connectbuild import cluster, history
 from histbuild import acked, ev, processed
 from histbuild import settings as check_settings
 
-from harness import actions
-from harness.errors import BadInput
+from harness.plan import actions
+from harness.base.errors import BadInput
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
 
 SINK = ConnectCheckSettings.from_dict({"protocol": "sessioned", "scheduled_delay_s": 10.0, "session_timeout_s": 6.0,
@@ -71,8 +71,8 @@ def test_add_partitions_on_streams_is_refused_with_kafka_streams_rule():
 
 
 def test_the_plan_refuses_add_partitions_on_a_streams_scenario(tmp_path, monkeypatch):
-    from harness import kafka_dist
-    from harness.plan import RunConfig, resolve
+    from harness.kafka import dist as kafka_dist
+    from harness.plan.config import RunConfig, resolve
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.4.0", tmp_path))
     cfg = RunConfig(scenario="streams-broker-bounce", seed=1, protocol="classic", kafka_version="4.4.0",
                     backend="local", schedule=({"kind": "add_partitions", "params": {"count": 6}},),
@@ -84,8 +84,8 @@ def test_the_plan_refuses_add_partitions_on_a_streams_scenario(tmp_path, monkeyp
 
 
 def test_the_sink_consumers_metadata_age_is_a_recorded_connect_setting():
-    from harness.kinds.connect_settings import CONNECT_DEFAULTS, WORKER_KEYS, connect_settings
-    from harness.plan import RunConfig
+    from harness.plan.kinds.connect import CONNECT_DEFAULTS, WORKER_KEYS, connect_settings
+    from harness.plan.config import RunConfig
     assert CONNECT_DEFAULTS["consumer.metadata.max.age.ms"] == 5000 and "consumer.metadata.max.age.ms" in WORKER_KEYS
     cfg = RunConfig(scenario="connect-partitions-added", seed=1, protocol="sessioned")
     sc = cfg.validate()

@@ -3,10 +3,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness.kinds.connect import SINK, SOURCE, ConnectCluster
-from harness.kinds.connect_settings import connect_settings
-from harness.plan import RunConfig
-from harness.rundir import RunDir
-from harness.scenarios import SCENARIOS
+from harness.plan.kinds.connect import connect_settings
+from harness.plan.config import RunConfig
+from harness.record.rundir import RunDir
+from harness.plan.scenarios import SCENARIOS
 
 
 def _kind(tmp_path: Path, **given) -> ConnectCluster:

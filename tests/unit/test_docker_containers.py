@@ -1,4 +1,4 @@
-"""The docker backend's use of testcontainers (harness/cluster/docker.py, harness/docker_engine.py), with no
+"""The docker backend's use of testcontainers (harness/cluster/docker.py, harness/cluster/docker_engine.py), with no
 engine: testcontainers' Docker client is replaced by a stub that records what would be asked of an engine.
 The real evidence is tests/integration/test_docker_backend.py and suites/test_docker_chaos.py."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from testcontainers.core.labels import LABEL_SESSION_ID
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import LogMessageWaitStrategy
 
-from harness import docker_engine
+from harness.cluster import docker_engine
 from harness.cluster import docker as dk
 
 

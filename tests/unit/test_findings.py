@@ -1,4 +1,4 @@
-"""Known findings (harness/findings.py, docs/findings.md): which failing runs they excuse (only those whose failing
+"""Known findings (harness/drive/findings.py, docs/findings.md): which failing runs they excuse (only those whose failing
 witnesses lie inside the bug's marks in the history, in the finding's scenario by identity), and nightly() marking
 such a run with its expected rate instead of shrinking it."""
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.findings import KNOWN, REASON, known, near_misses
-from harness.findings_evidence import batch_skipped_at_rebalance, illegal_generation_lost
+from harness.drive.findings import KNOWN, REASON, known, near_misses
+from harness.drive.findings_evidence import batch_skipped_at_rebalance, illegal_generation_lost
 from harness.invariants.core import Verdict
-from harness.nightly import nightly
-from harness.plan import config_dict
-from harness.rundir import RunResult
-from harness.scenarios import builtin_text
+from harness.drive.nightly import nightly
+from harness.plan.config import config_dict
+from harness.record.rundir import RunResult
+from harness.plan.scenarios import builtin_text
 from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts, lost_records,
                                            write_meta)
 from tests.unit.livelock_history import livelock_verdicts, write_run
@@ -97,7 +97,7 @@ def test_the_scenario_is_matched_by_identity_not_by_its_files_name(tmp_path):
 def test_a_finding_without_evidence_never_excuses(tmp_path, monkeypatch):
     run = write_run(tmp_path / "run", refused_s=8.0)
     f = next(f for f in KNOWN if f.id == "librdkafka-848-commit-starves-heartbeat")
-    monkeypatch.setattr("harness.findings.KNOWN", (dataclasses.replace(f, evidence=None),))
+    monkeypatch.setattr("harness.drive.findings.KNOWN", (dataclasses.replace(f, evidence=None),))
     assert known(run, livelock_verdicts(run)) is None
     assert near_misses(run, livelock_verdicts(run)) == [
         "not librdkafka-848-commit-starves-heartbeat: it has no evidence function, so it never matches"]
@@ -119,9 +119,9 @@ def _anchor(heading: str) -> str:
 
 
 def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
+    monkeypatch.setattr("harness.drive.nightly.report", lambda *a, **k: None)
     shrunk = []
-    monkeypatch.setattr("harness.nightly.shrink_failure", lambda *a, **k: shrunk.append(a) or {
+    monkeypatch.setattr("harness.drive.nightly.shrink_failure", lambda *a, **k: shrunk.append(a) or {
         "from_actions": 2, "to_actions": 1, "replay": "harness replay shrunk"})
 
     class NoCluster:
@@ -162,7 +162,7 @@ def _share_verdicts():
     """The trimmed history's verdicts but two it cannot speak to: group_settled (the trimming kept m1's events only,
     m2's and m3's files hold their headers, so judged it is invalid: m2 and m3 delivered nothing) and
     share_dead_letter (the run predates the plan's `applies` in run_start, so its skip is unknown)."""
-    from harness.history import History
+    from harness.record.history import History
     from harness.invariants import judge
     verdicts = judge(History.load(SHARE_RECONNECT / "history"))
     assert verdicts.pop("group_settled").status == "invalid"

@@ -1,17 +1,17 @@
 """A gate test that fails as a known client or Kafka bug says which one, and where in its history the bug's marks
 hold the failing witnesses; it fails all the same unless the session asks for xfail (--harness-known-findings,
-harness/pytest_known.py). A failure whose witnesses lie elsewhere is not the bug, whatever its neighbourhood: the
+harness/suite/known.py). A failure whose witnesses lie elsewhere is not the bug, whatever its neighbourhood: the
 livelock's mark on another member, or absent, or a broker that took the fenced member's commit, excuses nothing.
 """
 from types import SimpleNamespace
 
 import pytest
 
-from harness.findings_evidence import commits_refused_unheard
+from harness.drive.findings_evidence import commits_refused_unheard
 from harness.invariants.core import Verdict
-from harness.pytest_known import settle
-from harness.pytest_plugin import failure_message, known_finding
-from harness.rundir import RunResult
+from harness.suite.known import settle
+from harness.suite.plugin import failure_message, known_finding
+from harness.record.rundir import RunResult
 from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
 LIVELOCK = "librdkafka-848-commit-starves-heartbeat"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from harness.history import BULK_TYPES, History, HistoryFormatError, HistoryWriter, read_file
+from harness.record.history import BULK_TYPES, History, HistoryFormatError, HistoryWriter, read_file
 
 
 def test_round_trip_and_merge_order(tmp_path):
@@ -61,7 +61,7 @@ def test_sigkill_while_writing_leaves_a_readable_history(tmp_path):
     """A writer killed with SIGKILL in a tight write loop leaves a file every line of which parses."""
     p = tmp_path / "k.jsonl"
     code = ("import sys; sys.path.insert(0, %r)\n"
-            "from harness.history import HistoryWriter\n"
+            "from harness.record.history import HistoryWriter\n"
             "w = HistoryWriter(%r, source='member', member='m1')\n"
             "i = 0\n"
             "while True:\n"

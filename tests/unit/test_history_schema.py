@@ -1,4 +1,4 @@
-"""harness/history.schema.json is the one source of the history format: the docs agree with it, it tells
+"""harness/record/history.schema.json is the one source of the history format: the docs agree with it, it tells
 good lines from bad ones, and the harness's own writers write lines it accepts.
 
 (The members' real output, Java and Streams included, is checked in the integration tests that run them:
@@ -14,8 +14,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from harness import history_schema as hs
-from harness.history import HistoryWriter, read_file
+from harness.record import schema as hs
+from harness.record.history import HistoryWriter, read_file
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = {"history.md": ROOT / "docs" / "history.md", "streams.md": ROOT / "docs" / "streams.md"}
@@ -82,8 +82,8 @@ def test_the_docs_have_event_tables():
 def test_every_documented_event_type_is_in_the_schema_and_every_schema_type_is_documented():
     documented = {t for r in doc_rows() for t in r["types"]}
     schema = set(hs.event_types())
-    assert documented - schema == set(), "documented but not in harness/history.schema.json"
-    assert schema - documented == set(), "in harness/history.schema.json but in no table of docs/history.md or streams.md"
+    assert documented - schema == set(), "documented but not in harness/record/history.schema.json"
+    assert schema - documented == set(), "in harness/record/history.schema.json but in no table of docs/history.md or streams.md"
 
 
 def test_documented_fields_are_in_the_schema():
@@ -118,7 +118,7 @@ def test_documented_sections_match_the_sources():
 
 
 def test_the_doc_states_the_schema_is_the_source():
-    assert "harness/history.schema.json" in DOCS["history.md"].read_text()
+    assert "harness/record/history.schema.json" in DOCS["history.md"].read_text()
 
 
 # ---------------------------------------------------------------- the schema itself
@@ -332,7 +332,7 @@ def test_workload_lines_validate(tmp_path):
     """The producer's delivery callback, fed what confluent-kafka hands it (no broker needed)."""
     from confluent_kafka import KafkaError
 
-    from harness.workload import Workload
+    from harness.members.workload import Workload
     w = Workload(bootstrap="127.0.0.1:9", topics=["t"], history_path=tmp_path / "producer.jsonl")
     try:
         w._on_delivery(None, _Msg("k3", 0, 17))
@@ -348,7 +348,7 @@ def test_member_pool_and_python_member_lines_validate(tmp_path):
     """The real pool (member_start / member_stop / member_exit through a HistoryWriter, as the runner wires it)
     and the real Python member against a bootstrap nobody listens on: it writes `started` on subscribe and
     `stopped` on SIGTERM without a broker; a second member is killed, a third crashes at start."""
-    from harness.errors import SetupError
+    from harness.base.errors import SetupError
     from harness.members.pool import MemberPool, MemberSpec
     hist_dir, logs = tmp_path / "history", tmp_path / "logs"
     logs.mkdir()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.errors import BadInput
-from harness.history import History
+from harness.base.errors import BadInput
+from harness.record.history import History
 from harness.members import pool as pool_mod
 from harness.members.hosted import hosted_envs, run_hosted
 from harness.members.pool import MemberPool, MemberSpec
@@ -23,7 +23,7 @@ REPO = str(Path(harness.__file__).resolve().parent.parent)
 FAKE = textwrap.dedent(f"""
     import json, os, sys, time
     sys.path.insert(0, {REPO!r})
-    from harness.history import HistoryWriter
+    from harness.record.history import HistoryWriter
     from harness.members.hosted import run_hosted
 
     class M:
@@ -110,7 +110,7 @@ def test_stop_many_stops_whole_processes_with_one_signal_and_others_alone(pool):
 
 def test_hosted_members_must_share_everything_but_static_id_and_rack(pool):
     p, _ = pool
-    from harness.errors import SetupError
+    from harness.base.errors import SetupError
     with pytest.raises(SetupError, match="only their static ids and racks may differ"):
         p.start_hosted([MemberSpec(protocol="consumer"), MemberSpec(protocol="classic-eager")])
 
@@ -149,9 +149,10 @@ def test_run_hosted_stops_every_consumer_on_sigterm():
 
 
 def test_the_plan_refuses_one_process_signals_when_processes_host_several_members():
-    from harness import plan, scenarios
-    from harness.plan import RunConfig
-    from harness.scenario_model import Action
+    from harness.plan import config as plan
+    from harness.plan import scenarios
+    from harness.plan.config import RunConfig
+    from harness.plan.scenario_model import Action
     cfg = RunConfig(scenario="member-kill", seed=1, members_per_process=4)
     sc = scenarios.get("member-kill")
     with pytest.raises(BadInput, match=r"step 0 \(kill_member\) signals one member's process, which hosts 4"):

@@ -8,7 +8,7 @@ from harness.invariants import judge
 from harness.invariants.applies import PlanFacts, applicability, decide
 from harness.invariants.core import verdict
 from harness.invariants.slots import Slots, walk
-from harness.rundir import status_of
+from harness.record.rundir import status_of
 from histbuild import ev, history, join, run_end, run_start
 
 
@@ -188,7 +188,7 @@ def test_status_of_a_valid_run_with_plan_skips_is_pass_and_of_skips_alone_is_not
 
 # -- the random mix draws only steps that can happen
 def test_the_random_mix_names_only_live_slots_and_scales_in_only_beside_another_member():
-    from harness.scenarios import MIX_MEMBERS, SCENARIOS, ScenarioContext, schedule
+    from harness.plan.scenarios import MIX_MEMBERS, SCENARIOS, ScenarioContext, schedule
     ctx = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
     for seed in range(200):
         sched = schedule(SCENARIOS["random-mix"], seed=seed, ctx=ctx)
@@ -203,7 +203,7 @@ def test_the_random_mix_names_only_live_slots_and_scales_in_only_beside_another_
 
 
 def test_the_random_mix_draws_no_group_config_for_brokers_without_them():
-    from harness.scenarios import SCENARIOS, ScenarioContext, schedule
+    from harness.plan.scenarios import SCENARIOS, ScenarioContext, schedule
     old = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, kafka="3.9.2")
     assert not any(a.kind == "group_config" for seed in range(100)
                    for a in schedule(SCENARIOS["random-mix"], seed=seed, ctx=old))

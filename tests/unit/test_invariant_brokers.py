@@ -41,7 +41,7 @@ def test_unknown_without_the_brokers_logs_when_a_refusal_is_expected_skipped_whe
 
 
 def _unread(t: float, broker: int = 2) -> dict:
-    """What harness/broker_log.py writes for a broker log it could not read."""
+    """What harness/cluster/broker_log.py writes for a broker log it could not read."""
     return ev("broker_log_unread", t, "broker-log", broker=broker, error="PermissionError: [Errno 13] denied")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import performed
 from histbuild import (broker_event, ev, fault_end, fault_start, group_settings, member_exit,
                                   member_start, run_end, run_start)

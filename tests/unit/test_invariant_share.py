@@ -532,8 +532,8 @@ def test_the_python_member_tells_librdkafkas_own_errors_from_the_brokers():
 
 
 def test_the_drain_takes_a_lost_answer_once_the_lock_ran_out_without_the_record_back(tmp_path):
-    from harness.history import HistoryWriter
-    from harness.observe import Observer
+    from harness.record.history import HistoryWriter
+    from harness.run.observe import Observer
     with HistoryWriter(tmp_path / "producer.jsonl", source="producer") as w:
         w.event("acked", topic="t", partition=0, offset=0)
         w.event("acked", topic="t", partition=0, offset=1)

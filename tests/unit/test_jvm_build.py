@@ -1,6 +1,6 @@
-"""The one builder of the harness's Java programs (harness/members/jvm_build.py) and the one Java history header.
+"""The one builder of the harness's Java programs (harness/kafka/jvm_build.py) and the one Java history header.
 
-- the header every Java program writes names the schema version of harness/history.schema.json, through a
+- the header every Java program writes names the schema version of harness/record/history.schema.json, through a
   constant generated from the schema at build time (compiled and run here when a JDK is installed);
 - no Java source but HistoryHeader.java spells the header, and each Java program writes it through HistoryHeader;
 - a build is reused while nothing it depends on changed, and made again when anything did: a source, the
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import history_format
-from harness.history_schema import load_schema, validate_file
-from harness.members import connect_member, java_member, jvm_build, streams_member
+from harness.record import format as history_format
+from harness.record.schema import load_schema, validate_file
+from harness.members import connect_member, java_member, streams_member
+from harness.kafka import jvm_build
 
 MEMBERS = Path(jvm_build.__file__).resolve().parent
 HARNESS = MEMBERS.parent

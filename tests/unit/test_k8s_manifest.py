@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from harness.cli import _parser
-from harness.nightly import parse_shard
+from harness.drive.nightly import parse_shard
 
 MANIFEST = Path(__file__).resolve().parents[2] / "docker" / "k8s" / "nightly-indexed-job.yaml"
 

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from harness import kafka_dist
-from harness.errors import SetupError
+from harness.kafka import dist as kafka_dist
+from harness.base.errors import SetupError
 
 
 @pytest.fixture

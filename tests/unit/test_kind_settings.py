@@ -1,4 +1,4 @@
-"""The one settings merge of the Streams and Connect kinds (harness/kinds/kind_settings.py): defaults, then the
+"""The one settings merge of the Streams and Connect kinds (harness/plan/kinds/settings.py): defaults, then the
 scenario's, then the run's own; an unknown key is refused with the close known one; whole numbers read once."""
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.errors import BadInput
-from harness.kinds import connect_settings, streams_settings
-from harness.kinds.kind_settings import merge, whole
+from harness.base.errors import BadInput
+from harness.plan.kinds import connect as connect_settings
+from harness.plan.kinds import streams as streams_settings
+from harness.plan.kinds.settings import merge, whole
 
 DEFAULTS = {"commit.interval.ms": 1, "harness.name": "x"}
 

@@ -17,7 +17,7 @@ from kio.serial import entity_writer
 from harness.kproxy import (KafkaProxy, Seen, Unanswerable, answers, delay_request, drop_request, drop_response,
                             error_response, hold_request)
 from harness.kproxy.wire import parse_request_head, request_bytes
-from harness.tools import free_ports
+from harness.base.tools import free_ports
 
 JOIN, SYNC, HEARTBEAT, FETCH = 11, 14, 12, 1
 #: what the stand-in broker offers (ApiVersions)
@@ -264,7 +264,7 @@ def test_error_response_kio_cannot_answer_is_refused_at_install(setup):
 
 
 def test_what_it_records_is_valid_history(setup):
-    from harness import history_schema as hs
+    from harness.record import schema as hs
     proxy, broker, events, client = setup
     proxy.install(delay_request("Heartbeat", delay_s=(0.01, 0.02), count=1))
     proxy.install(error_response("SyncGroup", error=27, count=1))

@@ -8,9 +8,9 @@ import pytest
 from harness.cli import member_options
 from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
-from harness.errors import BadInput
-from harness.plan import RunConfig, resolve
-from harness.rundir import RunDir
+from harness.base.errors import BadInput
+from harness.plan.config import RunConfig, resolve
+from harness.record.rundir import RunDir
 
 
 def opts(**kw):
@@ -85,7 +85,7 @@ def test_streams_scenarios_take_no_client_settings():
 
 def test_replay_takes_members_and_settings_from_run_json(tmp_path):
     import json
-    from harness.plan import config_dict, replay_config
+    from harness.plan.config import config_dict, replay_config
     cfg = RunConfig(scenario="member-kill", seed=1, member="java", slot_commands=((1, ("app", "-v")),),
                     client_settings=(("a", "1"),), broker_settings=(("b", "2"),), group_settings=(("c", "3"),),
                     commit_mode="async")
@@ -113,7 +113,7 @@ def test_commit_mode_option_and_what_validate_refuses():
 
 def test_processing_time_from_the_option_a_scenario_and_replay(tmp_path):
     import json
-    from harness.plan import config_dict, replay_config
+    from harness.plan.config import config_dict, replay_config
     assert opts(processing_ms=5.0) == {"processing_ms": 5.0} and "processing_ms" not in opts()
     assert RunConfig.for_scenario("autoscale", seed=1).processing_ms == 20.0  # [members] processing_ms of the file
     assert RunConfig.for_scenario("autoscale", seed=1, processing_ms=5.0).processing_ms == 5.0
@@ -137,7 +137,7 @@ def test_processing_time_reaches_members_as_the_contract_and_streams_settings_sa
     from types import SimpleNamespace
     from harness.kinds.consumer import ConsumerGroup
     from harness.kinds.streams import StreamsApp
-    from harness.plan import scenario_of
+    from harness.plan.config import scenario_of
     cfg = RunConfig.for_scenario("autoscale", seed=1)
     plan = SimpleNamespace(cfg=cfg, scenario=scenario_of("autoscale"), racks=("r0",))
     run = SimpleNamespace(group_id="g", run_id="r", topics=[SimpleNamespace(real="t-r", partitions=6)])
@@ -145,7 +145,7 @@ def test_processing_time_reaches_members_as_the_contract_and_streams_settings_sa
     assert kind.member_spec(0).processing_ms == 20.0 and kind.input_topics() == [("t-r", 6)]
     scfg = RunConfig.for_scenario("streams-autoscale", seed=1)
     sc = scenario_of("streams-autoscale")
-    from harness.kinds.streams_settings import streams_settings
+    from harness.plan.kinds.streams import streams_settings
     splan = SimpleNamespace(cfg=scfg, scenario=sc, racks=("r0",), settings=streams_settings(scfg, sc))
     srun = SimpleNamespace(group_id="g", topic="t-r", dir=RunDir(Path("/tmp/x")))
     app = StreamsApp(splan, srun)

@@ -1,4 +1,4 @@
-"""The nemesis on the fake backend: actions, skipped slots, the fault bracket (harness/nemesis.py).
+"""The nemesis on the fake backend: actions, skipped slots, the fault bracket (harness/nemesis/core.py).
 
 Members here are stand-ins (no processes): the member pool is exercised by tests/unit/test_runner_fake.py.
 """
@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from harness.cluster.fake import FakeCluster
-from harness.errors import BadInput, Indeterminate, SetupError
+from harness.base.errors import BadInput, Indeterminate, SetupError
 from harness.members import MemberSpec
-from harness.nemesis import Nemesis
-from harness.scenarios import Action
+from harness.nemesis.core import Nemesis
+from harness.plan.scenarios import Action
 
 
 class StubPool:

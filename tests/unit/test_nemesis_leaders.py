@@ -1,4 +1,4 @@
-"""The actions on partition leaders (harness/nemesis_leaders.py) on the fake backend, the turn of a replica list
+"""The actions on partition leaders (harness/nemesis/leaders.py) on the fake backend, the turn of a replica list
 (harness/cluster/leadership.py), the topics' replication and the share kind's refusal of a roll onto brokers
 without share groups."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 
 from harness.cluster.fake import FakeCluster
 from harness.cluster.leadership import turned
-from harness.errors import BadInput, Indeterminate
-from harness.kinds.checks import ShareChecks
-from harness.nemesis import Nemesis
-from harness.plan import RunConfig
-from harness.scenarios import Action, SCENARIOS
+from harness.base.errors import BadInput, Indeterminate
+from harness.plan.kinds.checks import ShareChecks
+from harness.nemesis.core import Nemesis
+from harness.plan.config import RunConfig
+from harness.plan.scenarios import Action, SCENARIOS
 from test_nemesis import StubPool, StubWaits, types
 
 

@@ -14,9 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.nightly import NightlyResult, NightlyRun, nightly, rates, summary_lines
-from harness.rundir import RunResult
-from harness.seeds import seeds
+from harness.drive.nightly import NightlyResult, NightlyRun, nightly, rates, summary_lines
+from harness.record.rundir import RunResult
+from harness.drive.seeds import seeds
 
 MATRIX = dict(kafka_versions=["4.3.1"], client_versions=[None], protocols=["classic-cooperative", "consumer"])
 
@@ -33,9 +33,9 @@ class NoCluster:
 
 
 def _night(tmp_path, monkeypatch, *, repeat, fail_seeds=(), name="n"):
-    monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
+    monkeypatch.setattr("harness.drive.nightly.report", lambda *a, **k: None)
     shrunk = []
-    monkeypatch.setattr("harness.nightly.shrink_failure", lambda r, cfg, **k: shrunk.append(cfg.seed) or {
+    monkeypatch.setattr("harness.drive.nightly.shrink_failure", lambda r, cfg, **k: shrunk.append(cfg.seed) or {
         "from_actions": 2, "to_actions": 1, "replay": "harness replay x"})
     ran = []
 
@@ -98,7 +98,7 @@ def test_runs_whose_schedule_did_not_all_happen_are_counted_apart_as_not_exercis
     assert lines[1] == "  random-mix consumer kafka=4.3.1 client=default: 0/3 failed (1 unknown, 1 did not exercise)"
     assert rates(runs)[0]["not_exercised"] == 1 and rates(runs)[0]["unknown"] == 1
     # the night marks a run so from its verdicts: schedule_performed unknown
-    monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
+    monkeypatch.setattr("harness.drive.nightly.report", lambda *a, **k: None)
 
     def run(cfg, *, cluster, progress):
         d = Path(cfg.runs_root) / f"r{cfg.seed}"
@@ -118,7 +118,7 @@ def test_the_cli_passes_repeat_to_the_night_and_prints_its_rates(tmp_path, monke
     def fake_night(**kw):
         asked.update(kw)
         return NightlyResult(tmp_path, [_run("member-kill", "pass"), _run("member-kill", "fail")])
-    monkeypatch.setattr("harness.nightly.nightly", fake_night)
+    monkeypatch.setattr("harness.drive.nightly.nightly", fake_night)
     assert main(["nightly", "--seed", "1", "--runs", "1", "--repeat", "2", "--runs-root", str(tmp_path)]) == 1
     assert asked["repeat"] == 2 and asked["runs"] == 1
     assert "  member-kill consumer kafka=4.3.1 client=default: 1/2 failed" in capsys.readouterr().out

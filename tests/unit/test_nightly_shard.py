@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import nightly as night
-from harness.errors import BadInput
-from harness.nightly import nightly, parse_shard, shard_draws
-from harness.rundir import RunResult
-from harness.scenarios import PROTOCOLS
+from harness.drive import nightly as night
+from harness.base.errors import BadInput
+from harness.drive.nightly import nightly, parse_shard, shard_draws
+from harness.record.rundir import RunResult
+from harness.plan.scenarios import PROTOCOLS
 
 MATRIX = dict(kafka_versions=["4.3.1", "4.0.0"], client_versions=[None, "2.12.2"],
               protocols=["classic-eager", "classic-cooperative", "consumer"])
@@ -58,7 +58,7 @@ class NoCluster:
 def test_n_sharded_nights_run_exactly_the_unsharded_nights_runs(tmp_path, monkeypatch):
     """nightly() itself, with its runs recorded instead of run: the configs of the three shards' runs are
     the unsharded night's, each once, and each shard's directory says which shard it is."""
-    monkeypatch.setattr("harness.nightly.report", lambda *a, **k: None)
+    monkeypatch.setattr("harness.drive.nightly.report", lambda *a, **k: None)
     clusters = []
 
     def make_cluster(backend, **kw):

@@ -25,8 +25,8 @@ ENV.pop("HARNESS_KNOWN_FINDINGS", None)
 LIVELOCK = "librdkafka-848-commit-starves-heartbeat"
 
 TESTS = '''
-from harness.pytest_plugin import assert_run_passes
-from harness.rundir import RunResult
+from harness.suite.plugin import assert_run_passes
+from harness.record.rundir import RunResult
 from tests.unit.livelock_history import livelock_verdicts, write_run
 
 
@@ -50,7 +50,7 @@ def test_passes():
 def _session(tmp_path, *args) -> tuple[subprocess.CompletedProcess, dict[str, ET.Element], Path]:
     (tmp_path / "test_some.py").write_text(TESTS)
     junit, allure = tmp_path / "junit.xml", tmp_path / "allure"
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "harness.pytest_plugin",
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "harness.suite.plugin",
                         f"--junitxml={junit}", f"--alluredir={allure}", *args, "test_some.py"],
                        cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}

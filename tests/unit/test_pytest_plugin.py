@@ -7,9 +7,9 @@ the choices the CLI offers (the group protocols: the consumer-group ones, which 
 """
 import argparse
 
-from harness import pytest_plugin
+from harness.suite import plugin as pytest_plugin
 from harness.cli import _parser
-from harness.scenarios import PROTOCOLS
+from harness.plan.scenarios import PROTOCOLS
 
 
 class _Recorder:

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.pytest_plugin import seed_for
-from harness.seeds import seeds
+from harness.suite.plugin import seed_for
+from harness.drive.seeds import seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
@@ -38,7 +38,7 @@ def test_c():
 def _collect(tmp_path, *args) -> subprocess.CompletedProcess:
     (tmp_path / "test_some.py").write_text(TESTS)
     return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           "-p", "harness.pytest_plugin", "--harness-protocol", "consumer", *args, "test_some.py"],
+                           "-p", "harness.suite.plugin", "--harness-protocol", "consumer", *args, "test_some.py"],
                           cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120)
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from harness.history import read_file
+from harness.record.history import read_file
 from harness.members import python_member as pm
 
 

@@ -1,4 +1,4 @@
-"""Verify: `harness run --repeat N / --until-fail` (harness/repeat.py) draws its seeds from one, stops at the first
+"""Verify: `harness run --repeat N / --until-fail` (harness/drive/repeat.py) draws its seeds from one, stops at the first
 failing run when asked, shares one cluster, prints its table and the failing seed's replay command, exits with the
 right code, and leaves nothing behind on Ctrl-C.
 
@@ -20,15 +20,18 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness import kafka_dist, procs, repeat as rp, scenarios
+from harness.kafka import dist as kafka_dist
+from harness.base import procs
+from harness.drive import repeat as rp
+from harness.plan import scenarios
 from harness.cluster.fake import FakeCluster, FakeWorkload
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.invariants import Verdict
-from harness.rundir import RunDir, RunResult
-from harness.runner import Run, RunConfig
-from harness.scenarios import Action, Scenario
-from harness.seeds import nth, seeds
-from harness.waits import Waits
+from harness.record.rundir import RunDir, RunResult
+from harness.run.runner import Run, RunConfig
+from harness.plan.scenarios import Action, Scenario
+from harness.drive.seeds import nth, seeds
+from harness.run.waits import Waits
 
 FAKE_MEMBER = (sys.executable, str(Path(harness.__file__).parent / "members" / "fake_member.py"))
 PAUSE_S = 0.61
@@ -54,7 +57,7 @@ def test_seeds_skip_a_draw_equal_to_the_base(monkeypatch):
 
         def randrange(self, _n):
             return next(self.values)
-    monkeypatch.setattr("harness.seeds.random.Random", Rigged)
+    monkeypatch.setattr("harness.drive.seeds.random.Random", Rigged)
     assert list(seeds(4, 3)) == [4, 5, 6]
 
 
@@ -293,7 +296,7 @@ def fake_run(bad_seed):
 def test_until_fail_on_the_fake_backend_stops_at_the_third_seed_and_prints_its_replay(tmp_path, own_kafka,
                                                                                       monkeypatch, capsys):
     third = nth(1, 3)
-    monkeypatch.setattr("harness.nightly.run_scenario", fake_run(third))  # the shrinking runs, on the fake too
+    monkeypatch.setattr("harness.drive.nightly.run_scenario", fake_run(third))  # the shrinking runs, on the fake too
     clusters = []
     args = argparse.Namespace(repeat=5, until_fail=True, shrink_attempts=2)
     code = rp.run_repeated(config(tmp_path), args, progress=lambda *_: None, run=fake_run(third),

@@ -16,7 +16,7 @@ import sys
 import textwrap
 from datetime import datetime, timedelta, timezone
 
-from harness.history import HistoryWriter
+from harness.record.history import HistoryWriter
 from harness.report.allure_times import STEP_STATUS, run_span, verdict_name
 
 FINISHED = datetime(2026, 11, 27, 10, 0, 0, tzinfo=timezone.utc)
@@ -75,11 +75,11 @@ def test_the_allure_result_has_the_run_s_times_and_a_step_per_verdict(tmp_path):
     (tmp_path / "test_inner.py").write_text(textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from harness.pytest_plugin import run_on
-        from harness.rundir import RunResult
+        from harness.suite.plugin import run_on
+        from harness.record.rundir import RunResult
 
         def test_collects_a_finished_run(request, monkeypatch):
-            monkeypatch.setattr("harness.runner.run_scenario",
+            monkeypatch.setattr("harness.run.runner.run_scenario",
                                 lambda cfg, cluster=None: RunResult(Path({str(d)!r}), "fail"))
             time.sleep(0.3)
             run_on(request, None, None)
@@ -87,7 +87,7 @@ def test_the_allure_result_has_the_run_s_times_and_a_step_per_verdict(tmp_path):
     """))
     results = tmp_path / "allure"
     r = subprocess.run([sys.executable, "-m", "pytest", "test_inner.py", "-q", "-p", "no:cacheprovider",
-                        f"--alluredir={results}", "-p", "harness.pytest_plugin"],
+                        f"--alluredir={results}", "-p", "harness.suite.plugin"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     (res,) = [json.loads(p.read_text()) for p in results.glob("*-result.json")]

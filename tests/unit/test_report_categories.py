@@ -2,7 +2,7 @@
 from the registries, so that a checker registered later has its category without a hand list.
 
 Setup: a history of each kind (consumer, Streams, Connect with a sink, share) holding only its run_start, judged;
-the failure message a suite test prints for a verdict; an xfail reason as harness/pytest_known.py writes it.
+the failure message a suite test prints for a verdict; an xfail reason as harness/suite/known.py writes it.
 Then: every verdict name `judge` gives, and every name of every `*CHECKERS` registry, is a `Violation:` and an
 `Undecided:` category, matched first by a message naming it invalid (unknown); a registry planted in an
 invariants module is picked up; each known finding has a category that an xfail reason starting `known finding:
@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from harness.findings import KNOWN
-from harness.history import History
+from harness.drive.findings import KNOWN
+from harness.record.history import History
 from harness.invariants import CHECKERS, RUN_CHECKERS, judge
 from harness.invariants.connect import CONNECT_CHECKERS
 from harness.invariants.share import SHARE_CHECKERS

@@ -2,14 +2,14 @@
 import pytest
 
 from harness.cli import main
-from harness.errors import BadInput, SetupError
+from harness.base.errors import BadInput, SetupError
 from harness.report import generate
 
 
 def test_missing_node_is_one_setup_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    monkeypatch.setattr("harness.procs.install_signal_handlers", lambda: None)  # keep pytest's own handlers
+    monkeypatch.setattr("harness.base.procs.install_signal_handlers", lambda: None)  # keep pytest's own handlers
     with pytest.raises(SetupError, match="'node' was not found"):
         generate.allure_binary(progress=lambda *_: None)
     (tmp_path / "res").mkdir()

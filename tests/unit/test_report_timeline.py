@@ -106,7 +106,7 @@ def test_results_dir_files(tmp_path):
 
 
 def test_action_steps_and_helpers(tmp_path):
-    from harness.history import HistoryWriter
+    from harness.record.history import HistoryWriter
     f = tmp_path / "harness.jsonl"
     with HistoryWriter(f, source="harness", member=None) as w:
         w.event("run_start", run_id="r", scenario="s", seed=1, settings={})

@@ -1,5 +1,5 @@
-"""Request faults as schedule actions: the plan's checks (harness/request_checks.py), the performers' translation of
-slots into member ids and of `until` into conditions (harness/nemesis_requests.py, against a stub proxy that records
+"""Request faults as schedule actions: the plan's checks (harness/plan/request_checks.py), the performers' translation of
+slots into member ids and of `until` into conditions (harness/nemesis/requests.py, against a stub proxy that records
 what it was given), and which clusters start with the request proxy. No Kafka here: tests/integration/
 test_request_faults_real.py runs them on real brokers."""
 from __future__ import annotations
@@ -9,13 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import actions, request_checks
+from harness.plan import actions
+from harness.plan import request_checks
 from harness.cluster.backends import new_backend
-from harness.errors import BadInput, Indeterminate
+from harness.base.errors import BadInput, Indeterminate
 from harness.kproxy.rules import Seen
-from harness.nemesis import Nemesis
-from harness.scenario_file import loads
-from harness.scenario_model import Action
+from harness.nemesis.core import Nemesis
+from harness.plan.scenario_file import loads
+from harness.plan.scenario_model import Action
 from test_nemesis import StubKind, StubPool, StubWaits
 
 
@@ -75,7 +76,7 @@ def test_needs_requests_and_a_files_needs():
 
 def test_a_request_fault_step_does_not_wait_for_a_stable_group_unless_it_says_so():
     import random
-    from harness.scenario_model import ScenarioContext
+    from harness.plan.scenario_model import ScenarioContext
     sc = loads('name = "x"\n[[steps]]\naction = "hold_request"\napi = "SyncGroup"\nslot = 0\n'
                '[[steps]]\naction = "scale_out"\n', "x.toml")
     kinds = [a.kind for a in sc.build(random.Random(1), ScenarioContext(10, 3, 3))]
@@ -166,7 +167,7 @@ def test_a_cluster_without_the_proxy_makes_a_request_fault_indeterminate(nem):
 
 
 def test_a_race_scenario_on_the_docker_backend_is_refused_before_anything_starts():
-    from harness.plan import RunConfig
+    from harness.plan.config import RunConfig
     cfg = RunConfig(scenario="race-leave-lost", seed=1, protocol="classic-cooperative", backend="docker")
     with pytest.raises(BadInput, match="^scenario race-leave-lost puts faults on Kafka requests .* the docker backend "
                                        "cannot; run it with --backend local$"):
@@ -174,7 +175,7 @@ def test_a_race_scenario_on_the_docker_backend_is_refused_before_anything_starts
 
 
 def test_the_plugins_cluster_has_the_proxy_when_a_selected_scenario_needs_it():
-    from harness.pytest_plugin import _selected_need_requests
+    from harness.suite.plugin import _selected_need_requests
 
     def session(*names):
         return SimpleNamespace(items=[SimpleNamespace(callspec=SimpleNamespace(params={"scenario": n})) for n in names]
@@ -193,10 +194,11 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
                                                                                      with_faults):
     """On the fake backend (real member processes, no Kafka): the cluster is made with request_faults when the
     schedule holds a request fault, the step installs its rule on slot 0's member, the schedule's end lifts it."""
-    from harness import kafka_dist, scenarios
+    from harness.kafka import dist as kafka_dist
+    from harness.plan import scenarios
     from harness.cluster.fake import FakeCluster, FakeWorkload
-    from harness.runner import Run
-    from harness.scenarios import Scenario
+    from harness.run.runner import Run
+    from harness.plan.scenarios import Scenario
     from test_runner_fake import config
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.3.1", tmp_path))
     build = _held if with_faults else (lambda rng, ctx: [Action("scale_out", {}), Action("wait_stable", {})])
@@ -227,7 +229,7 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
 def test_nightly_draws_the_race_scenarios_after_the_mix_and_never_on_docker():
     """The nightly draws race scenarios on the local backend (the proxy's), never on the docker one."""
     import random
-    from harness import nightly
+    from harness.drive import nightly
     seen = {"local": set(), "docker": set()}
     for backend in seen:
         rng = random.Random(3)

@@ -15,22 +15,23 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import procs, scenarios
-from harness.actions import ACTIONS, NEEDS
+from harness.base import procs
+from harness.plan import scenarios
+from harness.plan.actions import ACTIONS, NEEDS
 from harness.cluster import event_sinks
 from harness.cluster.fake import FakeCluster, FakeWorkload, pid_alive
-from harness.pytest_pool import concurrency, front_unplanned, planned_call
-from harness.run_pool import Job, RunPool, _raise_in, exclusive_first
-from harness.runner import Run
-from harness.scenarios import Action, Scenario
-from harness.sharing import CLUSTER_WIDE, disturbing_actions, exclusive_reason
+from harness.suite.pool import concurrency, front_unplanned, planned_call
+from harness.drive.pool import Job, RunPool, _raise_in, exclusive_first
+from harness.run.runner import Run
+from harness.plan.scenarios import Action, Scenario
+from harness.drive.sharing import CLUSTER_WIDE, disturbing_actions, exclusive_reason
 
 from test_runner_fake import FAST, config, harness_events, status_lines
 
 
 # -- which runs must run alone
 def test_every_backend_ability_is_decided_and_each_acts_on_the_whole_cluster():
-    assert CLUSTER_WIDE == frozenset(NEEDS)  # an ability added to harness/actions.py needs a decision here
+    assert CLUSTER_WIDE == frozenset(NEEDS)  # an ability added to harness/plan/actions.py needs a decision here
 
 
 def test_the_rule_reads_the_registry_not_names():
@@ -58,8 +59,8 @@ def test_why_a_run_must_run_alone(plan, expect):
 
 
 def test_the_built_in_smoke_scenarios_are_classified_by_their_schedules():
-    from harness.plan import scenario_of
-    from harness.scenario_model import ScenarioContext, schedule
+    from harness.plan.config import scenario_of
+    from harness.plan.scenario_model import ScenarioContext, schedule
     ctx = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, target_kafka="latest")
     alone = {n for n in ("member-kill", "network-blackhole", "scale-out-in", "streams-scale-out", "share-member-kill",
                          "connect-worker-kill") if disturbing_actions(schedule(scenario_of(n), seed=1, ctx=ctx))}
@@ -327,9 +328,9 @@ def test_every_module_a_run_may_import_is_imported_before_the_workers_start():
     Python 3.11's compiler is not thread-safe): the pool's setup imports them first, in the main thread."""
     import subprocess
     import sys
-    code = ("import sys; from harness.pytest_pool import warm_imports; names = warm_imports(); "
+    code = ("import sys; from harness.suite.pool import warm_imports; names = warm_imports(); "
             "need = ['harness.kinds.streams', 'harness.kinds.connect', 'harness.kinds.share', 'harness.kinds.consumer',"
-            " 'harness.runner', 'harness.nemesis', 'harness.members.pool', 'harness.invariants']; "
+            " 'harness.run.runner', 'harness.nemesis.core', 'harness.members.pool', 'harness.invariants']; "
             "missing = [n for n in need if n not in sys.modules]; "
             "assert not missing and not [n for n in sys.modules if n.startswith('harness.analytics')], missing")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -1,13 +1,13 @@
-"""The run directory: status from verdicts, exit codes, making and opening one, STATUS (harness/rundir.py)."""
+"""The run directory: status from verdicts, exit codes, making and opening one, STATUS (harness/record/rundir.py)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.invariants import Verdict
-from harness.rundir import EXIT_CODES, RunDir, RunResult, exit_code, status_of
+from harness.record.rundir import EXIT_CODES, RunDir, RunResult, exit_code, status_of
 
 
 @pytest.mark.parametrize("statuses, expected", [

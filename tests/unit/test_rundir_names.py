@@ -1,4 +1,4 @@
-"""One owner of the run directory's layout: harness/rundir.py alone spells the names of the files and
+"""One owner of the run directory's layout: harness/record/rundir.py alone spells the names of the files and
 directories inside a run directory (docs/run-directory.md); every other module in harness/ takes them from it.
 
 The test reads every module's string literals (docstrings and comments aside: they may name a file to a
@@ -12,10 +12,11 @@ import ast
 import re
 from pathlib import Path
 
-from harness import history_format, rundir
+from harness.record import format as history_format
+from harness.record import rundir
 
 PKG = Path(__file__).resolve().parents[2] / "harness"
-OWNERS = {PKG / "rundir.py", PKG / "history_format.py"}
+OWNERS = {PKG / "record" / "rundir.py", PKG / "record" / "format.py"}
 
 FILE_NAMES = (rundir.RUN_JSON, rundir.SCHEDULE_JSON, rundir.VERDICTS_JSON, rundir.TIMELINE, rundir.SHRUNK_SCHEDULE_JSON,
               rundir.HARNESS_HISTORY, rundir.PRODUCER_HISTORY, rundir.BROKERS_HISTORY, rundir.OUTPUT_HISTORY,
@@ -75,11 +76,11 @@ def test_no_module_but_rundir_spells_a_name_of_the_run_directory():
             continue
         if hits := spellings(path.read_text(), str(path)):
             found[str(path.relative_to(PKG.parent))] = hits
-    assert not found, f"take these names from harness/rundir.py: {found}"
+    assert not found, f"take these names from harness/record/rundir.py: {found}"
 
 
 def test_rundir_defines_every_name_the_check_looks_for():
-    text = (PKG / "rundir.py").read_text()
+    text = (PKG / "record" / "rundir.py").read_text()
     for name in (*FILE_NAMES, *DIR_NAMES, rundir.STATUS):
         assert name in text or name.endswith(history_format.SUFFIX), name
     assert spellings(text)  # the owner does spell them: the check sees what it is meant to

@@ -15,18 +15,21 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness import history_schema, kafka_dist, procs, scenarios
+from harness.record import schema as history_schema
+from harness.kafka import dist as kafka_dist
+from harness.base import procs
+from harness.plan import scenarios
 from harness.cluster.fake import FakeCluster, FakeWorkload, balanced, pid_alive
-from harness.errors import BadInput, SetupError
-from harness.history import HistoryWriter, read_file
+from harness.base.errors import BadInput, SetupError
+from harness.record.history import HistoryWriter, read_file
 from harness.invariants import judge
 from harness.members import MemberPool, MemberSpec
-from harness.observe import Observer
-from harness.plan import replay_config
-from harness.rundir import RunDir
-from harness.runner import Run, RunConfig
-from harness.scenarios import Action, Scenario
-from harness.waits import Waits
+from harness.run.observe import Observer
+from harness.plan.config import replay_config
+from harness.record.rundir import RunDir
+from harness.run.runner import Run, RunConfig
+from harness.plan.scenarios import Action, Scenario
+from harness.run.waits import Waits
 
 FAKE_MEMBER = (sys.executable, str(Path(harness.__file__).parent / "members" / "fake_member.py"))
 PAUSE_S = 0.77  # the pause of the "fake-pause" scenario: the tests below interrupt the run there
@@ -210,7 +213,7 @@ def test_ctrl_c_leaves_an_incomplete_run_and_no_process(tmp_path, shared, monkey
 
 
 def test_ctrl_c_while_judging_leaves_a_complete_history_and_an_incomplete_run(tmp_path, shared, monkeypatch):
-    import harness.runner as runner
+    import harness.run.runner as runner
 
     def interrupted(history):
         raise KeyboardInterrupt

@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import scenario_file, scenarios
-from harness.errors import BadInput
-from harness.plan import RunConfig, replay_config, scenario_of
-from harness.scenarios import ScenarioContext
+from harness.plan import scenario_file
+from harness.plan import scenarios
+from harness.base.errors import BadInput
+from harness.plan.config import RunConfig, replay_config, scenario_of
+from harness.plan.scenarios import ScenarioContext
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "docs" / "examples").glob("*.toml"))
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness import scenarios
-from harness.errors import BadInput
-from harness.kinds.checks import checks_of
-from harness.plan import RunConfig, scenario_of
-from harness.scenarios import ScenarioContext
+from harness.plan import scenarios
+from harness.base.errors import BadInput
+from harness.plan.kinds.checks import checks_of
+from harness.plan.config import RunConfig, scenario_of
+from harness.plan.scenarios import ScenarioContext
 
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
 STREAMS = """

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from harness import scenarios
-from harness.errors import BadInput
-from harness.runner import RunConfig, replay_config
-from harness.scenarios import SCENARIOS, Action, ScenarioContext
+from harness.plan import scenarios
+from harness.base.errors import BadInput
+from harness.run.runner import RunConfig, replay_config
+from harness.plan.scenarios import SCENARIOS, Action, ScenarioContext
 
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
 
@@ -63,7 +63,7 @@ def test_replay_of_a_directory_without_run_json_is_bad_input(tmp_path):
 def test_nightly_picks_streams_scenarios_only_for_streams_protocols():
     import random
 
-    from harness.nightly import _pick
+    from harness.drive.nightly import _pick
     rng = random.Random(5)
     for _ in range(30):
         sc, protocol, kv, cv, _seed = _pick(rng, ["latest"], ["2.12.2"], ["classic", "streams"])
@@ -79,8 +79,8 @@ def test_the_random_mix_draws_the_group_actions_too():
     parameters its nemesis method takes."""
     import inspect
 
-    from harness.nemesis import Nemesis
-    from harness.scenarios import SCENARIOS, ScenarioContext, schedule
+    from harness.nemesis.core import Nemesis
+    from harness.plan.scenarios import SCENARIOS, ScenarioContext, schedule
     ctx = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
     seen = {}
     for seed in range(60):
@@ -96,7 +96,7 @@ def test_the_random_mix_draws_the_group_actions_too():
 def test_connect_settings_are_checked_before_anything_starts():
     """Bad Connect settings are one BadInput line (the CLI exits 2): an unknown key, a delay below zero, an unknown
     or consumer-group protocol, a consumer-group option."""
-    from harness.plan import RunConfig
+    from harness.plan.config import RunConfig
     cases = [({"connect_settings": (("scheduled.rebalance.max.delay.ms", -1),)}, "at least 0"),
              ({"connect_settings": (("no.such.key", 1),)}, "unknown Connect setting"),
              ({"protocol": "classic-eager"}, "does not run with protocol"),
@@ -110,7 +110,7 @@ def test_connect_settings_are_checked_before_anything_starts():
 
 
 def test_connect_worker_versions_are_checked_against_the_brokers():
-    from harness.kinds.connect_settings import check_worker_version
+    from harness.plan.kinds.connect import check_worker_version
     with pytest.raises(BadInput, match="cannot join Kafka 4.3.1 brokers"):
         check_worker_version("2.0.1", "4.3.1", "sessioned")
     with pytest.raises(BadInput, match="connect.protocol=sessioned needs connect-runtime 2.4"):
@@ -121,8 +121,8 @@ def test_connect_worker_versions_are_checked_against_the_brokers():
 
 def test_nightly_runs_a_scenario_with_broker_settings_of_its_own_on_its_own_cluster():
     from harness.cluster.base import BrokerSettings
-    from harness.nightly import _shared_or_own
-    from harness.plan import RunConfig
+    from harness.drive.nightly import _shared_or_own
+    from harness.plan.config import RunConfig
 
     class Shared:
         settings = BrokerSettings.for_brokers(3)

@@ -7,12 +7,12 @@ dead-letter topic `dlq.t`; the group is `g` (histbuild's group_settings).
 import pytest
 from histbuild import acked, drained, ev, group_settings, history, member_start, run_end, run_start
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
 from harness.kinds.share_dlq import record_fields
-from harness.kinds.share_settings import check_dlq, poison_keys
+from harness.plan.kinds.share import check_dlq, poison_keys
 from harness.cluster.fake import FakeCluster
-from harness.plan import RunConfig, resolve
+from harness.plan.config import RunConfig, resolve
 
 DLQ = "dlq.t"
 GROUP = {"share.record.lock.duration.ms": "5000", "share.delivery.count.limit": "3",

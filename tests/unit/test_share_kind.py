@@ -3,10 +3,10 @@ its timeline rows and redelivery marks."""
 import pytest
 from histbuild import ev, group_settings, history, member_start, run_end, run_start
 
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 from harness.invariants import balance
-from harness.kinds.share_settings import SHARE_GROUP_DEFAULTS, ack_mode, share_group_configs
-from harness.plan import RunConfig
+from harness.plan.kinds.share import SHARE_GROUP_DEFAULTS, ack_mode, share_group_configs
+from harness.plan.config import RunConfig
 from harness.report.share_timeline import (assignment_strips, dead_letter_marks, redelivery_marks,
                                            share_holds_as_ownership)
 from harness.report.timeline import render_svg
@@ -98,7 +98,7 @@ def test_a_record_on_the_dead_letter_topic_is_marked_at_its_reject():
 def test_draining_counts_a_record_released_at_the_delivery_limit_as_done(tmp_path):
     import json
 
-    from harness.observe import Observer
+    from harness.run.observe import Observer
     hdr = {"type": "header", "schema": "rebalance-history", "version": 1, "source": "member", "member": "m1"}
     (tmp_path / "producer.jsonl").write_text("\n".join(json.dumps(x) for x in [
         {**hdr, "source": "producer", "member": None},

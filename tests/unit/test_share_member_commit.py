@@ -5,7 +5,7 @@ import json
 
 import confluent_kafka as ck
 
-from harness.history import HistoryWriter
+from harness.record.history import HistoryWriter
 from harness.members.share_member import ShareMember
 
 

@@ -1,8 +1,8 @@
 """Shrinking: a failing schedule of 10+ actions becomes a shorter one that still fails."""
-from harness import scenarios
-from harness.nightly import parse_budget
-from harness.scenarios import Action, ScenarioContext
-from harness.shrink import flatten, shrink, units
+from harness.plan import scenarios
+from harness.drive.nightly import parse_budget
+from harness.plan.scenarios import Action, ScenarioContext
+from harness.drive.shrink import flatten, shrink, units
 
 CTX = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3)
 

@@ -1,9 +1,9 @@
 """The kafka-streams (and connect-runtime) version a run picks by default, on hand-made version lists."""
 import pytest
 
-from harness import kafka_dist
+from harness.kafka import dist as kafka_dist
 from harness.members import streams_member
-from harness.errors import BadInput
+from harness.base.errors import BadInput
 
 PUBLISHED = ["3.9.1", "3.9.2", "4.2.2", "4.3.0", "4.3.1"]
 
@@ -82,7 +82,7 @@ def test_connect_falls_back_to_the_newest_release_that_resolves(monkeypatch):
 
 
 def test_a_dependency_missing_from_maven_is_remembered_for_a_day(tmp_path, monkeypatch):
-    from harness.members import maven_libs
+    from harness.kafka import maven_libs
     (tmp_path / "UNRESOLVABLE").write_text(__import__("hashlib").sha256(b"<pom/>").hexdigest()[:16] + "\n")
     monkeypatch.setattr(maven_libs, "require_tool", lambda *a, **k: pytest.fail("Maven asked again"))
     with pytest.raises(BadInput, match="tried within the last day"):

@@ -1,14 +1,14 @@
-"""A run's topics and subscriptions (harness/topics.py, docs/scenarios.md): names, anchored regexes, the
+"""A run's topics and subscriptions (harness/plan/topics.py, docs/scenarios.md): names, anchored regexes, the
 runner's "stable" over several topics, and the one-line refusals."""
 import json
 from dataclasses import asdict, replace
 
 import pytest
 
-from harness import topics
-from harness.errors import BadInput
+from harness.plan import topics
+from harness.base.errors import BadInput
 from harness.invariants import balance
-from harness.plan import RunConfig, replay_config, scenario_of
+from harness.plan.config import RunConfig, replay_config, scenario_of
 
 RUN = "20261123T200000-two.topics-consumer-1"
 TS = topics.run_topics(RUN, (("orders", 6), ("payments", 3)), partitions=99)

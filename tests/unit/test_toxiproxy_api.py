@@ -11,8 +11,8 @@ import time
 import pytest
 from toxiproxy.api import APIConsumer
 
-from harness.errors import SetupError
-from harness.toxiproxy import ToxiproxyServer
+from harness.base.errors import SetupError
+from harness.cluster.toxiproxy import ToxiproxyServer
 
 
 def server(port: int, client=None) -> ToxiproxyServer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.connect.added import with_added_partitions
 from harness.invariants.connect.balance import check_balance
 from harness.invariants.connect.delay import check_scheduled_delay

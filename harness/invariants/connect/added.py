@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict
 
 

@@ -11,7 +11,7 @@ without a `drained` event or without live workers at the end of Q. Measurements:
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance
 from harness.invariants.connect.view import STARTS, STOPS, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, verdict, witness

@@ -24,7 +24,7 @@ violation.
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.connect.bounds import detection, scheduled_delay
 from harness.invariants.connect.view import INF, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict

@@ -12,7 +12,7 @@ Connect cluster's "settled" and its bound are.
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance
 from harness.invariants.connect.bounds import detection, scheduled_delay
 from harness.invariants.connect.view import INF, ConnectCheckSettings, View, view_of

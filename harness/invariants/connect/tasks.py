@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.connect.bounds import zombie_tolerance
 from harness.invariants.connect.view import ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict, witness

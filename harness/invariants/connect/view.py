@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import SettingsDict
 from harness.invariants.terms import faults_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, run_checkers, verdict
 from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 from harness.invariants.settings import unread_of
 from harness.invariants.share.view import ShareCheckSettings, build, group_setting

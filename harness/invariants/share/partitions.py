@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
 from harness.invariants.share.records import _view, _w, added_partitions, broker_fault_windows, serving_end

@@ -40,7 +40,7 @@
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 from harness.invariants.terms import faults_of

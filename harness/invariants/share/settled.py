@@ -12,7 +12,7 @@ share group's "settled" and its bound are.
 """
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance
 from harness.invariants.core import MissingSetting, Verdict
 from harness.invariants.settled import judge_settled, stretches, workload_end

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import SettingsDict
 from harness.invariants.settings import unread_of
 

@@ -88,7 +88,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdict
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance

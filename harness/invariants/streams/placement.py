@@ -1,7 +1,7 @@
 """Streams invariants 4 (`standby_placement`, KIP-708) and 5 (`task_balance`); see the package docstring."""
 from __future__ import annotations
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import balance
 from harness.invariants.core import Verdict
 from harness.invariants.settled import judge_settled, stretches, workload_end

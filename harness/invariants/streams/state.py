@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _outcome
 

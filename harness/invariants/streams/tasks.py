@@ -4,7 +4,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witness
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
 from harness.invariants.streams.bounds import zombie_tolerance

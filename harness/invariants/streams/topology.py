@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.assignor import assignors_at
 from harness.invariants.streams.bounds import zombie_tolerance

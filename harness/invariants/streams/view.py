@@ -18,7 +18,7 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants.core import SettingsDict, Verdict, verdict
 from harness.invariants.timeline import faults_of
 

@@ -8,7 +8,7 @@ import org.apache.kafka.common.config.ConfigDef;
  * Prints the config names a Kafka release defines, one a line, sorted: the names of the ConfigDef of the first of
  * the classes given that is on the class path and has one (a static field CONFIG_DEF or CONFIG, or a static method
  * configDef()). The classes differ across releases (Kafka 3.x's kafka.server.KafkaConfig, 4.x's
- * AbstractKafkaConfig), so harness/config_names.py names every candidate in order. Exit 3: none of them has one.
+ * AbstractKafkaConfig), so harness/kafka/config_names.py names every candidate in order. Exit 3: none of them has one.
  */
 final class ConfigNames {
     private ConfigNames() {

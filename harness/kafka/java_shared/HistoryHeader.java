@@ -1,7 +1,7 @@
 /**
  * The first line of every history file a Java program of the harness writes (docs/history.md): the one place
  * the Java side spells the header. The schema's name and version come from HistorySchema, which the builder
- * (harness/members/jvm_build.py) generates from harness/history.schema.json at build time, so a schema bump
+ * (harness/kafka/jvm_build.py) generates from harness/record/history.schema.json at build time, so a schema bump
  * rebuilds every Java program with the new version. Compiled into each of the harness's Java programs.
  */
 final class HistoryHeader {

@@ -1,6 +1,6 @@
 """What the plan checks of each kind of group before anything starts, and the kind's own settings.
 
-The plan (harness/plan.py) asks `checks_of(kind)` once per run: `check_config(cfg, sc)` refuses options that do
+The plan (harness/plan/config.py) asks `checks_of(kind)` once per run: `check_config(cfg, sc)` refuses options that do
 not apply to the kind, `settings(cfg, sc)` gives the kind's own settings (Streams, Connect) checked, and
 `check_versions(cfg, sc, broker_version, schedule)` refuses versions that cannot work together. Pure: the parts
 of a kind that start members and read their results are the kind classes (harness/kinds/consumer.py,
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
-from harness.errors import BadInput
-from harness.kinds.connect_settings import check_worker_version, connect_settings
-from harness.kinds.share_settings import SHARE_CLIENT_SINCE, ack_mode, check_dlq, poison_keys, share_group_configs
-from harness.kinds.streams_settings import streams_settings
+from harness.base.errors import BadInput
+from harness.plan.kinds.connect import check_worker_version, connect_settings
+from harness.plan.kinds.share import SHARE_CLIENT_SINCE, ack_mode, check_dlq, poison_keys, share_group_configs
+from harness.plan.kinds.streams import streams_settings
 
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
 GROUP_CONFIGS_SINCE = (4, 0)

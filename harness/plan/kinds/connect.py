@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.errors import BadInput
-from harness.kinds.kind_settings import merge, whole
-from harness.versions import version_key
+from harness.base.errors import BadInput
+from harness.plan.kinds.settings import merge, whole
+from harness.base.versions import version_key
 
 _int = partial(whole, "Connect")  # settings[key] as a whole number of at least lo, or BadInput
 

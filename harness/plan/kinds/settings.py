@@ -5,8 +5,8 @@ connect_settings.py); how they are merged and how a whole number is read is said
 """
 from __future__ import annotations
 
-from harness.config_keys import closest
-from harness.errors import BadInput
+from harness.kafka.config_keys import closest
+from harness.base.errors import BadInput
 
 
 def merge(what: str, defaults: dict, scenario: dict, given) -> dict:

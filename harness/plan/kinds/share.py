@@ -8,8 +8,8 @@ mode is a client setting, `share.acknowledgement.mode` (`--client-set`, `[member
 """
 from __future__ import annotations
 
-from harness.errors import BadInput
-from harness.kinds.kind_settings import whole
+from harness.base.errors import BadInput
+from harness.plan.kinds.settings import whole
 
 #: share members' self-tests (harness/members/share_member.py)
 SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from harness.errors import BadInput
-from harness.kinds.kind_settings import merge, whole
+from harness.base.errors import BadInput
+from harness.plan.kinds.settings import merge, whole
 
 _int = partial(whole, "Streams")  # settings[key] as a whole number of at least lo, or BadInput
 

@@ -1,0 +1,8 @@
+"""The ground every part stands on: errors, child processes, tools on the machine, the CLI's stdio manners, and
+versions (the one parser and comparer, and every version gate as a named constant).
+
+Owns: `errors` (the one exception tree: bad input apart from an indeterminate outcome), `procs` (child processes in
+their own process group, ended at exit and on signals), `tools` (what the machine has, the cache), `stdio` (a reader
+that leaves early ends nothing), `versions`.
+May import: nothing of the harness outside `base`.
+"""

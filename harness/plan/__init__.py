@@ -1,0 +1,12 @@
+"""What a run will do, checked before anything starts: the run configuration, scenarios and their files, the
+action registry, topics, request-fault checks, misbehaviours and the kinds' setting checks.
+
+Owns: `config` (RunConfig, what was asked, and RunPlan, what will run), `actions` (every schedule action described
+once as data), `scenarios`, `scenario_file`, `scenario_format`, `scenario_values`, `scenario_model` and `builtin/`
+(the shipped scenario files), `topics`, `request_checks`, `misbehave`, `backends` (the backends' names and abilities
+as data), `kinds/` (each kind's settings and plan-time checks), `applicability` (the plan's facts the invariants'
+applicability is decided from).
+May import: `base`, `record`, `kafka`, `kproxy`, `invariants`. Never what starts a process, a container or a
+download (`run`, `cluster`, `members`, `nemesis`, `kinds`): a plan is read and checked without touching the machine
+(tests/unit/test_architecture.py holds both lines).
+"""
