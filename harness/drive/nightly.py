@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.drive import findings
+from harness.findings import registry as findings
 from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.drive import shrink
@@ -57,7 +57,7 @@ class NightlyRun:
     shrunk: dict | None = None
     commit_mode: str | None = None  # drawn by the night for the Python member's consumer-group runs
     index: int | None = None  # the draw's place in the night (shards split the night by it)
-    known: dict | None = None  # a failure that is a known finding (harness/drive/findings.py): its id and expected rate
+    known: dict | None = None  # a failure that is a known finding (harness/findings/registry.py): its id and expected rate
     repeat: int | None = None  # with --repeat N: which of the draw's N seeds (1 is the draw's own)
     #: trigger-to-stable seconds of each disturbance the run's convergence_balance measured (None: never settled)
     rebalance_s: list | None = None
@@ -373,7 +373,7 @@ def summary_lines(result: NightlyResult) -> list[str]:
         if r.shrunk:
             lines.append(f"shrunk failure: {r.scenario} {r.protocol}: {r.shrunk['from_actions']} -> "
                          f"{r.shrunk['to_actions']} actions; {r.shrunk['replay']}")
-        if r.known:  # a failure that is a written-up finding (harness/drive/findings.py), with its expected rate
+        if r.known:  # a failure that is a written-up finding (harness/findings/registry.py), with its expected rate
             lines.append(f"known finding: {r.scenario} {r.protocol} client={r.client_version or 'default'}: "
                          f"{r.known['id']} (expected: {r.known['expected_rate']}; {r.known['doc']})")
     return lines

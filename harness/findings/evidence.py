@@ -1,9 +1,9 @@
-"""What a known finding's bug leaves in a run's history (harness/drive/findings.py): its marks.
+"""What a known finding's bug leaves in a run's history (harness/findings/registry.py): its marks.
 
 A finding names the invariants it fails; that alone would excuse any failure of those invariants in its scenario.
 Each evidence function reads the run's history for the bug itself and returns one `Mark` per place it shows: the
 member it struck, the partitions (and, where the bug is about records, the records) it held, and the time window
-on the history's monotonic clock while the bug acted. harness/drive/findings_match.py then asks that every witness of
+on the history's monotonic clock while the bug acted. harness/findings/match.py then asks that every witness of
 every failing verdict lie inside a mark. Only members that ran librdkafka are read (their `started` event names
 their client; a history that does not say is read). Read from the history files directly (small: it runs only on
 a failed run that matched the rest).

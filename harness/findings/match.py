@@ -1,4 +1,4 @@
-"""Whether a known finding's marks (harness/drive/findings_evidence.py) explain a failing verdict: the failure, not the
+"""Whether a known finding's marks (harness/findings/evidence.py) explain a failing verdict: the failure, not the
 neighbourhood.
 
 A failing verdict is explained only when it has witnesses and every one of them lies inside a mark of the bug:
@@ -18,7 +18,7 @@ show only the first few).
 """
 from __future__ import annotations
 
-from harness.drive.findings_evidence import Mark
+from harness.findings.evidence import Mark
 
 
 def _field(v, name: str, default=None):

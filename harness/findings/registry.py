@@ -9,8 +9,8 @@ with it (harness/suite/known.py). A finding matches a failed run only when all o
 - it ran the finding's scenario, by identity: the built-in itself, or a scenario file whose text is the built-in's
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
 - its protocol, member kind and client version are the finding's;
-- the finding has an evidence function (harness/drive/findings_evidence.py) and the marks it finds in the history cover
-  every witness of every failing verdict (harness/drive/findings_match.py): the same members, partitions (records) and
+- the finding has an evidence function (harness/findings/evidence.py) and the marks it finds in the history cover
+  every witness of every failing verdict (harness/findings/match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
 
 `KNOWN` is the registry (each with its `id`); an xfail's reason starts with `REASON` and the id.
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.drive.findings_evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
+from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
                                        illegal_generation_lost, share_count_kept_after_reconnect)
-from harness.drive.findings_match import holding, outside, status
+from harness.findings.match import holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
 
 #: how an excused test's reason begins, before the finding's id (JUnit's xfail message, Allure's categories)
@@ -46,7 +46,7 @@ class Finding:
     scenarios: tuple[str, ...] = ()  # the built-in scenarios it was measured on (by identity); empty: any
     members: tuple[str, ...] = ("python",)  # the member kinds that run the client it is about
     doc: str = "docs/findings.md"
-    #: the bug's marks in a run's history (harness/drive/findings_evidence.py); None: the finding never matches a run
+    #: the bug's marks in a run's history (harness/findings/evidence.py); None: the finding never matches a run
     evidence: Callable[[Path], list[Mark]] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:

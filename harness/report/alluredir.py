@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from harness.drive.findings import REASON as KNOWN_PREFIX  # how the xfail reason of a test a known finding excused starts
+from harness.findings.registry import REASON as KNOWN_PREFIX  # how the xfail reason of a test a known finding excused starts
 
 
 def key_setting(source: str, key: str) -> bool:
@@ -34,8 +34,8 @@ def invariant_names() -> list[str]:
 
 
 def finding_ids() -> list[str]:
-    """The ids of the known findings (harness/drive/findings.py)."""
-    from harness.drive.findings import KNOWN
+    """The ids of the known findings (harness/findings/registry.py)."""
+    from harness.findings.registry import KNOWN
     return [f.id for f in KNOWN]
 
 

@@ -1,4 +1,4 @@
-"""Suite tests and the known findings (harness/drive/findings.py): a run that fails only as a known client or Kafka
+"""Suite tests and the known findings (harness/findings/registry.py): a run that fails only as a known client or Kafka
 bug fails its test all the same, and its message names the finding and the marks in the history that cover every
 failing witness (`--harness-known-findings fail`, the default: a team's gate must see its client's bugs). With
 `xfail` such a test is reported xfailed: for a gate of the harness's own code (`.ci/run`, README), which a client
@@ -27,7 +27,7 @@ _SETTLED = pytest.StashKey[list]()  # (test id, finding ids, excused) of the ses
 def add_option(group) -> None:
     group.addoption("--harness-known-findings", dest="harness_known_findings", choices=MODES,
                     default=os.environ.get("HARNESS_KNOWN_FINDINGS", "fail"),
-                    help="a run that fails only as a known finding (harness/drive/findings.py, docs/findings.md) whose marks "
+                    help="a run that fails only as a known finding (harness/findings/registry.py, docs/findings.md) whose marks "
                          "in the history cover every failing witness: fail its test (default), or xfail it")
 
 
@@ -40,14 +40,14 @@ def mode(config) -> str:
 
 
 def known_finding(result):
-    """The Excuse (harness/drive/findings.py) of a failed run that is a known finding, else None."""
-    from harness.drive import findings
+    """The Excuse (harness/findings/registry.py) of a failed run that is a known finding, else None."""
+    from harness.findings import registry as findings
     return findings.known(result.run_dir, result.verdicts) if result.status == "fail" else None
 
 
 def misses(result) -> list[str]:
     """Why each known finding whose scenario a failed run ran does not excuse it."""
-    from harness.drive import findings
+    from harness.findings import registry as findings
     return findings.near_misses(result.run_dir, result.verdicts) if result.status == "fail" else []
 
 
@@ -59,7 +59,7 @@ def line(known) -> str:
 def settle(config, message: str, known) -> None:
     """End a failed test: xfail when it is a known finding and the session says so, else fail."""
     if known is not None:
-        from harness.drive.findings import REASON
+        from harness.findings.registry import REASON
         _note(config, known)
         if config is not None and mode(config) == "xfail":
             pytest.xfail(f"{REASON}{known.finding.id}\n{message}")

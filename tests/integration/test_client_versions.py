@@ -28,7 +28,7 @@ def test_rolling_client_upgrade(run_scenario):
 
 @pytest.mark.parametrize("version, proto", [
     # not classic-cooperative: before 2.10.0 librdkafka can drop its assignment as lost on a commit racing a
-    # cooperative rebalance (#4059; a clean-clone CI run failed so; harness/drive/findings.py, docs/findings.md)
+    # cooperative rebalance (#4059; a clean-clone CI run failed so; harness/findings/registry.py, docs/findings.md)
     ("2.3.0", "classic-eager"),
     pytest.param("2.0.2", "classic-eager", marks=pytest.mark.slow),
     pytest.param(NEWEST, "classic-cooperative", marks=pytest.mark.slow),

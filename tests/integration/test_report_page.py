@@ -121,7 +121,7 @@ def _leaves(node: dict) -> list[str]:
 
 def test_allure_files_every_kind_s_verdicts_and_a_known_finding_under_their_categories(tmp_path):
     """The categories' regexes as Allure's generator (Java) applies them, not as Python reads them."""
-    from harness.drive.findings import KNOWN
+    from harness.findings.registry import KNOWN
     finding = KNOWN[0].id
     (tmp_path / "test_kinds.py").write_text(textwrap.dedent(f"""
         import pytest

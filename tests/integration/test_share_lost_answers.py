@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drive.findings import known
+from harness.findings.registry import known
 from harness.record.history import History
 from harness.suite.known import line, settle
 

@@ -1,4 +1,4 @@
-"""Small run directories for the known findings about records and commits (harness/drive/findings_evidence.py), with the
+"""Small run directories for the known findings about records and commits (harness/findings/evidence.py), with the
 verdicts the checkers give them, witnessed as the checkers witness them (integrity.py: the acknowledged records never
 processed; commits.py: the stalled batch, the refused commit, the cut; convergence.py: the `lost` of a member in good
 standing, a rebalance of the storm)."""

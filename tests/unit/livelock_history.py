@@ -1,4 +1,4 @@
-"""A small run directory for the known finding librdkafka-848 (harness/drive/findings_evidence.py), and verdicts whose
+"""A small run directory for the known finding librdkafka-848 (harness/findings/evidence.py), and verdicts whose
 witnesses are chosen as the checkers choose them (harness/invariants/exclusive.py `_zombie`, coverage.py's owners
 at the end, convergence.py's disturbance).
 

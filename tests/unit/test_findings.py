@@ -1,4 +1,4 @@
-"""Known findings (harness/drive/findings.py, docs/findings.md): which failing runs they excuse (only those whose failing
+"""Known findings (harness/findings/registry.py, docs/findings.md): which failing runs they excuse (only those whose failing
 witnesses lie inside the bug's marks in the history, in the finding's scenario by identity), and nightly() marking
 such a run with its expected rate instead of shrinking it."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.drive.findings import KNOWN, REASON, known, near_misses
-from harness.drive.findings_evidence import batch_skipped_at_rebalance, illegal_generation_lost
+from harness.findings.registry import KNOWN, REASON, known, near_misses
+from harness.findings.evidence import batch_skipped_at_rebalance, illegal_generation_lost
 from harness.invariants.core import Verdict
 from harness.drive.nightly import nightly
 from harness.plan.config import config_dict
@@ -97,7 +97,7 @@ def test_the_scenario_is_matched_by_identity_not_by_its_files_name(tmp_path):
 def test_a_finding_without_evidence_never_excuses(tmp_path, monkeypatch):
     run = write_run(tmp_path / "run", refused_s=8.0)
     f = next(f for f in KNOWN if f.id == "librdkafka-848-commit-starves-heartbeat")
-    monkeypatch.setattr("harness.drive.findings.KNOWN", (dataclasses.replace(f, evidence=None),))
+    monkeypatch.setattr("harness.findings.registry.KNOWN", (dataclasses.replace(f, evidence=None),))
     assert known(run, livelock_verdicts(run)) is None
     assert near_misses(run, livelock_verdicts(run)) == [
         "not librdkafka-848-commit-starves-heartbeat: it has no evidence function, so it never matches"]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.drive.findings_evidence import commits_refused_unheard
+from harness.findings.evidence import commits_refused_unheard
 from harness.invariants.core import Verdict
 from harness.suite.known import settle
 from harness.suite.plugin import failure_message, known_finding

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from harness.drive.findings import KNOWN
+from harness.findings.registry import KNOWN
 from harness.record.history import History
 from harness.invariants import CHECKERS, RUN_CHECKERS, judge
 from harness.invariants.connect import CONNECT_CHECKERS
