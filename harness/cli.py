@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.base.errors import HarnessError
 from harness.plan.misbehave import MISBEHAVE_HELP
 from harness.base.stdio import quiet_when_readers_leave
+from harness.plan import options
 
 
 EPILOG = """exit codes: 0 every invariant holds; 1 an invariant is violated (or could not be decided);
@@ -35,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
     def backend(sp, default: str):
-        from harness.cluster.backends import BACKENDS
+        from harness.plan.backends import BACKENDS
         sp.add_argument("--backend", default=None, choices=list(BACKENDS),
                         help=f"where the brokers run: local (broker JVMs on loopback), docker (containers from images "
                              f"built on this machine; an engine is started if none answers; docs/docker.md); "
@@ -220,7 +221,7 @@ def _nightly(args, progress) -> int:
     if bad or not protocols:
         from harness.base.errors import BadInput
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
-    extra = member_options(args)
+    extra = options.member_options(args)
     if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
         from harness.base.errors import BadInput
@@ -262,69 +263,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harness: interrupted; the run directory is marked incomplete", file=sys.stderr)
         return 130
-
-
-def _settings(items: list[str], flag: str) -> tuple[tuple[str, str], ...]:
-    """KEY=VALUE pairs of a --*-set flag, values as text (as server.properties and librdkafka take them)."""
-    from harness.base.errors import BadInput
-    out: dict[str, str] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise BadInput(f"{flag} wants KEY=VALUE, got {item!r}")
-        out[key.strip()] = value
-    return tuple(out.items())
-
-
-def _member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tuple[int, tuple[str, ...]], ...]]:
-    """--member-command values: 'CMD ARGS' for every slot, slotN='CMD ARGS' for slot N (0-based)."""
-    import re
-    import shlex
-    from harness.base.errors import BadInput
-    every, slots = None, {}
-    for item in items:
-        m = re.match(r"^slot(\d+)=(.*)$", item, re.S)
-        try:
-            cmd = tuple(shlex.split(m.group(2) if m else item))
-        except ValueError as e:
-            raise BadInput(f"--member-command {item!r} cannot be split into words: {e}") from None
-        if not cmd:
-            raise BadInput(f"--member-command {item!r} names no program")
-        if m:
-            slots[int(m.group(1))] = cmd
-        elif every is not None:
-            raise BadInput("--member-command without slotN= given twice: one command for every slot, or name slots")
-        else:
-            every = cmd
-    return every, tuple(sorted(slots.items()))
-
-
-def member_options(args) -> dict:
-    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms, --members-per-process and
-    the --*-set flags (only those given)."""
-    every, slots = _member_commands(args.member_command)
-    out = {"member": args.member if args.member != "python" else None, "member_command": every,
-           "slot_commands": slots, "client_settings": _settings(args.client_set, "--client-set"),
-           "broker_settings": _settings(args.broker_set, "--broker-set"),
-           "group_settings": _settings(args.group_set, "--group-set"),
-           "commit_mode": getattr(args, "commit_mode", None), "processing_ms": getattr(args, "processing_ms", None),
-           "members_per_process": getattr(args, "members_per_process", None)}
-    return {k: v for k, v in out.items() if v}
-
-
-def _key_values(items: list[str], flag: str = "--streams-set") -> tuple[tuple[str, object], ...]:
-    """KEY=VALUE pairs, values read as JSON where they parse (numbers, true/false), else as text."""
-    from harness.base.errors import BadInput
-    out = []
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise BadInput(f"{flag} wants KEY=VALUE, got {item!r}")
-        try:
-            out.append((key, json.loads(value)))
-        except json.JSONDecodeError:
-            out.append((key, value))
-    return tuple(out)
 
 
 def _dispatch(args) -> int:
@@ -380,9 +318,9 @@ def _dispatch(args) -> int:
                                      kafka_version=args.kafka_version, client_version=args.client_version,
                                      runs_root=args.runs_root, brokers=args.brokers, misbehave=args.misbehave,
                                      **({"backend": args.backend} if args.backend else {}),
-                                     streams_settings=_key_values(args.streams_set),
-                                     connect_settings=_key_values(args.connect_set, "--connect-set"),
-                                     **member_options(args))
+                                     streams_settings=options.key_values(args.streams_set),
+                                     connect_settings=options.key_values(args.connect_set, "--connect-set"),
+                                     **options.member_options(args))
         if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/drive/repeat.py
             from harness.drive.repeat import run_repeated
             return run_repeated(cfg, args, progress=progress)

@@ -10,3 +10,7 @@ def version_key(v: str) -> tuple[int, ...]:
 def major_minor(v: str) -> tuple[int, int]:
     """The (major, minor) of a release `x.y.z`."""
     return tuple(version_key(v)[:2])  # type: ignore[return-value]
+
+
+#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
+GROUP_CONFIGS_SINCE = (4, 0)

@@ -3,6 +3,7 @@
     local   broker JVMs on loopback, behind Toxiproxy (`harness/cluster/local.py`), the default
     docker  broker containers and a Toxiproxy container (`harness/cluster/docker.py`), images built here
 
+The names and what each backend can do are data in `harness/plan/backends.py` (the plan reads them there).
 The runner, nightly, the pytest plugin and the benchmarks construct clusters only through `new_backend`;
 what they then do with one is the interface in `harness/cluster/base.py`. A backend class may define a
 `preflight()` classmethod: checks that need no cluster (an engine that answers, images that can be built),
@@ -13,24 +14,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from harness.base.errors import BadInput
-
-BACKENDS = {
-    "local": "harness.cluster.local:LocalCluster",
-    "docker": "harness.cluster.docker:DockerCluster",
-}
-DEFAULT = "local"
-#: what each backend can do to its cluster: the optional abilities of harness/cluster/base.py an action may need
-#: (harness/plan/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
-#: tests' in-process stand-in (harness/cluster/fake.py), which plans anything. tests/unit/test_actions.py holds
-#: the local and docker entries to the protocols their classes implement. "requests" (the request proxy,
-#: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is
-#: refused at plan time (one line, exit 2)
-ABILITIES = {
-    "local": frozenset({"kill", "network", "rack_outage", "requests", "leaders"}),
-    "docker": frozenset({"kill", "network", "rack_outage", "broker_partition", "leaders"}),
-    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition", "requests", "leaders"}),
-}
-
+from harness.plan.backends import ABILITIES, BACKENDS, DEFAULT  # noqa: F401 - the names, as data
 
 def backend_class(name: str):
     """The class of backend `name`; BadInput for a name no backend has."""

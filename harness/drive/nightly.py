@@ -20,7 +20,8 @@ from harness.findings import registry as findings
 from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.drive import shrink
-from harness.cluster.backends import ABILITIES, new_backend
+from harness.cluster.backends import new_backend
+from harness.plan.backends import ABILITIES
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
 from harness.kafka.dist import version_key

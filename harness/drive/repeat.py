@@ -34,7 +34,8 @@ from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
 from harness.drive.nightly import shrink_failure
-from harness.plan.config import RunConfig, resolve
+from harness.plan.config import RunConfig
+from harness.run.resolve import resolve
 from harness.run.progress import log
 from harness.record.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON, did_not_exercise
 from harness.record.rundir import exit_code as status_exit_code

@@ -20,7 +20,7 @@ from pathlib import Path
 from harness.kafka import config_keys
 from harness.kafka import dist as kafka_dist
 from harness.base.errors import SetupError
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
+from harness.base.versions import GROUP_CONFIGS_SINCE
 from harness.kafka.jvm_build import BASE_JVM_OPTS, JvmProgram, build
 from harness.base.tools import cache_dir
 

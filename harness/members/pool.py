@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.base.errors import Indeterminate, SetupError
 from harness.record.history import HistoryFormatError
-from harness.run.observe import HistoryTail
+from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
 from harness.record.rundir import member_control, member_history, member_log
 

@@ -1,16 +1,16 @@
 """A run's configuration and its resolved plan: validated once, before anything starts.
 
 `RunConfig` is what the user asked for (the CLI's options, a suite's parameters, a replayed run.json).
-`resolve(cfg)` turns it into a `RunPlan`: the scenario, the kind of members, the Kafka and client
-versions resolved, the kind's own settings checked, and the schedule drawn from the seed (or the
-recorded one of a replay). Every "this cannot work" (an unknown scenario or protocol, a protocol the
-brokers' version does not serve, a bad Streams setting, a broker or group setting key the release does not
-define, an action the kind or the backend cannot take) is a `BadInput` raised here, so it is said in one line
-before a broker or member starts.
+`precheck(cfg)` and `plan(cfg, version=...)` turn it into a `RunPlan`: the scenario, the kind of members, the
+kind's own settings checked, and the schedule drawn from the seed (or the recorded one of a replay). Every "this
+cannot work" that the configuration alone tells (an unknown scenario or protocol, a protocol the brokers' version
+does not serve, a bad Streams setting, an action the kind or the backend cannot take) is a `BadInput` raised here,
+so it is said in one line before a broker or member starts.
 
-The scenario is looked up once per config (`RunConfig.scenario_spec`) and passed on. Reading and validating
-import nothing that starts a process; `resolve` looks versions up (harness/kafka/dist.py, Maven) and setting
-names up (harness/kafka/config_names.py, the release's jars), which it imports when it runs.
+Nothing here looks at the machine: the Kafka version a name resolves to (Maven), the setting names a release
+defines (its jars), the engine of the docker backend and the confluent-kafka version installed are looked up by
+`harness.run.resolve`, which calls these two around its lookups. The scenario is looked up once per config
+(`RunConfig.scenario_spec`) and passed on.
 """
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ from harness.plan import actions
 from harness.plan import request_checks
 from harness.plan import scenario_file
 from harness.plan import scenarios
-from harness.cluster import backends
-from harness.cluster.backends import BACKENDS
+from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
 from harness.base.errors import BadInput
 from harness.plan.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
@@ -249,23 +248,25 @@ def scenario_of(name: str) -> Scenario:
     return scenario_file.load(name) if scenarios.is_file(name) else scenarios.get(name)
 
 
-def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
-    """Check cfg and resolve it into a plan. `shared` is the cluster the run would share (None: its own).
-    Raises BadInput before anything starts when the run cannot work."""
-    from harness.kafka import dist as kafka_dist  # resolving versions runs Maven: imported by the step that does it
+def precheck(cfg: RunConfig, *, shared=None) -> bool:
+    """What the configuration alone can tell before any version is looked up; whether the run starts its own
+    cluster (False: it runs on `shared`, a cluster shared with other runs)."""
+    sc = cfg.scenario_spec
+    cfg._check(sc, checks_of(sc.kind))
+    if sc.initial_kafka is None and shared is not None and getattr(shared, "backend", cfg.backend) not in (cfg.backend, "fake"):
+        raise BadInput(f"the run asks for the {cfg.backend} backend but shares a cluster of the {shared.backend} one")
+    return sc.initial_kafka is not None or shared is None
+
+
+def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
+    """The plan of cfg whose cluster runs Kafka `version` (resolved: x.y.z): every check that needs no lookup.
+    `shared` is the cluster the run shares (None: its own), read for its version, brokers, racks and settings."""
     sc = cfg.scenario_spec
     checks = checks_of(sc.kind)
-    cfg._check(sc, checks)
     own = sc.initial_kafka is not None or shared is None
-    if not own and getattr(shared, "backend", cfg.backend) not in (cfg.backend, "fake"):
-        raise BadInput(f"the run asks for the {cfg.backend} backend but shares a cluster of the {shared.backend} one")
-    if own:  # an engine that answers (or one started) before any version is looked up
-        backends.preflight(cfg.backend, progress=progress)
     if own:
-        version = kafka_dist.resolve(sc.initial_kafka or cfg.kafka_version, progress=progress).version
         racks = tuple(sorted({f"r{i % 3}" for i in range(cfg.brokers)}))
     else:
-        version = shared.version
         racks = tuple(shared.racks_in_use())
     target = cfg.kafka_version
     ctx = ScenarioContext(session_timeout_s=cfg.session_timeout_s, brokers=cfg.brokers if own else
@@ -284,7 +285,9 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
             how = "runs with" if p == cfg.protocol else "moves members to"
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
                            f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
-    _check_versions(cfg, sc, version, schedule)
+    if cfg.group_settings and _major_minor(version) < GROUP_CONFIGS_SINCE:
+        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {GROUP_CONFIGS_SINCE[0]}."
+                       f"{GROUP_CONFIGS_SINCE[1]} or newer (group configs); the cluster runs {version}")
     checks.check_versions(cfg, sc, version, schedule)
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
@@ -304,7 +307,6 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
         if k is not None:
             raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
                            f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
-    _check_names(cfg, version, schedule, own=own, fake=getattr(shared, "backend", None) == "fake", progress=progress)
     settings = checks.settings(cfg, sc)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
                    schedule=schedule, context=ctx, settings=settings)
@@ -313,7 +315,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
 def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> None:
     """Every step an action the registry knows (harness/plan/actions.py), for this kind of group, on a backend that
     can do what it needs."""
-    abilities = backends.ABILITIES.get(backend, frozenset())
+    abilities = ABILITIES.get(backend, frozenset())
     for i, a in enumerate(schedule):
         if cfg.members_per_process > 1 and a.kind in actions.ONE_PROCESS:
             raise BadInput(f"step {i} ({a.kind}) signals one member's process, which hosts {cfg.members_per_process} "
@@ -323,51 +325,10 @@ def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> N
             raise BadInput(f"step {i} ({a.kind}) {why} (scenario {cfg.scenario})")
         lacking = actions.missing(a.kind, abilities)
         if lacking:
-            able = [b for b in BACKENDS if set(lacking) <= backends.ABILITIES[b]]
+            able = [b for b in BACKENDS if set(lacking) <= ABILITIES[b]]
             raise BadInput(f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which needs the {' or '.join(able)} "
                            f"backend (--backend {able[0]}); this run's cluster is {backend}" if able else
                            f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which no backend can do")
-
-
-def _check_names(cfg: RunConfig, version: str, schedule, *, own: bool, fake: bool, progress) -> None:
-    """Every broker and group setting key (the run's, its group_config steps') defined by a release the cluster
-    runs, read from that release's jars (harness/kafka/config_names.py); a shared cluster's broker settings were
-    checked when it started, a fake cluster has no release to ask."""
-    broker_keys = [k for k, _ in cfg.broker_settings] if own else []
-    group_keys = [k for k, _ in cfg.group_settings] + [k for a in schedule if a.kind == "group_config"
-                                                       for k in a.params.get("settings") or {}]
-    if fake or not (broker_keys or group_keys):
-        return
-    from harness.kafka import config_names  # the release's jars and Java: imported by the step that reads them
-    from harness.kafka import dist as kafka_dist
-    versions = [version] + [kafka_dist.resolve(a.params["version"], progress=progress).version
-                            for a in schedule if a.kind == "broker_upgrade" and a.params.get("version")]
-    config_names.check(broker_keys, group_keys, versions, progress=progress)
-
-
-def _version_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in v.split(".post")[0].split(".")[:3])
-
-
-def _check_versions(cfg: RunConfig, sc: Scenario, version: str, schedule) -> None:
-    """Group settings need 4.0 brokers; a protocol the Python member's client version cannot speak is refused."""
-    if cfg.group_settings and _major_minor(version) < GROUP_CONFIGS_SINCE:
-        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {GROUP_CONFIGS_SINCE[0]}."
-                       f"{GROUP_CONFIGS_SINCE[1]} or newer (group configs); the cluster runs {version}")
-    if sc.kind != "consumer" or cfg.member != "python" or cfg.member_command:
-        return  # no Python member runs, unless a slot command says otherwise: nothing of confluent-kafka to check
-    from harness.members.clients import VERSION_RE, bundled_version
-    first = cfg.client_version or sc.initial_client
-    versions = {(first or "default", cfg.protocol)}
-    for a in schedule:  # a bounce may bring a member back on another version or protocol
-        if a.kind == "bounce":
-            versions.add((a.params.get("client_version") or first or "default", a.params.get("protocol") or cfg.protocol))
-    for v, p in sorted(versions):
-        v = bundled_version() if v in ("default", None) else v
-        since = CLIENT_PROTOCOL_SINCE.get(p)
-        if since and VERSION_RE.match(v) and _version_tuple(v) < since:
-            raise BadInput(f"confluent-kafka {v} cannot speak the {p} group protocol (KIP-848); it needs "
-                           f"confluent-kafka {'.'.join(map(str, since))} or newer (2.12.0 for GA)")
 
 
 def replay_config(run_dir: Path, **overrides) -> RunConfig:

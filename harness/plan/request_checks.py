@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 
 from harness.plan.actions import ACTIONS, REQUEST_FAULTS, needs_requests
-from harness.cluster.backends import ABILITIES
+from harness.plan.backends import ABILITIES
 from harness.base.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable

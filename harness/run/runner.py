@@ -1,6 +1,6 @@
 """Runs one scenario and judges it: a small orchestrator over the run's parts.
 
-    plan (harness.plan.config)      -> what runs: checked and resolved before anything starts
+    plan (harness.run.resolve)      -> what runs: checked and resolved before anything starts
     run directory (rundir)   -> where it is recorded; STATUS says incomplete until judged
     cluster backend          -> the brokers (the run's own, or one shared with other runs)
     kind (harness.kinds)     -> consumer group or Streams app: topics, member specs, "stable"
@@ -34,8 +34,9 @@ from harness.members import MemberPool
 from harness.nemesis.core import Nemesis
 from harness.run.observe import Observer
 from harness.plan.actions import needs_requests
-from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict, replay_config,
-                          resolve)
+from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict,
+                                 replay_config)
+from harness.run.resolve import resolve
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
 from harness.plan.topics import run_topics
 from harness.run.waits import Waits

@@ -73,7 +73,7 @@ def new_job(key: str, label: str, cfg, cluster, *, rank: int = len(SLOW_FIRST), 
 
 def classify(cfg, cluster) -> tuple[str | None, int]:
     """(why the run must run alone or None, its rank); a run its plan refuses runs alone (and fails as it would)."""
-    from harness.plan.config import resolve
+    from harness.run.resolve import resolve
     from harness.drive.sharing import exclusive_reason
     try:
         plan = resolve(cfg, shared=cluster, progress=log.info)

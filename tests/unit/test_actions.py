@@ -87,7 +87,8 @@ def test_performs_refuses_a_name_the_registry_does_not_know():
 
 def test_backend_abilities_are_the_protocols_their_classes_implement():
     from harness.cluster import base
-    from harness.cluster.backends import ABILITIES, BACKENDS, backend_class
+    from harness.cluster.backends import backend_class
+    from harness.plan.backends import ABILITIES, BACKENDS
     protocol = {"kill": base.Killable, "network": base.Partitionable, "rack_outage": base.RackOutages,
                 "broker_partition": base.BrokerPartitions, "requests": base.RequestFaults,
                 "leaders": base.Leadership}
@@ -164,7 +165,8 @@ def test_the_random_mix_draws_only_actions_in_the_mix_with_parameters_they_take(
 ])
 def test_the_plan_refuses_an_action_the_kind_cannot_take(tmp_path, monkeypatch, sched, backend, says):
     from harness.kafka import dist as kafka_dist
-    from harness.plan.config import RunConfig, resolve
+    from harness.plan.config import RunConfig
+    from harness.run.resolve import resolve
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.3.1", tmp_path))
     cfg = RunConfig(scenario="streams-broker-bounce", seed=1, protocol="classic", kafka_version="4.3.1",
                     backend=backend, schedule=tuple(sched), runs_root=str(tmp_path / "runs"))

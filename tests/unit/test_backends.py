@@ -10,7 +10,8 @@ from harness.cluster.backends import backend_class, new_backend, preflight
 from harness.cluster.fake import FakeCluster
 from harness.cluster.local import LocalCluster
 from harness.base.errors import BadInput
-from harness.plan.config import RunConfig, resolve
+from harness.plan.config import RunConfig
+from harness.run.resolve import resolve
 
 
 def cfg(tmp_path, **kw) -> RunConfig:

@@ -1,5 +1,5 @@
 """Setting keys checked against a release's config names: the pure matching (names, prefixes, the close name),
-the names kept per version, and what plan.resolve refuses up front, on small hand-made name lists."""
+the names kept per version, and what run.resolve refuses up front, on small hand-made name lists."""
 import pytest
 
 from harness.kafka import config_keys
@@ -8,7 +8,8 @@ from harness.kafka import dist as kafka_dist
 from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
 from harness.base.errors import BadInput
-from harness.plan.config import RunConfig, resolve
+from harness.plan.config import RunConfig
+from harness.run.resolve import resolve
 
 BROKER = frozenset({"num.io.threads", "num.network.threads", "log.roll.ms", "group.consumer.assignors"})
 GROUP = frozenset({"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"})

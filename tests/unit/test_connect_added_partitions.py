@@ -72,7 +72,8 @@ def test_add_partitions_on_streams_is_refused_with_kafka_streams_rule():
 
 def test_the_plan_refuses_add_partitions_on_a_streams_scenario(tmp_path, monkeypatch):
     from harness.kafka import dist as kafka_dist
-    from harness.plan.config import RunConfig, resolve
+    from harness.plan.config import RunConfig
+    from harness.run.resolve import resolve
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist("4.4.0", tmp_path))
     cfg = RunConfig(scenario="streams-broker-bounce", seed=1, protocol="classic", kafka_version="4.4.0",
                     backend="local", schedule=({"kind": "add_partitions", "params": {"count": 6}},),

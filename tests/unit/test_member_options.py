@@ -5,11 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-from harness.cli import member_options
+from harness.plan.options import member_options
 from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
 from harness.base.errors import BadInput
-from harness.plan.config import RunConfig, resolve
+from harness.plan.config import RunConfig
+from harness.run.resolve import resolve
 from harness.record.rundir import RunDir
 
 

@@ -12,7 +12,8 @@ from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_s
 from harness.kinds.share_dlq import record_fields
 from harness.plan.kinds.share import check_dlq, poison_keys
 from harness.cluster.fake import FakeCluster
-from harness.plan.config import RunConfig, resolve
+from harness.plan.config import RunConfig
+from harness.run.resolve import resolve
 
 DLQ = "dlq.t"
 GROUP = {"share.record.lock.duration.ms": "5000", "share.delivery.count.limit": "3",

@@ -14,9 +14,8 @@ from harness.base.errors import BadInput
 from harness.plan.kinds.connect import check_worker_version, connect_settings
 from harness.plan.kinds.share import SHARE_CLIENT_SINCE, ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
+from harness.base.versions import GROUP_CONFIGS_SINCE  # noqa: F401 - the plan's callers find it here
 
-#: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
-GROUP_CONFIGS_SINCE = (4, 0)
 #: share groups (KIP-932) production-ready (plan.PROTOCOL_SINCE["share"], which the plan checks the start against)
 SHARE_BROKERS_SINCE = (4, 2)
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
