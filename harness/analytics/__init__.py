@@ -4,4 +4,6 @@
 derivations (rebalances, per-partition downtime) are in :mod:`harness.analytics.derive` and need no
 Spark; :mod:`harness.analytics.synth` writes synthetic run directories with known answers.
 See docs/analytics.md.
+
+May import: `base`, `record`, `invariants`.
 """

@@ -6,6 +6,8 @@ The public face is what this module exports: `judge` (a run's verdicts from its 
 own module (`exclusive`, `coverage`, `migrations`, `convergence`, `settled` (every kind's), `static`, `integrity`,
 `commits`), reading the shared derived views of `timeline`; what each group protocol allows lives in
 `protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
+
+May import: `base`, `record` (tests/unit/test_architecture.py holds it, and that nothing they reach does I/O).
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ The runner is the same for every kind; it asks the run's kind (`kind_of(scenario
 A new kind of member (Connect workers, share groups) is a new module here with the same methods, and its
 plan-time checks in `checks.py`. The kind classes start members, so they are imported when a run asks for
 one, never by importing this package (the plan and the scenario parser import `checks` and the settings).
+
+May import: `base`, `record`, `kafka`, `plan`, `invariants`, `members`, `cluster`.
 """
 from __future__ import annotations
 

@@ -11,6 +11,9 @@
 - `java_shared/`: Java compiled into each of them (`HistoryHeader`, the one Java history header; `KafkaVersion`)
 
 The Java sources ship with the package as package data.
+
+May import: `base`, `record`, `kafka`. The Python member runs as a script under any confluent-kafka install and
+imports only what it needs of these.
 """
 __all__ = ["MemberPool", "MemberProcess", "MemberSpec"]
 

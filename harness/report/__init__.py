@@ -1,1 +1,4 @@
-"""The report: Allure labels, steps and attachments, the ownership timeline chart, and the HTML generator."""
+"""The report: Allure labels, steps and attachments, the ownership timeline chart, and the HTML generator.
+
+May import: `base`, `record`, `invariants`, `findings`.
+"""

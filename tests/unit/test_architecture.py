@@ -115,3 +115,109 @@ def test_modules_stay_small():
     assert sizes["harness.run.runner"] < 250, sizes["harness.run.runner"]
     big = {n: s for n, s in sizes.items() if s > 400}
     assert not big, f"modules over 400 lines: {big}"
+
+
+# -- the packages and what each may import (their docstrings say the same; docs/design.md draws it)
+
+#: package -> the harness packages it may import (besides itself and the root package's version); `suite` and
+#: `cli` are the faces: nothing imports them but `__main__`, which runs the CLI
+MAY_IMPORT = {
+    "base": set(),
+    "record": {"base"},
+    "invariants": {"base", "record"},
+    "kafka": {"base", "record"},
+    "kproxy": {"base", "kafka"},
+    "plan": {"base", "record", "kafka", "kproxy", "invariants"},
+    "members": {"base", "record", "kafka"},
+    "cluster": {"base", "record", "kafka", "kproxy", "plan", "members"},
+    "kinds": {"base", "record", "kafka", "plan", "invariants", "members", "cluster"},
+    "nemesis": {"base", "record", "kafka", "kproxy", "plan", "cluster", "members", "kinds"},
+    "run": {"base", "record", "kafka", "kproxy", "plan", "cluster", "members", "kinds", "nemesis", "invariants"},
+    "findings": {"base", "record", "invariants", "plan"},
+    "report": {"base", "record", "invariants", "findings"},
+    "analytics": {"base", "record", "invariants"},
+    "drive": {"base", "record", "invariants", "kafka", "kproxy", "plan", "cluster", "members", "kinds", "nemesis",
+              "run", "findings", "report", "analytics"},
+    "suite": {"base", "record", "invariants", "kafka", "kproxy", "plan", "cluster", "members", "kinds", "nemesis",
+              "run", "findings", "report", "analytics", "drive"},
+    "cli": {"base", "record", "invariants", "kafka", "kproxy", "plan", "cluster", "members", "kinds", "nemesis",
+            "run", "findings", "report", "analytics", "drive"},
+    "__main__": {"cli"},
+}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _forbidden(graph: dict[str, set[str]]) -> list[str]:
+    """Every import from one package to another that MAY_IMPORT does not allow, as 'a -> b'."""
+    bad = []
+    for n, deps in graph.items():
+        a = _package(n)
+        for m in deps:
+            b = _package(m)
+            if b and b != a and b not in MAY_IMPORT.get(a, set()):
+                bad.append(f"{n} -> {m} ({a} may import {sorted(MAY_IMPORT.get(a, set())) or 'nothing of harness'})")
+    return sorted(bad)
+
+
+def test_every_package_is_in_the_rules_and_has_a_docstring_saying_what_it_owns_and_may_import():
+    packages = {p.parent.name for p in PKG.glob("*/__init__.py")} | {"cli", "__main__"}
+    assert packages == set(MAY_IMPORT), f"packages without a rule, or rules without a package: " \
+                                        f"{sorted(packages ^ set(MAY_IMPORT))}"
+    for p in PKG.glob("*/__init__.py"):
+        doc = ast.get_docstring(ast.parse(p.read_text())) or ""
+        assert doc, f"{p.relative_to(PKG.parent)} has no docstring"
+        assert "May import" in doc or "may import" in doc, f"{p.relative_to(PKG.parent)}'s docstring says not what it may import"
+
+
+def test_packages_import_only_what_their_rules_allow():
+    assert not _forbidden(_graph()), "imports the package rules forbid:\n" + "\n".join(_forbidden(_graph()))
+
+
+def test_the_rules_catch_a_forbidden_import():
+    g = _graph()
+    g["harness.plan.config"] = g["harness.plan.config"] | {"harness.run.runner"}
+    g["harness.invariants.core"] = g["harness.invariants.core"] | {"harness.cluster.local"}
+    g["harness.run.runner"] = g["harness.run.runner"] | {"harness.suite.plugin"}
+    assert _forbidden(g) == sorted([
+        "harness.invariants.core -> harness.cluster.local (invariants may import ['base', 'record'])",
+        "harness.plan.config -> harness.run.runner (plan may import ['base', 'invariants', 'kafka', 'kproxy', "
+        "'record'])",
+        f"harness.run.runner -> harness.suite.plugin (run may import {sorted(MAY_IMPORT['run'])})"])
+
+
+#: planning every built-in scenario under every protocol it runs with, in a fresh interpreter that refuses to start
+#: a process, then the harness modules it holds
+PLAN_EVERY_BUILTIN = """
+import os, subprocess, sys
+def refuse(*a, **k):
+    raise AssertionError("planning started a process")
+subprocess.Popen.__init__ = refuse
+os.fork = os.posix_spawn = os.posix_spawnp = os.system = refuse
+from harness.plan import scenarios
+from harness.plan.config import RunConfig, plan, precheck
+planned = 0
+for name in scenarios.SCENARIOS:
+    for protocol in scenarios.get(name).protocols:
+        cfg = RunConfig.for_scenario(name, seed=1, protocol=protocol)
+        precheck(cfg)
+        plan(cfg, version=cfg.scenario_spec.initial_kafka or "4.4.0")
+        planned += 1
+print(planned)
+print("\\n".join(sorted(m for m in sys.modules if m.startswith("harness."))))
+"""
+
+
+def test_planning_every_builtin_loads_no_running_part_and_starts_no_process():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", PLAN_EVERY_BUILTIN], capture_output=True, text=True,
+                         cwd=PKG.parent, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    planned, *mods = out.stdout.split()
+    assert int(planned) >= 75
+    running = [m for m in mods if _package(m) in ("run", "cluster", "members", "nemesis", "kinds")]
+    assert not running, f"planning loaded modules that start processes: {running}"
