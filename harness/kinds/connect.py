@@ -175,7 +175,7 @@ class ConnectCluster:
         """Partitions up to `count` in all for the sink connector's topic (`harness.plan.topics.add_partitions`); the
         sink tasks' consumers learn of them at their next metadata refresh (`consumer.metadata.max.age.ms`,
         a worker setting of the run) and the group's leader rebalances them in."""
-        return add_topic_partitions(self.run, topic, count)
+        return add_topic_partitions(self.run.topics, self.run.cluster, topic, count)
 
     def wipe_state(self, slot: int) -> dict:
         return {}

@@ -95,7 +95,7 @@ class ConsumerGroup:
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
         """Partitions up to `count` in all for the run's topic of that name: `harness.plan.topics.add_partitions`."""
-        return add_topic_partitions(self.run, topic, count)
+        return add_topic_partitions(self.run.topics, self.run.cluster, topic, count)
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topics the group reads, as (name, partitions): the run's topics (its lag is over them)."""
