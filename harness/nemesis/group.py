@@ -22,7 +22,8 @@ from harness.base.versions import version_key
 
 
 class GroupActions:
-    """Mixed into `Nemesis` (which has slots, specs, pool, kind, waits, fault and the basic actions)."""
+    """Mixed into `Nemesis` (which has the run's context, slots, specs, pool, kind, waits, fault and the basic
+    actions)."""
 
     @performs("poll_stall")
     def _do_poll_stall(self, slot: int, duration_s: float, if_supported: bool = False):
@@ -131,8 +132,8 @@ class GroupActions:
             return {"skipped": f"Kafka {self.cluster.version} has no group configs"}
         text = {k: _text(v) for k, v in settings.items()}
         with self.fault("group_config", targets=[self.group_id]):
-            set_group_configs(self.kind.run, text)
-            record_group_settings(self.kind.run)
+            set_group_configs(self.ctx, text)
+            record_group_settings(self.ctx)
         return {"settings": text}
 
     @performs("autoscale")

@@ -187,6 +187,28 @@ def test_a_step_that_did_nothing_makes_the_run_unknown_with_the_step_named(tmp_p
     assert RunDir.open(res.run_dir).verdicts()["schedule_performed"]["status"] == "unknown"
 
 
+def test_the_kind_is_handed_the_runs_context_filled_in_as_set_up_goes(tmp_path, shared, monkeypatch):
+    """The kind gets the RunContext, never the Run; each field the runner sets later is there before the first
+    step of the kind that uses it (the cluster before the topics; the pool, observer and waits before the members
+    started), and is what the runner itself uses."""
+    from harness.kinds.consumer import ConsumerGroup
+    from harness.run.context import LATER
+    seen = {}
+    for hook in ("prepare", "create_topics", "members_started", "finish"):
+        def spy(self, *args, _hook=hook, _real=getattr(ConsumerGroup, hook)):
+            seen[_hook] = sorted(n for n in LATER if hasattr(self.ctx, n))
+            return _real(self, *args)
+        monkeypatch.setattr(ConsumerGroup, hook, spy)
+    run = Run(config(tmp_path, scenario="fake-scale"), cluster=shared, make_workload=FakeWorkload)
+    assert run.kind.ctx is run.ctx and run.ctx.plan is run.plan and run.ctx.run_dir is run.dir
+    assert run.execute().status == "pass"
+    assert seen == {"prepare": [], "create_topics": ["cluster"], "members_started": sorted(LATER),
+                    "finish": sorted(LATER)}
+    ctx = run.ctx
+    assert (ctx.cluster, ctx.pool, ctx.observer, ctx.waits) == (shared, run.pool, run.observer, run.waits)
+    assert run.nemesis.ctx is ctx and ctx.group_id == f"g-{run.run_id}" and ctx.topic == f"t-{run.run_id}"
+
+
 def interrupt_the_pause(monkeypatch, exc):
     real = Waits.sleep
 
