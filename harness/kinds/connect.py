@@ -23,7 +23,7 @@ from harness.plan.kinds.checks import BROKERS
 from harness.plan.kinds.connect import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
 from harness.record.rundir import OUTPUT_HISTORY
-from harness.plan.topics import add_partitions as add_topic_partitions
+from harness.cluster.topics import add_partitions as add_topic_partitions
 
 SOURCE, SINK = "harness-source", "harness-sink"
 STATUS_EVERY_S = 1.0
@@ -175,7 +175,7 @@ class ConnectCluster:
         return [(t.real, t.partitions) for t in self.ctx.topics]
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the sink connector's topic (`harness.plan.topics.add_partitions`); the
+        """Partitions up to `count` in all for the sink connector's topic (`harness.cluster.topics.add_partitions`); the
         sink tasks' consumers learn of them at their next metadata refresh (`consumer.metadata.max.age.ms`,
         a worker setting of the run) and the group's leader rebalances them in."""
         return add_topic_partitions(self.ctx.topics, self.ctx.cluster, topic, count)

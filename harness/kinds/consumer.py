@@ -18,7 +18,8 @@ from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
-from harness.plan.topics import add_partitions as add_topic_partitions, real_subscription
+from harness.cluster.topics import add_partitions as add_topic_partitions
+from harness.plan.topics import real_subscription
 
 
 class ConsumerGroup:
@@ -97,7 +98,7 @@ class ConsumerGroup:
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the run's topic of that name: `harness.plan.topics.add_partitions`."""
+        """Partitions up to `count` in all for the run's topic of that name: `harness.cluster.topics.add_partitions`."""
         return add_topic_partitions(self.ctx.topics, self.ctx.cluster, topic, count)
 
     def input_topics(self) -> list[tuple[str, int]]:

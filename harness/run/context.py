@@ -8,7 +8,7 @@ AttributeError that names the step, never a half-built run:
 - `run_id`: the run directory's name, which the run's topic names carry;
 - `group_id`: the group (or Streams application, or Connect cluster) the members join;
 - `topics`: the run's topics (`harness.plan.topics.Topic`), in the scenario's order; the one list of the run, so
-  a partition count an action raised (`harness.plan.topics.add_partitions`) is what the waits and the lag see;
+  a partition count an action raised (`harness.cluster.topics.add_partitions`) is what the waits and the lag see;
 - `run_dir`: the `RunDir` (the state, Connect and history paths inside it);
 - `say`: a progress line (stamped with the time since the run began);
 - `event`: an event into the harness history (dropped once judging began);
