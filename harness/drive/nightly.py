@@ -24,9 +24,8 @@ from harness.cluster.backends import new_backend
 from harness.plan.backends import ABILITIES
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
-from harness.kafka.dist import version_key
-from harness.plan.kinds.share import DLQ_SINCE, dlq_topic
-from harness.plan.config import PROTOCOL_SINCE
+from harness.base.versions import DLQ_SINCE, PROTOCOL_SINCE, newest_major_minor
+from harness.plan.kinds.share import dlq_topic
 from harness.run.progress import log
 from harness.run.runner import RunConfig, RunResult, run_scenario
 from harness.record.rundir import RunDir, did_not_exercise
@@ -149,11 +148,10 @@ def kafka_since(name: str) -> tuple[int, int]:
 
 def _newest_of(kv: str) -> tuple[int, int]:
     """The newest major.minor a Kafka version name can stand for ('latest': any 4.x, 'latest-3': any 3.x)."""
-    if kv in ("latest", "latest-4"):
-        return (4, 99)
-    if kv == "latest-3":
-        return (3, 99)
-    return tuple(version_key(kv)[:2])  # type: ignore[return-value]
+    newest = newest_major_minor(kv)
+    if newest is None:
+        raise ValueError(f"not a Kafka version: {kv!r}")
+    return newest
 
 
 def _speaks(kv: str, protocols) -> bool:

@@ -11,10 +11,9 @@ from __future__ import annotations
 import time
 
 from harness.base.errors import BadInput, SetupError
-from harness.kafka.dist import version_key
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
 from harness.members.pool import member_config
@@ -204,7 +203,7 @@ def record_group_settings(run) -> dict:
     admin, out, errors = run.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
     unread: dict[str, str] = {}
     res = [ConfigResource(ResourceType.BROKER, str(b)) for b in run.cluster.broker_ids()]
-    if version_key(run.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
+    if major_minor(run.cluster.version) >= GROUP_CONFIGS_SINCE:
         res.append(ConfigResource(ResourceType.GROUP, run.group_id))
 
     def scope(r) -> str:

@@ -36,7 +36,7 @@ import sys
 import time
 
 if __package__ in (None, ""):  # run as a plain script under an isolated client install
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import KafkaException  # noqa: E402

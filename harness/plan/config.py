@@ -25,14 +25,13 @@ from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
 from harness.base.errors import BadInput
-from harness.plan.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
-                                  checks_of)
+from harness.plan.kinds.checks import COMMIT_MODES, check_commit_mode, check_hosting, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.plan.kinds.connect import CONNECT_MISBEHAVIOURS
 from harness.plan.kinds.share import SHARE_MISBEHAVIOURS
 from harness.plan.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
 from harness.plan.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
-from harness.base.versions import major_minor as _major_minor
+from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_SINCE, dotted, major_minor
 
 MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
@@ -46,16 +45,6 @@ RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "H
 STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state", "thread-churn")
 #: the self-tests of each kind of group (a consumer group's: MISBEHAVIOURS)
 KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS, "share": SHARE_MISBEHAVIOURS}
-#: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
-#: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
-#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
-#: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
-#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups (KIP-932)
-#: are a preview in 4.1 (share.version off by default), production-ready from 4.2
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": SHARE_BROKERS_SINCE}
-#: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
-#: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
-CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: the built-in member kinds `--member` picks from
 MEMBER_KINDS = ("python", "java")
 Settings = tuple[tuple[str, str], ...]
@@ -281,13 +270,13 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
     wanted = {cfg.protocol} | {a.params["protocol"] for a in schedule if a.params.get("protocol")}
     for p in sorted(wanted):
         since = PROTOCOL_SINCE.get(p)
-        if since and _major_minor(version) < since:
+        if since and major_minor(version) < since:
             how = "runs with" if p == cfg.protocol else "moves members to"
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
-                           f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
-    if cfg.group_settings and _major_minor(version) < GROUP_CONFIGS_SINCE:
-        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {GROUP_CONFIGS_SINCE[0]}."
-                       f"{GROUP_CONFIGS_SINCE[1]} or newer (group configs); the cluster runs {version}")
+                           f"{dotted(since)} or newer; the cluster runs {version}")
+    if cfg.group_settings and major_minor(version) < GROUP_CONFIGS_SINCE:
+        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {dotted(GROUP_CONFIGS_SINCE)} "
+                       f"or newer (group configs); the cluster runs {version}")
     checks.check_versions(cfg, sc, version, schedule)
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
@@ -298,8 +287,8 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
             if cfg.member == "java" and cfg.slot_command(int(a.params.get("slot", 0))) is None:
                 raise BadInput(f"step {i} (change_subscription): the Java member takes no subscription control "
                                "(only `stall`); run that slot with --member python or a command that does")
-        if a.kind == "group_config" and not a.params.get("if_supported") and _major_minor(version) < GROUP_CONFIGS_SINCE:
-            raise BadInput(f"step {i} (group_config) needs Kafka {GROUP_CONFIGS_SINCE[0]}.{GROUP_CONFIGS_SINCE[1]} "
+        if a.kind == "group_config" and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
+            raise BadInput(f"step {i} (group_config) needs Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                            f"or newer (group configs); the cluster runs {version}")
     if cfg.broker_settings and not own:
         have = shared.settings.properties()

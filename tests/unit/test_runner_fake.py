@@ -16,6 +16,7 @@ import pytest
 
 import harness
 from harness.record import schema as history_schema
+from harness.base.versions import is_release
 from harness.kafka import dist as kafka_dist
 from harness.base import procs
 from harness.plan import scenarios
@@ -84,7 +85,7 @@ def no_process_left():
 def own_kafka(monkeypatch, tmp_path):
     """A run with its own cluster resolves its Kafka version first; the fake needs no jars."""
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist(
-        v if kafka_dist.VERSION_RE.match(v) else "4.3.1", tmp_path))
+        v if is_release(v) else "4.3.1", tmp_path))
 
 
 @pytest.fixture

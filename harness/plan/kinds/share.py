@@ -9,13 +9,12 @@ mode is a client setting, `share.acknowledgement.mode` (`--client-set`, `[member
 from __future__ import annotations
 
 from harness.base.errors import BadInput
+from harness.base.versions import DLQ_SINCE, dotted, major_minor
 from harness.plan.kinds.settings import whole
 
 #: share members' self-tests (harness/members/share_member.py)
 SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
 ACK_MODES = ("explicit", "implicit")
-#: the first confluent-kafka release with a ShareConsumer (a preview)
-SHARE_CLIENT_SINCE = (2, 15, 0)
 #: group configs of every share run unless the run says otherwise (Kafka's defaults in comments)
 SHARE_GROUP_DEFAULTS = {
     "share.auto.offset.reset": "earliest",  # latest: records produced before a member joined would be skipped
@@ -35,9 +34,8 @@ def share_group_configs(cfg) -> dict:
     return {k: str(v) for k, v in out.items()}
 
 
-#: the share group's dead-letter topic (KIP-1191, a group config) and the first release that has it
+#: the share group's dead-letter topic (KIP-1191, a group config; brokers from DLQ_SINCE)
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
-DLQ_SINCE = (4, 4)
 #: the brokers' config of the prefix a dead-letter topic's name must have, and its default
 DLQ_PREFIX, DLQ_PREFIX_DEFAULT = "errors.deadletterqueue.topic.name.prefix", "dlq."
 #: member settings (client settings the members take out before making their client): the workload's keys whose
@@ -73,10 +71,9 @@ def check_dlq(scenario: str, settings: dict, broker_version: str, broker_setting
     name = dlq_topic(settings)
     if name is None:
         return
-    major_minor = tuple(int(x) for x in broker_version.split(".")[:2])
-    if major_minor < DLQ_SINCE:
+    if major_minor(broker_version) < DLQ_SINCE:
         raise BadInput(f"scenario {scenario} gives its share group a dead-letter topic ({DLQ_TOPIC}={name}), which "
-                       f"needs Kafka {DLQ_SINCE[0]}.{DLQ_SINCE[1]} or newer (KIP-1191); the cluster runs "
+                       f"needs Kafka {dotted(DLQ_SINCE)} or newer (KIP-1191); the cluster runs "
                        f"{broker_version}")
     prefix = broker_settings.get(DLQ_PREFIX, DLQ_PREFIX_DEFAULT)
     if name.startswith("__") or not name.startswith(prefix):
