@@ -18,12 +18,12 @@ import os
 import random
 from dataclasses import dataclass, field
 
+from harness.base.vocabulary import CONSUMER_PROTOCOLS
 from harness.record.format import SCHEMA, VERSION
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
 
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
-PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
 CLIENT_VERSIONS = ("2.12.0", "2.16.1")
 INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", "convergence_balance",
@@ -59,7 +59,7 @@ def _line(d: dict) -> str:
 
 def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
     scenario = SCENARIOS[i % 3]
-    protocol = PROTOCOLS[(i // 3) % 3]
+    protocol = CONSUMER_PROTOCOLS[(i // 3) % 3]
     kafka = KAFKA_VERSIONS[(i // 9) % 2]
     client = CLIENT_VERSIONS[(i // 18) % 2]
     run_seed = 100_000 + i

@@ -25,6 +25,7 @@ from harness.plan.backends import ABILITIES
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
 from harness.base.versions import DLQ_SINCE, PROTOCOL_SINCE, newest_major_minor
+from harness.base.vocabulary import COMMIT_MODES, CONSUMER_PROTOCOLS, SELF_TEST_COMMIT_MODES
 from harness.plan.kinds.share import dlq_topic
 from harness.run.progress import log
 from harness.run.runner import RunConfig, RunResult, run_scenario
@@ -190,7 +191,7 @@ def _shared_or_own(cluster, cfg):
 
 
 #: the commit modes a night draws from for the harness's Python member (`never` is a self-test that must fail)
-NIGHT_COMMIT_MODES = ("sync", "async", "auto")
+NIGHT_COMMIT_MODES = tuple(m for m in COMMIT_MODES if m not in SELF_TEST_COMMIT_MODES)
 
 
 def _commit_mode(rng: random.Random, sc, run_options: dict) -> str | None:
@@ -234,7 +235,7 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
-            protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
+            protocols=CONSUMER_PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
             run_options: dict | None = None, backend: str = "local", shard: tuple[int, int] = (1, 1),
             runs: int | None = None, repeat: int = 1, progress=log.info, make_cluster=new_backend,
             run=run_scenario) -> NightlyResult:

@@ -13,6 +13,7 @@ from harness.base.errors import Indeterminate, SetupError
 from harness.record.history import HistoryFormatError
 from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
+from harness.base.vocabulary import DEFAULT_COMMIT_MODE
 from harness.record.rundir import member_control, member_history, member_log
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
@@ -30,7 +31,7 @@ class MemberSpec:
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
-    commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
+    commit_mode: str = DEFAULT_COMMIT_MODE  # HARNESS_COMMIT_MODE: one of COMMIT_MODES (docs/member-contract.md)
     processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
     start_wait_s: float | None = None  # how long it has to write `started` (None: START_WAIT_S)
     env: dict = field(default_factory=dict)  # more HARNESS_* variables of its kind (share members: HARNESS_SHARE_*)

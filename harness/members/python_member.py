@@ -34,14 +34,10 @@ import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
+from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import COMMIT_MODES, client_version, commit_mode, effective_settings  # noqa: E402,F401,E501
+from harness.members.python_settings import client_version, commit_mode, effective_settings  # noqa: E402
 
-PROTOCOL_CONFIG = {
-    "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
-    "classic-cooperative": {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"},
-    "consumer": {"group.protocol": "consumer"},
-}
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
@@ -50,9 +46,9 @@ STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 def protocol_config(protocol: str) -> dict:
     """The client settings of a protocol that this client library knows. `group.protocol=classic` is the
     default, so it is left out where the library does not know the property; `consumer` cannot be had there."""
-    if protocol not in PROTOCOL_CONFIG:
+    if protocol not in ASSIGNMENT:
         raise SystemExit(f"member: unknown protocol {protocol!r}")
-    conf = dict(PROTOCOL_CONFIG[protocol])
+    conf = ASSIGNMENT[protocol].client_settings()
     since = CLIENT_PROTOCOL_SINCE["consumer"]  # librdkafka knows `group.protocol` (KIP-848) from it; older refuse it
     if confluent_kafka.libversion()[1] < librdkafka_number(since):
         if protocol == "consumer":
@@ -148,7 +144,7 @@ class Member:
         group's committed offset (a member that forgot its offsets; coordinator_survival must flag it)."""
         for tp in parts:
             tp.offset = OFFSET_BEGINNING
-        (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
+        (self.consumer.assign if ASSIGNMENT[self.protocol].eager else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
         if self.misbehave == "keep-after-leave" and not self.running:  # leaving: it acts as if it still owned them

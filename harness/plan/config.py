@@ -25,28 +25,17 @@ from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
 from harness.base.errors import BadInput
-from harness.plan.kinds.checks import COMMIT_MODES, check_commit_mode, check_hosting, checks_of
+from harness.plan.kinds.checks import check_commit_mode, check_hosting, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
-from harness.plan.kinds.connect import CONNECT_MISBEHAVIOURS
-from harness.plan.kinds.share import SHARE_MISBEHAVIOURS
-from harness.plan.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
-from harness.plan.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
+from harness.plan.scenarios import Action, Scenario, ScenarioContext
 from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_SINCE, dotted, major_minor
+from harness.base.vocabulary import ALL_PROTOCOLS, DEFAULT_COMMIT_MODE, DEFAULT_PROTOCOL, MEMBER_KINDS, misbehaviours
 
-MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
 RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
                         "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",
                         "client.rack": "HARNESS_RACK", "enable.auto.commit": "the contract commits itself",
                         "client.id": "the member id"}
-#: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
-#: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores, or slot 0
-#: adds and removes a stream thread every second (the group never settles)
-STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state", "thread-churn")
-#: the self-tests of each kind of group (a consumer group's: MISBEHAVIOURS)
-KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS, "share": SHARE_MISBEHAVIOURS}
-#: the built-in member kinds `--member` picks from
-MEMBER_KINDS = ("python", "java")
 Settings = tuple[tuple[str, str], ...]
 
 
@@ -56,7 +45,7 @@ class RunConfig:
 
     scenario: str  # a built-in's name, or the name a scenario file gives (`for_scenario` reads the file)
     seed: int
-    protocol: str = "classic-cooperative"
+    protocol: str = DEFAULT_PROTOCOL
     kafka_version: str = "latest"
     backend: str = "local"  # the cluster backend a run's own cluster starts on (harness/cluster/backends.py)
     client_version: str | None = None
@@ -75,7 +64,7 @@ class RunConfig:
     misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
     member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
-    commit_mode: str = "sync"  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
+    commit_mode: str = DEFAULT_COMMIT_MODE  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
     processing_ms: float = 0.0  # simulated work per record, given to each member as HARNESS_PROCESSING_MS
     slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
     client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
@@ -147,13 +136,12 @@ class RunConfig:
         return sc
 
     def _check(self, sc: Scenario, checks) -> None:
-        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
-        if self.protocol not in known:
-            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
+        if self.protocol not in ALL_PROTOCOLS:
+            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(ALL_PROTOCOLS)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, *KIND_MISBEHAVIOURS.get(sc.kind, MISBEHAVIOURS)):
+        if self.misbehave not in (None, *misbehaviours(sc.kind)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")

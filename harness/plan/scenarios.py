@@ -18,9 +18,9 @@ from harness.plan.actions import ACTIONS, MIX_CHOICES
 from harness.base.errors import BadInput
 from harness.invariants.slots import Slots
 from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
-from harness.plan.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
+from harness.plan.scenario_model import Action, Scenario, ScenarioContext, schedule
 
-__all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "SHARE_PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
+__all__ = ["Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "schedule", "builtin_files"]
 
 

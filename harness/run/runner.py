@@ -34,16 +34,14 @@ from harness.members import MemberPool
 from harness.nemesis.core import Nemesis
 from harness.run.observe import Observer
 from harness.plan.actions import needs_requests
-from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict,
-                                 replay_config)
+from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
 from harness.run.resolve import resolve
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
 from harness.plan.topics import run_topics
 from harness.run.waits import Waits
 from harness.members.workload import Workload
 
-__all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunResult", "replay_config",
-           "run_scenario"]
+__all__ = ["Run", "RunConfig", "RunResult", "replay_config", "run_scenario"]
 log = logging.getLogger("harness.run")
 
 

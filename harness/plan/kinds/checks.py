@@ -12,6 +12,7 @@ from harness.base.errors import BadInput
 from harness.plan.kinds.connect import check_worker_version, connect_settings
 from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
+from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE
 from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotted, is_release, newest_major_minor, version_key
 
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
@@ -123,21 +124,16 @@ class ShareChecks:
 CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks, "share": ShareChecks}
 
 
-#: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
-#: default) or asynchronously, by the client's auto-commit, or never (a self-test: commit_progress must fail)
-COMMIT_MODES = ("sync", "async", "auto", "never")
-
-
 def check_commit_mode(cfg, sc) -> None:
     """The commit mode is one the members know, and one the kind and the member program can take."""
     if cfg.commit_mode not in COMMIT_MODES:
         raise BadInput(f"unknown commit mode {cfg.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
-    if cfg.commit_mode != "sync" and sc.kind != "consumer":
+    if cfg.commit_mode != DEFAULT_COMMIT_MODE and sc.kind != "consumer":
         raise BadInput(f"commit mode {cfg.commit_mode} applies to consumer groups; scenario {sc.name} runs "
                        + {"share": "a share group, whose members acknowledge records (share.acknowledgement.mode)",
                           "connect": "Kafka Connect workers, which commit their own way"}.get(
                            sc.kind, "Kafka Streams, which commits by its own commit.interval.ms"))
-    if cfg.commit_mode != "sync" and cfg.member == "java" and cfg.member_command is None:
+    if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
         raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
                        f"--member python or a member command")
 

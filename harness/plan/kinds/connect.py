@@ -13,8 +13,6 @@ from harness.base.versions import CONNECT_PROTOCOL_SINCE, KIP896_SINCE, OLDEST_C
 
 _int = partial(whole, "Connect")  # settings[key] as a whole number of at least lo, or BadInput
 
-#: the connect.protocol values (KIP-415: compatible; KIP-507: sessioned, the default since Kafka 2.4)
-CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
 
 #: Connect settings of every run unless the scenario or --connect-set says otherwise; tuned for quick tests
 CONNECT_DEFAULTS: dict = {
@@ -34,9 +32,6 @@ CONNECT_DEFAULTS: dict = {
 #: settings given to the workers as they are (the harness.* ones are the harness's)
 WORKER_KEYS = ("scheduled.rebalance.max.delay.ms", "rebalance.timeout.ms", "offset.flush.interval.ms",
                "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms", "consumer.metadata.max.age.ms")
-#: Connect runs' self-tests: a source task that goes on producing after it was stopped; workers that record a
-#: scheduled delay other than the one they run with
-CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
 #: a worker config key with this prefix is not given to Connect: the worker records its value under the rest of
 #: the key instead of the one it runs with (the wrong-delay self-test, HarnessWorker.java)
 MISREPORT = "harness.misreport."

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from harness.base.errors import BadInput
 from harness.base.versions import DLQ_SINCE, dotted, major_minor
+from harness.base.vocabulary import SHARE_POISON
 from harness.plan.kinds.settings import whole
 
-#: share members' self-tests (harness/members/share_member.py)
-SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
 ACK_MODES = ("explicit", "implicit")
 #: group configs of every share run unless the run says otherwise (Kafka's defaults in comments)
 SHARE_GROUP_DEFAULTS = {
@@ -38,9 +37,6 @@ def share_group_configs(cfg) -> dict:
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
 #: the brokers' config of the prefix a dead-letter topic's name must have, and its default
 DLQ_PREFIX, DLQ_PREFIX_DEFAULT = "errors.deadletterqueue.topic.name.prefix", "dlq."
-#: member settings (client settings the members take out before making their client): the workload's keys whose
-#: records a member always rejects, or always releases (until the delivery count limit archives them)
-POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
 
 
 def dlq_topic(settings: dict) -> str | None:
@@ -49,11 +45,11 @@ def dlq_topic(settings: dict) -> str | None:
 
 
 def poison_keys(cfg) -> dict:
-    """ack -> the record keys a member gives that acknowledgement always (POISON); BadInput for a key that is not
+    """ack -> the record keys a member gives that acknowledgement always (SHARE_POISON); BadInput for a key that is not
     one of the workload's (`k<n>`), or in implicit mode (which can neither reject nor release)."""
     given = dict(cfg.client_settings)
     out = {}
-    for key, ack in POISON.items():
+    for key, ack in SHARE_POISON.items():
         keys = [k.strip() for k in str(given.get(key, "")).split(",") if k.strip()]
         bad = next((k for k in keys if not (k[:1] == "k" and k[1:].isdigit())), None)
         if bad:
@@ -61,7 +57,7 @@ def poison_keys(cfg) -> dict:
         if keys:
             out[ack] = keys
     if out and ack_mode(cfg) != "explicit":
-        raise BadInput(f"{', '.join(k for k in POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
+        raise BadInput(f"{', '.join(k for k in SHARE_POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
                        "implicit member can neither reject nor release)")
     return out
 
