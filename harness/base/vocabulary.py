@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: the kinds of group a scenario's members form
-KINDS = ("consumer", "streams", "connect", "share")
+GROUP_KINDS = ("consumer", "streams", "connect", "share")
 #: the built-in programs a consumer group's members run (`--member`): on confluent-kafka, on the Java client
 MEMBER_KINDS = ("python", "java")
 

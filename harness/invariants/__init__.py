@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Callable, Iterable
 
-from harness.base.vocabulary import KINDS
+from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
 from harness.invariants import (applies, brokers, commits, convergence, coordinator, coverage, exclusive, integrity,
                                 migrations, performed, settled, static, timeline)
@@ -66,7 +66,7 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
     start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
     settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
     kind = start.get("kind")
-    if kind not in KINDS:  # older runs wrote no kind; Streams ones merged both settings
+    if kind not in GROUP_KINDS:  # older runs wrote no kind; Streams ones merged both settings
         kind = "streams" if STREAMS_ONLY_KEYS & set(settings) else "consumer"
     check = CheckSettings.from_dict(settings)
     if kind in ("consumer", "connect", "share"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.base.vocabulary import KINDS
+from harness.base.vocabulary import GROUP_KINDS
 
 #: a client or group setting's value as a file writes it (passed on as text)
 Setting = str | int | float | bool
@@ -28,7 +28,7 @@ NEEDS = {"kill": "kills, stops or restarts brokers (Killable)",
          "requests": "puts faults on chosen Kafka requests through the request proxy (RequestFaults)",
          "leaders": "reads and moves partition leaders (Leadership: a reassignment and a leader election)"}
 REQUIRED = object()  # a parameter without a default
-ALL_KINDS = frozenset(KINDS)
+ALL_KINDS = frozenset(GROUP_KINDS)
 CONSUMER = frozenset({"consumer"})
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from harness.kafka.config_keys import closest
 from harness.plan.kinds.connect import CONNECT_DEFAULTS
 from harness.plan.kinds.streams import STREAMS_DEFAULTS
-from harness.base.vocabulary import COMMIT_MODES, KINDS, MEMBER_KINDS, PROTOCOLS_OF
+from harness.base.vocabulary import COMMIT_MODES, GROUP_KINDS, MEMBER_KINDS, PROTOCOLS_OF
 
 Scalar = Union[bool, int, float, str]
 #: how each kind of group calls its members, as the refusals say it
@@ -50,10 +50,10 @@ class Members(_Strict):
     @classmethod
     def _kind(cls, v: str) -> str:
         if v in MEMBER_KINDS:
-            raise ValueError(f"is the kind of group ({', '.join(KINDS)}); the built-in member is "
+            raise ValueError(f"is the kind of group ({', '.join(GROUP_KINDS)}); the built-in member is "
                              f"`member = \"{v}\"`")
-        if v not in KINDS:
-            raise ValueError(f"{v!r} is not a kind of group; known: {', '.join(KINDS)}")
+        if v not in GROUP_KINDS:
+            raise ValueError(f"{v!r} is not a kind of group; known: {', '.join(GROUP_KINDS)}")
         return v
 
 
