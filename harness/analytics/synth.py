@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass, field
 
 from harness.base.vocabulary import CONSUMER_PROTOCOLS
-from harness.record.format import SCHEMA, VERSION
+from harness.record.format import header
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
 
@@ -30,7 +30,6 @@ INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", 
               "static_membership", "record_integrity", "commit_progress")
 MEMBERS = ("m1", "m2", "m3")
 PARTITIONS = 6
-HEADER = '{{"type":"header","schema":"%s","version":%d,"source":"{src}","member":{mem}}}\n' % (SCHEMA, VERSION)
 CORRUPT_KINDS = ("status-incomplete", "status-missing", "run-json-missing", "verdicts-unparsable",
                  "history-garbage-line", "history-wrong-schema")
 
@@ -135,7 +134,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     n_comm = n_fill - n_acked - n_proc
     span = t_end - t0
     with open(os.path.join(hist, PRODUCER_HISTORY), "w") as f:
-        f.write(HEADER.format(src="producer", mem='"producer"'))
+        f.write(_line(header("producer", member="producer")))
         buf = []
         for j in range(n_acked):
             mono = t0 + span * j / max(1, n_acked)
@@ -165,7 +164,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
                           '"ok":true,"error":null}\n' % (mono, mono + wall0, m, topic, (j + k) % PARTITIONS, j * 5)))
         lines.sort(key=lambda x: x[0])
         with open(member_history(hist, m), "w") as f:
-            f.write(HEADER.format(src="member", mem=f'"{m}"'))
+            f.write(_line(header("member", member=m)))
             f.write("".join(x[1] for x in lines))
             if torn and k == 0:
                 f.write('{"type":"processed","mono":%.3f,"wa' % (t_end - 0.1))
@@ -186,7 +185,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
     hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
     with open(os.path.join(hist, HARNESS_HISTORY), "w") as f:
-        f.write(HEADER.format(src="harness", mem="null"))
+        f.write(_line(header("harness", member=None)))
         f.write("".join(hs))
     # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
     verdicts = {}

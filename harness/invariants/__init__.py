@@ -63,7 +63,7 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
     """What the run's first `run_start` event says: its kind (`consumer` or `streams`), its CheckSettings and,
     for a Streams run, its StreamsCheckSettings. Without a run_start, or settings in it, the defaults (the
     partition count is then inferred from the history, see `timeline`)."""
-    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    start = history.run_start() or {}
     settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
     kind = start.get("kind")
     if kind not in GROUP_KINDS:  # older runs wrote no kind; Streams ones merged both settings
@@ -87,7 +87,7 @@ def judge(history: History) -> dict[str, Verdict]:
     if kind == "share":  # the share checkers' own settings; the group's come from the history
         verdicts = judge_share(history)
     elif kind == "connect":
-        start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+        start = history.run_start() or {}
         verdicts = judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
     elif kind == "streams":
         verdicts = judge_streams(history, streams, check)

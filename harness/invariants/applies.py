@@ -193,7 +193,7 @@ def applicability(facts: PlanFacts) -> dict[str, dict]:
 
 def recorded(history) -> dict | None:
     """The `applies` of the history's first run_start event, or None when it has none (an older run)."""
-    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    start = history.run_start() or {}
     got = start.get("applies")
     return got if isinstance(got, dict) else None
 

@@ -58,7 +58,7 @@ class LifeSettings:
 
     def __init__(self, tl) -> None:
         self.tl = tl
-        self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+        self.run_start = tl.history.run_start() or {}
         self._by_life: dict[tuple[str, float], CommitSettings] = {}
 
     def at(self, member: str, t: float) -> CommitSettings:
