@@ -14,6 +14,7 @@ from harness.record.history import HistoryFormatError
 from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
 from harness.base.vocabulary import DEFAULT_COMMIT_MODE
+from harness.plan.kinds.settings import client_settings
 from harness.record.rundir import member_control, member_history, member_log
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
@@ -67,28 +68,6 @@ class MemberProcess:
     @property
     def pid(self) -> int:
         return self.proc.pid
-
-
-#: client settings of the classic protocol only: under the consumer protocol these timings are the group's
-CLASSIC_ONLY_TIMINGS = frozenset({"session.timeout.ms", "heartbeat.interval.ms"})
-
-
-def timings_for(protocol: str, conf: dict) -> dict:
-    """The harness's client timings a member of `protocol` takes (the classic-only ones dropped under `consumer`)."""
-    return {k: v for k, v in conf.items() if protocol != "consumer" or k not in CLASSIC_ONLY_TIMINGS}
-
-
-def member_config(protocol: str, timings: dict, given: dict) -> dict:
-    """A member's client settings: the harness's timings for its protocol, then the given ones. The harness's own
-    max.poll.interval.ms is raised to a given session.timeout.ms that exceeds it (clients refuse a poll interval
-    shorter than the session timeout); a given max.poll.interval.ms stays as given."""
-    conf = {**timings_for(protocol, timings), **given}
-    if "max.poll.interval.ms" in timings and "max.poll.interval.ms" not in given:
-        try:
-            conf["max.poll.interval.ms"] = max(int(conf["max.poll.interval.ms"]), int(conf.get("session.timeout.ms", 0)))
-        except (TypeError, ValueError):
-            pass  # the client refuses the bad value, with its own words
-    return conf
 
 
 class MemberPool:
@@ -159,7 +138,7 @@ class MemberPool:
             "HARNESS_TOPIC": (spec.topics or (self.topic,))[0], "HARNESS_TOPICS": ",".join(spec.topics or (self.topic,)),
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
-            "HARNESS_CLIENT_CONFIG": json.dumps(member_config(spec.protocol, self.client_config, spec.client_config)),
+            "HARNESS_CLIENT_CONFIG": json.dumps(client_settings(spec.protocol, self.client_config, spec.client_config)),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
             "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),

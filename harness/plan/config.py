@@ -193,7 +193,7 @@ class RunConfig:
 
     def client_config(self) -> dict:
         """The harness's tuned-down group timings, as client settings (under the consumer protocol the session and
-        heartbeat timings are the group's, so `members.pool.timings_for` drops them there)."""
+        heartbeat timings are the group's, so `plan.kinds.settings.timings_for` drops them there)."""
         return {"session.timeout.ms": int(self.session_timeout_s * 1000),
                 "heartbeat.interval.ms": int(self.heartbeat_interval_s * 1000),
                 "max.poll.interval.ms": int(self.max_poll_interval_s * 1000)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.base.errors import BadInput
 from harness.base.versions import DLQ_SINCE, dotted, major_minor
 from harness.base.vocabulary import SHARE_POISON
-from harness.plan.kinds.settings import whole
+from harness.plan.kinds.settings import merge, whole
 
 ACK_MODES = ("explicit", "implicit")
 #: group configs of every share run unless the run says otherwise (Kafka's defaults in comments)
@@ -25,8 +25,9 @@ SHARE_GROUP_DEFAULTS = {
 
 def share_group_configs(cfg) -> dict:
     """The share group's configs: the defaults, the run's session and heartbeat timings, then `--group-set`."""
-    out = {**SHARE_GROUP_DEFAULTS, "share.session.timeout.ms": int(cfg.session_timeout_s * 1000),
-           "share.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000), **dict(cfg.group_settings)}
+    out = merge("share group", {**SHARE_GROUP_DEFAULTS, "share.session.timeout.ms": int(cfg.session_timeout_s * 1000),
+                                "share.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000)},
+                {}, cfg.group_settings, known_only=False)
     for key, lo in (("share.record.lock.duration.ms", 1000), ("share.delivery.count.limit", 2),
                     ("share.partition.max.record.locks", 1)):
         whole("share group", out, key, lo)
