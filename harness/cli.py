@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.base.errors import HarnessError
-from harness.plan.misbehave import MISBEHAVE_HELP
+from harness.base.vocabulary import MISBEHAVE_HELP
 from harness.base.stdio import quiet_when_readers_leave
 from harness.plan import options
 
@@ -52,7 +52,7 @@ def _backend(sp, default: str):
 
 def _commit_mode(sp, default: str):
     """--commit-mode, with the command's default named in its help."""
-    from harness.plan.config import COMMIT_MODES
+    from harness.base.vocabulary import COMMIT_MODES
     sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
                     help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
                          f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
@@ -69,7 +69,7 @@ def _processing_ms(sp, default: str):
 
 def _members_and_settings(sp):
     """The members' options and the settings of clients, brokers and the group (run and nightly)."""
-    from harness.plan.config import MEMBER_KINDS
+    from harness.base.vocabulary import MEMBER_KINDS
     sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                     help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
                          "Apache Kafka Java client of the brokers' version)")
@@ -97,13 +97,13 @@ def _members_and_settings(sp):
 def _add_run(sub):
     """`harness run`."""
     from harness.drive.repeat import add_run_arguments
-    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.base.vocabulary import ALL_PROTOCOLS
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
-    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS,
+    r.add_argument("--protocol", default=None, choices=ALL_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
                         "connect.protocol sessioned (default), compatible or eager)")
@@ -142,14 +142,14 @@ def _add_replay(sub):
 def _add_nightly(sub):
     """`harness nightly`."""
     from harness.drive.repeat import add_nightly_argument
-    from harness.plan.scenarios import PROTOCOLS
+    from harness.base.vocabulary import CONSUMER_PROTOCOLS
     n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
     n.add_argument("--budget", default="30m", help="how long to keep starting runs: 30m, 90s, 1h30m (default: 30m)")
     n.add_argument("--seed", type=int, default=None, help="seed of every pick (default: random)")
     n.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
     n.add_argument("--client-versions", default="default",
                    help="comma-separated confluent-kafka versions; 'default' = the harness's own")
-    n.add_argument("--protocols", default=",".join(PROTOCOLS),
+    n.add_argument("--protocols", default=",".join(CONSUMER_PROTOCOLS),
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
                         "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
                         "Connect ones)")
@@ -233,7 +233,8 @@ def _draw_timeline(run_dir) -> None:
 
 def _nightly(args, progress) -> int:
     from harness.drive.nightly import nightly, parse_budget, parse_shard, summary_lines
-    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.base.versions import GROUP_CONFIGS_SINCE, dotted, newest_major_minor
+    from harness.base.vocabulary import ALL_PROTOCOLS, CONNECT_PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
@@ -246,21 +247,23 @@ def _nightly(args, progress) -> int:
     from harness.cluster.backends import preflight
     preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
-    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
+    known = ALL_PROTOCOLS
     bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.base.errors import BadInput
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
     extra = options.member_options(args)
-    if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
+    if extra and set(protocols) & {*STREAMS_PROTOCOLS, *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
         from harness.base.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
                        "the Streams and Connect protocols (classic, streams, sessioned, compatible, eager) out of "
                        "--protocols")
-    if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
+    old = [v for v in args.kafka_versions.split(",") if (newest_major_minor(v) or (99, 0)) < GROUP_CONFIGS_SINCE]
+    if extra.get("group_settings") and old:
         from harness.base.errors import BadInput
-        raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
+        raise BadInput(f"--group-set needs Kafka {dotted(GROUP_CONFIGS_SINCE)} or newer (group configs); "
+                       f"--kafka-versions names {old[0]}")
     if extra.get("broker_settings") or extra.get("group_settings"):  # the night's clusters start with them
         from harness.kafka import config_names
         from harness.kafka import dist as kafka_dist

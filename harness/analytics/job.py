@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
 from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
-from harness.record.format import SCHEMA, VERSION
+from harness.record.format import header_problem
 
 TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
@@ -50,6 +50,13 @@ def session(master: str | None = None, app: str = "harness-aggregate", driver_me
 def _local_path(uri: str) -> str:
     u = urlparse(uri)
     return os.path.abspath(unquote(u.path)) if u.scheme in ("", "file") else uri
+
+
+def _header_of(row) -> dict:
+    """A header line as the scan read it, for `header_problem`: its `version` column is a string (other events'
+    `version` fields are), the header's a whole number."""
+    version = row["version"]
+    return {"type": "header", "schema": row["schema"], "version": int(version) if str(version).isdigit() else version}
 
 
 def _derive_run(item):
@@ -135,7 +142,7 @@ def _small_files(spark, dirs: list[str], skipped: list[dict]):
 
 def _scan_histories(spark, files: list):
     """The history lines the tables need (persisted; `corrupt` marks an unparsable one) and, per file, its counts
-    of corrupt lines, header lines and headers of another schema or version."""
+    of corrupt lines and its header lines (their schema and version)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -150,10 +157,8 @@ def _scan_histories(spark, files: list):
             .persist(StorageLevel.MEMORY_AND_DISK))
     stats = (keep.groupBy("file").agg(
         F.sum(F.col("corrupt").cast("int")).alias("corrupt"),
-        F.sum((F.col("type") == "header").cast("int")).alias("headers"),
-        F.sum(((F.col("type") == "header") & ((F.coalesce(F.col("schema"), F.lit("")) != SCHEMA)
-                                              | (F.coalesce(F.col("version"), F.lit("")) != str(VERSION)))).cast("int"))
-        .alias("bad_headers"))).collect()
+        F.collect_list(F.when(F.col("type") == "header", F.struct("schema", "version"))).alias("headers"))
+             ).collect()
     return keep, stats
 
 
@@ -171,7 +176,7 @@ def _bad_histories(ok: dict, files: list, stats: list) -> dict:
             name = os.path.basename(path)
             if st is None or not st["headers"]:
                 bad_runs.setdefault(run_dir, f"history/{name}: no header line")
-            elif st["bad_headers"]:
+            elif any(header_problem(_header_of(h)) for h in st["headers"]):
                 bad_runs.setdefault(run_dir, f"history/{name}: header of another schema or version")
             elif (st["corrupt"] or 0) > (1 if torn.get(path) else 0):
                 bad_runs.setdefault(run_dir, f"history/{name}: {st['corrupt']} unparsable line(s)")

@@ -18,19 +18,18 @@ import os
 import random
 from dataclasses import dataclass, field
 
-from harness.record.format import SCHEMA, VERSION
+from harness.base.vocabulary import CONSUMER_PROTOCOLS
+from harness.record.format import header
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
 
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
-PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
 CLIENT_VERSIONS = ("2.12.0", "2.16.1")
 INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", "convergence_balance",
               "static_membership", "record_integrity", "commit_progress")
 MEMBERS = ("m1", "m2", "m3")
 PARTITIONS = 6
-HEADER = '{{"type":"header","schema":"%s","version":%d,"source":"{src}","member":{mem}}}\n' % (SCHEMA, VERSION)
 CORRUPT_KINDS = ("status-incomplete", "status-missing", "run-json-missing", "verdicts-unparsable",
                  "history-garbage-line", "history-wrong-schema")
 
@@ -59,7 +58,7 @@ def _line(d: dict) -> str:
 
 def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
     scenario = SCENARIOS[i % 3]
-    protocol = PROTOCOLS[(i // 3) % 3]
+    protocol = CONSUMER_PROTOCOLS[(i // 3) % 3]
     kafka = KAFKA_VERSIONS[(i // 9) % 2]
     client = CLIENT_VERSIONS[(i // 18) % 2]
     run_seed = 100_000 + i
@@ -169,7 +168,7 @@ def _ownership(protocol: str, rng: random.Random, n_reb: int, t0: float, wall0: 
 def _write_producer(hist: str, n_acked: int, t0: float, span: float, wall0: float, topic: str) -> None:
     """The producer's history: `n_acked` acknowledgements spread over the run."""
     with open(os.path.join(hist, PRODUCER_HISTORY), "w") as f:
-        f.write(HEADER.format(src="producer", mem='"producer"'))
+        f.write(_line(header("producer", member="producer")))
         buf = []
         for j in range(n_acked):
             mono = t0 + span * j / max(1, n_acked)
@@ -206,7 +205,7 @@ def _write_members(hist: str, own: dict, plan: dict, run_id: str, topic: str, n_
                           '"ok":true,"error":null}\n' % (mono, mono + wall0, m, topic, (j + k) % PARTITIONS, j * 5)))
         lines.sort(key=lambda x: x[0])
         with open(member_history(hist, m), "w") as f:
-            f.write(HEADER.format(src="member", mem=f'"{m}"'))
+            f.write(_line(header("member", member=m)))
             f.write("".join(x[1] for x in lines))
             if torn and k == 0:
                 f.write('{"type":"processed","mono":%.3f,"wa' % (t_end - 0.1))
@@ -231,7 +230,7 @@ def _write_harness(hist: str, plan: dict, run_id: str, topic: str, t0: float, t_
     hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
     hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
     with open(os.path.join(hist, HARNESS_HISTORY), "w") as f:
-        f.write(HEADER.format(src="harness", mem="null"))
+        f.write(_line(header("harness", member=None)))
         f.write("".join(hs))
     return len(hs)
 

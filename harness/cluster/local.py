@@ -31,6 +31,7 @@ from harness.base.errors import BadInput, SetupError
 from harness.base.procs import Proc
 from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.base.tools import free_ports
+from harness.base.versions import RELEASE_VERSION_FLAG_SINCE, dotted, major_minor
 from harness.cluster.toxiproxy import ToxiproxyServer
 
 _log = logging.getLogger(__name__)
@@ -354,8 +355,8 @@ class LocalCluster(ClientPath, Leadership):
         """Roll every broker onto another Kafka version on the same data, then raise the metadata version."""
         target = self._dist(version)
         self.rolling_restart(version=target.version)
-        release = ".".join(target.version.split(".")[:2])
-        flag = "--release-version" if target.major >= 4 else "--metadata"  # --metadata is deprecated in 4.x
+        release = dotted(major_minor(target.version))
+        flag = "--release-version" if major_minor(target.version) >= RELEASE_VERSION_FLAG_SINCE else "--metadata"
         cmd = self._java(target.version, "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server",
                          self.bootstrap(), "upgrade", flag, release)
         log = self.work_dir / "feature-upgrade.log"

@@ -11,13 +11,12 @@ from __future__ import annotations
 import time
 
 from harness.base.errors import BadInput, SetupError
-from harness.kafka.dist import version_key
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
-from harness.members.pool import member_config
+from harness.plan.kinds.settings import client_settings
 from harness.cluster.topics import add_partitions as add_topic_partitions
 from harness.plan.topics import real_subscription
 
@@ -39,9 +38,10 @@ class ConsumerGroup:
 
     # -- before the members
     def prepare(self) -> dict:
-        """Resolve the client library, create the topic; returns what run.json records about them."""
+        """Resolve the client library; returns what run.json records about it: the client settings the members start
+        with, merged once (`harness.plan.kinds.settings.client_settings`) for the check, the record and the pool."""
         cfg, sc = self.cfg, self.plan.scenario
-        library = self.library
+        library, given = self.library, {k: clients.setting_text(v) for k, v in cfg.client_settings}
         if cfg.member == "java":
             from harness.members.java_member import java_member_command
             self.builtin = java_member_command(kafka_version=self.plan.kafka_version, progress=self.ctx.say)
@@ -50,14 +50,13 @@ class ConsumerGroup:
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
                                                                         progress=self.ctx.say)
             if cfg.member_command is None:  # a Python member runs: its client must take the settings
-                given = {k: clients.setting_text(v) for k, v in cfg.client_settings}
                 rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
                           for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
                 for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
                     clients.check_settings(self.client_path, self.client_version, cfg.protocol,
-                                           member_config(cfg.protocol, cfg.client_config(), {**given, **extra}))
+                                           client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}))
         return {"client_version": self.client_version, "client_library": library,
-                "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
+                "client_settings": client_settings(cfg.protocol, cfg.client_config(), given)}
 
     def create_topics(self) -> dict:
         """The run's topics on the cluster; returns what run.json records about them (nothing more here)."""
@@ -209,7 +208,7 @@ def record_group_settings(ctx) -> dict:
     admin, out, errors = ctx.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
     unread: dict[str, str] = {}
     res = [ConfigResource(ResourceType.BROKER, str(b)) for b in ctx.cluster.broker_ids()]
-    if version_key(ctx.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
+    if major_minor(ctx.cluster.version) >= GROUP_CONFIGS_SINCE:
         res.append(ConfigResource(ResourceType.GROUP, ctx.group_id))
 
     def scope(r) -> str:

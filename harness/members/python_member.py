@@ -1,7 +1,7 @@
 """A consumer-group member on confluent-kafka that writes its history (the member contract).
 
 Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of docs/member-contract.md.
-Imports only the standard library, confluent_kafka and harness.record.history: it runs under any confluent-kafka install.
+Imports only the standard library, confluent_kafka and harness modules that need nothing else: any client install.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`; docs/member-contract.md has the table): `sync` after each
 poll's records (a refused commit again after the next poll; what is left on a revocation and on SIGTERM); `async`
@@ -28,21 +28,16 @@ import sys
 import time
 
 if __package__ in (None, ""):  # run as a plain script under an isolated client install
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
+from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
+from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import COMMIT_MODES, client_version, commit_mode, effective_settings  # noqa: E402,F401,E501
+from harness.members.python_settings import client_version, commit_mode, effective_settings  # noqa: E402
 
-PROTOCOL_CONFIG = {
-    "classic-eager": {"group.protocol": "classic", "partition.assignment.strategy": "range"},
-    "classic-cooperative": {"group.protocol": "classic", "partition.assignment.strategy": "cooperative-sticky"},
-    "consumer": {"group.protocol": "consumer"},
-}
-#: librdkafka knows `group.protocol` (KIP-848, early access) from 2.4.0; before it the property is refused
-GROUP_PROTOCOL_SINCE = 0x02040000
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
@@ -51,13 +46,14 @@ STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 def protocol_config(protocol: str) -> dict:
     """The client settings of a protocol that this client library knows. `group.protocol=classic` is the
     default, so it is left out where the library does not know the property; `consumer` cannot be had there."""
-    if protocol not in PROTOCOL_CONFIG:
+    if protocol not in ASSIGNMENT:
         raise SystemExit(f"member: unknown protocol {protocol!r}")
-    conf = dict(PROTOCOL_CONFIG[protocol])
-    if confluent_kafka.libversion()[1] < GROUP_PROTOCOL_SINCE:
+    conf = ASSIGNMENT[protocol].client_settings()
+    since = CLIENT_PROTOCOL_SINCE["consumer"]  # librdkafka knows `group.protocol` (KIP-848) from it; older refuse it
+    if confluent_kafka.libversion()[1] < librdkafka_number(since):
         if protocol == "consumer":
             raise SystemExit(f"member: confluent-kafka {client_version()} (librdkafka {confluent_kafka.libversion()[0]}) "
-                             "cannot speak the consumer group protocol (KIP-848): it needs 2.4.0 or newer")
+                             f"cannot speak the consumer group protocol (KIP-848): it needs {dotted(since)} or newer")
         del conf["group.protocol"]
     return conf
 
@@ -148,7 +144,7 @@ class Member:
         group's committed offset (a member that forgot its offsets; coordinator_survival must flag it)."""
         for tp in parts:
             tp.offset = OFFSET_BEGINNING
-        (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
+        (self.consumer.assign if ASSIGNMENT[self.protocol].eager else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
         if self.misbehave == "keep-after-leave" and not self.running:  # leaving: it acts as if it still owned them

@@ -1,19 +1,18 @@
 """The settings the Python member's client runs with, for its `started` event (`effective`, `effective_defaults`).
 
-Imports only the standard library and confluent_kafka, as `python_member` does (which runs under an isolated
-install of any confluent-kafka version).
+Imports only the standard library, confluent_kafka and the vocabulary, as `python_member` does (which runs under an
+isolated install of any confluent-kafka version).
 """
 from __future__ import annotations
 
 import confluent_kafka
 
-#: HARNESS_COMMIT_MODE's values (python_member's docstring says what each does)
-COMMIT_MODES = ("sync", "async", "auto", "never")
+from harness.base.vocabulary import CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, LIBRDKAFKA_DEFAULT_STRATEGY
 
 
 def commit_mode(env: dict) -> str:
     """HARNESS_COMMIT_MODE (empty or unset: sync); exits with one line when it is none of COMMIT_MODES."""
-    mode = env.get("HARNESS_COMMIT_MODE") or "sync"
+    mode = env.get("HARNESS_COMMIT_MODE") or DEFAULT_COMMIT_MODE
     if mode not in COMMIT_MODES:
         raise SystemExit(f"member: unknown commit mode {mode!r} (HARNESS_COMMIT_MODE); known: {', '.join(COMMIT_MODES)}")
     return mode
@@ -34,14 +33,14 @@ LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 300
 def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
     """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
     documented defaults rather than given): the `started` event's `effective` and `effective_defaults`."""
-    out: dict = {"group.protocol": conf.get("group.protocol", "classic"),
+    out: dict = {"group.protocol": conf.get("group.protocol", CLASSIC),
                  "partition.assignment.strategy": conf.get("partition.assignment.strategy")
-                 if conf.get("group.protocol", "classic") == "classic" else None,
+                 if conf.get("group.protocol", CLASSIC) == CLASSIC else None,
                  "group.instance.id": conf.get("group.instance.id"),
                  "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
                  "commit_mode": mode, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
-    if out["group.protocol"] == "classic" and out["partition.assignment.strategy"] is None:
-        out["partition.assignment.strategy"] = "range,roundrobin"  # librdkafka's default
+    if out["group.protocol"] == CLASSIC and out["partition.assignment.strategy"] is None:
+        out["partition.assignment.strategy"] = LIBRDKAFKA_DEFAULT_STRATEGY
     defaults = []
     for key, default in LIBRDKAFKA_DEFAULTS.items():
         try:

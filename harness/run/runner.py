@@ -36,16 +36,15 @@ from harness.nemesis.core import Nemesis
 from harness.run.context import RunContext
 from harness.run.observe import Observer
 from harness.plan.actions import needs_requests
-from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict,
-                                 replay_config)
+from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
+from harness.plan.kinds.settings import client_settings
 from harness.run.resolve import resolve
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
 from harness.plan.topics import run_topics
 from harness.run.waits import Waits
 from harness.members.workload import Workload
 
-__all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunResult", "replay_config",
-           "run_scenario"]
+__all__ = ["Run", "RunConfig", "RunResult", "replay_config", "run_scenario"]
 log = logging.getLogger("harness.run")
 
 
@@ -153,7 +152,8 @@ class Run:
         record_group_settings(ctx)
         self.pool = ctx.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=ctx.group_id,
                                           topic=ctx.topic, history_dir=d.history_dir, log_dir=d.logs_dir,
-                                          on_event=self.event, client_config=self.kind.pool_config())
+                                          on_event=self.event, client_config=self.kind.pool_config(),
+                                          merge_settings=client_settings)
         self.observer = ctx.observer = Observer(d.history_dir, [t.real for t in ctx.topics])
         self.waits = ctx.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg,
                                        event=self.event, say=self.say, clock=self.clock)

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.plan.kinds.settings import client_settings
 from harness.record import schema as history_schema
+from harness.base.versions import is_release
 from harness.kafka import dist as kafka_dist
 from harness.base import procs
 from harness.plan import scenarios
@@ -84,7 +86,7 @@ def no_process_left():
 def own_kafka(monkeypatch, tmp_path):
     """A run with its own cluster resolves its Kafka version first; the fake needs no jars."""
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist(
-        v if kafka_dist.VERSION_RE.match(v) else "4.3.1", tmp_path))
+        v if is_release(v) else "4.3.1", tmp_path))
 
 
 @pytest.fixture
@@ -294,7 +296,7 @@ def test_a_fake_member_paused_past_its_session_loses_its_partitions(tmp_path, sh
     log_dir.mkdir()
     shared.create_topic("t", partitions=4)
     with HistoryWriter(hist_dir / "harness.jsonl", source="harness") as hw:
-        pool = MemberPool(bootstrap=shared.bootstrap(), group_id="g", topic="t", history_dir=hist_dir,
+        pool = MemberPool(merge_settings=client_settings, bootstrap=shared.bootstrap(), group_id="g", topic="t", history_dir=hist_dir,
                           log_dir=log_dir, on_event=hw.event, client_config={"session.timeout.ms": 600})
         obs = Observer(hist_dir, "t")
 
