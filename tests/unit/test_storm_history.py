@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.history import History
+from harness.record.history import History
 from harness.invariants import judge
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "random-mix-eager-coordinator-kills.jsonl"
