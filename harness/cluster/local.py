@@ -135,7 +135,7 @@ class LocalCluster(ClientPath, Leadership):
     def version(self) -> str:
         return self._dist(self.requested_version).version
 
-    def start(self, *, timeout_s: float = 60.0) -> None:
+    def start(self, *, timeout_s: float = 120.0) -> None:
         """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered."""
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -268,7 +268,7 @@ class LocalCluster(ClientPath, Leadership):
             return set()
         return set(md.brokers)
 
-    def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 60.0) -> None:
+    def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 120.0) -> None:
         """Wait until every broker in ids is registered and its client port answers."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -330,7 +330,7 @@ class LocalCluster(ClientPath, Leadership):
         self.nodes[broker_id].proc.resume()
         self.on_event("broker_event", broker=broker_id, what="resume", version=self.nodes[broker_id].version)
 
-    def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 60.0) -> None:
+    def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 120.0) -> None:
         node = self.nodes[broker_id]
         if node.proc and node.proc.alive():
             return
