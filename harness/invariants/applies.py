@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.base.vocabulary import STICKY_ASSIGNORS
+from harness.base.vocabulary import STICKY_ASSIGNORS, STRICTLY_STICKY_ASSIGNORS
 from harness.invariants import protocols
+from harness.invariants.assignors import REMOTE_ASSIGNOR, assignor_name
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.slots import Slots, StepEffect
@@ -125,6 +126,22 @@ def bounded_migrations(facts: PlanFacts) -> Answer:
     return False, "no step certainly changes the group's members or partitions"
 
 
+def strict_stickiness(facts: PlanFacts) -> Answer:
+    """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
+    by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
+    kill and its replacement the group may answer each with its own rebalance, which the checker does not judge)."""
+    applies, why = bounded_migrations(facts)
+    if not applies:
+        return applies, why
+    remote = assignor_name((facts.client_settings or {}).get(REMOTE_ASSIGNOR) or "")
+    if facts.protocol == "consumer" and remote and remote not in STRICTLY_STICKY_ASSIGNORS:
+        return False, f"the members' {REMOTE_ASSIGNOR} is {remote}, not a strictly sticky assignor"
+    hit = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) starts or stops members, one cause between two stable assignments"
+    return False, "no step certainly only starts or only stops members (one cause between two stable assignments)"
+
+
 def warmup_before_active(facts: PlanFacts) -> Answer:
     if facts.protocol == "streams":
         return False, "the streams protocol's assignor has no warmup tasks"
@@ -172,7 +189,7 @@ def share_dead_letter(facts: PlanFacts) -> Answer:
 #: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
-                 "coordinator_survival": coordinator_survival},
+                 "coordinator_survival": coordinator_survival, "strict_stickiness": strict_stickiness},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),

@@ -8,9 +8,9 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
 - every member of both points subscribes to the same topics (it may be another set at S2 than at S1): under
   differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
   promise this (`differing_subscriptions`);
-- one cause lies between them (`stable_points.causes`): after two (a member killed and its replacement started) the
-  group may answer each with a rebalance, and the second may give a member back what the first took
-  (`several_causes`).
+- one cause lies between them (`stable_points.causes`, a graceful stop counted once): after two (a member killed
+  and its replacement started) the group may answer each with a rebalance, and the second may give a member what the
+  first took from it (`several_causes`).
 
 A *surviving* member is alive from S1's start to S2's end in one life (no restart) and wrote no `lost` between them
 (a fenced member rejoins empty-handed). Its eligible partitions are those it held at S1 that exist at S2 and are of
@@ -58,6 +58,13 @@ def member_breaks(tl, s1, s2) -> list[tuple[str, list, list]]:
     return out
 
 
+def _one_per_cause(tl) -> list[float]:
+    """The causes' times, a graceful stop counted once (its `member_stop`, not its exit too)."""
+    stops = {lf.end for ls in tl.lives.values() for lf in ls
+             if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < lf.end}
+    return [t for t in causes(tl, tl.end) if t not in stops]
+
+
 def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
     """Why the transition is not judged ("not_sticky: ..." etc.), None when it is; MissingSetting propagates."""
     for s in (s1, s2):
@@ -83,7 +90,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
          "several_causes": 0, "unread": 0}
     if not pts:
         return verdict(NAME, "unknown", f"no stable point to judge: {stable_points(tl).why_none()}", measurements=m)
-    cause_times = causes(tl, tl.end)
+    cause_times = _one_per_cause(tl)
     bad, wits, unread, loose = [], [], [], {}
     for s1, s2 in zip(pts, pts[1:]):
         try:
