@@ -95,7 +95,7 @@ def _in_force(tl, members: list[str], t: float) -> InForce:
             raise MissingSetting(f"members of both protocols ({', '.join(consumer)} on consumer) under the brokers' "
                                  f"group.consumer.migration.policy={policy or 'unrecorded'}: which protocol the group "
                                  f"ran cannot be told")
-    return _server(tl, starts, t)
+    return _server(tl, {m: starts[m] for m in consumer}, t)
 
 
 def _classic(starts: dict[str, dict]) -> InForce:
@@ -116,6 +116,7 @@ def _classic(starts: dict[str, dict]) -> InForce:
 
 
 def _server(tl, starts: dict[str, dict], t: float) -> InForce:
+    """The brokers' assignor; `starts`: the consumer-protocol members' `started` events (a classic member names none)."""
     named: dict[str, str | None] = {}
     for m, st in starts.items():
         eff = st["effective"]
