@@ -32,7 +32,7 @@ def point_view(tl, pt) -> tuple[dict, dict, dict]:
     return held, subs, tl.counts_at(pt.start)
 
 
-def _racks(tl, pt) -> bool:
+def racks_at(tl, pt) -> bool:
     """Whether a live member recorded a rack (`client.rack`): range then matches racks first (KIP-881)."""
     for m in pt.held:
         life = life_at(tl, m, pt.start)
@@ -50,7 +50,7 @@ def judge_point(tl, pt) -> tuple[str, str, object]:
     except MissingSetting as e:
         return "unread", f"{at} the assignor in force cannot be told: {e}", None
     held, subs, counts = point_view(tl, pt)
-    racks = _racks(tl, pt)
+    racks = racks_at(tl, pt)
     found = {}
     for a in force.assignors:
         try:

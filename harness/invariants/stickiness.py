@@ -8,6 +8,7 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
 - every member of both points subscribes to the same topics (it may be another set at S2 than at S1): under
   differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
   promise this (`differing_subscriptions`);
+- no member of either point recorded a rack (`client.rack`: the sticky assignors match racks too, KIP-881) (`racks`);
 - one cause lies between them (`stable_points.causes`, a graceful stop counted once): after two (a member killed
   and its replacement started) the group may answer each with a rebalance, and the second may give a member what the
   first took from it (`several_causes`).
@@ -21,7 +22,7 @@ at S2, is one `assignor_shape` judges).
 `invalid` with the first such member; `skipped` when no transition is judged and none was left out for want of facts
 (every one not sticky, or there was one stable point); `unknown` when the history has no stable point, or a
 transition's assignor cannot be told (`unread`, naming it). Measurements: `transitions`, `judged`, `not_sticky`,
-`differing_subscriptions`, `several_causes`, `unread`.
+`differing_subscriptions`, `racks`, `several_causes`, `unread`.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from bisect import bisect_left, bisect_right
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants import timeline
+from harness.invariants.assignor_shape import racks_at
 from harness.invariants.assignors import in_force
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
 from harness.invariants.stable_points import causes, stable_points
@@ -73,6 +75,8 @@ def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
             return f"not_sticky:{force.show()}"
     if len({*s1.subs.values()}) > 1 or len({*s2.subs.values()}) > 1:
         return "differing_subscriptions:"
+    if racks_at(tl, s1) or racks_at(tl, s2):
+        return "racks:"
     if bisect_left(cause_times, s2.start) - bisect_right(cause_times, s1.start) > 1:
         return "several_causes:"
     return None
@@ -87,7 +91,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
     pts = stable_points(tl).points
     m = {"transitions": max(0, len(pts) - 1), "judged": 0, "not_sticky": 0, "differing_subscriptions": 0,
-         "several_causes": 0, "unread": 0}
+         "racks": 0, "several_causes": 0, "unread": 0}
     if not pts:
         return verdict(NAME, "unknown", f"no stable point to judge: {stable_points(tl).why_none()}", measurements=m)
     cause_times = _one_per_cause(tl)
@@ -128,7 +132,8 @@ def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdi
                                       f"its partitions up to its new quota", measurements=m)
     why = [f"{m['not_sticky']} under an assignor that is not strictly sticky ({'; '.join(list(loose)[:3])})"
            if m["not_sticky"] else "", f"{m['differing_subscriptions']} with differing subscriptions"
-           if m["differing_subscriptions"] else "", f"{m['several_causes']} after several causes"
+           if m["differing_subscriptions"] else "", f"{m['racks']} with members on racks" if m["racks"] else "",
+           f"{m['several_causes']} after several causes"
            if m["several_causes"] else ""]
     said = ", ".join(w for w in why if w) or "one stable point"
     return verdict(NAME, "skipped", f"no transition to judge under a strictly sticky assignor: {said}",
