@@ -15,11 +15,11 @@ not know), naming it; else `valid`. Measurements: `points`, `judged` (assignor -
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import shapes, subscribed, timeline
+from harness.invariants import shapes, subscribed
 from harness.invariants.assignors import in_force
-from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
 from harness.invariants.settings import life_at, started_event
-from harness.invariants.stable_points import stable_points
+from harness.invariants.stable_points import failing, points_to_judge
 
 NAME = "assignor_shape"
 
@@ -65,15 +65,11 @@ def judge_point(tl, pt) -> tuple[str, str, object]:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every stable point's assignment against the shape of the assignor in force then."""
-    if (v := empty(NAME, history)) is not None:
-        return v
-    tl = timeline.build(history, settings)
-    if tl.partitions <= 0:
-        return verdict(NAME, "unknown", "partition count unknown: set partitions")
-    pts = stable_points(tl)
-    m = {"points": len(pts.points), "windows": pts.windows, "judged": {}, "not_whole": 0, "unread": 0}
-    if not pts.points:
-        return verdict(NAME, "unknown", f"no stable point to judge: {pts.why_none()}", measurements=m)
+    m = {"judged": {}, "not_whole": 0, "unread": 0}
+    got = points_to_judge(NAME, history, settings, m)
+    if isinstance(got, Verdict):
+        return got
+    tl, pts = got
     bad, unread, wits = [], [], []
     for pt in pts.points:
         if subscribed.problems(tl, pt)[0]:
@@ -89,12 +85,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         if status == "bad":
             bad.append(line)
             wits += [witness(_assigned_before(tl, x, pt.start), line) for x in sorted(pt.held) if pt.held[x]][:4]
-    if bad:
-        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return verdict(NAME, "invalid", bad[0] + more, wits, m)
-    if unread:
-        more = f" (and {len(unread) - 1} more points)" if len(unread) > 1 else ""
-        return verdict(NAME, "unknown", unread[0] + more, measurements=m)
+    if (v := failing(NAME, bad, wits, unread, m)) is not None:
+        return v
     if not m["judged"]:
         return verdict(NAME, "unknown", f"none of the {len(pts.points)} stable points was whole (subscribed_only "
                                         f"says why): no shape to judge", measurements=m)

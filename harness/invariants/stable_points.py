@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.invariants.core import MissingSetting
+from harness.record.history import History
+from harness.invariants import timeline
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
 from harness.invariants.settings import member_settings
 from harness.invariants.terms import sweep_owners
 
@@ -76,6 +78,32 @@ class Points:
 def stable_points(tl) -> Points:
     """The stable points of the timeline's history (module docstring); built once per timeline."""
     return tl.history.derived(("stable_points", tl.settings), lambda: _build(tl))
+
+
+def points_to_judge(name: str, history: History, settings: CheckSettings, m: dict):
+    """(timeline, its stable points) for a checker of the stable points, or the checker's `unknown` verdict when there
+    is nothing to judge: no member event, no partition count, no stable point (why each window had none). `m`: the
+    checker's measurements so far; `points` and `windows` are added."""
+    if (v := empty(name, history)) is not None:
+        return v
+    tl = timeline.build(history, settings)
+    if tl.partitions <= 0:
+        return verdict(name, "unknown", "partition count unknown: set partitions")
+    pts = stable_points(tl)
+    m.update(points=len(pts.points), windows=pts.windows)
+    if not pts.points:
+        return verdict(name, "unknown", f"no stable point to judge: {pts.why_none()}", measurements=m)
+    return tl, pts
+
+
+def failing(name: str, bad: list[str], wits: list[dict], unread: list[str], m: dict) -> Verdict | None:
+    """A stable-point checker's `invalid` (the first problem, how many more) when it found one, else its `unknown`
+    (the first point or transition it could not judge) when there is one, else None."""
+    for status, lines in (("invalid", bad), ("unknown", unread)):
+        if lines:
+            more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+            return verdict(name, status, lines[0] + more, wits if status == "invalid" else (), m)
+    return None
 
 
 def causes(tl, until: float) -> list[float]:

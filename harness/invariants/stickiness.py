@@ -30,11 +30,10 @@ from bisect import bisect_left, bisect_right
 
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
-from harness.invariants import timeline
 from harness.invariants.assignor_shape import racks_at
 from harness.invariants.assignors import in_force
-from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.stable_points import causes, stable_points
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
+from harness.invariants.stable_points import causes, failing, points_to_judge
 
 NAME = "strict_stickiness"
 
@@ -84,16 +83,12 @@ def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every transition between consecutive stable points under a strictly sticky assignor."""
-    if (v := empty(NAME, history)) is not None:
-        return v
-    tl = timeline.build(history, settings)
-    if tl.partitions <= 0:
-        return verdict(NAME, "unknown", "partition count unknown: set partitions")
-    pts = stable_points(tl).points
-    m = {"transitions": max(0, len(pts) - 1), "judged": 0, "not_sticky": 0, "differing_subscriptions": 0,
-         "racks": 0, "several_causes": 0, "unread": 0}
-    if not pts:
-        return verdict(NAME, "unknown", f"no stable point to judge: {stable_points(tl).why_none()}", measurements=m)
+    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0, "unread": 0}
+    got = points_to_judge(NAME, history, settings, m)
+    if isinstance(got, Verdict):
+        return got
+    tl, pts = got[0], got[1].points
+    m["transitions"] = len(pts) - 1
     cause_times = _one_per_cause(tl)
     bad, wits, unread, loose = [], [], [], {}
     for s1, s2 in zip(pts, pts[1:]):
@@ -121,12 +116,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
 
 
 def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdict:
-    if bad:
-        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return verdict(NAME, "invalid", bad[0] + more, wits, m)
-    if unread:
-        more = f" (and {len(unread) - 1} more)" if len(unread) > 1 else ""
-        return verdict(NAME, "unknown", unread[0] + more, measurements=m)
+    if (v := failing(NAME, bad, wits, unread, m)) is not None:
+        return v
     if m["judged"]:
         return verdict(NAME, "valid", f"{m['judged']} transitions between stable points: every surviving member kept "
                                       f"its partitions up to its new quota", measurements=m)

@@ -14,9 +14,8 @@ subscribe to its topic. `unknown` when the history has no stable point (`stable_
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import timeline
-from harness.invariants.core import CheckSettings, Verdict, empty, verdict, witness
-from harness.invariants.stable_points import stable_points
+from harness.invariants.core import CheckSettings, Verdict, verdict, witness
+from harness.invariants.stable_points import failing, points_to_judge
 
 NAME = "subscribed_only"
 
@@ -62,15 +61,11 @@ def _last_end(tl, p: int, t: float) -> dict | None:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every stable point's assignment against the members' subscriptions then."""
-    if (v := empty(NAME, history)) is not None:
-        return v
-    tl = timeline.build(history, settings)
-    if tl.partitions <= 0:
-        return verdict(NAME, "unknown", "partition count unknown: set partitions")
-    pts = stable_points(tl)
-    m = {"points": len(pts.points), "windows": pts.windows, "misplaced": 0, "unowned": 0}
-    if not pts.points:
-        return verdict(NAME, "unknown", f"no stable point to judge: {pts.why_none()}", measurements=m)
+    m = {"misplaced": 0, "unowned": 0}
+    got = points_to_judge(NAME, history, settings, m)
+    if isinstance(got, Verdict):
+        return got
+    tl, pts = got
     found, wits = [], []
     for pt in pts.points:
         out, ws, mis, un = problems(tl, pt)
@@ -78,9 +73,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         wits += ws
         m["misplaced"] += mis
         m["unowned"] += un
-    if found:
-        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-        return verdict(NAME, "invalid", found[0] + more, wits, m)
+    if (v := failing(NAME, found, wits, [], m)) is not None:
+        return v
     return verdict(NAME, "valid", f"{len(pts.points)} stable points: every member owned only partitions of topics it "
                                   f"subscribed to and every subscribed partition had a subscriber owning it",
                    measurements=m)
