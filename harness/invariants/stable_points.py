@@ -9,9 +9,13 @@ one or more rebalances; the assignment it settles on is the last stretch before 
 W): the stretch over which nothing changes (ownership, live members, subscriptions, partition counts) that the next
 cause ends. That stretch is a **stable point** when besides:
 
-- it lasted `quiet_period_s` (the runner's quiet period) at least, or the runner's own wait found the group stable
-  within it (a `wait_stable` step that ended `stable`: its observer saw the group settled by the kind's rule and
-  unchanged for its stable time): a rebalance still going on changes something within it;
+- the group is known to have settled on it: the runner's own wait found the group stable within it (a `wait_stable`
+  step that ended `stable`: its observer saw the group settled by the kind's rule and unchanged for its stable time);
+  or it ends the run at W after the drain, lasted `quiet_period_s`, and the runner's final wait before the drain did
+  not time out (no `wait_timeout` since the window's cause); or it lasted `quiet_period_s` and outlasted the
+  protocol's rebalance allowance from the window's cause (`settings.rebalance_allowance`: its rounds times the
+  members' rebalance timeout, as recorded). A stretch that is merely quiet for a while is not enough: a member may
+  take up to its rebalance timeout to carry out a revocation, and the group is not settled meanwhile;
 - some member was alive; no fault was active during it (a fault of brokers alone too: members lose their partitions
   while the coordinator is down and get them back once it is up again) and no live member was stalled (its last
   `stall` control true): the group may be kept apart, or a member may hold what the coordinator already gave away;
@@ -32,7 +36,7 @@ from dataclasses import dataclass, field
 from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
-from harness.invariants.settings import member_settings
+from harness.invariants.settings import member_settings, rebalance_allowance
 from harness.invariants.terms import sweep_owners
 
 #: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
@@ -122,15 +126,12 @@ def _build(tl) -> Points:
     times = sorted({t for t in cause if t < W} | {o.start for o in tl.ownerships if tl.start <= o.start < W}
                    | {o.end for o in tl.ownerships if tl.start <= o.end < W} | {tl.start})
     got = Points(windows=len([t for t in cause if t < W]) or (1 if times else 0))
-    quiet = float(tl.settings.quiet_period_s)
-    waits = sorted(e["mono"] for _, e in tl.control if e["type"] == "action_end" and e.get("kind") == "wait_stable"
-                   and e.get("stable") is True)
+    seen = _Confirmation(tl, W)
     for i, (a, owners) in enumerate(sweep_owners(tl.ownerships, times, tl.end)):
         b = times[i + 1] if i + 1 < len(times) else W
         if b <= a or b not in cause_set:
             continue  # a stretch within a window: the group may still be answering its cause
-        seen = any(a <= w < b for w in waits)
-        why = _unsettled(tl, a, b, owners, 0.0 if seen else quiet)
+        why = seen.missing(a, b, max((t for t in cause if t <= a), default=tl.start)) or _unsettled(tl, a, b, owners)
         if why:
             got.unestablished[why] = got.unestablished.get(why, 0) + 1
             continue
@@ -140,10 +141,39 @@ def _build(tl) -> Points:
     return got
 
 
-def _unsettled(tl, a: float, b: float, owners: dict, quiet: float) -> str | None:
-    """Why the stretch [a, b) is no stable point, or None when it is one."""
-    if b - a < quiet:
-        return f"ended within the quiet period ({quiet:g}s) and no wait of the runner found it stable"
+class _Confirmation:
+    """Whether a window's last stretch is one the group settled on (module docstring): the runner's wait found it
+    stable, or the runner's final wait did before the drain it ends with, or it outlasted the protocol's rebalance
+    allowance."""
+
+    def __init__(self, tl, W: float) -> None:
+        self.tl, self.W, self.quiet = tl, W, float(tl.settings.quiet_period_s)
+        actions = [e for _, e in tl.control if e["type"] == "action_end" and e.get("kind") == "wait_stable"]
+        self.waits = sorted(e["mono"] for e in actions if e.get("stable") is True)
+        self.timeouts = sorted(e["mono"] for _, e in tl.control if e["type"] == "wait_timeout")
+        drained = [e["mono"] for _, e in tl.control if e["type"] == "drained" and e["mono"] <= W]
+        self.drained = drained[-1] if drained else None
+
+    def missing(self, a: float, b: float, since: float) -> str | None:
+        """Why [a, b), the last stretch of the window from the cause at `since`, is not confirmed (None: it is)."""
+        if any(a <= w < b for w in self.waits):
+            return None
+        if b - a < self.quiet:
+            return f"ended within the quiet period ({self.quiet:g}s) and no wait of the runner found it stable"
+        d = self.drained
+        if b == self.W and d is not None and a <= d and not any(since <= x <= d for x in self.timeouts):
+            return None  # the runner's final wait found the group settled, then it drained
+        try:
+            allowance, _ = rebalance_allowance(self.tl, since)
+        except MissingSetting as e:
+            return f"was not found stable by a wait of the runner, and the rebalance allowance is unknown ({e})"
+        if b - since >= allowance:
+            return None
+        return "was not found stable by a wait of the runner and ended within the protocol's rebalance allowance"
+
+
+def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
+    """Why the stretch [a, b) is no stable point for what was going on in it, or None."""
     if not tl.alive_members(a):
         return "had no live member"
     if any(f.start < b and f.end > a for f in tl.faults):

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from histbuild import acked, assigned, committed, history, processed, run_end, run_start, settings, steady
+from histbuild import acked, assigned, committed, drained, history, processed, run_end, run_start, settings, steady
 
 import harness.invariants as inv
 from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
@@ -26,7 +26,7 @@ def test_checker_names_in_order():
 def test_check_all_on_a_good_history():
     evs = [*steady(), *[acked(0.8, p, 0) for p in range(4)],
            *[processed("a" if p < 2 else "b", 2.0, p, 0, 0) for p in range(4)],
-           *[committed("a" if p < 2 else "b", 2.1, {p: 1}) for p in range(4)]]
+           *[committed("a" if p < 2 else "b", 2.1, {p: 1}) for p in range(4)], drained(19.0)]
     vs = check_all(history(evs), settings())
     assert {n: v.status for n, v in vs.items()} == {
         "exclusive_ownership": "valid", "coverage_liveness": "valid", "bounded_migrations": "skipped",

@@ -1,7 +1,7 @@
 """assignor_shape: at each stable point the assignment is one the assignor in force then could produce; and the
 assignor in force, from what the members and brokers recorded (`assignors`)."""
 import pytest
-from histbuild import (assigned, effective, ev, group_settings, history, join, member_exit, member_start, revoked, run_end,
+from histbuild import (assigned, drained, effective, ev, stable_wait, group_settings, history, join, member_exit, member_start, revoked, run_end,
                        run_start, settings, started)
 
 from harness.invariants import assignor_shape, shapes, timeline
@@ -134,7 +134,7 @@ def check(evs, **kw):
 
 def ranged(held_a, held_b, strategy=RANGE) -> list[dict]:
     return [run_start(0.0), *join("a", 0.1, held_a, effective=eff(strategy)),
-            *join("b", 0.2, held_b, effective=eff(strategy))]
+            *join("b", 0.2, held_b, effective=eff(strategy)), drained(19.0)]
 
 
 def test_co_partitioned_range_is_valid_and_crossed_range_invalid():
@@ -160,11 +160,11 @@ def roll(strategy_after: str) -> list[dict]:
         return [member_start(m, t), started(m, t + 0.1, effective=eff(strategy)), assigned(m, t + 0.5, parts)]
 
     first = [("t", 0), ("t", 1), ("u", 0), ("u", 1)], [("t", 2), ("t", 3), ("u", 2), ("u", 3)]
-    return [run_start(0.0), *life("a", 0.1, first[0], RANGE), *life("b", 0.2, first[1], RANGE),
+    return [run_start(0.0), *life("a", 0.1, first[0], RANGE), *life("b", 0.2, first[1], RANGE), stable_wait(5.0),
             stop("a", 9.9), revoked("a", 10.0, first[0]), member_exit("a", 10.1),
             stop("b", 9.9), revoked("b", 10.0, first[1]), member_exit("b", 10.1),
             *life("a2", 10.5, [("t", 0), ("t", 2), ("u", 0), ("u", 2)], strategy_after),
-            *life("b2", 10.6, [("t", 1), ("t", 3), ("u", 1), ("u", 3)], strategy_after), run_end(30.0)]
+            *life("b2", 10.6, [("t", 1), ("t", 3), ("u", 1), ("u", 3)], strategy_after), drained(29.0), run_end(30.0)]
 
 
 def test_a_rolling_change_of_assignor_is_judged_by_each_side():
@@ -192,7 +192,8 @@ def test_an_unrecorded_assignor_is_unknown():
     v = check([*bare, run_end(20.0)])
     assert v.status == "unknown" and "a's start recorded no effective settings" in v.message, v.message
     consumer = [run_start(0.0), *join("a", 0.1, [("t", 0), ("t", 1), ("t", 2), ("u", 0)], effective=consumer_eff()),
-                *join("b", 0.2, [("t", 3), ("u", 1), ("u", 2), ("u", 3)], effective=consumer_eff()), run_end(20.0)]
+                *join("b", 0.2, [("t", 3), ("u", 1), ("u", 2), ("u", 3)], effective=consumer_eff()), drained(19.0),
+                run_end(20.0)]
     v = check(consumer)
     assert v.status == "unknown" and "group.consumer.assignors was not recorded" in v.message, v.message
     v = check([*consumer, group_settings(0.05, broker={"group.consumer.assignors": "uniform,range"})])

@@ -1,7 +1,7 @@
 """strict_stickiness: between consecutive stable points a sticky assignor keeps each surviving member's partitions up
 to its new quota."""
-from histbuild import (assigned, effective, ev, history, join, lost, member_exit, revoked, run_end, run_start,
-                       settings)
+from histbuild import (assigned, drained, effective, ev, history, join, lost, member_exit, revoked, run_end,
+                       run_start, settings, stable_wait)
 
 from harness.invariants import stickiness
 
@@ -19,18 +19,24 @@ def on(evs, eff):
 
 def base(eff=COOP):
     """a:[0,1] and b:[2,3] from 1 s on."""
-    return [run_start(0.0), *join("a", 0.1, [0, 1], effective=eff), *join("b", 0.2, [2, 3], effective=eff)]
+    return [run_start(0.0), *join("a", 0.1, [0, 1], effective=eff), *join("b", 0.2, [2, 3], effective=eff),
+            stable_wait(5.0)]
+
+
+def end(t: float = 30.0) -> list[dict]:
+    """The drain after the runner's final wait, then the end."""
+    return [drained(t - 1.0), run_end(t)]
 
 
 def scale_out_sticky():
     return [*base(), *join("c", 10.0, effective=COOP), revoked("a", 11.0, [1]), assigned("c", 12.0, [1]),
-            run_end(30.0)]
+            *end()]
 
 
 def shuffle():
     """c joins; a gives up 0 and 1 and takes 2 (b gives it up): the fewest moves would have left a its own."""
     return [*base(), *join("c", 10.0, effective=COOP), revoked("a", 11.0, [0, 1]), revoked("b", 11.0, [2]),
-            assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2]), run_end(30.0)]
+            assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2]), *end()]
 
 
 def test_a_sticky_scale_out_is_valid():
@@ -50,7 +56,7 @@ def test_a_member_that_gives_up_its_own_while_taking_another_is_invalid():
 def test_a_kill_is_answered_after_the_session_timeout_by_gains_alone():
     """b is killed at 10 s (session 6 s, as its start recorded): the point after it begins once its session ran out,
     and a only gains."""
-    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 16.5, [2, 3]), run_end(30.0)]
+    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 16.5, [2, 3]), *end()]
     v = check(evs)
     assert v.status == "valid" and v.measurements["judged"] == 1, v.message
 
@@ -65,12 +71,12 @@ def test_a_subscription_change_mid_run_is_judged_on_the_topics_still_subscribed(
 
     start = [run_start(0.0), *join("a", 0.1, [("t", 0), ("t", 1), ("u", 0)], subscription=["t", "u"], effective=COOP),
              *join("b", 0.2, [("t", 2), ("t", 3), ("u", 1)], subscription=["t", "u"], effective=COOP),
-             ctl("a", 10.0), ctl("b", 10.0)]
-    kept = [revoked("a", 10.5, [("u", 0)]), revoked("b", 10.5, [("u", 1)]), run_end(30.0)]
+             stable_wait(5.0), ctl("a", 10.0), ctl("b", 10.0)]
+    kept = [revoked("a", 10.5, [("u", 0)]), revoked("b", 10.5, [("u", 1)]), *end()]
     v = check([*start, *kept], topics=topics)
     assert v.status == "valid" and v.measurements["judged"] == 1, v.message
     swapped = [revoked("a", 10.5, [("u", 0), ("t", 1)]), revoked("b", 10.5, [("u", 1), ("t", 2)]),
-               assigned("a", 11.0, [("t", 2)]), assigned("b", 11.0, [("t", 1)]), run_end(30.0)]
+               assigned("a", 11.0, [("t", 2)]), assigned("b", 11.0, [("t", 1)]), *end()]
     v = check([*start, *swapped], topics=topics)
     assert v.status == "invalid" and "a gave up ['t-1'] while it took ['t-2']" in v.message, v.message
 
@@ -87,11 +93,11 @@ def test_a_fenced_member_and_several_causes_are_not_judged():
     """a is fenced (lost) before c joins: what it takes after is no swap. Two members joining between the points
     are two causes: not judged."""
     fenced = [*base(), *join("c", 10.0, effective=COOP), lost("a", 10.6, [0, 1]), revoked("b", 11.0, [2]),
-              assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2]), run_end(30.0)]
+              assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2]), *end()]
     v = check(fenced)
     assert v.status == "valid" and v.measurements["judged"] == 1, v.message
     two = [*base(), *join("c", 10.0, effective=COOP), *join("d", 10.5, effective=COOP), revoked("a", 11.0, [0, 1]),
            revoked("b", 11.0, [2]), assigned("c", 12.0, [0]), assigned("d", 12.0, [1]), assigned("a", 12.0, [2]),
-           run_end(30.0)]
+           *end()]
     v = check(two)
     assert v.status == "skipped" and v.measurements["several_causes"] == 1, v.message
