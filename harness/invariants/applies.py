@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from harness.base.vocabulary import STICKY_ASSIGNORS, STRICTLY_STICKY_ASSIGNORS
 from harness.invariants import protocols
-from harness.invariants.assignors import REMOTE_ASSIGNOR, assignor_name
+from harness.invariants.assignors import BROKER_ASSIGNORS, REMOTE_ASSIGNOR, assignor_name, names
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.slots import Slots, StepEffect
@@ -43,7 +43,7 @@ class PlanFacts:
     they (and slots added later) are static; `racks`: the racks members are placed on (slot modulo them; none:
     no member has a rack); `team_slots`: `all` when every slot runs a program of the team's own, `some`, or
     `none`; `subscriptions`: members subscribe to something else than every topic (given per slot, for every
-    slot, or by a step); `units`: a Connect run's connectors and tasks."""
+    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks."""
 
     kind: str
     protocol: str
@@ -52,6 +52,7 @@ class PlanFacts:
     static: bool = False
     racks: tuple[str, ...] = ()
     client_settings: dict = field(default_factory=dict)
+    broker_settings: dict = field(default_factory=dict)
     team_slots: str = "none"
     subscriptions: bool = False
     standby_replicas: int = 0
@@ -134,8 +135,13 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
     if not applies:
         return applies, why
     remote = assignor_name((facts.client_settings or {}).get(REMOTE_ASSIGNOR) or "")
+    brokers = names((facts.broker_settings or {}).get(BROKER_ASSIGNORS) or "")
     if facts.protocol == "consumer" and remote and remote not in STRICTLY_STICKY_ASSIGNORS:
         return False, f"the members' {REMOTE_ASSIGNOR} is {remote}, not a strictly sticky assignor"
+    if facts.protocol == "consumer" and not remote and brokers and brokers[0] not in STRICTLY_STICKY_ASSIGNORS:
+        return False, f"the brokers' {BROKER_ASSIGNORS} puts {brokers[0]} first, not a strictly sticky assignor"
+    if facts.racks:
+        return False, f"members are on racks ({', '.join(facts.racks)}): the sticky assignors match racks too"
     hit = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
     if hit:
         return True, f"step {hit[0]} ({hit[1]}) starts or stops members, one cause between two stable assignments"

@@ -120,6 +120,9 @@ def test_bounded_migrations_applies_to_sticky_assignors_moved_for_certain(f, app
      False, "the members' group.remote.assignor is range"),
     (facts(protocol="consumer", client_settings={"group.remote.assignor": "uniform"}, schedule=[("scale_out", {})]),
      True, "step 1"),
+    (facts(protocol="consumer", broker_settings={"group.consumer.assignors": "range,uniform"},
+           schedule=[("scale_out", {})]), False, "the brokers' group.consumer.assignors puts range first"),
+    (facts(racks=("r1", "r2"), schedule=[("scale_out", {})]), False, "members are on racks (r1, r2)"),
 ])
 def test_strict_stickiness_applies_to_one_cause_under_a_sticky_assignor(f, applies, why):
     got = says(f, "strict_stickiness")
