@@ -127,6 +127,12 @@ def bounded_migrations(facts: PlanFacts) -> Answer:
     return False, "no step certainly changes the group's members or partitions"
 
 
+def assignor_shape(facts: PlanFacts) -> Answer:
+    if facts.team_slots != "none":
+        return False, "a slot runs a program of the team's own, which need not record the assignor settings it runs"
+    return True, "the harness's members record their assignor settings at every start"
+
+
 def strict_stickiness(facts: PlanFacts) -> Answer:
     """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
     by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
@@ -134,6 +140,8 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
     applies, why = bounded_migrations(facts)
     if not applies:
         return applies, why
+    if facts.team_slots != "none":
+        return assignor_shape(facts)
     remote = assignor_name((facts.client_settings or {}).get(REMOTE_ASSIGNOR) or "")
     brokers = names((facts.broker_settings or {}).get(BROKER_ASSIGNORS) or "")
     if facts.protocol == "consumer" and remote and remote not in STRICTLY_STICKY_ASSIGNORS:
@@ -195,7 +203,8 @@ def share_dead_letter(facts: PlanFacts) -> Answer:
 #: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
-                 "coordinator_survival": coordinator_survival, "strict_stickiness": strict_stickiness},
+                 "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
+                 "strict_stickiness": strict_stickiness},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),

@@ -8,15 +8,16 @@ does not subscribe to: `subscribed_only` judges those) has no shape to judge and
 between assignors (the coordinator's choice is then arbitrary) a shape any of them could produce holds.
 
 `invalid` at the first points that break their assignor's shape, naming the assignor and where it was read;
-`unknown` when the history has no stable point, or the assignor in force at a point cannot be told (a member's
-settings not recorded, the brokers' `group.consumer.assignors` not recorded, an assignor whose shape the harness does
-not know), naming it; else `valid`. Measurements: `points`, `judged` (assignor -> points), `not_whole`, `unread`.
+`unknown` when the history has no stable point, or the assignor in force at a point cannot be told (the brokers'
+`group.consumer.assignors` not recorded, an assignor whose shape the harness does not know), naming it; `skipped`
+when a member recorded no settings at all (a team's program: the plan decides, `applies`); else `valid`.
+Measurements: `points`, `judged` (assignor -> points), `not_whole`, `unread`, `unrecorded`.
 """
 from __future__ import annotations
 
 from harness.record.history import History
 from harness.invariants import shapes, subscribed
-from harness.invariants.assignors import in_force
+from harness.invariants.assignors import Unrecorded, in_force
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
 from harness.invariants.settings import life_at, started_event
 from harness.invariants.stable_points import failing, points_to_judge
@@ -43,10 +44,12 @@ def racks_at(tl, pt) -> bool:
 
 
 def judge_point(tl, pt) -> tuple[str, str, object]:
-    """("ok" | "bad" | "unread", a line, the assignor in force or None) of one whole stable point."""
+    """("ok" | "bad" | "unread" | "unrecorded", a line, the assignor in force or None) of one whole stable point."""
     at = f"at {pt.start - tl.start:.1f}s"
     try:
         force = in_force(tl, pt.held, pt.start)
+    except Unrecorded as e:
+        return "unrecorded", f"{at} the assignor in force cannot be told: {e}", None
     except MissingSetting as e:
         return "unread", f"{at} the assignor in force cannot be told: {e}", None
     held, subs, counts = point_view(tl, pt)
@@ -65,20 +68,20 @@ def judge_point(tl, pt) -> tuple[str, str, object]:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every stable point's assignment against the shape of the assignor in force then."""
-    m = {"judged": {}, "not_whole": 0, "unread": 0}
+    m = {"judged": {}, "not_whole": 0, "unread": 0, "unrecorded": 0}
     got = points_to_judge(NAME, history, settings, m)
     if isinstance(got, Verdict):
         return got
     tl, pts = got
-    bad, unread, wits = [], [], []
+    bad, unread, unrecorded, wits = [], [], [], []
     for pt in pts.points:
         if subscribed.problems(tl, pt)[0]:
             m["not_whole"] += 1
             continue
         status, line, force = judge_point(tl, pt)
-        if status == "unread":
-            m["unread"] += 1
-            unread.append(line)
+        if status in ("unread", "unrecorded"):
+            m[status] += 1
+            (unread if status == "unread" else unrecorded).append(line)
             continue
         name = force.show()
         m["judged"][name] = m["judged"].get(name, 0) + 1
@@ -87,6 +90,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             wits += [witness(_assigned_before(tl, x, pt.start), line) for x in sorted(pt.held) if pt.held[x]][:4]
     if (v := failing(NAME, bad, wits, unread, m)) is not None:
         return v
+    if unrecorded:
+        return verdict(NAME, "skipped", f"{unrecorded[0]} ({m['unrecorded']} points so; {sum(m['judged'].values())} "
+                                        f"judged)", measurements=m)
     if not m["judged"]:
         return verdict(NAME, "unknown", f"none of the {len(pts.points)} stable points was whole (subscribed_only "
                                         f"says why): no shape to judge", measurements=m)

@@ -13,9 +13,11 @@
   `GroupMetadata.selectProtocol` before KIP-848). A tie between two is arbitrary there: every tied one is in
   force (a shape any of them could produce is one the group could have).
 
-A fact the history does not hold (a member's `started` without `effective`, no `group_settings` naming
-`group.consumer.assignors`) raises `MissingSetting`: the verdicts that need the assignor are `unknown`, naming it,
-never judged with a default.
+A fact the history does not hold (no `group_settings` naming `group.consumer.assignors`, members of both protocols
+under an unrecorded migration policy) raises `MissingSetting`: the verdicts that need the assignor are `unknown`,
+naming it, never judged with a default. A member whose `started` has no `effective` at all (a team's own program)
+raises `Unrecorded`: the checkers then say `skipped`, and the plan decides (a team's program need not record it; the
+harness's members do, so their runs are `unknown`).
 """
 from __future__ import annotations
 
@@ -34,6 +36,12 @@ REMOTE_ASSIGNOR = "group.remote.assignor"
 STRATEGY = "partition.assignment.strategy"
 #: the migration policies under which a classic group becomes a consumer group when a consumer member joins
 UPGRADING_POLICIES = ("bidirectional", "upgrade")
+
+
+class Unrecorded(MissingSetting):
+    """A member's start recorded no settings of its own (a team's program that writes no `effective`): its assignor is
+    not in the history. The checkers say `skipped` for it, and the plan's word decides (`applies`): a run of the
+    harness's members, which record them, is `unknown`."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ def _started(tl, member: str, t: float) -> dict:
     life = life_at(tl, member, t)
     st = started_event(tl, life) if life is not None else None
     if not st or not isinstance(st.get("effective"), dict):
-        raise MissingSetting(f"{member}'s start recorded no effective settings: the assignor it ran is unknown")
+        raise Unrecorded(f"{member}'s start recorded no effective settings: the assignor it ran is unknown")
     return st
 
 

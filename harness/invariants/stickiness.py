@@ -20,9 +20,10 @@ it holds at S2: it then gave up one of them while holding another it did not hav
 at S2, is one `assignor_shape` judges).
 
 `invalid` with the first such member; `skipped` when no transition is judged and none was left out for want of facts
-(every one not sticky, or there was one stable point); `unknown` when the history has no stable point, or a
-transition's assignor cannot be told (`unread`, naming it). Measurements: `transitions`, `judged`, `not_sticky`,
-`differing_subscriptions`, `racks`, `several_causes`, `unread`.
+(every one not sticky, or there was one stable point), or a member recorded no settings at all (a team's program: the
+plan decides, `applies`); `unknown` when the history has no stable point, or a transition's assignor cannot be told
+(`unread`, naming it). Measurements: `transitions`, `judged`, `not_sticky`, `differing_subscriptions`, `racks`,
+`several_causes`, `unread`, `unrecorded`.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from bisect import bisect_left, bisect_right
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants.assignor_shape import racks_at
-from harness.invariants.assignors import in_force
+from harness.invariants.assignors import Unrecorded, in_force
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
 from harness.invariants.stable_points import causes, failing, points_to_judge
 
@@ -83,7 +84,8 @@ def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every transition between consecutive stable points under a strictly sticky assignor."""
-    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0, "unread": 0}
+    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0, "unread": 0,
+         "unrecorded": 0}
     got = points_to_judge(NAME, history, settings, m)
     if isinstance(got, Verdict):
         return got
@@ -94,6 +96,10 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     for s1, s2 in zip(pts, pts[1:]):
         try:
             why = _why_not(tl, s1, s2, cause_times)
+        except Unrecorded as e:
+            m["unrecorded"] += 1
+            loose.setdefault(f"unrecorded: {e}", None)
+            continue
         except MissingSetting as e:
             m["unread"] += 1
             unread.append(f"the transition at {s2.start - tl.start:.1f}s: the assignor cannot be told: {e}")
@@ -118,6 +124,10 @@ def check(history: History, settings: CheckSettings) -> Verdict:
 def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdict:
     if (v := failing(NAME, bad, wits, unread, m)) is not None:
         return v
+    if m["unrecorded"]:
+        said = next(w for w in loose if w.startswith("unrecorded: "))[len("unrecorded: "):]
+        return verdict(NAME, "skipped", f"{m['unrecorded']} transitions not judged: {said} ({m['judged']} judged)",
+                       measurements=m)
     if m["judged"]:
         return verdict(NAME, "valid", f"{m['judged']} transitions between stable points: every surviving member kept "
                                       f"its partitions up to its new quota", measurements=m)

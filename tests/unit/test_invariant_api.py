@@ -33,7 +33,7 @@ def test_check_all_on_a_good_history():
         "convergence_balance": "valid", "group_settled": "valid", "static_membership": "skipped", "record_integrity": "valid",
         "commit_progress": "valid", "coordinator_survival": "skipped", "expected_refusal": "skipped",  # no broker log
         "subscribed_only": "valid", "strict_stickiness": "skipped",  # one stable point
-        "assignor_shape": "unknown"}  # the members' starts recorded no effective settings: their assignor is unknown
+        "assignor_shape": "skipped"}  # the members' starts recorded no settings: the plan decides (judge, `applies`)
     assert vs["assignor_shape"].message.startswith("at 0.7s the assignor in force cannot be told: a's start recorded no")
     assert all(v.name == n for n, v in vs.items())
     json.dumps({n: v.to_dict() for n, v in vs.items()})

@@ -123,10 +123,18 @@ def test_bounded_migrations_applies_to_sticky_assignors_moved_for_certain(f, app
     (facts(protocol="consumer", broker_settings={"group.consumer.assignors": "range,uniform"},
            schedule=[("scale_out", {})]), False, "the brokers' group.consumer.assignors puts range first"),
     (facts(racks=("r1", "r2"), schedule=[("scale_out", {})]), False, "members are on racks (r1, r2)"),
+    (facts(protocol="consumer", team_slots="some", schedule=[("scale_out", {})]), False,
+     "need not record the assignor settings it runs"),
 ])
 def test_strict_stickiness_applies_to_one_cause_under_a_sticky_assignor(f, applies, why):
     got = says(f, "strict_stickiness")
     assert got[0] is applies and why in got[1], got
+
+
+def test_assignor_shape_applies_unless_a_team_program_runs_a_slot():
+    assert says(facts(), "assignor_shape")[0] is True
+    assert says(facts(team_slots="all"), "assignor_shape") == \
+        (False, "a slot runs a program of the team's own, which need not record the assignor settings it runs")
 
 
 def test_the_streams_rules():

@@ -4,7 +4,7 @@ import pytest
 from histbuild import (assigned, drained, effective, ev, stable_wait, group_settings, history, join, member_exit, member_start, revoked, run_end,
                        run_start, settings, started)
 
-from harness.invariants import assignor_shape, shapes, timeline
+from harness.invariants import assignor_shape, judge, shapes, timeline
 from harness.invariants.assignors import in_force
 from harness.invariants.core import MissingSetting
 
@@ -186,11 +186,22 @@ def test_the_members_recorded_assignor_wins_over_the_runs_protocol():
     assert check([*as_run, run_end(20.0)], protocol="classic-cooperative").status == "invalid"
 
 
-def test_an_unrecorded_assignor_is_unknown():
+def test_members_that_record_no_settings_leave_it_to_the_plan():
+    """Members whose starts recorded no settings (a team's program): the checker skips, and the plan's word decides:
+    `unknown` where it said the invariant applies (the harness's members record them), `skipped` where a team's
+    program runs a slot."""
     bare = [{k: v for k, v in e.items() if k != "effective"} for e in
             ranged([("t", 0), ("t", 1), ("u", 0), ("u", 1)], [("t", 2), ("t", 3), ("u", 2), ("u", 3)])]
     v = check([*bare, run_end(20.0)])
-    assert v.status == "unknown" and "a's start recorded no effective settings" in v.message, v.message
+    assert v.status == "skipped" and "a's start recorded no effective settings" in v.message, v.message
+    for applies, status in ((True, "unknown"), (False, "skipped")):
+        start = run_start(0.0, kind="consumer", settings=settings(topics=TOPICS).to_dict(),
+                          applies={"assignor_shape": {"applies": applies, "why": "the plan"}})
+        got = judge(history([start, *bare[1:], run_end(20.0)]))["assignor_shape"]
+        assert got.status == status, got.message
+
+
+def test_an_unrecorded_broker_assignor_is_unknown():
     consumer = [run_start(0.0), *join("a", 0.1, [("t", 0), ("t", 1), ("t", 2), ("u", 0)], effective=consumer_eff()),
                 *join("b", 0.2, [("t", 3), ("u", 1), ("u", 2), ("u", 3)], effective=consumer_eff()), drained(19.0),
                 run_end(20.0)]

@@ -101,3 +101,10 @@ def test_a_fenced_member_and_several_causes_are_not_judged():
            *end()]
     v = check(two)
     assert v.status == "skipped" and v.measurements["several_causes"] == 1, v.message
+
+
+def test_members_that_record_no_settings_are_skipped_for_the_plan_to_decide():
+    bare = [{k: v for k, v in e.items() if k != "effective"} for e in shuffle()]
+    v = check(bare)
+    assert v.status == "skipped" and v.measurements["unrecorded"] == 1, v.message
+    assert "a's start recorded no effective settings" in v.message
