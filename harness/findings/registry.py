@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
-                                       illegal_generation_lost, share_count_kept_after_reconnect)
+                                       first_assignment_given_away, illegal_generation_lost,
+                                       share_count_kept_after_reconnect)
 from harness.findings.match import holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
 
@@ -83,6 +84,18 @@ KNOWN = (
                           "in ./dev smoke, beside three local runs at a time (2026-11-25)",
             doc="docs/findings.md"
                 "#librdkafka-consumer-protocol-a-fenced-member-whose-commits-fail-never-heartbeats-again"),
+    Finding("librdkafka-848-first-assignment-given-away",
+            "librdkafka, consumer protocol: while a member's first assignment waits for the topic's metadata, it "
+            "heartbeats from join state INIT with an empty owned-partitions list at that assignment's epoch; a "
+            "coordinator whose target moved meanwhile takes the empty list for the revocation done and gives the "
+            "partitions to others, and the member hands the superseded assignment to the application all the same, "
+            "revoking it only at its next reconciliation",
+            invariants=("exclusive_ownership",), protocols=("consumer",), client_below=None,
+            evidence=first_assignment_given_away,
+            expected_rate="at the group's first assignment of any consumer-protocol run, on a loaded machine: the "
+                          "fenced-answer integration test 1 of 2 runs with two CPU hogs beside it (load 35) and 1 in the "
+                          "lead's acceptance run (load 15-20); 0 in the project's CI (2026-11-27)",
+            doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-the-coordinator-already-gave-away"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
             "share-partition leader is closed at its request timeout, a record is handed to it twice with the same "
