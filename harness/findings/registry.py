@@ -8,7 +8,8 @@ with it (harness/suite/known.py). A finding matches a failed run only when all o
 - the run failed only the finding's invariants, and none was undecided (`unknown`);
 - it ran the finding's scenario, by identity: the built-in itself, or a scenario file whose text is the built-in's
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
-- its protocol, member kind and client version are the finding's;
+- its protocol, member kind and client version are the finding's, and it is no self-test (`--misbehave`: a member
+  breaking the rules on purpose fails the run by design, and no client bug excuses that);
 - the finding has an evidence function (harness/findings/evidence.py) and the marks it finds in the history cover
   every witness of every failing verdict (harness/findings/match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
@@ -167,10 +168,13 @@ def _judged(run_dir, verdicts):
 
 
 def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
-    """Whether a run is one the finding is about: its invariants, protocol, member kind, client version, scenario."""
+    """Whether a run is one the finding is about: its invariants, protocol, member kind, client version, scenario;
+    never a self-test's (a member misbehaving on purpose)."""
     cfg = meta.get("config") or {}
     member = cfg.get("member") or "python"
     if not failed <= set(f.invariants) or cfg.get("protocol") not in f.protocols or member not in f.members:
+        return False
+    if cfg.get("misbehave"):
         return False
     if f.scenarios and not any(same_scenario(cfg, name) for name in f.scenarios):
         return False

@@ -262,6 +262,8 @@ def test_the_first_assignment_finding_needs_the_moved_target_and_the_revocation_
     assert known(kept, _first_verdicts(kept)) is None
     # the same run on another protocol, or a witness on a partition m3 was not revoked: not this finding
     assert known(_first_copy(tmp_path / "c", protocol="classic-cooperative"), verdicts) is None
+    # a self-test's run (a member misbehaving on purpose) is never excused, whatever its history shows
+    assert known(_first_copy(tmp_path / "e", misbehave="claim-extra"), verdicts) is None
     v = verdicts["exclusive_ownership"]
     elsewhere = {**v.witnesses[1], "partitions": [[v.witnesses[1]["partitions"][0][0], 0]]}
     moved = {**verdicts, "exclusive_ownership": dataclasses.replace(v, witnesses=(v.witnesses[0], elsewhere))}
