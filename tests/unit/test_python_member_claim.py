@@ -11,6 +11,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from harness.record.history import read_file
 from harness.members import python_member as pm
+from tests.unit.test_python_member_commits import member  # noqa: F401 (the fixture, shared)
 
 
 @dataclass
@@ -39,33 +40,21 @@ class Consumer:
 
 
 @pytest.fixture
-def member(tmp_path, monkeypatch):
-    made = []
+def claimer(member, monkeypatch):
+    """A consumer-protocol member with claim-extra whose side reader only notes what it would read."""
     monkeypatch.setattr(pm.Member, "_read_aside", lambda self, parts: self.side_parts.update(parts))
-
-    def make(**kw) -> pm.Member:
-        env = {"HARNESS_MEMBER_ID": "m1", "HARNESS_TOPIC": "t", "HARNESS_GROUP_ID": "g", "HARNESS_PROTOCOL": "consumer",
-               "HARNESS_BOOTSTRAP": "127.0.0.1:9", "HARNESS_HISTORY": str(tmp_path / "m1.jsonl"),
-               "HARNESS_MISBEHAVE": "claim-extra"}
-        m = pm.Member(env)
-        m.consumer.close()
-        m.consumer = Consumer(**kw)
-        made.append(m)
-        return m
-
-    yield make
-    for m in made:
-        m.hist.close()
+    return lambda **kw: member(None, consumer=Consumer(**kw), HARNESS_PROTOCOL="consumer",
+                               HARNESS_MISBEHAVE="claim-extra")
 
 
 def claims(tmp_path) -> list[list]:
     return [e["partitions"] for e in read_file(tmp_path / "m1.jsonl")[1] if e["type"] == "assigned"]
 
 
-def test_the_claim_waits_for_a_quiet_assignment_after_the_second_one(member, tmp_path, monkeypatch):
+def test_the_claim_waits_for_a_quiet_assignment_after_the_second_one(claimer, tmp_path, monkeypatch):
     now = [100.0]
     monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
-    m = member()
+    m = claimer()
     m.on_assign(None, [TP("t", 0), TP("t", 1), TP("t", 2)])
     now[0] += 5.0
     m._claim_extra()  # one assignment, however long quiet: the group's first may still be settling
@@ -82,10 +71,11 @@ def test_the_claim_waits_for_a_quiet_assignment_after_the_second_one(member, tmp
     assert m.consumer.asked == 1  # one claim, until its next rebalance ends it
 
 
-def test_a_rebalance_callback_never_claims_and_a_failed_metadata_call_is_tried_again(member, tmp_path, monkeypatch):
+def test_a_rebalance_callback_never_claims_and_a_failed_metadata_call_is_tried_again(claimer, tmp_path,
+                                                                                     monkeypatch):
     now = [100.0]
     monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
-    m = member(fail_once=True)
+    m = claimer(fail_once=True)
     m.on_assign(None, [TP("t", 0)])
     now[0] += 10.0
     m.on_assign(None, [TP("t", 1)])
