@@ -9,10 +9,10 @@ member that claims an extra partition once its assignment has been quiet for a s
 renders it.
 Then: both tests failed, and each one's status message names every verdict of its run that is invalid or unknown,
 exclusive_ownership among them; every test's duration (in the report's data and as its page shows it) is within
-10 % of its run.json `duration_s`; its page has a `<invariant>: <status> — ` line for each verdict of verdicts.json; the Timeline
-puts the two runs on the two pool workers, overlapping; the failed test's page names exclusive_ownership and its
-category; the chart's screenshot has red violation markers in its rows. Screenshots are kept under
-reports/screenshots/.
+10 % of its run.json `duration_s`; its page has a `<invariant>: <status> — ` line for each verdict of
+verdicts.json; the Timeline puts the two runs on the two pool workers, overlapping; the failed test's page names
+exclusive_ownership and its category; the chart's screenshot has red violation markers in its rows. Screenshots
+are kept under reports/screenshots/.
 """
 import json
 import re

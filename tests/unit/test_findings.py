@@ -226,7 +226,8 @@ def _first_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
     hist = tmp_path / "run" / "history"
     hist.mkdir(parents=True)
     for p in (FIRST_GIVEN_AWAY / "history").iterdir():
-        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True) if not drop(p.name, x)))
+        kept = [x for x in p.read_text().splitlines(keepends=True) if not drop(p.name, x)]
+        hist.joinpath(p.name).write_text("".join(kept))
     meta = json.loads((FIRST_GIVEN_AWAY / "run.json").read_text())
     meta["config"].update(config)
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
