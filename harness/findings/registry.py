@@ -94,8 +94,8 @@ KNOWN = (
             invariants=("exclusive_ownership",), protocols=("consumer",), client_below=None,
             evidence=first_assignment_given_away,
             expected_rate="at the group's first assignment of any consumer-protocol run, on a loaded machine "
-                          "(2026-11-27): the fenced-answer integration test 1 of 2 runs with two CPU hogs beside "
-                          "it (load 35) and 1 in the lead's acceptance run (load 15-20); member-kill on the "
+                          "(2026-11-27): the fenced-answer integration test 2 of 3 runs with two CPU hogs beside "
+                          "it (load 20-35) and 1 in the lead's acceptance run (load 15-20); member-kill on the "
                           "consumer protocol in the report-page test 1 of 2 (load 22-35); 0 in the project's CI",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-the-coordinator-already-gave-away"),
     Finding("share-count-kept-after-reconnect",
