@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.record.format import HistoryFormatError, read_file
 from harness.invariants.settings import group_value, latest_at
-from harness.record.rundir import HARNESS_HISTORY, HISTORY, member_histories
+from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, member_histories
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
@@ -150,6 +150,52 @@ def illegal_generation_lost(run_dir: str | Path) -> list[Mark]:
                     f"({_names(parts)}) lost at {nxt['mono']:.3f}")
             marks.append(Mark(frozenset({member}), frozenset(parts), max(batch, default=asked), back, says,
                               held_from=min((held[tp] for tp in parts if tp in held), default=None)))
+    return marks
+
+
+#: the group coordinator's line when the group's target moves (a member joined, left or changed its subscription)
+EPOCH_BUMP = "Bumped group epoch to"
+
+
+def first_assignment_given_away(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-848-first-assignment-given-away's mark: a member's first assignment since it joined, superseded
+    before the member took it, whose partitions its very next assignment change revokes. librdkafka heartbeats from
+    join state INIT while that assignment waits for the topic's metadata, with an empty owned-partitions list at the
+    assignment's epoch; a coordinator whose target moved meanwhile takes the empty list for the revocation done and
+    gives the partitions to others, while the member goes on to hand the superseded assignment to the application
+    and revokes it at its next reconciliation (docs/findings.md). Superseded: the coordinator logged a new group
+    epoch (`Bumped group epoch`) besides the member's own joining between the member's `started` and its first
+    `assigned` (two epochs: its own and a later one), or any since the `lost` it rejoined after (a rejoin keeps its
+    member id and bumps none). The mark: that member and the partitions revoked, from the assignment to the
+    revocation; the members given them meanwhile are the coordinator giving them away. A revocation after the runner
+    stopped the member is its leaving, not the mark; a history without the coordinator's lines has no mark. The
+    history records no heartbeat: the member's debug log (`debug=cgrp`) shows the empty list."""
+    try:
+        lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return []
+    bumps = sorted(e["mono"] for e in lines if EPOCH_BUMP in str(e.get("message")) and "mono" in e)
+    stops = [(e.get("member"), e["mono"]) for e in _control(run_dir) or () if e.get("type") == "member_stop"]
+    marks = []
+    for member, events in _members(run_dir):
+        stop = min((t for m, t in stops if m == member), default=float("inf"))  # revocations after it: its leaving
+        held: set[tuple[str, int]] = set()
+        joined = (events[0].get("mono", 0.0), 2)  # (since when it joins, the epochs that make its target stale)
+        first = None  # its first assignment since it joined, when superseded, until its next assignment change
+        for e in events:
+            kind, parts = e.get("type"), _tps(e)
+            if kind not in ("assigned", "revoked", "lost") or not parts:
+                continue
+            gone = parts & _tps(first) if first is not None and kind == "revoked" and e["mono"] < stop else set()
+            if gone:
+                marks.append(Mark(frozenset({member}), frozenset(gone), first["mono"], e["mono"],
+                                  f"{member}'s first assignment since it joined ({_names(_tps(first))}) at "
+                                  f"{first['mono']:.3f}, the group's target moved before it, its next change revoking "
+                                  f"{_names(gone)} at {e['mono']:.3f}", held_from=first["mono"]))
+            stale = joined is not None and sum(joined[0] < b < e["mono"] for b in bumps) >= joined[1]
+            first = e if kind == "assigned" and stale else None
+            held = held | parts if kind == "assigned" else held - parts
+            joined = (e["mono"], 1) if kind == "lost" and not held else None
     return marks
 
 

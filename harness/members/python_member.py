@@ -13,8 +13,9 @@ commits a poll's records, and then polls fewer records at a time (about half a s
 
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
-  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, from its second
-    assignment (the group's first can settle) until the next rebalance, when it records it revoked and stops
+  - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, once its assignment
+    has been quiet for CLAIM_QUIET_S after its second one (the group's first can settle; a claim made in a partition's
+    hand-over could end before anyone else held it), until its next rebalance, when it records it revoked and stops
   - `rejoin-storm`: from STORM_AFTER_S after its first assignment, for STORM_FOR_S, it rejoins as a new member
     every STORM_EVERY_S while it stays up: a rebalance storm, which convergence_balance must fail
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
@@ -41,6 +42,8 @@ from harness.members.python_settings import client_version, commit_mode, effecti
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
+#: claim-extra: how long its assignment must have been quiet before it claims (the group's other members have theirs)
+CLAIM_QUIET_S = 1.0
 
 
 def protocol_config(protocol: str) -> dict:
@@ -122,6 +125,7 @@ class Member:
         self.side = None  # the misbehaving member's own reader, outside the group
         self.side_parts: set[tuple[str, int]] = set()
         self.assignments = 0  # on_assign calls so far
+        self.changed = time.monotonic()  # when its assignment last changed (a rebalance callback)
         self.claimed = False  # claim-extra: the one claim made (it lasts until the next rebalance)
         self.next_offset: dict[tuple[str, int], int] = {}
 
@@ -134,8 +138,7 @@ class Member:
         self.hist.event("assigned", member=self.member_id, partitions=_tps(parts))
         self.held |= {(tp.topic, tp.partition) for tp in parts}
         self.assignments += 1
-        if self.misbehave == "claim-extra" and self.assignments >= 2 and not self.claimed:
-            self._claim_extra()
+        self.changed = time.monotonic()
         if self.misbehave == "forget-offsets" and self.assignments >= 2:
             self._forget_offsets(parts)
 
@@ -154,6 +157,7 @@ class Member:
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
         gone = {(tp.topic, tp.partition) for tp in parts}
         self.held -= gone
+        self.changed = time.monotonic()
         if self.misbehave == "process-after-revoke":
             self._read_aside(gone)
 
@@ -161,6 +165,7 @@ class Member:
         self._end_claim()
         self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
         self.held -= {(tp.topic, tp.partition) for tp in parts}
+        self.changed = time.monotonic()
 
     # -- misbehaviour
     def _read_aside(self, parts: set) -> None:
@@ -174,7 +179,15 @@ class Member:
         self.side.assign([TopicPartition(t, p, self.next_offset.get((t, p), 0)) for t, p in sorted(self.side_parts)])
 
     def _claim_extra(self) -> None:
-        md = self.consumer.list_topics(self.topic, timeout=10)
+        """Claim the first partition it does not hold, from its main loop (not a rebalance callback) once its assignment
+        has been quiet for CLAIM_QUIET_S after its second one; a metadata call that fails is tried again next loop."""
+        if self.claimed or self.assignments < 2 or not self.held or time.monotonic() - self.changed < CLAIM_QUIET_S:
+            return
+        try:
+            md = self.consumer.list_topics(self.topic, timeout=10)
+        except KafkaException as e:
+            self.hist.event("error", member=self.member_id, fatal=False, error=f"claim-extra: list_topics: {e}")
+            return
         all_parts = sorted(md.topics[self.topic].partitions)
         free = [p for p in all_parts if (self.topic, p) not in self.held]
         if free:
@@ -326,6 +339,8 @@ class Member:
                 continue
             if self.storm_at is not None and self.storm_at <= time.monotonic() < self.storm_end:
                 self._rejoin()
+            if self.misbehave == "claim-extra":
+                self._claim_extra()
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
             if msgs:

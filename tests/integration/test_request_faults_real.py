@@ -10,6 +10,10 @@ Then:
   loses its partitions and joins again (an assignment after the fault), and the run passes;
 - a member that goes on reading its partitions after the answer to its LeaveGroup was dropped (`--misbehave
   keep-after-leave` on race-leave-lost) fails `exclusive_ownership`.
+A run that fails only as a registered finding whose marks in its history cover every failing witness (on a loaded
+machine, librdkafka-848-first-assignment-given-away at the group's first assignment, before any fault: docs/findings.md)
+is settled as the suites settle one: it fails naming the finding, or is xfailed with it under
+--harness-known-findings xfail; any other failure fails the asserts below.
 """
 import json
 import subprocess
@@ -18,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.findings.registry import known
 from harness.record.history import History
+from harness.suite.known import line, settle
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,13 +35,18 @@ def harness(*args, timeout=600):
                           timeout=timeout)
 
 
-def run(tmp_path, text: str, *args):
+def run(tmp_path, pytestconfig, text: str, *args):
     f = tmp_path / "scenario.toml"
     f.write_text(text)
     r = harness("run", str(f), "--seed", "1", "--kafka-version", "latest", "--runs-root", str(tmp_path / "runs"),
                 *args)
     (d,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
-    return r, d, History.load(d / "history"), json.loads((d / "verdicts.json").read_text())
+    v = json.loads((d / "verdicts.json").read_text())
+    excuse = known(d, v) if r.returncode == 1 else None
+    if excuse is not None:  # a Kafka or client finding whose marks cover the failure (docs/findings.md)
+        said = "".join(f"\n  {n}: invalid: {x['message']}" for n, x in v.items() if x["status"] == "invalid")
+        settle(pytestconfig, f"run {d}: fail{said}\n{line(excuse)}", excuse)
+    return r, d, History.load(d / "history"), v
 
 
 def _request_faults(h, kind):
@@ -60,8 +71,8 @@ action = "scale_out"
 """
 
 
-def test_a_held_sync_group_makes_the_members_rebalance_take_the_holds_length(tmp_path):
-    r, d, h, verdicts = run(tmp_path, HELD_SYNC, "--protocol", "classic-eager")
+def test_a_held_sync_group_makes_the_members_rebalance_take_the_holds_length(tmp_path, pytestconfig):
+    r, d, h, verdicts = run(tmp_path, pytestconfig, HELD_SYNC, "--protocol", "classic-eager")
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     (start, end), = _request_faults(h, "hold_request")
     assert (start["member"], start["api"], end["outcome"]) == ("m1", "SyncGroup", "timeout")
@@ -89,8 +100,8 @@ timeout_s = 20.0
 """
 
 
-def test_a_fenced_member_epoch_answer_makes_a_correct_member_rejoin(tmp_path):
-    r, d, h, verdicts = run(tmp_path, FENCED, "--protocol", "consumer")
+def test_a_fenced_member_epoch_answer_makes_a_correct_member_rejoin(tmp_path, pytestconfig):
+    r, d, h, verdicts = run(tmp_path, pytestconfig, FENCED, "--protocol", "consumer")
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     (start, end), = _request_faults(h, "error_response")
     assert (start["member"], start["error"], end["outcome"]) == ("m1", "FENCED_MEMBER_EPOCH", "answered")

@@ -206,3 +206,67 @@ def test_the_share_count_kept_needs_the_reconnect_and_its_scenario(tmp_path):
     # the same deliveries without the connection's close in the history: not this finding
     assert known(_share_copy(tmp_path / "b", keep=lambda x: '"outcome":"closed"' not in x), verdicts) is None
     assert known(_share_copy(tmp_path / "c"), verdicts) is not None
+
+
+FIRST_GIVEN_AWAY = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "first-assignment-given-away"
+FIRST_ID = "librdkafka-848-first-assignment-given-away"
+
+
+def _first_verdicts(run_dir: Path = FIRST_GIVEN_AWAY) -> dict:
+    """The kept history's verdicts but record_integrity, which the trimming left undecided (the producer's acks cut)."""
+    from harness.record.history import History
+    from harness.invariants import judge
+    verdicts = judge(History.load(run_dir / "history"))
+    assert verdicts.pop("record_integrity").status == "unknown"
+    return verdicts
+
+
+def _first_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
+    """The kept run directory with the lines `drop(file name, line)` says left out, its config changed by `config`."""
+    hist = tmp_path / "run" / "history"
+    hist.mkdir(parents=True)
+    for p in (FIRST_GIVEN_AWAY / "history").iterdir():
+        kept = [x for x in p.read_text().splitlines(keepends=True) if not drop(p.name, x)]
+        hist.joinpath(p.name).write_text("".join(kept))
+    meta = json.loads((FIRST_GIVEN_AWAY / "run.json").read_text())
+    meta["config"].update(config)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    return tmp_path / "run"
+
+
+def test_a_first_assignment_the_coordinator_gave_away_fails_exclusive_ownership_and_names_the_finding():
+    # the fenced-answer integration test on a loaded machine (Kafka 4.4.0, confluent-kafka 2.16.1), before the fault:
+    # m3 joined first and took all six partitions at 16532.408 from a target the coordinator had moved (m1 and m2
+    # joined, epochs 3 and 4) while m3 waited for the topic's metadata; m1 was given 4 and 5 at 16533.188 and m2 2
+    # and 3 at 16533.247, before m3 revoked them at 16533.290. The checker is right: m3's application held them.
+    verdicts = _first_verdicts()
+    v = verdicts["exclusive_ownership"]
+    assert v.status == "invalid" and v.message.startswith("partition 2 assigned to m2 at 16533.247 while m3 held it "
+                                                          "in good standing (and 3 more)")
+    assert {w["member"] for w in v.witnesses} == {"m1", "m2", "m3"}
+    assert all(x.status in ("valid", "skipped") for n, x in verdicts.items() if n != "exclusive_ownership")
+    got = known(FIRST_GIVEN_AWAY, verdicts)
+    assert got is not None and got.finding.id == FIRST_ID
+    (mark,) = got.marks
+    assert mark.members == {"m3"} and {p for _, p in mark.partitions} == {2, 3, 4, 5}
+    assert (round(mark.start, 3), round(mark.end, 3)) == (16532.408, 16533.290)
+    assert "the group's target moved before it, its next change revoking" in got.says
+
+
+def test_the_first_assignment_finding_needs_the_moved_target_and_the_revocation_that_follows(tmp_path):
+    verdicts = _first_verdicts()
+    # the coordinator's new epochs for m1's and m2's joining not in the history: m3's target was not superseded
+    no_bumps = _first_copy(tmp_path / "a", drop=lambda n, x: "Bumped group epoch to 3" in x or "epoch to 4" in x)
+    assert known(no_bumps, verdicts) is None
+    # m3 never revoked them (its next change is not the revocation): a member in good standing keeping partitions
+    kept = _first_copy(tmp_path / "b", drop=lambda n, x: n == "member-m3.jsonl" and '"type":"revoked"' in x)
+    assert known(kept, _first_verdicts(kept)) is None
+    # the same run on another protocol, or a witness on a partition m3 was not revoked: not this finding
+    assert known(_first_copy(tmp_path / "c", protocol="classic-cooperative"), verdicts) is None
+    # a self-test's run (a member misbehaving on purpose) is never excused, whatever its history shows
+    assert known(_first_copy(tmp_path / "e", misbehave="claim-extra"), verdicts) is None
+    v = verdicts["exclusive_ownership"]
+    elsewhere = {**v.witnesses[1], "partitions": [[v.witnesses[1]["partitions"][0][0], 0]]}
+    moved = {**verdicts, "exclusive_ownership": dataclasses.replace(v, witnesses=(v.witnesses[0], elsewhere))}
+    assert known(FIRST_GIVEN_AWAY, moved) is None
+    assert known(_first_copy(tmp_path / "d"), verdicts) is not None

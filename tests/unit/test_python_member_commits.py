@@ -35,15 +35,18 @@ class Consumer:
 def member(tmp_path):
     made = []
 
-    def make(mode: str | None, *, fail: bool = False) -> pm.Member:
+    def make(mode: str | None, *, fail: bool = False, consumer=None, **more) -> pm.Member:
+        """A member in commit mode `mode`, its consumer the stand-in above holding partitions 0 and 1 (or `consumer`,
+        holding nothing), with `more` added to its environment (test_python_member_claim.py uses it too)."""
         env = {"HARNESS_MEMBER_ID": "m1", "HARNESS_TOPIC": "t", "HARNESS_GROUP_ID": "g", "HARNESS_PROTOCOL":
-               "classic-cooperative", "HARNESS_BOOTSTRAP": "127.0.0.1:9", "HARNESS_HISTORY": str(tmp_path / "m1.jsonl")}
+               "classic-cooperative", "HARNESS_BOOTSTRAP": "127.0.0.1:9", "HARNESS_HISTORY": str(tmp_path / "m1.jsonl"),
+               **more}
         if mode is not None:
             env["HARNESS_COMMIT_MODE"] = mode
         m = pm.Member(env)
         m.consumer.close()
-        m.consumer = Consumer(fail=fail)
-        m.held = {("t", 0), ("t", 1)}
+        m.consumer = consumer if consumer is not None else Consumer(fail=fail)
+        m.held = {("t", 0), ("t", 1)} if consumer is None else set()
         made.append(m)
         return m
 
