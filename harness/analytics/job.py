@@ -29,7 +29,8 @@ def session(master: str | None = None, app: str = "harness-aggregate", driver_me
     """A Spark session sized for a small machine (2 cores): few shuffle partitions, no UI."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if (master or "local[*]").startswith("local"):
+    loopback = _on_loopback(master or "local[*]")
+    if loopback:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no lookups of the host's outside address
     from pyspark.sql import SparkSession
     b = (SparkSession.builder.master(master or "local[*]").appName(app)
@@ -42,9 +43,20 @@ def session(master: str | None = None, app: str = "harness-aggregate", driver_me
          .config("spark.sql.files.openCostInBytes", str(256 * 1024))
          .config("spark.sql.adaptive.enabled", "true")
          .config("spark.python.worker.reuse", "true"))
+    if loopback:
+        b = b.config("spark.driver.host", "127.0.0.1")  # what executors are told to connect to (not "localhost")
     spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _on_loopback(master: str) -> bool:
+    """A local master, or a cluster master on this machine's loopback (`spark://127.0.0.1:7077`): the driver then
+    binds to 127.0.0.1 too, so the executors reach it there."""
+    if master.startswith("local"):
+        return True
+    host = urlparse(master).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
 
 
 def _local_path(uri: str) -> str:

@@ -33,6 +33,9 @@ def test_every_pod_runs_its_own_shard_of_one_night():
     parsed = [_parser().parse_args(pod_args(job, i)) for i in range(n)]
     assert [parse_shard(a.shard) for a in parsed] == [(k, n) for k in range(1, n + 1)]
     assert len({(a.seed, a.runs, a.budget, a.runs_root) for a in parsed}) == 1 and parsed[0].seed is not None
+    # a shard whose night found a failure exits 1: its index fails alone, the others run on (a Job-wide
+    # backoffLimit of 0 would fail the Job at the first such pod and terminate the shards still running)
+    assert spec["backoffLimitPerIndex"] == 0 and "backoffLimit" not in spec and "maxFailedIndexes" not in spec
     claim = spec["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"]
     pvc = next(d for d in docs if d["kind"] == "PersistentVolumeClaim")
     assert pvc["metadata"]["name"] == claim and pvc["spec"]["accessModes"] == ["ReadWriteMany"]
