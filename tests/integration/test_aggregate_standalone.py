@@ -32,7 +32,7 @@ from harness.analytics.job import TABLES  # noqa: E402
 from tests.integration.leftovers import assert_gone, listening_ports  # noqa: E402
 from tests.integration.spark_standalone import StandaloneCluster  # noqa: E402
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # about 11 min on a loaded 2-core machine: nightly
 SHARE_FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "share-count-kept-after-reconnect"
 NOT_ANSWERS = ("elapsed_s", "phases_cumulative_s", "tables")  # the summary's timings and output paths
 
