@@ -30,6 +30,10 @@ class ConsumerChecks:
         if cfg.connect_settings:
             raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
         if cfg.member == "java" and cfg.member_command is None:
+            own = sorted(k for k, _ in cfg.client_settings if k.startswith("harness."))
+            if own:  # docs/member-contract.md, "The Python member's own settings"
+                raise BadInput(f"{own[0]} is a setting of the harness's Python member; the Java member takes the "
+                               "Kafka client's settings only")
             for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
                                                                    if cfg.slot_command(n) is None)]:
                 if len(sub) > 1 and any(e.startswith("^") for e in sub):
