@@ -18,7 +18,7 @@ from harness.record.rundir import RunResult
 from harness.plan.scenarios import builtin_text
 from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts, lost_records,
                                            write_meta)
-from tests.unit.livelock_history import livelock_verdicts, write_run
+from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
 BATCH_SKIP = "librdkafka-2.0-batch-skip"
 
@@ -73,6 +73,35 @@ def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_b
     for d, kw in (("coop", {"protocol": "classic-cooperative"}), ("kill", {"scenario": "member-kill"})):
         other = write_run(tmp_path / d, refused_s=8.0, **kw)
         assert known(other, livelock_verdicts(other)) is None
+
+
+def test_the_commit_starves_heartbeat_finding_matches_its_own_reproduction_too(tmp_path):
+    name = "livelock-commit-starves-heartbeat"
+    f = next(f for f in KNOWN if f.id == "librdkafka-848-commit-starves-heartbeat")
+    assert name in f.scenarios and "broker-partition" in f.scenarios
+    run = write_run(tmp_path / "builtin", refused_s=8.0, scenario=name)
+    # as a run of it fails (witnesses shaped as the checkers wrote them in its runs): the runner's final wait timed
+    # out beside the coordinator's fencing line; the zombie's last batch before its refused commits never committed
+    fenced = {"type": "broker", "mono": 9.4, "broker": 1, "source": "broker-log",
+              "message": "Member x fenced from the group because the member session expired."}
+    batch = {"type": "processed", "mono": 9.9, "member": "m2", "topic": "t", "partition": 0, "first_offset": 5,
+             "last_offset": 5, "count": 1, "source": "member"}
+    refused = next(e for e in events(run, "m2") if e["type"] == "committed" and not e["ok"])
+    settled = Verdict("group_settled", "invalid", "never settled", (
+        {"type": "wait_timeout", "mono": 12.0, "what": "final", "why": "the runner gave up waiting"}, fenced))
+    verdicts = {**livelock_verdicts(run), "group_settled": settled, "commit_progress": Verdict(
+        "commit_progress", "invalid", "m2 did not commit", (batch, {**refused, "why": "its commit was refused"}))}
+    assert known(run, verdicts).finding.id == f.id
+    # a batch the zombie processed before its last word from the group (its last good commit at 8.0) is not the bug's
+    early = Verdict("commit_progress", "invalid", "m2 did not commit", ({**batch, "mono": 7.5},))
+    assert known(run, {**verdicts, "commit_progress": early}) is None
+    shipped = builtin_text(name)
+    copy = write_run(tmp_path / "copy", refused_s=8.0, scenario=name, scenario_file=f"mine/{name}.toml",
+                     scenario_text=shipped)
+    assert known(copy, livelock_verdicts(copy)) is not None
+    edited = write_run(tmp_path / "edited", refused_s=8.0, scenario=name, scenario_file=f"mine/{name}.toml",
+                       scenario_text=shipped.replace("duration_s = 8.0", "duration_s = 4.0"))
+    assert "duration_s = 8.0" in shipped and known(edited, livelock_verdicts(edited)) is None
 
 
 def test_the_scenario_is_matched_by_identity_not_by_its_files_name(tmp_path):

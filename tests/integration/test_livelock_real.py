@@ -1,0 +1,63 @@
+"""Verify: librdkafka's consumer-protocol livelock (docs/findings.md, librdkafka-848-commit-starves-heartbeat) is
+reproduced by its built-in scenario and recognised as the known finding, and the Python member's workaround
+(`harness.lost.on.refused.commit`) gets the group through it.
+
+Setup: `harness run livelock-commit-starves-heartbeat --protocol consumer` in a subprocess, on its own 3-broker local
+cluster of the newest Kafka release with the request proxy in the client path, Python members on the bundled
+confluent-kafka. Slot 0's ConsumerGroupHeartbeats are answered NOT_COORDINATOR for 8 s, past its 6 s session.
+Then:
+- as it is: the run fails, and it fails as the known finding: the member's commits refused with UNKNOWN_MEMBER_ID
+  for longer than its session without a word from the group (the finding's mark), and every failing verdict's
+  witnesses inside that mark (its rate over repeated runs: docs/findings.md);
+- with `--client-set harness.lost.on.refused.commit=true`: m1 writes `lost` at its first refused commit (with the
+  setting's name as its reason), is assigned again afterwards, no refusal outlasts the session, and the run passes.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.findings.evidence import commits_refused_unheard
+from harness.findings.registry import known
+from harness.record.history import History
+
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = "livelock-commit-starves-heartbeat"
+
+
+def run(tmp_path, *args):
+    r = subprocess.run([sys.executable, "-m", "harness", "run", SCENARIO, "--protocol", "consumer", "--seed", "1",
+                        "--kafka-version", "latest", "--runs-root", str(tmp_path / "runs"), *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=900)
+    (d,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir() and not p.name.startswith("cluster")]
+    return r, d, History.load(d / "history"), json.loads((d / "verdicts.json").read_text())
+
+
+def test_the_scenario_fails_as_the_known_livelock(tmp_path):
+    r, d, h, v = run(tmp_path)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-2000:]
+    (mark,) = commits_refused_unheard(d)
+    assert mark.members == {"m1"} and "refused with UNKNOWN_MEMBER_ID" in mark.says, mark.says
+    excuse = known(d, v)
+    assert excuse is not None and excuse.finding.id == "librdkafka-848-commit-starves-heartbeat", \
+        {n: x["message"] for n, x in v.items() if x["status"] == "invalid"}
+    assert v["schedule_performed"]["status"] == "valid"
+    fenced = [e for e in h.of_type("broker") if "fenced from the group because the member session expired"
+              in e.get("message", "")]
+    assert fenced, "the coordinator's fencing is not in the brokers' lines"
+
+
+def test_the_member_that_takes_a_refused_commit_for_a_lost_assignment_gets_through(tmp_path):
+    r, d, h, v = run(tmp_path, "--client-set", "harness.lost.on.refused.commit=true")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    refused = [e for e in h.of_type("committed") if e["member"] == "m1" and not e["ok"]
+               and "UNKNOWN_MEMBER_ID" in str(e.get("error"))]
+    lost = [e for e in h.of_type("lost") if e["member"] == "m1" and "harness.lost.on.refused.commit" in
+            str(e.get("reason"))]
+    assert refused and lost and lost[0]["mono"] >= refused[0]["mono"], (refused[:1], lost)
+    assert [e for e in h.of_type("assigned") if e["member"] == "m1" and e["mono"] > lost[0]["mono"] and e["partitions"]]
+    assert commits_refused_unheard(d) == []
+    assert all(x["status"] in ("valid", "skipped") for x in v.values()), v
