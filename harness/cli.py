@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.base.errors import HarnessError
-from harness.plan.misbehave import MISBEHAVE_HELP
+from harness.base.vocabulary import MISBEHAVE_HELP
 from harness.base.stdio import quiet_when_readers_leave
 from harness.plan import options
 
@@ -24,66 +24,86 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from harness.plan.config import COMMIT_MODES, MEMBER_KINDS
-    from harness.drive.repeat import add_nightly_argument, add_run_arguments
-    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    """The parser of every command."""
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
+    _add_run(sub)
+    _add_replay(sub)
+    _add_nightly(sub)
+    _add_tools(sub)
+    return p
 
-    def common(sp):
-        sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
-        sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
-    def backend(sp, default: str):
-        from harness.plan.backends import BACKENDS
-        sp.add_argument("--backend", default=None, choices=list(BACKENDS),
-                        help=f"where the brokers run: local (broker JVMs on loopback), docker (containers from images "
-                             f"built on this machine; an engine is started if none answers; docs/docker.md); "
-                             f"default: {default}")
+def _common(sp):
+    """The options every command that writes run directories takes."""
+    sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
+    sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
-    def commit_mode(sp, default: str):
-        sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
-                        help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
-                             f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
-                             f"commit_progress fails); default: {default}")
 
-    def processing_ms(sp, default: str):
-        sp.add_argument("--processing-ms", type=float, default=None, metavar="MS",
-                        help=f"milliseconds of simulated work per record in every member (HARNESS_PROCESSING_MS, "
-                             f"docs/member-contract.md): a group of N members then has a finite throughput and lag "
-                             f"builds when the producer outpaces it; default: {default}")
+def _backend(sp, default: str):
+    """--backend, with the command's default named in its help."""
+    from harness.plan.backends import BACKENDS
+    sp.add_argument("--backend", default=None, choices=list(BACKENDS),
+                    help=f"where the brokers run: local (broker JVMs on loopback), docker (containers from images "
+                         f"built on this machine; an engine is started if none answers; docs/docker.md); "
+                         f"default: {default}")
 
-    def members_and_settings(sp):
-        sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
-                        help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
-                             "Apache Kafka Java client of the brokers' version)")
-        sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
-                        help="your own member program (docs/member-contract.md), split like a shell line: "
-                             "'CMD ARGS' for every slot, or slotN='CMD ARGS' for slot N only (0-based: slot0 is "
-                             "the first member); repeatable, so a run can mix your members with the harness's")
-        sp.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a client setting for every member (HARNESS_CLIENT_CONFIG); repeatable")
-        sp.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a broker setting into every broker's server.properties (a key the release does not "
-                             "define is refused up front); repeatable")
-        sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
-                        help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
-                             "e.g. consumer.session.timeout.ms=10000; repeatable")
-        commit_mode(sp, "sync, or the scenario file's")
-        processing_ms(sp, "0, or the scenario's")
-        sp.add_argument("--members-per-process", type=int, default=None, metavar="N",
-                        help="consumers each Python member process hosts, each its own member with its own history "
-                             "(docs/member-contract.md, \"Hosted members\"); a kill or a pause of one would reach "
-                             "them all, so schedules with kill_member, pause_member or rack_outage are refused; "
-                             "default: 1, or the scenario file's")
 
+def _commit_mode(sp, default: str):
+    """--commit-mode, with the command's default named in its help."""
+    from harness.base.vocabulary import COMMIT_MODES
+    sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
+                    help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
+                         f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
+                         f"commit_progress fails); default: {default}")
+
+
+def _processing_ms(sp, default: str):
+    """--processing-ms, with the command's default named in its help."""
+    sp.add_argument("--processing-ms", type=float, default=None, metavar="MS",
+                    help=f"milliseconds of simulated work per record in every member (HARNESS_PROCESSING_MS, "
+                         f"docs/member-contract.md): a group of N members then has a finite throughput and lag "
+                         f"builds when the producer outpaces it; default: {default}")
+
+
+def _members_and_settings(sp):
+    """The members' options and the settings of clients, brokers and the group (run and nightly)."""
+    from harness.base.vocabulary import MEMBER_KINDS
+    sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
+                    help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
+                         "Apache Kafka Java client of the brokers' version)")
+    sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
+                    help="your own member program (docs/member-contract.md), split like a shell line: "
+                         "'CMD ARGS' for every slot, or slotN='CMD ARGS' for slot N only (0-based: slot0 is "
+                         "the first member); repeatable, so a run can mix your members with the harness's")
+    sp.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a client setting for every member (HARNESS_CLIENT_CONFIG); repeatable")
+    sp.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting into every broker's server.properties (a key the release does not "
+                         "define is refused up front); repeatable")
+    sp.add_argument("--group-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a group config (Kafka 4.0+) set through the Admin API before the first member joins, "
+                         "e.g. consumer.session.timeout.ms=10000; repeatable")
+    _commit_mode(sp, "sync, or the scenario file's")
+    _processing_ms(sp, "0, or the scenario's")
+    sp.add_argument("--members-per-process", type=int, default=None, metavar="N",
+                    help="consumers each Python member process hosts, each its own member with its own history "
+                         "(docs/member-contract.md, \"Hosted members\"); a kill or a pause of one would reach "
+                         "them all, so schedules with kill_member, pause_member or rack_outage are refused; "
+                         "default: 1, or the scenario file's")
+
+
+def _add_run(sub):
+    """`harness run`."""
+    from harness.drive.repeat import add_run_arguments
+    from harness.base.vocabulary import ALL_PROTOCOLS
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
-    r.add_argument("--protocol", default=None, choices=PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS,
+    r.add_argument("--protocol", default=None, choices=ALL_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
                         "connect.protocol sessioned (default), compatible or eager)")
@@ -94,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
                         "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
-    backend(r, "local")
+    _backend(r, "local")
     r.add_argument("--misbehave", default=None, choices=MISBEHAVE_HELP, metavar="SELF_TEST",
                    help="make one member break the rules on purpose (a self-test of the checkers): "
                         + "; ".join(f"{k}: {v}" for k, v in MISBEHAVE_HELP.items()))
@@ -104,28 +124,36 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--connect-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
                         "(repeatable; docs/connect.md lists them)")
-    members_and_settings(r)
+    _members_and_settings(r)
     add_run_arguments(r)
-    common(r)
+    _common(r)
 
+
+def _add_replay(sub):
+    """`harness replay`."""
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
     rp.add_argument("run_dir", type=Path)
-    backend(rp, "the recorded run's")
-    commit_mode(rp, "the recorded run's")
-    processing_ms(rp, "the recorded run's")
-    common(rp)
+    _backend(rp, "the recorded run's")
+    _commit_mode(rp, "the recorded run's")
+    _processing_ms(rp, "the recorded run's")
+    _common(rp)
 
+
+def _add_nightly(sub):
+    """`harness nightly`."""
+    from harness.drive.repeat import add_nightly_argument
+    from harness.base.vocabulary import CONSUMER_PROTOCOLS
     n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
     n.add_argument("--budget", default="30m", help="how long to keep starting runs: 30m, 90s, 1h30m (default: 30m)")
     n.add_argument("--seed", type=int, default=None, help="seed of every pick (default: random)")
     n.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
     n.add_argument("--client-versions", default="default",
                    help="comma-separated confluent-kafka versions; 'default' = the harness's own")
-    n.add_argument("--protocols", default=",".join(PROTOCOLS),
+    n.add_argument("--protocols", default=",".join(CONSUMER_PROTOCOLS),
                    help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
                         "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
                         "Connect ones)")
-    backend(n, "local")
+    _backend(n, "local")
     n.add_argument("--shard", default=None, metavar="K/N",
                    help="run only shard K of N of the night: its draws numbered K-1 modulo N. N machines each "
                         "running one shard with the same --seed (and --runs) run exactly the unsharded night; "
@@ -134,9 +162,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="stop after the night's first COUNT draws (default: draw until the budget is spent)")
     n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
     add_nightly_argument(n)
-    members_and_settings(n)
-    common(n)
+    _members_and_settings(n)
+    _common(n)
 
+
+def _add_tools(sub):
+    """The commands around the runs: scenarios, check, aggregate, kafka, images, report."""
     sub.add_parser("scenarios", help="list the scenarios")
 
     c = sub.add_parser("check", help="judge an existing run directory again and print its verdict table")
@@ -160,7 +191,6 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="generate the HTML Allure report (allure-commandline from npm, cached)")
     rep.add_argument("--results", default="reports/allure-results", help="Allure results dir (default: %(default)s)")
     rep.add_argument("--out", default="reports/allure-report", help="where the report goes (default: %(default)s)")
-    return p
 
 
 def print_table(verdicts: dict, *, out=None) -> None:
@@ -203,7 +233,8 @@ def _draw_timeline(run_dir) -> None:
 
 def _nightly(args, progress) -> int:
     from harness.drive.nightly import nightly, parse_budget, parse_shard, summary_lines
-    from harness.plan.scenarios import CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS
+    from harness.base.versions import GROUP_CONFIGS_SINCE, dotted, newest_major_minor
+    from harness.base.vocabulary import ALL_PROTOCOLS, CONNECT_PROTOCOLS, STREAMS_PROTOCOLS
     budget = parse_budget(args.budget)
     shard = parse_shard(args.shard)
     if shard[1] > 1 and args.seed is None:
@@ -216,21 +247,23 @@ def _nightly(args, progress) -> int:
     from harness.cluster.backends import preflight
     preflight(backend, progress=progress)
     protocols = [p for p in args.protocols.split(",") if p]
-    known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
+    known = ALL_PROTOCOLS
     bad = [p for p in protocols if p not in known]
     if bad or not protocols:
         from harness.base.errors import BadInput
         raise BadInput(f"unknown protocol(s) {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
     extra = options.member_options(args)
-    if extra and set(protocols) & {"classic", "streams", *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
+    if extra and set(protocols) & {*STREAMS_PROTOCOLS, *CONNECT_PROTOCOLS} and set(extra) - {"broker_settings", "group_settings",
                                                                           "processing_ms"}:
         from harness.base.errors import BadInput
         raise BadInput("--member, --member-command, --client-set and --commit-mode apply to consumer groups: leave "
                        "the Streams and Connect protocols (classic, streams, sessioned, compatible, eager) out of "
                        "--protocols")
-    if extra.get("group_settings") and any(v.startswith(("3", "latest-3")) for v in args.kafka_versions.split(",")):
+    old = [v for v in args.kafka_versions.split(",") if (newest_major_minor(v) or (99, 0)) < GROUP_CONFIGS_SINCE]
+    if extra.get("group_settings") and old:
         from harness.base.errors import BadInput
-        raise BadInput("--group-set needs Kafka 4.0 or newer (group configs); --kafka-versions names a 3.x version")
+        raise BadInput(f"--group-set needs Kafka {dotted(GROUP_CONFIGS_SINCE)} or newer (group configs); "
+                       f"--kafka-versions names {old[0]}")
     if extra.get("broker_settings") or extra.get("group_settings"):  # the night's clusters start with them
         from harness.kafka import config_names
         from harness.kafka import dist as kafka_dist

@@ -59,54 +59,67 @@ def derive(events, end_mono: float | None = None, gap_s: float = GAP_S):
         return [], []
     if end_mono is None or end_mono < evs[-1][0]:
         end_mono = evs[-1][0]
+    walk = _Walk()
+    for mono, _seq, typ, member, ps in evs:
+        walk.event(mono, typ, member, _parts(ps), gap_s)
+    if walk.cur is not None:
+        walk.finish(walk.cur)
+    return walk.rebalances, walk.downtime(end_mono)
 
-    owners: dict[tuple, set] = {}           # partition -> members owning it now
-    held: dict[str, set] = {}               # member -> partitions it owns now
-    first_assigned: dict[tuple, float] = {}
-    unowned_since: dict[tuple, float] = {}  # partition -> when it lost its last owner (after first assignment)
-    down_total: dict[tuple, float] = {}
-    down_n: dict[tuple, int] = {}
-    down_max: dict[tuple, float] = {}
 
-    def close_gap(p, t):
-        since = unowned_since.pop(p, None)
+class _Walk:
+    """The ownership of one run's partitions, walked event by event: the bursts and the unowned stretches."""
+
+    def __init__(self) -> None:
+        self.owners: dict[tuple, set] = {}           # partition -> members owning it now
+        self.held: dict[str, set] = {}               # member -> partitions it owns now
+        self.first_assigned: dict[tuple, float] = {}
+        self.unowned_since: dict[tuple, float] = {}  # partition -> when it lost its last owner (after first assignment)
+        self.down_total: dict[tuple, float] = {}
+        self.down_n: dict[tuple, int] = {}
+        self.down_max: dict[tuple, float] = {}
+        self.rebalances: list[dict] = []
+        self.cur: dict | None = None  # the burst being built
+
+    def close_gap(self, p, t) -> None:
+        """Partition p has an owner again at t: its open unowned stretch ends."""
+        since = self.unowned_since.pop(p, None)
         if since is not None:
             d = max(0.0, t - since)
-            down_total[p] = down_total.get(p, 0.0) + d
-            down_n[p] = down_n.get(p, 0) + 1
-            down_max[p] = max(down_max.get(p, 0.0), d)
+            self.down_total[p] = self.down_total.get(p, 0.0) + d
+            self.down_n[p] = self.down_n.get(p, 0) + 1
+            self.down_max[p] = max(self.down_max.get(p, 0.0), d)
 
-    def drop(member, p, t):
-        o = owners.get(p)
+    def drop(self, member, p, t) -> None:
+        """The member no longer owns partition p from t."""
+        o = self.owners.get(p)
         if o and member in o:
             o.discard(member)
             if not o:
-                unowned_since[p] = t
-        held.get(member, set()).discard(p)
+                self.unowned_since[p] = t
+        self.held.get(member, set()).discard(p)
 
-    # bursts: index ranges over the rebalance events
-    rebalances = []
-    cur = None  # the burst being built
+    def snapshot(self) -> dict:
+        """Every partition's owners now."""
+        return {p: frozenset(o) for p, o in self.owners.items()}
 
-    def snapshot():
-        return {p: frozenset(o) for p, o in owners.items()}
-
-    def finish(b):
-        before, after = b["before"], snapshot()
+    def finish(self, b) -> None:
+        """Close burst b: count its moves and its longest unowned stretch, and record it."""
+        before, after = b["before"], self.snapshot()
         moves = 0
         for p in set(before) | set(after):
             ob, oa = before.get(p, frozenset()), after.get(p, frozenset())
             if ob and oa and ob != oa:
                 moves += 1
         # stretches still open at the burst's end count up to the end
-        for p, since in unowned_since.items():
+        for p, since in self.unowned_since.items():
             start = since if p in b["owned_before"] else max(since, b["start"])
             d = b["end"] - start
             if since <= b["end"] and d > b["lu"]:
                 b["lu"], b["lu_p"] = d, p
         lu_p = b["lu_p"]
-        rebalances.append({
-            "index": len(rebalances), "start_mono": b["start"], "end_mono": b["end"],
+        self.rebalances.append({
+            "index": len(self.rebalances), "start_mono": b["start"], "end_mono": b["end"],
             "duration_s": round(b["end"] - b["start"], 6), "events": b["n"],
             "members": len(b["members"]), "moves": moves, "assigned": b["assigned"],
             "revoked": b["revoked"], "lost": b["lost"], "longest_unowned_s": round(max(0.0, b["lu"]), 6),
@@ -114,59 +127,65 @@ def derive(events, end_mono: float | None = None, gap_s: float = GAP_S):
             "longest_unowned_partition": lu_p[1] if lu_p else None,
         })
 
-    for mono, _seq, typ, member, ps in evs:
+    def event(self, mono, typ, member, parts, gap_s) -> None:
+        """One ownership event: it opens, extends or follows a burst, and changes who owns what."""
+        cur = self.cur
         if typ in REBALANCE_TYPES:
             if cur is not None and mono - cur["end"] >= gap_s:
-                finish(cur)
+                self.finish(cur)
                 cur = None
             if cur is None:
                 cur = {"start": mono, "end": mono, "n": 0, "members": set(), "assigned": 0, "revoked": 0,
-                       "lost": 0, "lu": 0.0, "lu_p": None, "before": snapshot(),
-                       "owned_before": set(first_assigned)}
+                       "lost": 0, "lu": 0.0, "lu_p": None, "before": self.snapshot(),
+                       "owned_before": set(self.first_assigned)}
             cur["end"] = mono
             cur["n"] += 1
             cur["members"].add(member)
         elif cur is not None and mono - cur["end"] >= gap_s:
-            finish(cur)
+            self.finish(cur)
             cur = None
-        parts = _parts(ps)
+        self.cur = cur
         if typ == "assigned":
             for p in parts:
-                if p not in first_assigned:
-                    first_assigned[p] = mono
-                o = owners.setdefault(p, set())
-                if not o and p in unowned_since:
-                    since = unowned_since[p]
-                    if cur is not None:
-                        start = since if p in cur["owned_before"] else max(since, cur["start"])
-                        if mono - start > cur["lu"]:
-                            cur["lu"], cur["lu_p"] = mono - start, p
-                    close_gap(p, mono)
-                elif not o and cur is not None and p not in cur["owned_before"]:
-                    # never owned before this burst: unowned from the burst's start
-                    if mono - cur["start"] > cur["lu"]:
-                        cur["lu"], cur["lu_p"] = mono - cur["start"], p
-                o.add(member)
-                held.setdefault(member, set()).add(p)
-            if typ == "assigned":
-                cur["assigned"] += len(parts)
+                self.assign(member, p, mono)
+            cur["assigned"] += len(parts)
         elif typ in ("revoked", "lost"):
             for p in parts:
-                drop(member, p, mono)
+                self.drop(member, p, mono)
             cur[typ] += len(parts)
         elif typ == "member_exit":
-            for p in list(held.get(member, ())):
-                drop(member, p, mono)
-    if cur is not None:
-        finish(cur)
+            for p in list(self.held.get(member, ())):
+                self.drop(member, p, mono)
 
-    downtime = []
-    for p in sorted(first_assigned):
-        total, n, mx = down_total.get(p, 0.0), down_n.get(p, 0), down_max.get(p, 0.0)
-        since = unowned_since.get(p)
-        if since is not None:
-            d = max(0.0, end_mono - since)
-            total, n, mx = total + d, n + 1, max(mx, d)
-        downtime.append({"topic": p[0], "partition": p[1], "first_assigned_mono": first_assigned[p],
-                         "unowned_s": round(total, 6), "unowned_stretches": n, "longest_unowned_s": round(mx, 6)})
-    return rebalances, downtime
+    def assign(self, member, p, mono) -> None:
+        """The member owns partition p from mono (inside the current burst)."""
+        cur = self.cur
+        if p not in self.first_assigned:
+            self.first_assigned[p] = mono
+        o = self.owners.setdefault(p, set())
+        if not o and p in self.unowned_since:
+            since = self.unowned_since[p]
+            if cur is not None:
+                start = since if p in cur["owned_before"] else max(since, cur["start"])
+                if mono - start > cur["lu"]:
+                    cur["lu"], cur["lu_p"] = mono - start, p
+            self.close_gap(p, mono)
+        elif not o and cur is not None and p not in cur["owned_before"]:
+            # never owned before this burst: unowned from the burst's start
+            if mono - cur["start"] > cur["lu"]:
+                cur["lu"], cur["lu_p"] = mono - cur["start"], p
+        o.add(member)
+        self.held.setdefault(member, set()).add(p)
+
+    def downtime(self, end_mono: float) -> list[dict]:
+        """Each partition's unowned time after its first assignment, up to the end of the run."""
+        downtime = []
+        for p in sorted(self.first_assigned):
+            total, n, mx = self.down_total.get(p, 0.0), self.down_n.get(p, 0), self.down_max.get(p, 0.0)
+            since = self.unowned_since.get(p)
+            if since is not None:
+                d = max(0.0, end_mono - since)
+                total, n, mx = total + d, n + 1, max(mx, d)
+            downtime.append({"topic": p[0], "partition": p[1], "first_assigned_mono": self.first_assigned[p],
+                             "unowned_s": round(total, 6), "unowned_stretches": n, "longest_unowned_s": round(mx, 6)})
+        return downtime

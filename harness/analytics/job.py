@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
 from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
-from harness.record.format import SCHEMA, VERSION
+from harness.record.format import header_problem
 
 TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
@@ -52,6 +52,13 @@ def _local_path(uri: str) -> str:
     return os.path.abspath(unquote(u.path)) if u.scheme in ("", "file") else uri
 
 
+def _header_of(row) -> dict:
+    """A header line as the scan read it, for `header_problem`: its `version` column is a string (other events'
+    `version` fields are), the header's a whole number."""
+    version = row["version"]
+    return {"type": "header", "schema": row["schema"], "version": int(version) if str(version).isdigit() else version}
+
+
 def _derive_run(item):
     run_id, evs = item
     evs = list(evs)
@@ -74,17 +81,11 @@ def _derive_run(item):
 
 def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=print) -> dict:
     """Run the job; return the summary (also written to OUT/summary.json). ``spark``: reuse a session."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
-    from harness.analytics import schemas
-
     t_start = time.monotonic()
     phases = {}
     own_session = spark is None
     if own_session:
         spark = session(master)
-    sc = spark.sparkContext
     phases["session_s"] = round(time.monotonic() - t_start, 3)
     try:
         out = os.path.abspath(out)
@@ -92,49 +93,16 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
         dirs, skipped = _meta.discover(run_dirs)
         log(f"aggregate: {len(dirs)} run directories under {len(run_dirs)} path(s)")
         # ---- 1. the small files, read on the executors ------------------------------------------
-        n_slices = max(1, min(len(dirs), sc.defaultParallelism * 4))
-        metas = sc.parallelize(dirs or [], n_slices).map(_meta.load).persist(StorageLevel.MEMORY_AND_DISK)
-        light = metas.map(lambda m: (m["run_dir"], m["name"], m["reason"], m["files"],
-                                     m["run"][0] if m["run"] else None)).collect()
-        for run_dir, name, reason, _files, _rid in light:
-            if reason:
-                skipped.append({"run_dir": run_dir, "name": name, "reason": reason})
-        ok = {run_dir: (files, rid) for run_dir, name, reason, files, rid in light if not reason}
+        metas, ok = _small_files(spark, dirs, skipped)
         phases["small_files_s"] = round(time.monotonic() - t_start, 3)
         # ---- 2. the histories: one JSON scan with an explicit schema -----------------------------
         files = [f for fs, _ in ok.values() for f in fs if f[1] > 0]
         file_run, bad_runs = {}, {}
         keep = None
         if files:
-            raw = (spark.read.schema(schemas.HISTORY).option("mode", "PERMISSIVE")
-                   .option("columnNameOfCorruptRecord", schemas.CORRUPT)
-                   .json([f[0] for f in files]).withColumn("file", F.input_file_name()))
-            keep = (raw.where(F.col("type").isin(*KEEP_TYPES) | F.col(schemas.CORRUPT).isNotNull())
-                    .select("file", "type", "mono", "member", "partitions", "schema", "version", *SHARE_COLUMNS,
-                            F.col(schemas.CORRUPT).isNotNull().alias("corrupt"))
-                    .withColumn("seq", F.monotonically_increasing_id())
-                    .persist(StorageLevel.MEMORY_AND_DISK))
-            stats = (keep.groupBy("file").agg(
-                F.sum(F.col("corrupt").cast("int")).alias("corrupt"),
-                F.sum((F.col("type") == "header").cast("int")).alias("headers"),
-                F.sum(((F.col("type") == "header") & ((F.coalesce(F.col("schema"), F.lit("")) != SCHEMA)
-                                                      | (F.coalesce(F.col("version"), F.lit("")) != str(VERSION)))).cast("int"))
-                .alias("bad_headers"))).collect()
+            keep, stats = _scan_histories(spark, files)
             phases["history_scan_s"] = round(time.monotonic() - t_start, 3)
-            by_path = {_local_path(r["file"]): r for r in stats}
-            torn = {f[0]: f[2] for f in files}
-            for run_dir, (fs, rid) in ok.items():
-                for path, size, is_torn in fs:
-                    if size == 0:
-                        continue
-                    st = by_path.get(os.path.abspath(path))
-                    name = os.path.basename(path)
-                    if st is None or not st["headers"]:
-                        bad_runs.setdefault(run_dir, f"history/{name}: no header line")
-                    elif st["bad_headers"]:
-                        bad_runs.setdefault(run_dir, f"history/{name}: header of another schema or version")
-                    elif (st["corrupt"] or 0) > (1 if torn.get(path) else 0):
-                        bad_runs.setdefault(run_dir, f"history/{name}: {st['corrupt']} unparsable line(s)")
+            bad_runs = _bad_histories(ok, files, stats)
             for r in stats:
                 p = _local_path(r["file"])
                 file_run[r["file"]] = p
@@ -143,64 +111,143 @@ def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=pri
             ok.pop(run_dir)
         for s in skipped:
             log(f"aggregate: skipped {s['name']}: {s['reason']}")
-        good = set(ok)
-        good_b = sc.broadcast(good)
         # ---- 3. the tables ---------------------------------------------------------------------------
-        runs = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
-                                     .map(lambda m: m["run"]), schemas.RUNS)
-        violations = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
-                                           .flatMap(lambda m: m["violations"]), schemas.VIOLATIONS)
-        rtimes = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
-                                       .flatMap(lambda m: m["rebalance_times"]), schemas.REBALANCE_TIMES)
-        if keep is not None and ok:
-            rows = [(uri, ok[os.path.dirname(os.path.dirname(p))][1]) for uri, p in file_run.items()
-                    if os.path.dirname(os.path.dirname(p)) in ok]
-            fmap = spark.createDataFrame(rows, "file string, run_id string")
-            evs = (keep.where(F.col("type").isin(*OWNERSHIP, "run_start", "run_end")
-                              & ~F.col("corrupt"))
-                   .join(F.broadcast(fmap), "file").select("run_id", "mono", "seq", "type", "member", "partitions"))
-            derived = (evs.rdd.map(lambda r: (r[0], (r[1], r[2], r[3], r[4], r[5])))
-                       .groupByKey(max(1, int(spark.conf.get("spark.sql.shuffle.partitions"))))
-                       .flatMap(_derive_run).persist(StorageLevel.MEMORY_AND_DISK))
-            rebalances = spark.createDataFrame(derived.filter(lambda x: x[0] == "R").map(lambda x: x[1]), schemas.REBALANCES)
-            downtime = spark.createDataFrame(derived.filter(lambda x: x[0] == "D").map(lambda x: x[1]),
-                                             schemas.PARTITION_DOWNTIME)
-            shares = share_records(keep.where(F.col("type").isin(*SHARE_TYPES) & ~F.col("corrupt")), fmap)
-        else:
-            rebalances = spark.createDataFrame([], schemas.REBALANCES)
-            downtime = spark.createDataFrame([], schemas.PARTITION_DOWNTIME)
-        if keep is None or not ok:
-            shares = spark.createDataFrame([], schemas.SHARE_RECORDS)
-        for name, df in (("runs", runs), ("rebalances", rebalances), ("rebalance_times", rtimes),
-                         ("violations", violations), ("partition_downtime", downtime), ("share_records", shares)):
+        for name, df in _tables(spark, metas, keep, ok, file_run).items():
             df.coalesce(2).write.mode("overwrite").parquet(os.path.join(out, name))
         phases["tables_written_s"] = round(time.monotonic() - t_start, 3)
         if keep is not None:
             keep.unpersist()
         # ---- 4. the summary, from the written tables -----------------------------------------------
-        summary = summarize(spark, out)
-        summary["skipped"] = skipped
-        summary["inputs"] = [os.path.abspath(p) for p in run_dirs]
-        summary["history_files"] = len(files)
-        summary["elapsed_s"] = round(time.monotonic() - t_start, 3)
-        phases["summary_s"] = summary["elapsed_s"]
-        summary["phases_cumulative_s"] = phases
-        with open(os.path.join(out, "skipped.json"), "w") as f:
-            json.dump(skipped, f, indent=2)
-        with open(os.path.join(out, "summary.json"), "w") as f:
-            json.dump(summary, f, indent=2, default=str)
-        from harness.analytics.html import render
-        with open(os.path.join(out, "summary.html"), "w") as f:
-            f.write(render(summary))
-        t = summary["totals"]
-        log(f"aggregate: {t['runs']} runs (and {t['shrink_attempts']} shrink attempts, counted apart), "
-            f"{t['rebalances']} rebalances, {t['violating_runs']} violating runs, {t['unknown_runs']} unknown, "
-            f"{len(summary['flaky'])} flaky, "
-            f"{len(skipped)} skipped, {summary['elapsed_s']}s -> {out}")
-        return summary
+        return _write_summary(spark, out, run_dirs, skipped, len(files), phases, t_start, log)
     finally:
         if own_session:
             spark.stop()
+
+
+def _small_files(spark, dirs: list[str], skipped: list[dict]):
+    """Each run directory's small files, read on the executors (`meta.load`, kept for the tables), and the usable
+    ones: run dir -> (history files, run id); the unusable go into `skipped`."""
+    from pyspark import StorageLevel
+    sc = spark.sparkContext
+    n_slices = max(1, min(len(dirs), sc.defaultParallelism * 4))
+    metas = sc.parallelize(dirs or [], n_slices).map(_meta.load).persist(StorageLevel.MEMORY_AND_DISK)
+    light = metas.map(lambda m: (m["run_dir"], m["name"], m["reason"], m["files"],
+                                 m["run"][0] if m["run"] else None)).collect()
+    for run_dir, name, reason, _files, _rid in light:
+        if reason:
+            skipped.append({"run_dir": run_dir, "name": name, "reason": reason})
+    ok = {run_dir: (files, rid) for run_dir, name, reason, files, rid in light if not reason}
+    return metas, ok
+
+
+def _scan_histories(spark, files: list):
+    """The history lines the tables need (persisted; `corrupt` marks an unparsable one) and, per file, its counts
+    of corrupt lines and its header lines (their schema and version)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from harness.analytics import schemas
+    raw = (spark.read.schema(schemas.HISTORY).option("mode", "PERMISSIVE")
+           .option("columnNameOfCorruptRecord", schemas.CORRUPT)
+           .json([f[0] for f in files]).withColumn("file", F.input_file_name()))
+    keep = (raw.where(F.col("type").isin(*KEEP_TYPES) | F.col(schemas.CORRUPT).isNotNull())
+            .select("file", "type", "mono", "member", "partitions", "schema", "version", *SHARE_COLUMNS,
+                    F.col(schemas.CORRUPT).isNotNull().alias("corrupt"))
+            .withColumn("seq", F.monotonically_increasing_id())
+            .persist(StorageLevel.MEMORY_AND_DISK))
+    stats = (keep.groupBy("file").agg(
+        F.sum(F.col("corrupt").cast("int")).alias("corrupt"),
+        F.collect_list(F.when(F.col("type") == "header", F.struct("schema", "version"))).alias("headers"))
+             ).collect()
+    return keep, stats
+
+
+def _bad_histories(ok: dict, files: list, stats: list) -> dict:
+    """Run dir -> why one of its history files makes it unusable (no header, a header of another schema or
+    version, unparsable lines beyond a torn last one)."""
+    bad_runs = {}
+    by_path = {_local_path(r["file"]): r for r in stats}
+    torn = {f[0]: f[2] for f in files}
+    for run_dir, (fs, rid) in ok.items():
+        for path, size, is_torn in fs:
+            if size == 0:
+                continue
+            st = by_path.get(os.path.abspath(path))
+            name = os.path.basename(path)
+            if st is None or not st["headers"]:
+                bad_runs.setdefault(run_dir, f"history/{name}: no header line")
+            elif any(header_problem(_header_of(h)) for h in st["headers"]):
+                bad_runs.setdefault(run_dir, f"history/{name}: header of another schema or version")
+            elif (st["corrupt"] or 0) > (1 if torn.get(path) else 0):
+                bad_runs.setdefault(run_dir, f"history/{name}: {st['corrupt']} unparsable line(s)")
+    return bad_runs
+
+
+def _tables(spark, metas, keep, ok: dict, file_run: dict) -> dict:
+    """The tables (name -> DataFrame, in TABLES' order) of the usable runs."""
+    from harness.analytics import schemas
+    good_b = spark.sparkContext.broadcast(set(ok))
+    runs = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                 .map(lambda m: m["run"]), schemas.RUNS)
+    violations = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                       .flatMap(lambda m: m["violations"]), schemas.VIOLATIONS)
+    rtimes = spark.createDataFrame(metas.filter(lambda m: m["run"] is not None and m["run_dir"] in good_b.value)
+                                   .flatMap(lambda m: m["rebalance_times"]), schemas.REBALANCE_TIMES)
+    if keep is not None and ok:
+        rebalances, downtime, shares = _derived_tables(spark, keep, ok, file_run)
+    else:
+        rebalances = spark.createDataFrame([], schemas.REBALANCES)
+        downtime = spark.createDataFrame([], schemas.PARTITION_DOWNTIME)
+        shares = spark.createDataFrame([], schemas.SHARE_RECORDS)
+    return {"runs": runs, "rebalances": rebalances, "rebalance_times": rtimes, "violations": violations,
+            "partition_downtime": downtime, "share_records": shares}
+
+
+def _derived_tables(spark, keep, ok: dict, file_run: dict):
+    """The rebalances, partition downtime and share records tables, derived from the history lines."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    from harness.analytics import schemas
+    rows = [(uri, ok[os.path.dirname(os.path.dirname(p))][1]) for uri, p in file_run.items()
+            if os.path.dirname(os.path.dirname(p)) in ok]
+    fmap = spark.createDataFrame(rows, "file string, run_id string")
+    evs = (keep.where(F.col("type").isin(*OWNERSHIP, "run_start", "run_end")
+                      & ~F.col("corrupt"))
+           .join(F.broadcast(fmap), "file").select("run_id", "mono", "seq", "type", "member", "partitions"))
+    derived = (evs.rdd.map(lambda r: (r[0], (r[1], r[2], r[3], r[4], r[5])))
+               .groupByKey(max(1, int(spark.conf.get("spark.sql.shuffle.partitions"))))
+               .flatMap(_derive_run).persist(StorageLevel.MEMORY_AND_DISK))
+    rebalances = spark.createDataFrame(derived.filter(lambda x: x[0] == "R").map(lambda x: x[1]), schemas.REBALANCES)
+    downtime = spark.createDataFrame(derived.filter(lambda x: x[0] == "D").map(lambda x: x[1]),
+                                     schemas.PARTITION_DOWNTIME)
+    shares = share_records(keep.where(F.col("type").isin(*SHARE_TYPES) & ~F.col("corrupt")), fmap)
+    return rebalances, downtime, shares
+
+
+def _write_summary(spark, out: str, run_dirs, skipped: list, n_files: int, phases: dict, t_start: float,
+                   log) -> dict:
+    """The summary from the written tables, written with skipped.json and summary.html; returned."""
+    summary = summarize(spark, out)
+    summary["skipped"] = skipped
+    summary["inputs"] = [os.path.abspath(p) for p in run_dirs]
+    summary["history_files"] = n_files
+    summary["elapsed_s"] = round(time.monotonic() - t_start, 3)
+    phases["summary_s"] = summary["elapsed_s"]
+    summary["phases_cumulative_s"] = phases
+    with open(os.path.join(out, "skipped.json"), "w") as f:
+        json.dump(skipped, f, indent=2)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2, default=str)
+    from harness.analytics.html import render
+    with open(os.path.join(out, "summary.html"), "w") as f:
+        f.write(render(summary))
+    t = summary["totals"]
+    log(f"aggregate: {t['runs']} runs (and {t['shrink_attempts']} shrink attempts, counted apart), "
+        f"{t['rebalances']} rebalances, {t['violating_runs']} violating runs, {t['unknown_runs']} unknown, "
+        f"{len(summary['flaky'])} flaky, "
+        f"{len(skipped)} skipped, {summary['elapsed_s']}s -> {out}")
+    return summary
 
 
 def _rows(df) -> list[dict]:

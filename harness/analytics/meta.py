@@ -85,6 +85,10 @@ def _verdict_list(v) -> list[dict]:
     return out
 
 
+class _Unusable(Exception):
+    """Why a run directory cannot be used (its skip reason)."""
+
+
 def load(run_dir: str) -> dict:
     """Everything the job needs from one run directory's small files.
 
@@ -96,29 +100,55 @@ def load(run_dir: str) -> dict:
     name = os.path.basename(run_dir.rstrip("/"))
     res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": [],
            "rebalance_times": []}
-
-    def bad(why):
-        res["reason"] = why
+    try:
+        status = _status(run_dir)
+        meta = _run_json(run_dir)
+        verdicts = _verdicts(run_dir, status)
+        files = _history_files(run_dir)
+        if not files and status != "error":
+            raise _Unusable("history missing")
+    except _Unusable as e:
+        res["reason"] = str(e)
         return res
+    res["run"] = _run_row(run_dir, name, status, meta, verdicts, files)
+    res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
+                          len(v.get("witnesses") or []))
+                         for v in verdicts if v["status"] in ("invalid", "unknown")]
+    res["files"] = files
+    res["rebalance_times"] = rebalance_time_rows(res["run"][0], verdicts)
+    return res
 
+
+def _status(run_dir: str) -> str:
+    """The run's finished status from STATUS."""
     try:
         with open(os.path.join(run_dir, STATUS)) as f:
             status = (f.readline() or "").strip()
     except FileNotFoundError:
-        return bad(f"{STATUS} missing")
+        raise _Unusable(f"{STATUS} missing") from None
     except OSError as e:
-        return bad(f"{STATUS} unreadable: {e}")
+        raise _Unusable(f"{STATUS} unreadable: {e}") from None
     if status not in FINISHED:
-        return bad(f"{STATUS} {status or '(empty)'}: no verdict")
+        raise _Unusable(f"{STATUS} {status or '(empty)'}: no verdict")
+    return status
+
+
+def _run_json(run_dir: str) -> dict:
+    """run.json, an object."""
     try:
         with open(os.path.join(run_dir, RUN_JSON)) as f:
             meta = json.load(f)
         if not isinstance(meta, dict):
             raise ValueError("not an object")
     except FileNotFoundError:
-        return bad(f"{RUN_JSON} missing")
+        raise _Unusable(f"{RUN_JSON} missing") from None
     except (OSError, ValueError) as e:
-        return bad(f"{RUN_JSON} unparsable: {e}")
+        raise _Unusable(f"{RUN_JSON} unparsable: {e}") from None
+    return meta
+
+
+def _verdicts(run_dir: str, status: str) -> list[dict]:
+    """The verdicts of verdicts.json (none for a run that ended in error without it)."""
     verdicts = []
     vpath = os.path.join(run_dir, VERDICTS_JSON)
     if os.path.exists(vpath) or status != "error":
@@ -126,11 +156,16 @@ def load(run_dir: str) -> dict:
             with open(vpath) as f:
                 verdicts = _verdict_list(json.load(f))
         except FileNotFoundError:
-            return bad(f"{VERDICTS_JSON} missing")
+            raise _Unusable(f"{VERDICTS_JSON} missing") from None
         except (OSError, ValueError) as e:
-            return bad(f"{VERDICTS_JSON} unparsable: {e}")
+            raise _Unusable(f"{VERDICTS_JSON} unparsable: {e}") from None
         if status in ("pass", "fail", "unknown") and not verdicts:
-            return bad(f"{VERDICTS_JSON} holds no verdict")
+            raise _Unusable(f"{VERDICTS_JSON} holds no verdict")
+    return verdicts
+
+
+def _history_files(run_dir: str) -> list[list]:
+    """The history files: [path, size, torn] each, torn when the last byte is not a newline."""
     hdir = os.path.join(run_dir, HISTORY)
     files = []
     if os.path.isdir(hdir):
@@ -143,8 +178,11 @@ def load(run_dir: str) -> dict:
                         f.seek(size - 1)
                         torn = f.read(1) != b"\n"
                 files.append([e.path, size, torn])
-    if not files and status != "error":
-        return bad("history missing")
+    return files
+
+
+def _run_row(run_dir: str, name: str, status: str, meta: dict, verdicts: list[dict], files: list) -> tuple:
+    """The run's row, in the order of schemas.RUNS."""
     cfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
     schedule = meta.get("schedule", cfg.get("schedule"))
     sched_json = json.dumps(schedule, sort_keys=True, separators=(",", ":"))
@@ -160,17 +198,11 @@ def load(run_dir: str) -> dict:
         v = meta.get(k, cfg.get(k))
         return None if v is None else str(v)
 
-    res["run"] = (str(meta.get("run_id") or name), run_dir, s("scenario"), s("protocol"), _int(meta.get("seed", cfg.get("seed"))),
-                  s("kafka_version"), s("client_library"), s("client_version"), s("backend"), status,
-                  float(dur) if dur is not None else None, started, finished,
-                  hashlib.sha256(sched_json.encode()).hexdigest()[:16], sched_json, len(verdicts), n_invalid,
-                  n_unknown, signature, len(files), s("kind") or "consumer", s("shrink_of"))
-    res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
-                          len(v.get("witnesses") or []))
-                         for v in verdicts if v["status"] in ("invalid", "unknown")]
-    res["files"] = files
-    res["rebalance_times"] = rebalance_time_rows(res["run"][0], verdicts)
-    return res
+    return (str(meta.get("run_id") or name), run_dir, s("scenario"), s("protocol"), _int(meta.get("seed", cfg.get("seed"))),
+            s("kafka_version"), s("client_library"), s("client_version"), s("backend"), status,
+            float(dur) if dur is not None else None, started, finished,
+            hashlib.sha256(sched_json.encode()).hexdigest()[:16], sched_json, len(verdicts), n_invalid,
+            n_unknown, signature, len(files), s("kind") or "consumer", s("shrink_of"))
 
 
 def rebalance_time_rows(run_id: str, verdicts: list[dict]) -> list[tuple]:

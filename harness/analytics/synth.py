@@ -18,19 +18,18 @@ import os
 import random
 from dataclasses import dataclass, field
 
-from harness.record.format import SCHEMA, VERSION
+from harness.base.vocabulary import CONSUMER_PROTOCOLS
+from harness.record.format import header
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
 
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
-PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
 CLIENT_VERSIONS = ("2.12.0", "2.16.1")
 INVARIANTS = ("exclusive_ownership", "coverage_liveness", "bounded_migrations", "convergence_balance",
               "static_membership", "record_integrity", "commit_progress")
 MEMBERS = ("m1", "m2", "m3")
 PARTITIONS = 6
-HEADER = '{{"type":"header","schema":"%s","version":%d,"source":"{src}","member":{mem}}}\n' % (SCHEMA, VERSION)
 CORRUPT_KINDS = ("status-incomplete", "status-missing", "run-json-missing", "verdicts-unparsable",
                  "history-garbage-line", "history-wrong-schema")
 
@@ -59,7 +58,7 @@ def _line(d: dict) -> str:
 
 def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
     scenario = SCENARIOS[i % 3]
-    protocol = PROTOCOLS[(i // 3) % 3]
+    protocol = CONSUMER_PROTOCOLS[(i // 3) % 3]
     kafka = KAFKA_VERSIONS[(i // 9) % 2]
     client = CLIENT_VERSIONS[(i // 18) % 2]
     run_seed = 100_000 + i
@@ -72,6 +71,7 @@ def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
 
 def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, outcome: str, fail_inv: str,
                n_witness: int, torn: bool, exp: Expected | None, shrink_of: str | None = None):
+    """Write one run directory from its plan; return its event count (and add what the job must find to `exp`)."""
     hist = os.path.join(path, HISTORY)
     os.makedirs(hist, exist_ok=True)
     run_id = os.path.basename(path)
@@ -79,7 +79,44 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     t0 = 1000.0 + rng.random() * 100
     wall0 = plan["started"].timestamp() - t0
     n_reb = 2 + rng.randrange(4)
-    # ---- ownership events -------------------------------------------------------------------------
+    own, rebs, down = _ownership(plan["protocol"], rng, n_reb, t0, wall0, topic)
+    t_end = t0 + 1.0 + 3.0 * n_reb + 2.0
+    # ---- filler events ----------------------------------------------------------------------------
+    n_own = sum(len(v) for v in own.values())
+    n_harness = 3 + 2 * len(MEMBERS) + 2 + 1
+    n_fill = max(0, events_per_run - n_own - n_harness - len(MEMBERS) - 1)
+    n_acked = n_fill // 2
+    n_proc = (n_fill - n_acked) * 4 // 5
+    n_comm = n_fill - n_acked - n_proc
+    span = t_end - t0
+    _write_producer(hist, n_acked, t0, span, wall0, topic)
+    _write_members(hist, own, plan, run_id, topic, n_proc, n_comm, t0, t_end, wall0, torn)
+    n_hs = _write_harness(hist, plan, run_id, topic, t0, t_end, wall0)
+    # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
+    times = _write_verdicts(path, plan, rng, outcome, fail_inv, n_witness, n_reb, t0)
+    _write_meta(path, plan, run_id, topic, span, outcome, shrink_of)
+    n_events = n_own + n_hs + len(MEMBERS) + n_acked + n_proc + n_comm
+    if exp is not None:
+        exp.runs += 1
+        exp.events += n_events
+        exp.status[run_id] = outcome
+        exp.group[run_id] = (plan["scenario"], plan["kafka"], plan["client"], plan["protocol"])
+        if outcome == "fail":
+            exp.violating.add(run_id)
+            exp.violation_rows += 1
+            exp.witnesses[run_id] = {fail_inv: n_witness}
+        if outcome == "unknown":
+            exp.violation_rows += 1
+            exp.witnesses[run_id] = {"coverage_liveness": 0}
+        exp.rebalances[run_id] = rebs
+        exp.rebalance_times[run_id] = times
+        exp.downtime[run_id] = {p: round(v, 6) for p, v in down.items()}
+    return n_events
+
+
+def _ownership(protocol: str, rng: random.Random, n_reb: int, t0: float, wall0: float, topic: str):
+    """The members' ownership event lines of a run's initial assignment and rebalances (member -> [(mono, line)]),
+    each rebalance's (duration, moves, longest unowned) and each partition's unowned seconds."""
     own = {m: [] for m in MEMBERS}  # member -> [(mono, line)]
     owner = {}  # partition -> member
     rebs = []
@@ -106,7 +143,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
         new_owner = dict(owner)
         for p in moved:
             new_owner[p] = dst
-        if plan["protocol"] == "classic-eager":
+        if protocol == "classic-eager":
             lu = 0.0
             for k, m in enumerate(MEMBERS):
                 ev(m, T + 0.01 * k, "revoked", sorted(p for p, o in owner.items() if o == m))
@@ -125,17 +162,13 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
                 down[p] += d
             rebs.append((d, len(moved), d))
         owner = new_owner
-    t_end = t0 + 1.0 + 3.0 * n_reb + 2.0
-    # ---- filler events ----------------------------------------------------------------------------
-    n_own = sum(len(v) for v in own.values())
-    n_harness = 3 + 2 * len(MEMBERS) + 2 + 1
-    n_fill = max(0, events_per_run - n_own - n_harness - len(MEMBERS) - 1)
-    n_acked = n_fill // 2
-    n_proc = (n_fill - n_acked) * 4 // 5
-    n_comm = n_fill - n_acked - n_proc
-    span = t_end - t0
+    return own, rebs, down
+
+
+def _write_producer(hist: str, n_acked: int, t0: float, span: float, wall0: float, topic: str) -> None:
+    """The producer's history: `n_acked` acknowledgements spread over the run."""
     with open(os.path.join(hist, PRODUCER_HISTORY), "w") as f:
-        f.write(HEADER.format(src="producer", mem='"producer"'))
+        f.write(_line(header("producer", member="producer")))
         buf = []
         for j in range(n_acked):
             mono = t0 + span * j / max(1, n_acked)
@@ -143,6 +176,13 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
             buf.append('{"type":"acked","mono":%.6f,"wall":%.6f,"topic":"%s","partition":%d,"offset":%d,'
                        '"key":"k%d","seq":%d}\n' % (mono, mono + wall0, topic, p, j // PARTITIONS, j % 50, j // 50))
         f.write("".join(buf))
+
+
+def _write_members(hist: str, own: dict, plan: dict, run_id: str, topic: str, n_proc: int, n_comm: int, t0: float,
+                   t_end: float, wall0: float, torn: bool) -> None:
+    """Each member's history: its start, its ownership events, `processed` and `committed` events (the first
+    member's last line torn when `torn`)."""
+    span = t_end - t0
     per_m_proc = n_proc // len(MEMBERS)
     per_m_comm = n_comm // len(MEMBERS)
     extra = (n_proc - per_m_proc * 3) + (n_comm - per_m_comm * 3)
@@ -165,10 +205,14 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
                           '"ok":true,"error":null}\n' % (mono, mono + wall0, m, topic, (j + k) % PARTITIONS, j * 5)))
         lines.sort(key=lambda x: x[0])
         with open(member_history(hist, m), "w") as f:
-            f.write(HEADER.format(src="member", mem=f'"{m}"'))
+            f.write(_line(header("member", member=m)))
             f.write("".join(x[1] for x in lines))
             if torn and k == 0:
                 f.write('{"type":"processed","mono":%.3f,"wa' % (t_end - 0.1))
+
+
+def _write_harness(hist: str, plan: dict, run_id: str, topic: str, t0: float, t_end: float, wall0: float) -> int:
+    """The harness's history (run start and end, members, the scheduled action, the drain); returns its events."""
     hs = [_line({"type": "run_start", "mono": t0, "wall": t0 + wall0, "run_id": run_id,
                  "scenario": plan["scenario"], "seed": plan["seed"], "settings": {"topic": topic}}),
           # a field named like the header's "version" but a string: must not make the line unparsable
@@ -186,9 +230,14 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
     hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
     with open(os.path.join(hist, HARNESS_HISTORY), "w") as f:
-        f.write(HEADER.format(src="harness", mem="null"))
+        f.write(_line(header("harness", member=None)))
         f.write("".join(hs))
-    # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
+    return len(hs)
+
+
+def _write_verdicts(path: str, plan: dict, rng: random.Random, outcome: str, fail_inv: str, n_witness: int,
+                    n_reb: int, t0: float) -> list:
+    """verdicts.json for the outcome; returns the rebalance times its `convergence_balance` measured."""
     verdicts = {}
     for inv in INVARIANTS:
         st = "skipped" if inv == "static_membership" else "valid"
@@ -215,6 +264,12 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
                          for i, x in enumerate(times)]}
     with open(os.path.join(path, VERDICTS_JSON), "w") as f:
         json.dump(verdicts, f, indent=1)
+    return times
+
+
+def _write_meta(path: str, plan: dict, run_id: str, topic: str, span: float, outcome: str,
+                shrink_of: str | None) -> None:
+    """run.json and STATUS."""
     finished = plan["started"] + _dt.timedelta(seconds=span)
     meta = {"run_id": run_id, "config": {"scenario": plan["scenario"], "seed": plan["seed"],
                                          "protocol": plan["protocol"], "kafka_version": plan["kafka"],
@@ -230,23 +285,6 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
         json.dump(meta, f, indent=2)
     with open(os.path.join(path, STATUS), "w") as f:
         f.write(outcome + "\n")
-    n_events = n_own + len(hs) + len(MEMBERS) + n_acked + n_proc + n_comm
-    if exp is not None:
-        exp.runs += 1
-        exp.events += n_events
-        exp.status[run_id] = outcome
-        exp.group[run_id] = (plan["scenario"], plan["kafka"], plan["client"], plan["protocol"])
-        if outcome == "fail":
-            exp.violating.add(run_id)
-            exp.violation_rows += 1
-            exp.witnesses[run_id] = {fail_inv: n_witness}
-        if outcome == "unknown":
-            exp.violation_rows += 1
-            exp.witnesses[run_id] = {"coverage_liveness": 0}
-        exp.rebalances[run_id] = rebs
-        exp.rebalance_times[run_id] = times
-        exp.downtime[run_id] = {p: round(v, 6) for p, v in down.items()}
-    return n_events
 
 
 def _name(plan: dict) -> str:

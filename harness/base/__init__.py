@@ -1,8 +1,10 @@
-"""The ground every part stands on: errors, child processes, tools on the machine, the CLI's stdio manners, and
-versions (the one parser and comparer, and every version gate as a named constant).
+"""The ground every part stands on: errors, child processes, tools on the machine, the CLI's stdio manners,
+versions (the one parser and comparer, and every version gate as a named constant) and the vocabulary (kinds,
+protocols and their assignors, member programs, commit modes, self-tests: each word defined once).
 
 Owns: `errors` (the one exception tree: bad input apart from an indeterminate outcome), `procs` (child processes in
 their own process group, ended at exit and on signals), `tools` (what the machine has, the cache), `stdio` (a reader
-that leaves early ends nothing), `versions`.
-May import: nothing of the harness outside `base`.
+that leaves early ends nothing), `versions`, `vocabulary`.
+May import: nothing of the harness outside `base`. `versions` and `vocabulary` import nothing at all beyond the
+standard library: the invariants and the members run as scripts import them.
 """

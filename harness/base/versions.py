@@ -1,10 +1,46 @@
-"""Release versions as numbers: the pure arithmetic the plan and the kinds' checks need (no lookup, no process)."""
+"""Release versions: the one parser and comparer, and every version gate as a named constant.
+
+A version is `x.y.z` (a release), `x.y.z.postN` (a post release, as confluent-kafka has them) or a prefix `x` or
+`x.y` (a name the Kafka resolver takes); one regular expression reads all of them, and `is_release`, `is_prefix`,
+`version_key` and `major_minor` are its only readers. A gate is the first release that has something, as the
+(major, minor[, patch]) tuple `version_key` compares with; each says where its number comes from.
+
+Standard library only, no harness import: the Python member (run as a script under any confluent-kafka install)
+imports it for its gate, converted to librdkafka's number by `librdkafka_number`.
+"""
 from __future__ import annotations
+
+import re
+
+VERSION_RE = re.compile(r"^(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.post(\d+))?$")
+#: Kafka version names the resolver takes besides versions (harness/kafka/dist.py): the major they stand for
+ALIASES = {"latest": "4", "latest-4": "4", "latest-3": "3"}
+
+
+def _numbers(v: str) -> tuple[str | None, ...] | None:
+    m = VERSION_RE.match(v)
+    return m.groups() if m else None
+
+
+def is_release(v: str, *, post: bool = False) -> bool:
+    """Whether `v` is a release `x.y.z` (with `post`, also a post release `x.y.z.postN`)."""
+    g = _numbers(v)
+    return g is not None and g[2] is not None and (post or g[3] is None)
+
+
+def is_prefix(v: str) -> bool:
+    """Whether `v` is `x` or `x.y`: a prefix the newest release under it is resolved for."""
+    g = _numbers(v)
+    return g is not None and g[2] is None and g[3] is None
 
 
 def version_key(v: str) -> tuple[int, ...]:
-    """A release `x.y.z` as a tuple of integers, for ordering and comparing."""
-    return tuple(int(x) for x in v.split("."))
+    """A version as a tuple of integers, for ordering and comparing: `x.y.z` -> (x, y, z), a prefix `x.y` ->
+    (x, y); a post release's number is left out. ValueError for what is not a version."""
+    g = _numbers(v)
+    if g is None or (g[3] is not None and g[2] is None):
+        raise ValueError(f"not a version: {v!r}")
+    return tuple(int(x) for x in g[:3] if x is not None)
 
 
 def major_minor(v: str) -> tuple[int, int]:
@@ -12,5 +48,55 @@ def major_minor(v: str) -> tuple[int, int]:
     return tuple(version_key(v)[:2])  # type: ignore[return-value]
 
 
+def newest_major_minor(name: str) -> tuple[int, int] | None:
+    """The newest (major, minor) a Kafka version name can stand for: a release's or `x.y`'s own, any minor of a
+    major (`4`, `latest`: any 4.x; `latest-3`: any 3.x, as (major, 99)); None for a name that is none of these."""
+    name = ALIASES.get(name, name)
+    if _numbers(name) is None:
+        return None
+    key = version_key(name)
+    return (key[0], 99) if len(key) == 1 else key[:2]  # type: ignore[return-value]
+
+
+def dotted(gate: tuple[int, ...]) -> str:
+    """A gate as people write it: (4, 2) -> "4.2"."""
+    return ".".join(map(str, gate))
+
+
+def librdkafka_number(gate: tuple[int, ...]) -> int:
+    """A gate as librdkafka numbers its releases (`confluent_kafka.libversion()[1]`: a byte each for the major,
+    minor and patch, then one for the pre-release, 0xff for a final release, which a gate's number is below)."""
+    major, minor, patch = (tuple(gate) + (0, 0))[:3]
+    return (major << 24) | (minor << 16) | (patch << 8)
+
+
+# -- the brokers'
+
 #: group configs (GROUP config resources, KIP-848's dynamic group settings) exist on brokers from 4.0
 GROUP_CONFIGS_SINCE = (4, 0)
+#: share groups (KIP-932): a preview in 4.1 (share.version off by default), production-ready from 4.2
+SHARE_BROKERS_SINCE = (4, 2)
+#: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
+#: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
+#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
+#: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
+#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups:
+#: SHARE_BROKERS_SINCE
+PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": SHARE_BROKERS_SINCE}
+#: a share group's dead-letter topic (KIP-1191, a group config)
+DLQ_SINCE = (4, 4)
+#: brokers from KIP896_SINCE dropped the request versions of clients before OLDEST_CLIENT_FOR_4 (KIP-896)
+KIP896_SINCE, OLDEST_CLIENT_FOR_4 = (4, 0), (2, 1)
+#: kafka-features' `upgrade --release-version` (the brokers' metadata version after a roll); `--metadata` before
+#: it, deprecated in 4.x
+RELEASE_VERSION_FLAG_SINCE = (4, 0)
+
+# -- the clients'
+
+#: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848 (early
+#: access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
+CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
+#: the first confluent-kafka release with a ShareConsumer (a preview)
+SHARE_CLIENT_SINCE = (2, 15, 0)
+#: the first connect-runtime release that knows each connect.protocol (KIP-415: compatible; KIP-507: sessioned)
+CONNECT_PROTOCOL_SINCE = {"eager": (0, 10), "compatible": (2, 3), "sessioned": (2, 4)}

@@ -31,6 +31,7 @@ from harness.base.errors import BadInput, SetupError
 from harness.base.procs import Proc
 from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.base.tools import free_ports
+from harness.base.versions import RELEASE_VERSION_FLAG_SINCE, dotted, major_minor
 from harness.cluster.toxiproxy import ToxiproxyServer
 
 _log = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ class LocalCluster(ClientPath, Leadership):
     def version(self) -> str:
         return self._dist(self.requested_version).version
 
-    def start(self, *, timeout_s: float = 60.0) -> None:
+    def start(self, *, timeout_s: float = 120.0) -> None:
         """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered."""
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -267,7 +268,7 @@ class LocalCluster(ClientPath, Leadership):
             return set()
         return set(md.brokers)
 
-    def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 60.0) -> None:
+    def wait_for_brokers(self, ids: set[int], *, timeout_s: float = 120.0) -> None:
         """Wait until every broker in ids is registered and its client port answers."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -329,7 +330,7 @@ class LocalCluster(ClientPath, Leadership):
         self.nodes[broker_id].proc.resume()
         self.on_event("broker_event", broker=broker_id, what="resume", version=self.nodes[broker_id].version)
 
-    def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 60.0) -> None:
+    def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 120.0) -> None:
         node = self.nodes[broker_id]
         if node.proc and node.proc.alive():
             return
@@ -354,8 +355,8 @@ class LocalCluster(ClientPath, Leadership):
         """Roll every broker onto another Kafka version on the same data, then raise the metadata version."""
         target = self._dist(version)
         self.rolling_restart(version=target.version)
-        release = ".".join(target.version.split(".")[:2])
-        flag = "--release-version" if target.major >= 4 else "--metadata"  # --metadata is deprecated in 4.x
+        release = dotted(major_minor(target.version))
+        flag = "--release-version" if major_minor(target.version) >= RELEASE_VERSION_FLAG_SINCE else "--metadata"
         cmd = self._java(target.version, "org.apache.kafka.tools.FeatureCommand", "--bootstrap-server",
                          self.bootstrap(), "upgrade", flag, release)
         log = self.work_dir / "feature-upgrade.log"

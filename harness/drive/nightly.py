@@ -24,9 +24,9 @@ from harness.cluster.backends import new_backend
 from harness.plan.backends import ABILITIES
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
-from harness.kafka.dist import version_key
-from harness.plan.kinds.share import DLQ_SINCE, dlq_topic
-from harness.plan.config import PROTOCOL_SINCE
+from harness.base.versions import DLQ_SINCE, PROTOCOL_SINCE, newest_major_minor
+from harness.base.vocabulary import COMMIT_MODES, CONSUMER_PROTOCOLS, SELF_TEST_COMMIT_MODES
+from harness.plan.kinds.share import dlq_topic
 from harness.run.progress import log
 from harness.run.runner import RunConfig, RunResult, run_scenario
 from harness.record.rundir import RunDir, did_not_exercise
@@ -149,11 +149,10 @@ def kafka_since(name: str) -> tuple[int, int]:
 
 def _newest_of(kv: str) -> tuple[int, int]:
     """The newest major.minor a Kafka version name can stand for ('latest': any 4.x, 'latest-3': any 3.x)."""
-    if kv in ("latest", "latest-4"):
-        return (4, 99)
-    if kv == "latest-3":
-        return (3, 99)
-    return tuple(version_key(kv)[:2])  # type: ignore[return-value]
+    newest = newest_major_minor(kv)
+    if newest is None:
+        raise ValueError(f"not a Kafka version: {kv!r}")
+    return newest
 
 
 def _speaks(kv: str, protocols) -> bool:
@@ -192,7 +191,7 @@ def _shared_or_own(cluster, cfg):
 
 
 #: the commit modes a night draws from for the harness's Python member (`never` is a self-test that must fail)
-NIGHT_COMMIT_MODES = ("sync", "async", "auto")
+NIGHT_COMMIT_MODES = tuple(m for m in COMMIT_MODES if m not in SELF_TEST_COMMIT_MODES)
 
 
 def _commit_mode(rng: random.Random, sc, run_options: dict) -> str | None:
@@ -236,7 +235,7 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
 
 def nightly(*, budget_s: float, seed: int, kafka_versions=("latest",), client_versions=(None,),
-            protocols=scenarios.PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
+            protocols=CONSUMER_PROTOCOLS, runs_root: str = "runs", shrink_attempts: int = 12,
             run_options: dict | None = None, backend: str = "local", shard: tuple[int, int] = (1, 1),
             runs: int | None = None, repeat: int = 1, progress=log.info, make_cluster=new_backend,
             run=run_scenario) -> NightlyResult:

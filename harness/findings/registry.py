@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
                                        illegal_generation_lost, share_count_kept_after_reconnect)
+from harness.base.versions import is_release, version_key
 from harness.findings.match import holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
 
@@ -165,7 +165,8 @@ def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
         return False
     if f.client_below is not None:  # the client that ran (run.json), else the one asked for
         version = meta.get("client_version") or cfg.get("client_version")
-        if member != "python" or not version or version == "default" or _key(version) >= _key(f.client_below):
+        if member != "python" or not is_release(str(version), post=True) \
+                or version_key(version) >= version_key(f.client_below):
             return False
     return True
 
@@ -185,7 +186,3 @@ def same_scenario(cfg: dict, name: str) -> bool:
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
-
-def _key(version: str) -> tuple[int, ...]:
-    """x.y.z (or x.y.z.postN) as numbers to compare."""
-    return tuple(int(x) for x in re.findall(r"\d+", version)[:3])

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Callable, Iterable
 
+from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
 from harness.invariants import (applies, brokers, commits, convergence, coordinator, coverage, exclusive, integrity,
                                 migrations, performed, settled, static, timeline)
@@ -64,10 +65,10 @@ def run_settings(history: History) -> tuple[str, CheckSettings, StreamsCheckSett
     """What the run's first `run_start` event says: its kind (`consumer` or `streams`), its CheckSettings and,
     for a Streams run, its StreamsCheckSettings. Without a run_start, or settings in it, the defaults (the
     partition count is then inferred from the history, see `timeline`)."""
-    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    start = history.run_start() or {}
     settings = start.get("settings") if isinstance(start.get("settings"), dict) else {}
     kind = start.get("kind")
-    if kind not in ("consumer", "streams", "connect", "share"):  # older runs wrote no kind; Streams ones merged both settings
+    if kind not in GROUP_KINDS:  # older runs wrote no kind; Streams ones merged both settings
         kind = "streams" if STREAMS_ONLY_KEYS & set(settings) else "consumer"
     check = CheckSettings.from_dict(settings)
     if kind in ("consumer", "connect", "share"):
@@ -88,7 +89,7 @@ def judge(history: History) -> dict[str, Verdict]:
     if kind == "share":  # the share checkers' own settings; the group's come from the history
         verdicts = judge_share(history)
     elif kind == "connect":
-        start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+        start = history.run_start() or {}
         verdicts = judge_connect(history, ConnectCheckSettings.from_dict(start.get("connect_settings") or {}), check)
     elif kind == "streams":
         verdicts = judge_streams(history, streams, check)

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.base.vocabulary import STICKY_ASSIGNORS
 from harness.invariants import protocols
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.slots import Slots, StepEffect
 
-#: client settings that pick a classic member's assignor, and the assignors that are sticky
+#: the client setting that picks a classic member's assignor (the sticky ones: STICKY_ASSIGNORS)
 STRATEGY = "partition.assignment.strategy"
-STICKY = ("cooperative-sticky", "sticky", "CooperativeStickyAssignor", "StickyAssignor")
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def coordinator_survival(facts: PlanFacts) -> Answer:
 
 def _strategy_sticky(settings: dict | None) -> bool:
     first = str((settings or {}).get(STRATEGY) or "").split(",")[0].strip()
-    return not first or first.rsplit(".", 1)[-1] in STICKY
+    return not first or first.rsplit(".", 1)[-1] in STICKY_ASSIGNORS
 
 
 def bounded_migrations(facts: PlanFacts) -> Answer:
@@ -193,7 +193,7 @@ def applicability(facts: PlanFacts) -> dict[str, dict]:
 
 def recorded(history) -> dict | None:
     """The `applies` of the history's first run_start event, or None when it has none (an older run)."""
-    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    start = history.run_start() or {}
     got = start.get("applies")
     return got if isinstance(got, dict) else None
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE
 from harness.invariants.settings import life_at, started_event
 from harness.invariants.terms import INF, Life
 
 #: librdkafka's and the Java client's default auto.commit.interval.ms
 DEFAULT_AUTO_COMMIT_MS = 5000
-COMMIT_MODES = ("sync", "async", "auto", "never")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class LifeSettings:
 
     def __init__(self, tl) -> None:
         self.tl = tl
-        self.run_start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+        self.run_start = tl.history.run_start() or {}
         self._by_life: dict[tuple[str, float], CommitSettings] = {}
 
     def at(self, member: str, t: float) -> CommitSettings:
@@ -86,7 +86,7 @@ def life_settings(member: str, start: float, started: dict | None, run_start: di
             mode = "auto" if _true(eff["enable.auto.commit"]) else None
     if mode is None:
         run_mode = run.get("commit_mode")
-        mode = run_mode if run_mode in COMMIT_MODES else "sync"
+        mode = run_mode if run_mode in COMMIT_MODES else DEFAULT_COMMIT_MODE
         source = "run-wide, run_start's commit_mode" if run_mode in COMMIT_MODES else \
             "run-wide, the harness's default: run_start names none"
         source += ("; its started event carries no effective settings" if eff is None else

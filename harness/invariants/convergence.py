@@ -24,10 +24,11 @@ subscription, counts differ by at most one).
 - **Storm**: rebalances nothing drives. A rebalance is a burst of `assigned`/`revoked`/`lost` events (bursts
   apart by more than the longest heartbeat interval of the live members). A disturbance explains at most its
   protocol's rounds + `FOLLOW_UP_REBALANCES` (1) rebalances in its window (a join, a leave, a fault: two rounds
-  under the cooperative and consumer protocols, one under eager, and one follow-up); `STORM_REBALANCES` (3) or
-  more beyond that over the run are a storm (`STORM_RULE`), as are more `lost` events of members in good
-  standing in one window (alive after it, under no fault within their own session timeout before it, no broker
-  event then) than members alive in it: invalid, with the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
+  under the cooperative and consumer protocols, one under eager, and one follow-up; a graceful stop's window from
+  its `member_stop`, and a `lost` a fault or broker event explains is no rebalance: `_undriven`);
+  `STORM_REBALANCES` (3) or more beyond that over the run are a storm (`STORM_RULE`), as are more `lost` events of
+  members in good standing in one window (alive after it, under no fault on it or on a broker within their own
+  session timeout before it, no broker event then) than members alive in it: invalid, with the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
   and each member may lose its partitions once in a window: a commit racing the rebalance is answered
   ILLEGAL_GENERATION and the client drops its assignment as lost, as the Java client does too.)
 - **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
@@ -84,7 +85,6 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     m: dict = {"windows": len(times), "windows_judged": 0, "interrupted": 0, "storms": 0, "rebalances_max": 0}
     convs = []
     last = None
-    undriven: list[tuple[float, int, list]] = []  # (window start, rebalances beyond what it explains, its bursts)
     for i, T in enumerate(times):
         N = times[i + 1] if i + 1 < len(times) else W
         final = i + 1 == len(times)
@@ -92,9 +92,6 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         c = first_settled(converged, T, N, settings.quiet_period_s, final)
         bursts = _bursts(tl, T, N)
         m["rebalances_max"] = max(m["rebalances_max"], len(bursts))
-        allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
-        if len(bursts) > allowed:
-            undriven.append((T, len(bursts) - allowed, bursts))
         at = f"the disturbance at {T - tl.start:.1f}s" if T > tl.start else "the start"
         t_ev = events.get(T)
         if c is not None:
@@ -125,6 +122,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             wits += [witness(e, "lost by a member in good standing") for e in lost[:4]]
         if final:
             last = (T, N, c, bound, why, t_ev)
+    undriven = _undriven(tl, settings, W, before)
     excess = sum(n for _, n, _ in undriven)
     m["rebalances_undriven"] = excess
     if excess >= STORM_REBALANCES:
@@ -232,14 +230,41 @@ def converged_states(tl) -> list[tuple[float, float]]:
     return [(a, b) for a, b, _ in out]
 
 
-def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
+def _undriven(tl, settings, W: float, before: bool) -> list[tuple[float, int, list]]:
+    """(window start, rebalances beyond what its disturbance explains, its bursts) of each storm window with more
+    than its protocol's rounds + FOLLOW_UP_REBALANCES rebalances. The storm windows are the disturbance windows,
+    except that a graceful stop's begins when the stop began (`Timeline.shutdown_start`: its member_stop), as the
+    member revokes and leaves the group then, before it exits; and a `lost` a fault or a broker event explains
+    (`_lost_explained`) is no rebalance here: a member that cannot reach its coordinator drops its assignment on
+    its own session timer, one member at a time, while the group itself has not rebalanced."""
+    allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
+    times: set[float] = {tl.start}
+    for t, e in tl.disturbances(W, before):
+        if e is not None and e.get("type") == "member_exit" and e.get("how") == "graceful":
+            t = next((tl.shutdown_start(lf) for lf in tl.lives.get(e.get("member"), ()) if lf.exit_event is e), t)
+        if tl.start <= t < W:
+            times.add(t)
+    times_ = sorted(times)
+    brokers = _broker_event_monos(tl)
+    out = []
+    for i, T in enumerate(times_):
+        N = times_[i + 1] if i + 1 < len(times_) else W
+        bursts = _bursts(tl, T, N, skip=lambda e: e["type"] == "lost" and _lost_explained(tl, e, brokers))
+        if len(bursts) > allowed:
+            out.append((T, len(bursts) - allowed, bursts))
+    return out
+
+
+def _bursts(tl, T: float, N: float, skip=None) -> list[tuple[float, float, dict]]:
     """Ownership changes in [T, N) grouped into rebalances: (start, end, first event); events further apart than
-    the longest heartbeat interval of the members alive then start a new one."""
+    the longest heartbeat interval of the members alive then start a new one. `skip`: events not counted."""
     evs = tl.history.derived(("ownership_events", tl.end), lambda: [
         e for _, e in tl.control if e["type"] in OWN and tl.event_partitions(e) and tl.alive(e.get("member"), e["mono"])])
     monos = tl.history.derived(("ownership_event_monos", tl.end), lambda: [e["mono"] for e in evs])
     out: list[list] = []
     for e in evs[bisect_left(monos, T):bisect_left(monos, N)]:
+        if skip is not None and skip(e):
+            continue
         gap = longest_heartbeat_s(tl, e["mono"])
         if out and e["mono"] - out[-1][1] <= gap:
             out[-1][1] = e["mono"]
@@ -249,22 +274,35 @@ def _bursts(tl, T: float, N: float) -> list[tuple[float, float, dict]]:
 
 
 def _unexplained_lost(tl, T: float, N: float) -> list[dict]:
-    """`lost` events in [T, N) of members in good standing that stay alive: no fault on the member and no broker
-    event within its own session timeout before it."""
-    brokers = tl.history.derived(("broker_event_monos", tl.end),
-                                 lambda: [e["mono"] for _, e in tl.control if e["type"] == "broker_event"])
+    """`lost` events in [T, N) of members in good standing that stay alive and that no fault or broker event
+    explains (`_lost_explained`)."""
+    brokers = _broker_event_monos(tl)
     out = []
     for e in tl.history.derived(("lost_events", tl.end), lambda: [e for _, e in tl.control if e["type"] == "lost"]):
         t, x = e["mono"], e.get("member")
         if not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
             continue
-        S = member_settings(tl, x, t).session_timeout_s
-        if any(x in f.members and f.start < t and f.end > t - S for f in tl.faults):
-            continue
-        if any(t - S <= b <= t for b in brokers):
-            continue
-        out.append(e)
+        if not _lost_explained(tl, e, brokers):
+            out.append(e)
     return out
+
+
+def _broker_event_monos(tl) -> list[float]:
+    return tl.history.derived(("broker_event_monos", tl.end),
+                              lambda: [e["mono"] for _, e in tl.control if e["type"] == "broker_event"])
+
+
+def _lost_explained(tl, e: dict, brokers: list[float]) -> bool:
+    """Whether a `lost` event has a cause in the history within the member's own session timeout S before it: a
+    fault on the member, a fault on a broker (`brokers_affected`: a broker killed or paused is down until its
+    fault ends, and a member whose coordinator it was times its session out on its own clock, and writes `lost`
+    when its next poll serves the callback), or a broker event."""
+    t, x = e["mono"], e.get("member")
+    S = member_settings(tl, x, t).session_timeout_s
+    if any((x in f.members or f.start_event.get("brokers_affected")) and f.start < t and f.end > t - S
+           for f in tl.faults):
+        return True
+    return any(t - S <= b <= t for b in brokers)
 
 
 def _fault_active(tl, t: float) -> bool:

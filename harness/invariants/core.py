@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Iterable
 
+from harness.base.vocabulary import DEFAULT_PROTOCOL
 from harness.record.history import History
 
 STATUSES = ("valid", "invalid", "unknown", "skipped")
@@ -80,7 +81,7 @@ class CheckSettings(SettingsDict):
     topic: str = ""
     partitions: int = 0
     topics: tuple[tuple[str, int], ...] = ()
-    protocol: str = "classic-cooperative"
+    protocol: str = DEFAULT_PROTOCOL
     # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`)
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5

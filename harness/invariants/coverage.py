@@ -47,7 +47,26 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     problems: list[str] = []
     wits: list[dict] = []
     m: dict = {"partitions": P, "partitions_inferred": tl.partitions_inferred}
+    static_away = _judge_gaps(tl, horizon, problems, wits, m)
+    if W is None:
+        status_unknown = "no member alive at the end of the history and no drained event: no end state to judge"
+    else:
+        status_unknown = _judge_end(tl, W, before, problems, wits, m)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    if status_unknown:
+        return verdict(NAME, "unknown", status_unknown, (), m)
+    n = len(tl.required(W, before)) if W is not None else P
+    away = f"; {len(static_away)} partition absence(s) of static members within their session timeouts" \
+        if static_away else ""
+    return verdict(NAME, "valid", f"all {n} partitions have one live owner at the end; longest gap "
+                                  f"{m['max_unowned_s'] or 0:.3f}s{away}", (), m)
 
+
+def _judge_gaps(tl: timeline.Timeline, horizon: float, problems: list[str], wits: list[dict], m: dict) -> list[dict]:
+    """Judge every partition's unowned stretches up to the horizon, alone and summed per disturbance, against their
+    bounds (problems, witnesses and measurements added); returns the static members' expected absences."""
     gaps = unowned_stretches(tl, horizon)
     static_away: list[dict] = []
     by_p: dict[int, float] = {}
@@ -85,51 +104,42 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         m["max_unowned_s"], m["max_unowned_partition"] = secs(by_p[worst]), tl.name(worst)
     else:
         m["max_unowned_s"], m["max_unowned_partition"] = None, None
+    return static_away
 
-    status_unknown = None
-    if W is None:
-        status_unknown = "no member alive at the end of the history and no drained event: no end state to judge"
-    else:
-        last = tl.last_disturbance(W, before)
-        since = last[0] if last else tl.start
-        m["settled_for_s"] = secs(W - since)
-        owners = tl.owners_at(W, before)
-        alive = tl.alive_members(W, before)
-        required = tl.required(W, before)
-        none = [p for p in required if not [x for x in owners.get(p, ()) if x in alive]]
-        many = [p for p in tl.all_partitions if len([x for x in owners.get(p, ()) if x in alive]) > 1]
-        m["unowned_partitions"], m["multi_owned_partitions"] = tl.names(none), tl.names(many)
-        if none or many:  # judged only once the protocol's own time to repair the last disturbance has passed
-            bound, why = disturbance_bound(tl, since)
-            what = "; ".join(([f"partitions {tl.names(none)} have no live owner"] if none else [])
-                             + ([f"partitions {tl.names(many)} have more than one live owner"] if many else []))
-            if W - since <= bound:
-                status_unknown = (f"at the end, {W - since:.3f}s after the last disturbance, {what}; the protocol "
-                                  f"allows {bound:.1f}s to repair it ({why}): the history ends too soon to tell")
-            else:
-                problems.append(f"at the end, {W - since:.1f}s after the last disturbance (bound {bound:.1f}s: {why}), "
-                                f"{what}")
-                for p in none[:4]:
-                    gone = [o for o in tl.by_partition.get(p, ()) if o.end <= W]
-                    if gone and gone[-1].end_event is not None:
-                        wits.append(witness(gone[-1].end_event, f"partition {tl.name(p)}'s last owner gave it up "
-                                                                f"here; no owner at the end"))
-                for p in many[:4]:
-                    for o in tl.by_partition[p]:
-                        if timeline.covers(o.start, o.end, W, before):
-                            wits.append(witness(o.start_event, f"{o.member} holds partition {tl.name(p)} at the end"))
-        else:
-            status_unknown = _uncertain_end(tl, W, {x for xs in owners.values() for x in xs if x in alive})
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    if status_unknown:
-        return verdict(NAME, "unknown", status_unknown, (), m)
-    n = len(tl.required(W, before)) if W is not None else P
-    away = f"; {len(static_away)} partition absence(s) of static members within their session timeouts" \
-        if static_away else ""
-    return verdict(NAME, "valid", f"all {n} partitions have one live owner at the end; longest gap "
-                                  f"{m['max_unowned_s'] or 0:.3f}s{away}", (), m)
+
+def _judge_end(tl: timeline.Timeline, W: float, before, problems: list[str], wits: list[dict], m: dict) -> str | None:
+    """Judge the end state at W (problems, witnesses and measurements added); returns why it cannot be judged yet,
+    or None."""
+    last = tl.last_disturbance(W, before)
+    since = last[0] if last else tl.start
+    m["settled_for_s"] = secs(W - since)
+    owners = tl.owners_at(W, before)
+    alive = tl.alive_members(W, before)
+    required = tl.required(W, before)
+    none = [p for p in required if not [x for x in owners.get(p, ()) if x in alive]]
+    many = [p for p in tl.all_partitions if len([x for x in owners.get(p, ()) if x in alive]) > 1]
+    m["unowned_partitions"], m["multi_owned_partitions"] = tl.names(none), tl.names(many)
+    if not (none or many):
+        return _uncertain_end(tl, W, {x for xs in owners.values() for x in xs if x in alive})
+    # judged only once the protocol's own time to repair the last disturbance has passed
+    bound, why = disturbance_bound(tl, since)
+    what = "; ".join(([f"partitions {tl.names(none)} have no live owner"] if none else [])
+                     + ([f"partitions {tl.names(many)} have more than one live owner"] if many else []))
+    if W - since <= bound:
+        return (f"at the end, {W - since:.3f}s after the last disturbance, {what}; the protocol "
+                f"allows {bound:.1f}s to repair it ({why}): the history ends too soon to tell")
+    problems.append(f"at the end, {W - since:.1f}s after the last disturbance (bound {bound:.1f}s: {why}), "
+                    f"{what}")
+    for p in none[:4]:
+        gone = [o for o in tl.by_partition.get(p, ()) if o.end <= W]
+        if gone and gone[-1].end_event is not None:
+            wits.append(witness(gone[-1].end_event, f"partition {tl.name(p)}'s last owner gave it up "
+                                                    f"here; no owner at the end"))
+    for p in many[:4]:
+        for o in tl.by_partition[p]:
+            if timeline.covers(o.start, o.end, W, before):
+                wits.append(witness(o.start_event, f"{o.member} holds partition {tl.name(p)} at the end"))
+    return None
 
 
 def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | None:

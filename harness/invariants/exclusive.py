@@ -218,7 +218,7 @@ def _connection_setup_max_ms(tl) -> tuple[int, str]:
     """The brokers' socket.connection.setup.timeout.max.ms as the run set it (run_start `broker_settings`), else
     Kafka's default; (ms, where it came from)."""
     key = "socket.connection.setup.timeout.max.ms"
-    start = next((e for _, e in tl.control if e["type"] == "run_start"), None) or {}
+    start = tl.history.run_start() or {}
     given = (start.get("broker_settings") or {}).get(key)
     try:
         return int(given), f"the brokers' {key}={int(given)}"

@@ -93,6 +93,30 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         seen = _Seen(ack, arows, proc, prows)
     else:
         prows = ()
+    (dups, allowed, bad, n_problems), problems, wits = _duplicates(history, tl, settings, seen, proc, prows)
+    lost, by_p = seen.lost()
+    n_acked = len(arows)
+    m = {"acked": n_acked, "lost": lost, "lost_by_partition": {tl.name(p): n for p, n in sorted(by_p.items())},
+         "duplicates": dups, "allowed_duplicates": allowed, "bad_duplicates": bad}
+    drained_bad = any(e["type"] == "drained" and e.get("ok") is False for _, e in history.control())
+    if lost:
+        problems.insert(0, f"{lost} of {n_acked} acknowledged records were never processed"
+                           + (" (the drain did not finish)" if drained_bad else ""))
+        n_problems += 1
+        firsts = history.events_at(ack.seq[r] for r in seen.first_lost(MAX_LOST_WITNESSES))
+        wits = [witness(e, f"acknowledged record {e.get('key')}#{e.get('seq')} at offset {e['offset']} of "
+                           f"partition {tl.layout.event_name(e)} never processed") for e in firsts.values()] + wits
+    if n_problems:
+        more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
+        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    return verdict(NAME, "valid", f"all {n_acked} acknowledged records processed; {dups} duplicates, all allowed",
+                   (), m)
+
+
+def _duplicates(history: History, tl, settings: CheckSettings, seen, proc, prows) -> tuple:
+    """Judge every processed batch that re-processes offsets: a duplicate is allowed at or above the offset committed
+    before its member's ownership began (none under exactly-once). Returns ((duplicates, allowed, not allowed,
+    problems), the first problems' messages, their witnesses)."""
     dups = allowed = bad = n_problems = 0
     problems, wits = [], []
     commits: dict[int, list[tuple[float, int, int]]] | None = None
@@ -138,24 +162,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 if c_seq is not None and not settings.exactly_once:
                     wits.append(witness(evs[c_seq], f"committed partition {tl.name(p)} at offset {bound}"))
         batches.setdefault(p, []).append(r)
-
-    lost, by_p = seen.lost()
-    n_acked = len(arows)
-    m = {"acked": n_acked, "lost": lost, "lost_by_partition": {tl.name(p): n for p, n in sorted(by_p.items())},
-         "duplicates": dups, "allowed_duplicates": allowed, "bad_duplicates": bad}
-    drained_bad = any(e["type"] == "drained" and e.get("ok") is False for _, e in history.control())
-    if lost:
-        problems.insert(0, f"{lost} of {n_acked} acknowledged records were never processed"
-                           + (" (the drain did not finish)" if drained_bad else ""))
-        n_problems += 1
-        firsts = history.events_at(ack.seq[r] for r in seen.first_lost(MAX_LOST_WITNESSES))
-        wits = [witness(e, f"acknowledged record {e.get('key')}#{e.get('seq')} at offset {e['offset']} of "
-                           f"partition {tl.layout.event_name(e)} never processed") for e in firsts.values()] + wits
-    if n_problems:
-        more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
-        return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    return verdict(NAME, "valid", f"all {n_acked} acknowledged records processed; {dups} duplicates, all allowed",
-                   (), m)
+    return (dups, allowed, bad, n_problems), problems, wits
 
 
 _PROC = ("partition", "first", "last", "member", "seq", "mono")

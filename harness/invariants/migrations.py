@@ -51,6 +51,7 @@ assignors reach the minimum). Measurements: per transition `at`, `moves`, `min_m
 """
 from __future__ import annotations
 
+from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
@@ -184,9 +185,6 @@ class _Assignors:
     event's `effective` settings (`group.protocol`; under classic the first of `partition.assignment.strategy`,
     librdkafka's default `range,roundrobin` when it names none), else the event's `protocol`, else the run's."""
 
-    #: librdkafka's names, and the Java client's assignor classes (the last part of the class name)
-    STICKY_STRATEGIES = ("cooperative-sticky", "sticky", "CooperativeStickyAssignor", "StickyAssignor")
-
     def __init__(self, tl, run_protocol: str) -> None:
         self.tl, self.run_protocol, self.cache = tl, run_protocol, {}
         self.started: dict[str, list[dict]] = {}
@@ -208,12 +206,12 @@ class _Assignors:
 
     def _read(self, member: str, st: dict) -> tuple[bool, str]:
         eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
-        if eff is not None and eff.get("group.protocol") in ("classic", "consumer"):
+        if eff is not None and eff.get("group.protocol") in (CLASSIC, "consumer"):
             if eff["group.protocol"] == "consumer":
                 return True, f"{member} runs the consumer protocol (server-side assignor), its started event"
-            strategy = str(eff.get("partition.assignment.strategy") or "range,roundrobin")
+            strategy = str(eff.get("partition.assignment.strategy") or LIBRDKAFKA_DEFAULT_STRATEGY)
             first = strategy.split(",")[0].strip().rsplit(".", 1)[-1]
-            return first in self.STICKY_STRATEGIES, f"{member} runs classic with {strategy}, its started event"
+            return first in STICKY_ASSIGNORS, f"{member} runs classic with {strategy}, its started event"
         if st.get("protocol") in protocols.PROTOCOLS:
             rules = protocols.rules_for(st["protocol"])
             return rules.sticky, f"{member} runs {st['protocol']} ({rules.assignor}), its started event"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.base.vocabulary import ASSIGNMENT
+
 
 @dataclass(frozen=True)
 class ProtocolRules:
@@ -27,13 +29,18 @@ class ProtocolRules:
     eager_revocation: bool
 
 
+def _rules(name: str, *, sticky: bool, revoke_before_assign: bool, static_membership: bool) -> ProtocolRules:
+    """A protocol's rules; its assignor and whether it revokes eagerly are the vocabulary's (harness/base/vocabulary.py)."""
+    a = ASSIGNMENT[name]
+    return ProtocolRules(name, a.assignor if a.client_side else f"{a.assignor} (server side)", sticky=sticky,
+                         revoke_before_assign=revoke_before_assign, static_membership=static_membership,
+                         eager_revocation=a.eager)
+
+
 PROTOCOLS: dict[str, ProtocolRules] = {r.name: r for r in [
-    ProtocolRules("classic-eager", "range", sticky=False, revoke_before_assign=False, static_membership=True,
-                  eager_revocation=True),
-    ProtocolRules("classic-cooperative", "cooperative-sticky", sticky=True, revoke_before_assign=True,
-                  static_membership=True, eager_revocation=False),
-    ProtocolRules("consumer", "uniform (server side)", sticky=True, revoke_before_assign=True,
-                  static_membership=True, eager_revocation=False),
+    _rules("classic-eager", sticky=False, revoke_before_assign=False, static_membership=True),
+    _rules("classic-cooperative", sticky=True, revoke_before_assign=True, static_membership=True),
+    _rules("consumer", sticky=True, revoke_before_assign=True, static_membership=True),
 ]}
 
 

@@ -28,6 +28,7 @@ Per run: the protocol (`settings.protocol`) and the assignors the members ran (t
 """
 from __future__ import annotations
 
+from harness.base.vocabulary import ASSIGNMENT, CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, SERVER_DEFAULT_ASSIGNOR
 from harness.invariants.core import CheckSettings, secs
 
 #: actions that do not disturb the group's assignment: no trigger of their own
@@ -119,16 +120,15 @@ def assignor_of(started: dict | None, protocol: str) -> str:
     `partition.assignment.strategy` (librdkafka's default `range` when it names none), under the consumer
     protocol its `group.remote.assignor` (the broker's default, `uniform`, when none); the protocol's when the
     event says nothing."""
-    from harness.invariants.protocols import PROTOCOLS, rules_for
     st = started or {}
     eff = st.get("effective") if isinstance(st.get("effective"), dict) else {}
     gp = eff.get("group.protocol")
     if gp == "consumer":
-        return str(eff.get("group.remote.assignor") or "uniform")
-    if gp == "classic":
-        return str(eff.get("partition.assignment.strategy") or "range,roundrobin").split(",")[0].strip()
-    p = st.get("protocol") if st.get("protocol") in PROTOCOLS else protocol
-    return "uniform" if p == "consumer" else rules_for(p).assignor if p in PROTOCOLS else "?"
+        return str(eff.get("group.remote.assignor") or SERVER_DEFAULT_ASSIGNOR)
+    if gp == CLASSIC:
+        return str(eff.get("partition.assignment.strategy") or LIBRDKAFKA_DEFAULT_STRATEGY).split(",")[0].strip()
+    p = st.get("protocol") if st.get("protocol") in ASSIGNMENT else protocol
+    return ASSIGNMENT[p].assignor if p in ASSIGNMENT else "?"
 
 
 def assignors(tl, protocol: str) -> list[str]:

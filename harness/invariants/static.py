@@ -50,63 +50,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "skipped", f"{settings.protocol} has no static membership")
     tl = timeline.build(history, settings)
     lives = sorted((lf for ls in tl.lives.values() for lf in ls), key=lambda lf: lf.start)
-    pairs, late = [], []
-    timeouts: dict[str, float] = {}
-    for x in lives:
-        if not x.instance_id or x.how not in DEPARTURES or x.exit_event is None:
-            continue
-        if tl.workload_end is not None and x.end > tl.workload_end:
-            continue  # the run's final teardown: nobody is expected back
-        ms = member_settings(tl, x.member, x.end - 1e-6)
-        timeouts[x.instance_id] = ms.session_timeout_s
-        y = next((y for y in lives if y is not x and y.instance_id == x.instance_id and y.start >= x.end), None)
-        if y is not None and y.start - x.end <= ms.session_timeout_s:
-            pairs.append((x, y, ms))
-        else:
-            late.append((x, y, ms))
+    pairs, late, timeouts = _departures(tl, lives)
     m = {"restarts": len(pairs), "late_restarts": len(late), "session_timeouts_s": timeouts}
     if not pairs and not late:
         return verdict(NAME, "skipped", "no static member departed", (), m)
 
     problems, wits, unknown, returns = [], [], [], []
     own: set[int] = set()  # ids of the shutdown and returning events of every restart
-    rows = []
-    for x, y, ms in pairs:
-        sd, held = _held(tl, x, own)
-        ys = [e for _, e in tl.member_events(y.member, OWN) if e["mono"] >= y.start and tl.event_partitions(e)]
-        first = next((e for e in ys if e["type"] == "assigned"), None)
-        got = None
-        if first is not None:
-            stop = next((e["mono"] for e in ys if e["type"] != "assigned" and e["mono"] > first["mono"]), None)
-            upto = min(first["mono"] + settings.static_grace_s, stop if stop is not None else timeline.INF)
-            back = [e for e in ys if e["type"] == "assigned" and first["mono"] <= e["mono"] <= upto]
-            got = {p for e in back for p in tl.event_partitions(e)}
-            own.update(id(e) for e in back)
-        rows.append((x, y, ms, sd, held, first, got))
-
-    for x, y, ms, sd, held, first, got in rows:
-        who = f"{x.instance_id} ({x.member} -> {y.member}, back after {y.start - x.end:.1f}s, {ms.session()})"
-        if first is None:
-            if held and tl.end - y.start > ms.session_timeout_s:
-                problems.append(f"{who} was not given its partitions {tl.names(held)} back")
-                wits += [witness(x.exit_event, f"{x.member} exited holding {tl.names(held)}"),
-                         witness(y.start_event, f"{y.member} restarted and was never assigned anything")]
-            elif held:
-                unknown.append(f"{who}: the history ends before its partitions came back")
-        else:
-            returns.append(first["mono"] - x.end)
-            if got != held:
-                problems.append(f"{who} got {tl.names(got)} back, held {tl.names(held)}")
-                wits += [witness(x.exit_event, f"{x.member} held {tl.names(held)} before it stopped"),
-                         witness(first, f"{y.member} (same instance) was given {tl.names(got)}")]
-        w_end = first["mono"] + settings.static_grace_s if first is not None else tl.end
-        for _, e in tl.control:
-            if e["type"] in OWN and sd <= e["mono"] <= w_end and e.get("member") not in (x.member, y.member) \
-                    and id(e) not in own and tl.event_partitions(e):
-                problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f}, "
-                                f"{e['mono'] - x.end:.1f}s into the static restart of {who}")
-                wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))
-
+    rows = [_restart(tl, settings, x, y, ms, own) for x, y, ms in pairs]
+    for row in rows:
+        _judge_restart(tl, settings, row, own, problems, wits, unknown, returns)
     for x, y, ms in late:
         _judge_expulsion(tl, settings, x, y, ms, problems, wits, unknown)
 
@@ -126,6 +79,69 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         said.append(f"{len(late)} static departure{'s' if len(late) != 1 else ''} past the session timeout: "
                     f"no partition moved before it, none kept long after it")
     return verdict(NAME, "valid", "; ".join(said), (), m)
+
+
+def _departures(tl, lives: list) -> tuple[list, list, dict[str, float]]:
+    """The static departures judged: (restarts, expulsions), each (X, Y or None, X's settings at its exit), and
+    each instance's session timeout."""
+    pairs, late = [], []
+    timeouts: dict[str, float] = {}
+    for x in lives:
+        if not x.instance_id or x.how not in DEPARTURES or x.exit_event is None:
+            continue
+        if tl.workload_end is not None and x.end > tl.workload_end:
+            continue  # the run's final teardown: nobody is expected back
+        ms = member_settings(tl, x.member, x.end - 1e-6)
+        timeouts[x.instance_id] = ms.session_timeout_s
+        y = next((y for y in lives if y is not x and y.instance_id == x.instance_id and y.start >= x.end), None)
+        if y is not None and y.start - x.end <= ms.session_timeout_s:
+            pairs.append((x, y, ms))
+        else:
+            late.append((x, y, ms))
+    return pairs, late, timeouts
+
+
+def _restart(tl, settings: CheckSettings, x, y, ms, own: set[int]) -> tuple:
+    """A restart's facts: (X, Y, settings, X's shutdown start, what X held, Y's first `assigned` or None, what Y
+    got back); the shutdown and returning events go into `own`."""
+    sd, held = _held(tl, x, own)
+    ys = [e for _, e in tl.member_events(y.member, OWN) if e["mono"] >= y.start and tl.event_partitions(e)]
+    first = next((e for e in ys if e["type"] == "assigned"), None)
+    got = None
+    if first is not None:
+        stop = next((e["mono"] for e in ys if e["type"] != "assigned" and e["mono"] > first["mono"]), None)
+        upto = min(first["mono"] + settings.static_grace_s, stop if stop is not None else timeline.INF)
+        back = [e for e in ys if e["type"] == "assigned" and first["mono"] <= e["mono"] <= upto]
+        got = {p for e in back for p in tl.event_partitions(e)}
+        own.update(id(e) for e in back)
+    return x, y, ms, sd, held, first, got
+
+
+def _judge_restart(tl, settings: CheckSettings, row: tuple, own: set[int], problems: list, wits: list,
+                   unknown: list, returns: list) -> None:
+    """Judge one restart: Y got back what X held, and no other member rebalanced meanwhile."""
+    x, y, ms, sd, held, first, got = row
+    who = f"{x.instance_id} ({x.member} -> {y.member}, back after {y.start - x.end:.1f}s, {ms.session()})"
+    if first is None:
+        if held and tl.end - y.start > ms.session_timeout_s:
+            problems.append(f"{who} was not given its partitions {tl.names(held)} back")
+            wits += [witness(x.exit_event, f"{x.member} exited holding {tl.names(held)}"),
+                     witness(y.start_event, f"{y.member} restarted and was never assigned anything")]
+        elif held:
+            unknown.append(f"{who}: the history ends before its partitions came back")
+    else:
+        returns.append(first["mono"] - x.end)
+        if got != held:
+            problems.append(f"{who} got {tl.names(got)} back, held {tl.names(held)}")
+            wits += [witness(x.exit_event, f"{x.member} held {tl.names(held)} before it stopped"),
+                     witness(first, f"{y.member} (same instance) was given {tl.names(got)}")]
+    w_end = first["mono"] + settings.static_grace_s if first is not None else tl.end
+    for _, e in tl.control:
+        if e["type"] in OWN and sd <= e["mono"] <= w_end and e.get("member") not in (x.member, y.member) \
+                and id(e) not in own and tl.event_partitions(e):
+            problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f}, "
+                            f"{e['mono'] - x.end:.1f}s into the static restart of {who}")
+            wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))
 
 
 def _held(tl, x, own: set[int]) -> tuple[float, set[int]]:

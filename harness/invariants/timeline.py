@@ -71,8 +71,7 @@ class Timeline:
         runs = [e for _, e in self.control if e["type"] == "run_end"]
         first, last = history.mono_range
         self.end = runs[-1]["mono"] if runs else last
-        starts = [e for _, e in self.control if e["type"] == "run_start"]
-        self.start = starts[0]["mono"] if starts else first
+        self.start = start["mono"] if (start := history.run_start()) else first
         self.lives = self._lives()
         self.subscriptions = Subscriptions(self.control, names, self.end)
         self.faults = self._faults()

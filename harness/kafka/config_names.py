@@ -20,7 +20,7 @@ from pathlib import Path
 from harness.kafka import config_keys
 from harness.kafka import dist as kafka_dist
 from harness.base.errors import SetupError
-from harness.base.versions import GROUP_CONFIGS_SINCE
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.kafka.jvm_build import BASE_JVM_OPTS, JvmProgram, build
 from harness.base.tools import cache_dir
 
@@ -112,4 +112,4 @@ def check(broker_keys, group_keys, versions, *, progress=_log.info) -> None:
     _check("broker", "broker setting", broker_keys, versions, progress=progress,
            prefixes=config_keys.BROKER_PREFIXES, extra=config_keys.BROKER_EXTRA)
     _check("group", "group setting", group_keys,
-           [v for v in versions if tuple(kafka_dist.version_key(v)[:2]) >= GROUP_CONFIGS_SINCE], progress=progress)
+           [v for v in versions if major_minor(v) >= GROUP_CONFIGS_SINCE], progress=progress)

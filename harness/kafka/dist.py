@@ -21,14 +21,12 @@ from pathlib import Path
 
 from harness.base.errors import BadInput, SetupError
 from harness.base.tools import cache_dir, require_tool
-from harness.base.versions import version_key  # noqa: F401 - where callers have long found it
+from harness.base.versions import ALIASES, is_prefix, is_release, version_key
 
 _log = logging.getLogger(__name__)
 
 GROUP = "org.apache.kafka"
 SCALA_ARTIFACT = "kafka_2.13"
-VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
-ALIASES = {"latest": "4", "latest-4": "4", "latest-3": "3"}
 ALIAS_RECHECK_S = 24 * 3600  # how long 'latest' (or '3.9', ...) keeps the release it was last resolved to
 
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -56,10 +54,6 @@ class KafkaDist:
     def classpath(self) -> str:
         return ":".join(str(p) for p in sorted(self.libs.glob("*.jar")))
 
-    @property
-    def major(self) -> int:
-        return int(self.version.split(".")[0])
-
 
 def _mvn(args: list[str], *, cwd: Path, log: Path) -> subprocess.CompletedProcess:
     mvn = require_tool("mvn", why="resolve Apache Kafka from Maven Central")
@@ -85,7 +79,7 @@ def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False)
             raise SetupError(f"could not read the version list of {artifact} from Maven Central "
                              f"(see {work / 'metadata.log'})")
     root = ET.parse(meta).getroot()
-    vs = [v.text for v in root.iter("version") if v.text and VERSION_RE.match(v.text)]
+    vs = [v.text for v in root.iter("version") if v.text and is_release(v.text)]
     return sorted(set(vs), key=version_key)
 
 
@@ -104,7 +98,7 @@ def _cached(version: str) -> KafkaDist | None:
 
 def resolve(version: str = "latest", *, progress=_log.info) -> KafkaDist:
     """A Kafka version (x.y.z, 'latest' = newest 4.x that resolves, 'latest-3', or a prefix like '3.9') on disk."""
-    if version in ALIASES or re.fullmatch(r"\d+(\.\d+)?", version):
+    if version in ALIASES or is_prefix(version):
         prefix = ALIASES.get(version, version)
         remembered = cache_dir() / "kafka" / f"alias-{prefix}"
         known = _cached(remembered.read_text().strip()) if remembered.exists() else None
@@ -131,7 +125,7 @@ def resolve(version: str = "latest", *, progress=_log.info) -> KafkaDist:
             remembered.write_text(v)  # also when unchanged: its time says when the list was last read
             return dist
         raise SetupError(f"no recent Kafka {prefix}.x release resolved completely: {'; '.join(errors)}")
-    if not VERSION_RE.match(version):
+    if not is_release(version):
         raise BadInput(f"bad Kafka version {version!r}: expected x.y.z, x.y, 'latest' or 'latest-3'")
     dist = _cached(version)
     if dist:

@@ -5,15 +5,18 @@ every one of them:
 
 - the libraries: a generated pom's runtime dependencies from Maven Central (`maven_libs`), or a class path the
   caller gives (the Kafka distribution's jars, which `harness.kafka.dist` resolves);
-- the sources: the program's own, the shared ones of `java_shared/` (KafkaVersion, HistoryHeader) and
-  `HistorySchema.java`, generated here from harness/record/history.schema.json so that every Java history header
-  names the schema version the Python reader takes (a schema bump cannot leave a Java program behind);
+- the sources: the program's own, the shared ones of `java_shared/` (KafkaVersion, HistoryHeader) and two
+  generated here: `HistorySchema.java` from harness/record/history.schema.json, so that every Java history header
+  names the schema version the Python reader takes (a schema bump cannot leave a Java program behind), and
+  `Vocabulary.java` from harness/base/vocabulary.py, so that the Java members speak the harness's words (protocol
+  -> group.protocol and assignor, the commit mode, the self-tests' names, the share members' own settings) as the
+  plan, the Python members and the invariants do;
 - one lock per program and version (one build at a time across processes), a stamp of everything the build
   depends on, javac for Java 17, one jar (its resources inside), then the program's own step (the Java
   member's class-data archive) before the stamp is written.
 
 The cache is `<cache>/jvm/<program>/<version>/`: `COMPLETE` holds the stamp; a build whose stamp differs in any
-input (a source, the generated schema constant, the JDK, a library jar, the JVM options) is made again.
+input (a source, a generated constant, the JDK, a library jar, the JVM options) is made again.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from harness.base import vocabulary as vocab
 from harness.base.errors import SetupError
 from harness.record.schema import load_schema
 from harness.kafka.maven_libs import resolve_libs
@@ -39,6 +43,7 @@ _log = logging.getLogger(__name__)
 #: Java sources compiled into every Java program of the harness
 SHARED_DIR = Path(__file__).resolve().parent / "java_shared"
 GENERATED_CLASS = "HistorySchema"
+VOCABULARY_CLASS = "Vocabulary"
 #: the JVM options every program starts with (a program adds its own: heap, log levels)
 BASE_JVM_OPTS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
 SLF4J_OPTS = ("-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
@@ -104,13 +109,53 @@ def history_schema_java() -> str:
             f"}}\n")
 
 
+def _java(value) -> str:
+    """A Java expression of a string, an int, a list of strings or a map of strings to strings."""
+    if isinstance(value, dict):
+        return f"Map.of({', '.join(f'{_java(k)}, {_java(v)}' for k, v in value.items())})"
+    if isinstance(value, (tuple, list)):
+        return f"List.of({', '.join(map(_java, value))})"
+    return json.dumps(value)
+
+
+def vocabulary_java() -> str:
+    """Vocabulary.java: the words of harness/base/vocabulary.py that the Java members speak."""
+    a = vocab.ASSIGNMENT
+    constants = [
+        ("The consumer group's protocols, in order", "List<String> CONSUMER_PROTOCOLS", vocab.CONSUMER_PROTOCOLS),
+        ("Each consumer-group protocol's group.protocol", "Map<String, String> GROUP_PROTOCOL",
+         {p: x.group_protocol for p, x in a.items()}),
+        ("Each classic protocol's partition.assignment.strategy, the Java client's class (the others: the brokers "
+         "assign)", "Map<String, String> JAVA_ASSIGNOR", {p: x.java_class for p, x in a.items() if x.java_class}),
+        ("The group.protocol under which the client's own assignor assigns", "String CLASSIC", vocab.CLASSIC),
+        ("A Kafka Streams instance's protocol when none is given", "String STREAMS_DEFAULT_PROTOCOL",
+         vocab.STREAMS_PROTOCOLS[0]),
+        ("The share group's protocol", "String SHARE_PROTOCOL", vocab.SHARE_PROTOCOLS[0]),
+        ("The commit mode of the Java member (its only one)", "String COMMIT_MODE", vocab.DEFAULT_COMMIT_MODE),
+        ("A share member's own settings: the setting -> the acknowledgement it always gives the records of the keys "
+         "it names", "Map<String, String> SHARE_POISON", vocab.SHARE_POISON),
+        ("The poll (of those that return records) on which a misbehaving share member breaks the rules",
+         "int SHARE_MISBEHAVE_ON_POLL", vocab.SHARE_MISBEHAVE_ON_POLL),
+        *((f"--misbehave {name} ({kind})", f"String MISBEHAVE_{name.upper().replace('-', '_')}", name)
+          for kind, names in vocab.MISBEHAVIOURS.items() for name in names)]
+    body = "".join(f"\n    /** {doc}. */\n    static final {decl} = {_java(value)};\n" for doc, decl, value in constants)
+    return (f"import java.util.List;\nimport java.util.Map;\n\n"
+            f"/** Generated from harness/base/vocabulary.py by harness/kafka/jvm_build.py at build time. */\n"
+            f"final class {VOCABULARY_CLASS} {{\n"
+            f"    private {VOCABULARY_CLASS}() {{\n    }}\n{body}}}\n")
+
+
 def shared_sources(generated_dir: Path) -> tuple[Path, ...]:
-    """The shared Java sources and the generated HistorySchema.java (written into generated_dir when it differs)."""
+    """The shared Java sources and the generated HistorySchema.java and Vocabulary.java (each written into
+    generated_dir when it differs)."""
     generated_dir.mkdir(parents=True, exist_ok=True)
-    gen, text = generated_dir / f"{GENERATED_CLASS}.java", history_schema_java()
-    if not gen.exists() or gen.read_text() != text:
-        gen.write_text(text)
-    return (*sorted(SHARED_DIR.glob("*.java")), gen)
+    out = []
+    for name, text in ((GENERATED_CLASS, history_schema_java()), (VOCABULARY_CLASS, vocabulary_java())):
+        gen = generated_dir / f"{name}.java"
+        if not gen.exists() or gen.read_text() != text:
+            gen.write_text(text)
+        out.append(gen)
+    return (*sorted(SHARED_DIR.glob("*.java")), *out)
 
 
 def stamp(program: JvmProgram, java: str, javac: str, sources, classpath: str) -> str:

@@ -23,7 +23,7 @@ from harness.plan.kinds.checks import BROKERS
 from harness.plan.kinds.connect import MISREPORT, WORKER_KEYS
 from harness.members import MemberSpec
 from harness.record.rundir import OUTPUT_HISTORY
-from harness.plan.topics import add_partitions as add_topic_partitions
+from harness.cluster.topics import add_partitions as add_topic_partitions
 
 SOURCE, SINK = "harness-source", "harness-sink"
 STATUS_EVERY_S = 1.0
@@ -38,19 +38,20 @@ def _free_port() -> int:
 
 
 class ConnectCluster:
-    """The Connect parts of a run; `run` is the runner (cluster, dir, topic, group_id, say, event)."""
+    """The Connect parts of a run; `ctx` is what it is handed of the run (harness/run/context.py: the plan, the
+    topics, the group id, the run directory, the cluster, pool and waits once they exist, say, event, the clock)."""
 
     name = "connect"
     library = "connect-runtime"
 
-    def __init__(self, plan, run) -> None:
-        self.plan = plan
-        self.run = run
-        self.cfg = plan.cfg
-        self.s = plan.settings
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.plan = ctx.plan
+        self.cfg = ctx.plan.cfg
+        self.s = ctx.plan.settings
         self.ports: dict[int, int] = {}
-        self.source_topic = f"{run.topic}-src"
-        self.storage = {k: f"{run.group_id}-{k}" for k in ("configs", "offsets", "status")}
+        self.source_topic = f"{ctx.topic}-src"
+        self.storage = {k: f"{ctx.group_id}-{k}" for k in ("configs", "offsets", "status")}
         self._status_at = 0.0
         self._status_seen: dict[str, object] = {}
         self.connectors_created = False
@@ -62,27 +63,29 @@ class ConnectCluster:
         cfg = self.cfg
         first = cfg.client_version or self.plan.scenario.initial_client
         self.version = (check_version(first) if first
-                        else version_for_brokers(self.plan.kafka_version, progress=self.run.say))
-        self.command = connect_worker_command(self.version, progress=self.run.say)
+                        else version_for_brokers(self.plan.kafka_version, progress=self.ctx.say))
+        self.command = connect_worker_command(self.version, progress=self.ctx.say)
         return {"kind": "connect", "client_version": self.version, "client_library": self.library,
                 "connect_settings": self.s,
                 "connect_check_settings": self.connect_check_settings(), "source_topic": self.source_topic}
 
-    def create_topics(self) -> None:
+    def create_topics(self) -> dict:
+        """The run's topic, the source topic and the three storage topics; returns what run.json records: the
+        first worker's config, now with the brokers' address."""
         replication = min(3, self.cfg.brokers)
-        cluster = self.run.cluster
-        for t in (self.run.topic, self.source_topic):
+        cluster = self.ctx.cluster
+        for t in (self.ctx.topic, self.source_topic):
             cluster.create_topic(t, partitions=self.cfg.partitions, replication=replication)
         compact = {"cleanup.policy": "compact"}
         cluster.create_topic(self.storage["configs"], partitions=1, replication=replication, config=compact)
         cluster.create_topic(self.storage["offsets"], partitions=5, replication=replication, config=compact)
         cluster.create_topic(self.storage["status"], partitions=3, replication=replication, config=compact)
-        self.run.meta["worker_config"] = self._worker_config(0)  # now with the brokers' address
+        return {"worker_config": self._worker_config(0)}
 
     def check_settings(self) -> dict:
         cfg = self.cfg
         return CheckSettings.from_dict({
-            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": "classic-eager",
+            "topic": self.ctx.topic, "partitions": cfg.partitions, "protocol": "classic-eager",
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
 
     def connect_check_settings(self) -> dict:
@@ -112,11 +115,11 @@ class ConnectCluster:
         return self.ports[slot]
 
     def _worker_config(self, slot: int) -> dict:
-        s, cfg, run = self.s, self.cfg, self.run
+        s, cfg, ctx = self.s, self.cfg, self.ctx
         replication = min(3, cfg.brokers)
         port = self._port(slot)
         conf = {
-            "bootstrap.servers": run.cluster.bootstrap(), "group.id": run.group_id,
+            "bootstrap.servers": ctx.cluster.bootstrap(), "group.id": ctx.group_id,
             "connect.protocol": cfg.protocol, "listeners": f"http://127.0.0.1:{port}",
             "rest.advertised.host.name": "127.0.0.1", "rest.advertised.port": port,
             "config.storage.topic": self.storage["configs"], "offset.storage.topic": self.storage["offsets"],
@@ -145,7 +148,7 @@ class ConnectCluster:
         conf = self._worker_config(slot)
         if rack:
             conf["client.rack"] = conf["consumer.client.rack"] = rack
-        path = self.run.dir.connect_dir / f"worker-slot{slot}.properties"
+        path = self.ctx.run_dir.connect_dir / f"worker-slot{slot}.properties"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
@@ -158,9 +161,9 @@ class ConnectCluster:
         from dataclasses import replace
 
         from harness.members.connect_member import check_version, connect_worker_command, version_for_brokers
-        v = (version_for_brokers(self.plan.kafka_version, progress=self.run.say) if version == BROKERS
+        v = (version_for_brokers(self.plan.kafka_version, progress=self.ctx.say) if version == BROKERS
              else check_version(version))
-        return replace(spec, command=(*connect_worker_command(v, progress=self.run.say), spec.command[-1]))
+        return replace(spec, command=(*connect_worker_command(v, progress=self.ctx.say), spec.command[-1]))
 
     @property
     def drains(self) -> bool:
@@ -169,20 +172,20 @@ class ConnectCluster:
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topic the sink connector reads, with its partitions now (its lag is over it)."""
-        return [(t.real, t.partitions) for t in self.run.topics]
+        return [(t.real, t.partitions) for t in self.ctx.topics]
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the sink connector's topic (`harness.plan.topics.add_partitions`); the
+        """Partitions up to `count` in all for the sink connector's topic (`harness.cluster.topics.add_partitions`); the
         sink tasks' consumers learn of them at their next metadata refresh (`consumer.metadata.max.age.ms`,
         a worker setting of the run) and the group's leader rebalances them in."""
-        return add_topic_partitions(self.run, topic, count)
+        return add_topic_partitions(self.ctx.topics, self.ctx.cluster, topic, count)
 
     def wipe_state(self, slot: int) -> dict:
         return {}
 
     # -- the REST API
     def _urls(self) -> list[str]:
-        return [m.started.get("rest_url") for m in self.run.pool.live() if m.started.get("rest_url")]
+        return [m.started.get("rest_url") for m in self.ctx.pool.live() if m.started.get("rest_url")]
 
     def _rest(self, method: str, path: str, body: dict | None = None, timeout_s: float = 10.0):
         last = None
@@ -196,9 +199,10 @@ class ConnectCluster:
                 last = e
         raise Indeterminate(f"no Connect worker answered {method} {path}: {last}")
 
-    def members_started(self) -> None:
-        """Create the connectors through the REST API of a live worker (retried while the group forms)."""
-        s, run = self.s, self.run
+    def members_started(self, members: list) -> None:
+        """Create the connectors through the REST API of a live worker (retried while the group forms): any live
+        worker of the pool answers, not only the first `members`."""
+        s, ctx = self.s, self.ctx
         configs = {}
         if int(s["harness.source.tasks"]):
             configs[SOURCE] = {"connector.class": "HarnessSource", "tasks.max": str(s["harness.source.tasks"]),
@@ -206,27 +210,27 @@ class ConnectCluster:
                                "harness.interval.ms": str(s["harness.interval.ms"])}
         if int(s["harness.sink.tasks"]):
             configs[SINK] = {"connector.class": "HarnessSink", "tasks.max": str(s["harness.sink.tasks"]),
-                             "topics": run.topic, "consumer.override.auto.offset.reset": "earliest"}
-        deadline = run.clock() + 60
+                             "topics": ctx.topic, "consumer.override.auto.offset.reset": "earliest"}
+        deadline = ctx.clock() + 60
         for name, conf in configs.items():
             while True:
                 try:
                     self._rest("PUT", f"/connectors/{name}/config", conf)
                     break
                 except Indeterminate:
-                    if run.clock() > deadline:
+                    if ctx.clock() > deadline:
                         raise
-                    run.waits.sleep(1.0)
-            run.event("connect_connector_created", connector=name, config=conf)
+                    ctx.waits.sleep(1.0)
+            ctx.event("connect_connector_created", connector=name, config=conf)
         self.connectors_created = True
 
     def _record_status(self) -> None:
         """The REST status of each connector (the coordinator's view), recorded when it changed."""
-        now = self.run.clock()
+        now = self.ctx.clock()
         if not self.connectors_created or now - self._status_at < STATUS_EVERY_S:
             return
         self._status_at = now
-        by_url = {m.started.get("rest_url", "").replace("http://", ""): m.member_id for m in self.run.pool.live()}
+        by_url = {m.started.get("rest_url", "").replace("http://", ""): m.member_id for m in self.ctx.pool.live()}
         for name in self.connect_check_settings()["connectors"]:
             try:
                 st = self._rest("GET", f"/connectors/{name}/status", timeout_s=2.0)
@@ -238,7 +242,7 @@ class ConnectCluster:
                                     for t in st.get("tasks", []))}
             if self._status_seen.get(name) != view:
                 self._status_seen[name] = view
-                self.run.event("connect_status", connector=name, **view)
+                self.ctx.event("connect_status", connector=name, **view)
 
     # -- waiting
     def stable_timeout(self) -> float:
@@ -268,21 +272,21 @@ class ConnectCluster:
         """Read the source topic back into history/output.jsonl: a `connect_record` per record (its connector,
         task and sequence number), then `connect_read`."""
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-        run = self.run
+        ctx = self.ctx
         if not int(self.s["harness.source.tasks"]):
             return
-        run.say(f"reading {self.source_topic} back")
-        c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
+        ctx.say(f"reading {self.source_topic} back")
+        c = Consumer({"bootstrap.servers": ctx.cluster.bootstrap(), "group.id": f"{ctx.group_id}-reader",
                       "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
+        out = HistoryWriter(ctx.run_dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.source_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]
             marks = {p.partition: c.get_watermark_offsets(p, timeout=10) for p in parts}
             high = {p: hi for p, (lo, hi) in marks.items() if hi > lo}  # an empty partition is read at once
             c.assign(parts)
-            deadline = run.clock() + timeout_s
-            while run.clock() < deadline:
+            deadline = ctx.clock() + timeout_s
+            while ctx.clock() < deadline:
                 for msg in c.consume(1000, timeout=0.5):
                     if msg.error():
                         continue
@@ -298,4 +302,4 @@ class ConnectCluster:
         finally:
             out.close()
             c.close()
-        run.say(f"source topic: {n} records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))
+        ctx.say(f"source topic: {n} records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))

@@ -11,66 +11,69 @@ from __future__ import annotations
 import time
 
 from harness.base.errors import BadInput, SetupError
-from harness.kafka.dist import version_key
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.members import MemberSpec
 from harness.members import clients
-from harness.members.pool import member_config
-from harness.plan.topics import add_partitions as add_topic_partitions, real_subscription
+from harness.plan.kinds.settings import client_settings
+from harness.cluster.topics import add_partitions as add_topic_partitions
+from harness.plan.topics import real_subscription
 
 
 class ConsumerGroup:
-    """The consumer-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event)."""
+    """The consumer-group parts of a run; `ctx` is what it is handed of the run (harness/run/context.py: the plan,
+    the topics, the group id, the cluster once it is up, say, event)."""
 
     name = "consumer"
     library = "confluent-kafka"
 
-    def __init__(self, plan, run) -> None:
-        self.plan = plan
-        self.run = run
-        self.cfg = plan.cfg
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.plan = ctx.plan
+        self.cfg = ctx.plan.cfg
         self.client_version: str | None = None
         self.client_path: str | None = None
         self.builtin: tuple[str, ...] | None = None  # the built-in member's command (None: the Python member)
 
     # -- before the members
     def prepare(self) -> dict:
-        """Resolve the client library, create the topic; returns what run.json records about them."""
+        """Resolve the client library; returns what run.json records about it: the client settings the members start
+        with, merged once (`harness.plan.kinds.settings.client_settings`) for the check, the record and the pool."""
         cfg, sc = self.cfg, self.plan.scenario
-        library = self.library
+        library, given = self.library, {k: clients.setting_text(v) for k, v in cfg.client_settings}
         if cfg.member == "java":
             from harness.members.java_member import java_member_command
-            self.builtin = java_member_command(kafka_version=self.plan.kafka_version, progress=self.run.say)
+            self.builtin = java_member_command(kafka_version=self.plan.kafka_version, progress=self.ctx.say)
             self.client_version, library = self.plan.kafka_version, "kafka-clients"
         else:
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
-                                                                        progress=self.run.say)
+                                                                        progress=self.ctx.say)
             if cfg.member_command is None:  # a Python member runs: its client must take the settings
-                given = {k: clients.setting_text(v) for k, v in cfg.client_settings}
                 rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
                           for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
                 for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
                     clients.check_settings(self.client_path, self.client_version, cfg.protocol,
-                                           member_config(cfg.protocol, cfg.client_config(), {**given, **extra}))
+                                           client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}))
         return {"client_version": self.client_version, "client_library": library,
-                "client_settings": {**cfg.client_config(), **dict(cfg.client_settings)}}
+                "client_settings": client_settings(cfg.protocol, cfg.client_config(), given)}
 
-    def create_topics(self) -> None:
-        cluster, r = self.run.cluster, self.cfg.replication or min(3, self.cfg.brokers)
+    def create_topics(self) -> dict:
+        """The run's topics on the cluster; returns what run.json records about them (nothing more here)."""
+        cluster, r = self.ctx.cluster, self.cfg.replication or min(3, self.cfg.brokers)
         # fewer replicas than the brokers' min ISR would refuse every produce: the topic's own min ISR is then r
         isr = cluster.settings.min_insync_replicas
         config = {"min.insync.replicas": str(r)} if r < isr else None
-        for t in self.run.topics:
+        for t in self.ctx.topics:
             cluster.create_topic(t.real, partitions=t.partitions, replication=r, config=config)
+        return {}
 
     def check_settings(self) -> dict:
         """The invariants' settings: the run_start event's `settings`."""
-        cfg, ts = self.cfg, self.run.topics
+        cfg, ts = self.cfg, self.ctx.topics
         named = {"topics": [[t.real, t.partitions] for t in ts]} if cfg.topics else {}
         return CheckSettings.from_dict({
-            **named, "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
+            **named, "topic": self.ctx.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "heartbeat_interval_s": cfg.heartbeat_interval_s,
             "max_poll_interval_s": cfg.max_poll_interval_s, "quiet_period_s": cfg.quiet_period_s,
             **self.plan.scenario.check_overrides(self.plan.context, list(self.plan.schedule))}).to_dict()
@@ -85,7 +88,7 @@ class ConsumerGroup:
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
         return MemberSpec(protocol=self.cfg.protocol,
-                          instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
+                          instance_id=f"{self.ctx.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
@@ -94,23 +97,24 @@ class ConsumerGroup:
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
-        """Partitions up to `count` in all for the run's topic of that name: `harness.plan.topics.add_partitions`."""
-        return add_topic_partitions(self.run, topic, count)
+        """Partitions up to `count` in all for the run's topic of that name: `harness.cluster.topics.add_partitions`."""
+        return add_topic_partitions(self.ctx.topics, self.ctx.cluster, topic, count)
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topics the group reads, as (name, partitions): the run's topics (its lag is over them)."""
-        return [(t.real, t.partitions) for t in self.run.topics]
+        return [(t.real, t.partitions) for t in self.ctx.topics]
 
     def real_subscription(self, entries: tuple[str, ...]) -> tuple[str, ...]:
         """A subscription's entries (the run's topic names, ^regexes) as the member's client says them."""
-        return real_subscription(self.run.run_id, self.run.topics, entries)
+        return real_subscription(self.ctx.run_id, self.ctx.topics, entries)
 
     def wipe_state(self, slot: int) -> dict:
         """A consumer member keeps no local state: nothing to wipe."""
         return {}
 
-    def members_started(self) -> None:
-        """The scenario's first members are up; nothing to do for a consumer group."""
+    def members_started(self, members: list) -> None:
+        """The scenario's first members are up (`members`, as the pool started them); nothing to do for a consumer
+        group."""
 
     # -- waiting
     def stable_timeout(self) -> float:
@@ -119,10 +123,10 @@ class ConsumerGroup:
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
         """(settled now, a snapshot that changes when the assignment does, a one-line summary): the group's
         assignment among the live members complete and balanced by `balance.consumer`, the checker's rule."""
-        owned, names = observer.ownership(), [t.real for t in self.run.topics]
+        owned, names = observer.ownership(), [t.real for t in self.ctx.topics]
         own = {m: owned.get(m, set()) for m in live}
         subs = {m: subscribed_topics(observer.subscriptions.get(m), names) for m in own}
-        ok = balance.consumer(own, subs, {t.real: t.partitions for t in self.run.topics}).ok
+        ok = balance.consumer(own, subs, {t.real: t.partitions for t in self.ctx.topics}).ok
         snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
         return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
 
@@ -137,39 +141,39 @@ class ConsumerGroup:
 
 
 
-def set_group_configs(run, settings: dict) -> None:
+def set_group_configs(ctx, settings: dict) -> None:
     """Group settings as GROUP config resources (KIP-848's group configs), set through the Admin API before
     the first member joins; the brokers' refusal is one line (BadInput)."""
     if not settings:
         return
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-    res = ConfigResource(ResourceType.GROUP, run.group_id, incremental_configs=[
+    res = ConfigResource(ResourceType.GROUP, ctx.group_id, incremental_configs=[
         ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()])
     try:
-        run.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
+        ctx.cluster.admin().incremental_alter_configs([res])[res].result(timeout=30)
     except Exception as e:
         err = e.args[0] if getattr(e, "args", None) else e
         raise BadInput(f"the brokers refused group setting(s) {', '.join(f'{k}={v}' for k, v in settings.items())}: "
                        f"{getattr(err, 'str', lambda: str(err))()}") from None
-    run.event("group_config", group_id=run.group_id, config=dict(settings))
-    wait_group_configs(run, settings)
+    ctx.event("group_config", group_id=ctx.group_id, config=dict(settings))
+    wait_group_configs(ctx, settings)
 
 
 #: how long the brokers have to show group configs just set (KRaft hands them to the brokers after the call returns)
 GROUP_CONFIG_WAIT_S = 15.0
 
 
-def wait_group_configs(run, settings: dict, *, timeout_s: float = GROUP_CONFIG_WAIT_S) -> None:
+def wait_group_configs(ctx, settings: dict, *, timeout_s: float = GROUP_CONFIG_WAIT_S) -> None:
     """Until DescribeConfigs of the run's group shows `settings` three reads in a row (the Admin client asks any
     broker): the controller has them when IncrementalAlterConfigs returns, the brokers a moment later (a member
     joining, or the group_settings event, before then would see the old values). SetupError when they do not
     within `timeout_s`."""
     from confluent_kafka.admin import ConfigResource, ResourceType
     want = {k: str(v) for k, v in settings.items()}
-    deadline, seen, agreeing = run.clock() + timeout_s, {}, 0
+    deadline, seen, agreeing = ctx.clock() + timeout_s, {}, 0
     while True:
         try:
-            fs = run.cluster.admin().describe_configs([ConfigResource(ResourceType.GROUP, run.group_id)],
+            fs = ctx.cluster.admin().describe_configs([ConfigResource(ResourceType.GROUP, ctx.group_id)],
                                                       request_timeout=5)
             seen = {k: c.value for f in fs.values() for k, c in f.result(timeout=10).items() if k in want}
         except Exception:  # noqa: BLE001 - asked again until the deadline
@@ -177,7 +181,7 @@ def wait_group_configs(run, settings: dict, *, timeout_s: float = GROUP_CONFIG_W
         agreeing = agreeing + 1 if seen == want else 0
         if agreeing >= 3:
             return
-        if run.clock() > deadline:
+        if ctx.clock() > deadline:
             raise SetupError(f"the brokers did not show the group settings {want} within {timeout_s:g}s "
                              f"(they show {seen})")
         time.sleep(0.2)
@@ -195,17 +199,17 @@ BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartb
                      "group.share.partition.max.record.locks")
 
 
-def record_group_settings(run) -> dict:
+def record_group_settings(ctx) -> dict:
     """The group-side settings as the brokers report them (DescribeConfigs of every broker, and of the run's group
     on Kafka 4.0+), recorded as a `group_settings` event: what the consumer and streams protocols' session and
     heartbeat timings are. What could not be read is said in `error` and, per resource, in `unread` ("group",
     "broker <id>" -> why), never guessed: the checkers that need a value from it are then unknown."""
     from confluent_kafka.admin import ConfigResource, ResourceType
-    admin, out, errors = run.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
+    admin, out, errors = ctx.cluster.admin(), {"broker": {}, "brokers": {}, "group": {}}, []
     unread: dict[str, str] = {}
-    res = [ConfigResource(ResourceType.BROKER, str(b)) for b in run.cluster.broker_ids()]
-    if version_key(run.cluster.version)[:2] >= GROUP_CONFIGS_SINCE:
-        res.append(ConfigResource(ResourceType.GROUP, run.group_id))
+    res = [ConfigResource(ResourceType.BROKER, str(b)) for b in ctx.cluster.broker_ids()]
+    if major_minor(ctx.cluster.version) >= GROUP_CONFIGS_SINCE:
+        res.append(ConfigResource(ResourceType.GROUP, ctx.group_id))
 
     def scope(r) -> str:
         return "group" if r.restype == ResourceType.GROUP else f"broker {r.name}"
@@ -230,6 +234,6 @@ def record_group_settings(run) -> dict:
             vals = {k: entries[k].value for k in BROKER_GROUP_KEYS if k in entries}
             out["brokers"][r.name] = vals
             out["broker"] = out["broker"] or vals
-    run.event("group_settings", group_id=run.group_id, via="DescribeConfigs", **out,
+    ctx.event("group_settings", group_id=ctx.group_id, via="DescribeConfigs", **out,
               **({"error": "; ".join(errors), "unread": unread} if errors else {}))
     return out

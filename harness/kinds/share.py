@@ -25,8 +25,10 @@ SHARE_MEMBER = Path(__file__).parents[1] / "members" / "share_member.py"
 
 
 class ShareGroup(ConsumerGroup):
-    """The share-group parts of a run; `run` is the runner (cluster, topic, group_id, say, event). What it does as
-    a consumer group does (its topics, no state, the waits' timeout, nothing to read at the end) it inherits."""
+    """The share-group parts of a run; `ctx` is what it is handed of the run (harness/run/context.py: the plan, the
+    topics, the group id, the run directory, the cluster and the observer once they exist, say, event). What it
+    does as a consumer group does (its topics, no state, the waits' timeout, nothing to read at the end) it
+    inherits."""
 
     name = "share"
 
@@ -35,11 +37,11 @@ class ShareGroup(ConsumerGroup):
         cfg, library = self.cfg, self.library
         if cfg.member == "java":  # harness/members/java/ShareMember.java on the brokers' kafka-clients
             from harness.members.java_member import java_share_member_command
-            self.builtin = java_share_member_command(kafka_version=self.plan.kafka_version, progress=self.run.say)
+            self.builtin = java_share_member_command(kafka_version=self.plan.kafka_version, progress=self.ctx.say)
             version, library = self.plan.kafka_version, "kafka-clients"
         else:
             version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
-                                                            progress=self.run.say)
+                                                            progress=self.ctx.say)
         return {"client_version": version, "client_library": library,
                 "client_settings": dict(cfg.client_settings), "share_group_configs": self.group_configs()}
 
@@ -48,14 +50,14 @@ class ShareGroup(ConsumerGroup):
         return dict(self.plan.settings)
 
     def check_settings(self) -> dict:
-        cfg, ts = self.cfg, self.run.topics
+        cfg, ts = self.cfg, self.ctx.topics
         return CheckSettings.from_dict({
-            "topic": self.run.topic, "partitions": sum(t.partitions for t in ts), "protocol": "classic-eager",
+            "topic": self.ctx.topic, "partitions": sum(t.partitions for t in ts), "protocol": "classic-eager",
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
 
     def share_check_settings(self) -> dict:
         """The share checkers' own settings (the group's come from the history's group_settings event)."""
-        return ShareCheckSettings.from_dict({"topics": [t.real for t in self.run.topics]}).to_dict()
+        return ShareCheckSettings.from_dict({"topics": [t.real for t in self.ctx.topics]}).to_dict()
 
     def pool_config(self) -> dict:
         return {}
@@ -69,35 +71,36 @@ class ShareGroup(ConsumerGroup):
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
                           processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
 
-    def create_topics(self) -> None:
+    def create_topics(self) -> dict:
         """The run's topics, and the group's dead-letter topic when it has one (harness/kinds/share_dlq.py)."""
-        super().create_topics()
+        recorded = super().create_topics()
         self.dlq = dlq_topic(self.plan.settings)
         if self.dlq:
-            share_dlq.create(self.run, self.dlq, replication=min(3, self.cfg.brokers))
+            share_dlq.create(self.ctx, self.dlq, replication=min(3, self.cfg.brokers))
+        return recorded
 
     def finish(self) -> None:
         """After the members stopped: the group's start offsets in the brokers' words (`share_start_offsets`,
         harness/kinds/share_offsets.py) and the dead-letter topic read back (share_dlq_record, share_dlq_read)."""
         self.close()
-        if getattr(self.run.cluster, "backend", None) != "fake":
+        if getattr(self.ctx.cluster, "backend", None) != "fake":
             from harness.kinds import share_offsets
-            self.run.say("reading the group's start offsets (ListShareGroupOffsets)")
-            self.run.event("share_start_offsets", group_id=self.run.group_id,
-                           **share_offsets.read(self.run, self.plan.kafka_version))
+            self.ctx.say("reading the group's start offsets (ListShareGroupOffsets)")
+            self.ctx.event("share_start_offsets", group_id=self.ctx.group_id,
+                           **share_offsets.read(self.ctx, self.plan.kafka_version))
         if getattr(self, "dlq", None):
-            share_dlq.read_back(self.run, self.dlq)
+            share_dlq.read_back(self.ctx, self.dlq)
 
-    def members_started(self) -> None:
+    def members_started(self, members: list) -> None:
         """The observer learns the delivery count limit (a record released at it is archived, done with) and the
         record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back).
         From now until the members stopped, the group's assignment as its coordinator reports it is recorded
         (`share_assignment`, harness/kinds/share_watch.py)."""
-        self.run.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
-        self.run.observer.share_lock_s = int(self.plan.settings["share.record.lock.duration.ms"]) / 1000
-        if getattr(self.run.cluster, "backend", None) != "fake":
+        self.ctx.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
+        self.ctx.observer.share_lock_s = int(self.plan.settings["share.record.lock.duration.ms"]) / 1000
+        if getattr(self.ctx.cluster, "backend", None) != "fake":
             from harness.kinds.share_watch import ShareAssignmentWatch
-            self.watch = ShareAssignmentWatch(self.run.cluster.bootstrap(), self.run.group_id, self.run.event).start()
+            self.watch = ShareAssignmentWatch(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event).start()
 
     def close(self) -> None:
         """Stop recording the group's assignment (after the members stopped, or the run ended otherwise)."""

@@ -28,10 +28,10 @@ HEADERS = {"__dlq.errors.group": "group", "__dlq.errors.topic": "topic", "__dlq.
 INTS = ("partition", "offset", "delivery_count")
 
 
-def create(run, topic: str, replication: int) -> None:
+def create(ctx, topic: str, replication: int) -> None:
     """The dead-letter topic, one partition, open to share groups (kept when it exists: a shared cluster's earlier
     runs made it the same way)."""
-    run.cluster.create_topic(topic, partitions=1, replication=replication, config={DLQ_ENABLE: "true"})
+    ctx.cluster.create_topic(topic, partitions=1, replication=replication, config={DLQ_ENABLE: "true"})
 
 
 def record_fields(headers) -> dict:
@@ -49,14 +49,14 @@ def record_fields(headers) -> dict:
     return out
 
 
-def read_back(run, topic: str, *, settle_s: float = 3.0, timeout_s: float = 60.0) -> tuple[int, bool]:
+def read_back(ctx, topic: str, *, settle_s: float = 3.0, timeout_s: float = 60.0) -> tuple[int, bool]:
     """Read the dead-letter topic from its start: a `share_dlq_record` per record the run's group had written,
     then `share_dlq_read` (records of other groups counted, not kept). Returns (records kept, complete)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-    run.say(f"reading the dead-letter topic {topic} back")
-    c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-dlq-reader",
+    ctx.say(f"reading the dead-letter topic {topic} back")
+    c = Consumer({"bootstrap.servers": ctx.cluster.bootstrap(), "group.id": f"{ctx.group_id}-dlq-reader",
                   "enable.auto.commit": False, "log_level": 3})
-    out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
+    out = HistoryWriter(ctx.run_dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
     kept = others = 0
     complete = False
     try:
@@ -69,7 +69,7 @@ def read_back(run, topic: str, *, settle_s: float = 3.0, timeout_s: float = 60.0
                 if msg.error():
                     continue
                 f = record_fields(msg.headers())
-                if f.get("group") != run.group_id:
+                if f.get("group") != ctx.group_id:
                     others += 1
                     continue
                 out.event("share_dlq_record", dlq_topic=topic, dlq_partition=msg.partition(),
@@ -88,6 +88,6 @@ def read_back(run, topic: str, *, settle_s: float = 3.0, timeout_s: float = 60.0
     finally:
         out.close()
         c.close()
-    run.say(f"dead-letter topic: {kept} records of the group" + ("" if complete else
+    ctx.say(f"dead-letter topic: {kept} records of the group" + ("" if complete else
                                                                    f", incomplete after {timeout_s:.0f}s"))
     return kept, complete

@@ -33,15 +33,15 @@ def parse(text: str) -> list[list]:
     return sorted(rows)
 
 
-def read(run, kafka_version: str) -> dict:
+def read(ctx, kafka_version: str) -> dict:
     """The `share_start_offsets` event's fields: `start_offsets` ([topic, partition, start offset] rows) and
     `error` (null, or why they could not be read: `start_offsets` is then null)."""
     if not (shutil.which("java") and shutil.which("javac")):
         return {"start_offsets": None, "error": "no JDK (java and javac) here"}
     try:
-        dist = kafka_dist.resolve(kafka_version, progress=run.say)
-        built = build(PROGRAM, dist.version, classpath=dist.classpath, progress=run.say)
-        done = subprocess.run(built.command(args=(run.cluster.bootstrap(), run.group_id)), capture_output=True,
+        dist = kafka_dist.resolve(kafka_version, progress=ctx.say)
+        built = build(PROGRAM, dist.version, classpath=dist.classpath, progress=ctx.say)
+        done = subprocess.run(built.command(args=(ctx.cluster.bootstrap(), ctx.group_id)), capture_output=True,
                               text=True, timeout=RUN_TIMEOUT_S)
     except (SetupError, OSError, subprocess.TimeoutExpired) as e:  # the event says why, the checker is then unsure
         return {"start_offsets": None, "error": f"{type(e).__name__}: {e}"[:500]}

@@ -27,44 +27,47 @@ from harness.record.rundir import OUTPUT_HISTORY
 
 
 class StreamsApp:
-    """The Streams parts of a run; `run` is the runner (cluster, dir, topic, group_id, say, event)."""
+    """The Streams parts of a run; `ctx` is what it is handed of the run (harness/run/context.py: the plan, the
+    topic, the group id, the run directory, the cluster once it is up, say, event)."""
 
     name = "streams"
     library = "kafka-streams"
 
-    def __init__(self, plan, run) -> None:
-        self.plan = plan
-        self.run = run
-        self.cfg = plan.cfg
-        self.s = plan.settings
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.plan = ctx.plan
+        self.cfg = ctx.plan.cfg
+        self.s = ctx.plan.settings
         self.tasks = [f"0_{p}" for p in range(self.cfg.partitions)]
         self.standbys = int(self.s["num.standby.replicas"])
-        self.output_topic = f"{run.topic}-out"
-        self.changelog = f"{run.group_id}-state-changelog"
+        self.output_topic = f"{ctx.topic}-out"
+        self.changelog = f"{ctx.group_id}-state-changelog"
         self._standbys_set = False
 
     # -- before the members
     def prepare(self) -> dict:
         """Resolve kafka-streams and build the member; returns what run.json records about them."""
         cfg = self.cfg
-        self.version = cfg.client_version or version_for_brokers(self.plan.kafka_version, progress=self.run.say)
-        self.command = cfg.member_command or streams_member_command(self.version, progress=self.run.say)
+        self.version = cfg.client_version or version_for_brokers(self.plan.kafka_version, progress=self.ctx.say)
+        self.command = cfg.member_command or streams_member_command(self.version, progress=self.ctx.say)
         return {"kind": "streams", "client_version": self.version, "client_library": self.library,
                 "client_settings": self._member_config(0), "streams_settings": self.s, "changelog": self.changelog,
                 "streams_check_settings": self.streams_check_settings()}
 
-    def create_topics(self) -> None:
+    def create_topics(self) -> dict:
+        """The input and output topics and the seeded changelog; returns what run.json records (nothing more)."""
         replication = min(3, self.cfg.brokers)
-        for t in (self.run.topic, self.output_topic):
-            self.run.cluster.create_topic(t, partitions=self.cfg.partitions, replication=replication)
+        for t in (self.ctx.topic, self.output_topic):
+            self.ctx.cluster.create_topic(t, partitions=self.cfg.partitions, replication=replication)
         self._seed_state(replication)
         if self.cfg.protocol == "streams" and self.standbys:
             self._set_group_standbys()
+        return {}
 
     def check_settings(self) -> dict:
         cfg = self.cfg
         return CheckSettings.from_dict({
-            "topic": self.run.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
+            "topic": self.ctx.topic, "partitions": cfg.partitions, "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "quiet_period_s": cfg.quiet_period_s}).to_dict()
 
     def streams_check_settings(self) -> dict:
@@ -96,10 +99,10 @@ class StreamsApp:
     def _seed_state(self, replication: int) -> None:
         """The synthetic state: records_per_task records in each partition of the store's changelog."""
         from confluent_kafka import Producer
-        n, cluster = int(self.s["harness.records.per.task"]), self.run.cluster
+        n, cluster = int(self.s["harness.records.per.task"]), self.ctx.cluster
         cluster.create_topic(self.changelog, partitions=self.cfg.partitions, replication=replication,
                              config={"cleanup.policy": "compact"})
-        self.run.say(f"writing {n} records of state per task into {self.changelog}")
+        self.ctx.say(f"writing {n} records of state per task into {self.changelog}")
         prod = Producer({"bootstrap.servers": cluster.bootstrap(), "linger.ms": 50, "acks": "all",
                          "enable.idempotence": True, "log_level": 3})
         value = b"v" * 100
@@ -115,20 +118,20 @@ class StreamsApp:
         left = prod.flush(60)
         if left:
             raise BadInput(f"could not write the synthetic state: {left} records unacknowledged")
-        self.run.event("state_seeded", changelog=self.changelog, changelog_partitions=self.cfg.partitions,
+        self.ctx.event("state_seeded", changelog=self.changelog, changelog_partitions=self.cfg.partitions,
                        records_per_task=n)
 
     def _set_group_standbys(self) -> None:
         """Under the streams protocol standbys are a group setting on the brokers (KIP-1071), set before
         the first instance joins."""
-        set_group_configs(self.run, {"streams.num.standby.replicas": self.standbys})
+        set_group_configs(self.ctx, {"streams.num.standby.replicas": self.standbys})
         self._standbys_set = True
 
     def _member_config(self, slot: int, protocol: str | None = None) -> dict:
         s, cfg = self.s, self.cfg
         protocol = protocol or cfg.protocol
         conf = {k: v for k, v in s.items() if not k.startswith("harness.") or k == "harness.restore.records.per.second"}
-        conf["state.dir"] = str((self.run.dir.state_dir / f"slot-{slot}").resolve())
+        conf["state.dir"] = str((self.ctx.run_dir.state_dir / f"slot-{slot}").resolve())
         conf["harness.output.topic"] = self.output_topic
         conf["harness.start.gate"] = str(self._gate().resolve())
         if cfg.processing_ms:
@@ -162,38 +165,39 @@ class StreamsApp:
         return replace(spec, protocol=protocol, client_config=self._member_config(slot, protocol))
 
     def _gate(self) -> Path:
-        return self.run.dir.state_dir / "start-gate"
+        return self.ctx.run_dir.state_dir / "start-gate"
 
     def member_spec(self, slot: int) -> MemberSpec:
         sc, racks = self.plan.scenario, self.plan.racks
         return MemberSpec(protocol=self.cfg.protocol,
-                          instance_id=f"{self.run.group_id}-s{slot}" if sc.static else None,
+                          instance_id=f"{self.ctx.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if (sc.racks or self.s["harness.rack.aware"]) else None,
                           command=self.command, misbehave=self.cfg.misbehave, client_config=self._member_config(slot),
                           processing_ms=self.cfg.processing_ms)
 
     def input_topics(self) -> list[tuple[str, int]]:
         """The topics the application reads, as (name, partitions): its input topic (its lag is over it)."""
-        return [(self.run.topic, self.cfg.partitions)]
+        return [(self.ctx.topic, self.cfg.partitions)]
 
     def wipe_state(self, slot: int) -> dict:
         """Delete the slot's state directory while its instance is down: it comes back as a fresh pod would
         (a bounce otherwise keeps the directory, as a StatefulSet's volume does)."""
-        d = self.run.dir.state_dir / f"slot-{slot}"
+        d = self.ctx.run_dir.state_dir / f"slot-{slot}"
         size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) if d.exists() else 0
         shutil.rmtree(d, ignore_errors=True)
-        self.run.event("state_wiped", slot=slot, path=str(d), bytes=size)
+        self.ctx.event("state_wiped", slot=slot, path=str(d), bytes=size)
         return {"state_wiped_bytes": size}
 
-    def members_started(self) -> None:
+    def members_started(self, members: list) -> None:
         """Open the start gate: the first instances, each waiting in front of KafkaStreams.start(), join
         the group together, so the first assignment spreads the tasks evenly; joined a second apart, the
         tasks already restoring on the first instance would stay there (most caught-up) and take a probing
-        interval to balance. Instances started later find the gate open."""
+        interval to balance. Instances started later find the gate open. `members`: the first instances, as the pool
+        started them."""
         gate = self._gate()
         gate.parent.mkdir(parents=True, exist_ok=True)
         gate.touch()
-        self.run.event("start_gate_opened", members=[m.member_id for m in self.run.nemesis.slots if m])
+        self.ctx.event("start_gate_opened", members=[m.member_id for m in members])
 
     # -- waiting
     def stable_timeout(self) -> float:
@@ -233,32 +237,32 @@ class StreamsApp:
         """Read the output topic back with read_committed into history/output.jsonl: what the instances
         committed, each record naming the input record it came from ("partition:offset")."""
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-        run = self.run
-        run.say(f"reading {self.output_topic} back (read_committed)")
-        c = Consumer({"bootstrap.servers": run.cluster.bootstrap(), "group.id": f"{run.group_id}-reader",
+        ctx = self.ctx
+        ctx.say(f"reading {self.output_topic} back (read_committed)")
+        c = Consumer({"bootstrap.servers": ctx.cluster.bootstrap(), "group.id": f"{ctx.group_id}-reader",
                       "isolation.level": "read_committed", "enable.auto.commit": False, "log_level": 3})
-        out = HistoryWriter(run.dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
+        out = HistoryWriter(ctx.run_dir.history_file(OUTPUT_HISTORY), source="harness-output", member=None)
         n, complete = 0, False
         try:
             parts = [TopicPartition(self.output_topic, p, OFFSET_BEGINNING) for p in range(self.cfg.partitions)]
             high = {p.partition: c.get_watermark_offsets(p, timeout=10)[1] for p in parts}
             c.assign(parts)
-            deadline = run.clock() + timeout_s
-            while run.clock() < deadline:
+            deadline = ctx.clock() + timeout_s
+            while ctx.clock() < deadline:
                 for msg in c.consume(500, timeout=0.5):
                     if msg.error():
                         continue
                     src_p, _, src_o = msg.value().decode().partition(":")
-                    out.event("output", topic=run.topic, partition=int(src_p), offset=int(src_o),
+                    out.event("output", topic=ctx.topic, partition=int(src_p), offset=int(src_o),
                               out_partition=msg.partition(), out_offset=msg.offset())
                     n += 1
                 pos = {tp.partition: tp.offset for tp in c.position(parts)}
                 if all(pos.get(p, -1) >= h for p, h in high.items()):
                     complete = True  # past every record and transaction marker written before the read
                     break
-            out.event("output_read", topic=run.topic, output_topic=self.output_topic, records=n, complete=complete,
+            out.event("output_read", topic=ctx.topic, output_topic=self.output_topic, records=n, complete=complete,
                       end_offsets=high)
         finally:
             out.close()
             c.close()
-        run.say(f"output: {n} committed records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))
+        ctx.say(f"output: {n} committed records" + ("" if complete else f", incomplete after {timeout_s:.0f}s"))

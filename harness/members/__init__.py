@@ -3,12 +3,13 @@
 - `pool`: spawning, stopping, killing, pausing members; their lives in the harness history
 - `python_member`: the Python member on confluent-kafka (run as a script under any client install)
 - `clients`: isolated confluent-kafka installs, one per version
-- `jvm_build`: the one builder of the harness's Java programs (libraries, shared sources and the history schema
-  constant generated from harness/record/history.schema.json, lock, stamp, javac, jar), into the cache
+- (`harness.kafka.jvm_build` builds the Java ones: libraries, the shared sources, the history schema's constants
+  generated from harness/record/history.schema.json and the vocabulary's from harness/base/vocabulary.py)
 - `java_member`: the Java member (`java/Member.java`) on the Apache Kafka client
 - `streams_member`: the Kafka Streams member (`streams/StreamsMember.java`) on kafka-streams
 - `connect_member`: the Kafka Connect worker (`connect/*.java`) on connect-runtime, with the harness's connectors
-- `java_shared/`: Java compiled into each of them (`HistoryHeader`, the one Java history header; `KafkaVersion`)
+- `harness/kafka/java_shared/`: Java compiled into each of them (`HistoryHeader`, the one Java history header;
+  `KafkaVersion`)
 
 The Java sources ship with the package as package data.
 

@@ -5,7 +5,6 @@ import logging
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +12,10 @@ from pathlib import Path
 from harness.kafka.config_keys import setting_text  # noqa: F401 - the members' callers find it here
 from harness.base.errors import BadInput, SetupError
 from harness.base.tools import cache_dir
+from harness.base.versions import is_release
 
 
 _log = logging.getLogger(__name__)
-
-VERSION_RE = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?$")
 
 
 def bundled_version() -> str:
@@ -30,7 +28,7 @@ def client_path(version: str | None, *, progress=_log.info) -> tuple[str, str | 
     """(version, directory to put first on PYTHONPATH, or None for the harness's own install)."""
     if not version or version in ("default", bundled_version()):
         return bundled_version(), None
-    if not VERSION_RE.match(version):
+    if not is_release(version, post=True):
         raise BadInput(f"bad confluent-kafka version {version!r}: expected x.y.z")
     target = cache_dir() / "clients" / f"confluent-kafka-{version}"
     if (target / "COMPLETE").exists():

@@ -11,11 +11,11 @@ runs a distributed worker: `HarnessWorker <worker.properties>`, which starts con
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from harness.kafka import dist as kafka_dist
 from harness.base.errors import BadInput
+from harness.base.versions import is_release, version_key
 from harness.kafka.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, JvmProgram, build
 
 _log = logging.getLogger(__name__)
@@ -44,8 +44,8 @@ def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
     while that one is still reaching Maven Central or cannot be resolved with its dependencies from the
     repository this machine reaches (connect-runtime 4.4.0 needs a Jetty release some mirrors lack)."""
     fits = sorted((v for v in _published(broker_version)
-                   if kafka_dist.version_key(v) <= kafka_dist.version_key(broker_version)),
-                  key=kafka_dist.version_key, reverse=True)
+                   if version_key(v) <= version_key(broker_version)),
+                  key=version_key, reverse=True)
     if not fits:
         raise BadInput(f"no connect-runtime release up to {broker_version} is on Maven Central")
     for chosen in fits[:3]:
@@ -62,7 +62,7 @@ def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
 
 def check_version(version: str) -> str:
     """`version` (x.y.z) if connect-runtime has that release, else BadInput."""
-    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+    if not is_release(version):
         raise BadInput(f"Connect worker version {version!r}: give a release, x.y.z")
     if version not in _published(version):
         raise BadInput(f"connect-runtime {version} does not exist on Maven Central")

@@ -13,6 +13,7 @@ from harness.base.errors import Indeterminate, SetupError
 from harness.record.history import HistoryFormatError
 from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
+from harness.base.vocabulary import DEFAULT_COMMIT_MODE
 from harness.record.rundir import member_control, member_history, member_log
 
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
@@ -30,7 +31,7 @@ class MemberSpec:
     misbehave: str | None = None
     client_config: dict = field(default_factory=dict)
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
-    commit_mode: str = "sync"  # HARNESS_COMMIT_MODE: sync | async | auto | never (docs/member-contract.md)
+    commit_mode: str = DEFAULT_COMMIT_MODE  # HARNESS_COMMIT_MODE: one of COMMIT_MODES (docs/member-contract.md)
     processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
     start_wait_s: float | None = None  # how long it has to write `started` (None: START_WAIT_S)
     env: dict = field(default_factory=dict)  # more HARNESS_* variables of its kind (share members: HARNESS_SHARE_*)
@@ -68,34 +69,15 @@ class MemberProcess:
         return self.proc.pid
 
 
-#: client settings of the classic protocol only: under the consumer protocol these timings are the group's
-CLASSIC_ONLY_TIMINGS = frozenset({"session.timeout.ms", "heartbeat.interval.ms"})
-
-
-def timings_for(protocol: str, conf: dict) -> dict:
-    """The harness's client timings a member of `protocol` takes (the classic-only ones dropped under `consumer`)."""
-    return {k: v for k, v in conf.items() if protocol != "consumer" or k not in CLASSIC_ONLY_TIMINGS}
-
-
-def member_config(protocol: str, timings: dict, given: dict) -> dict:
-    """A member's client settings: the harness's timings for its protocol, then the given ones. The harness's own
-    max.poll.interval.ms is raised to a given session.timeout.ms that exceeds it (clients refuse a poll interval
-    shorter than the session timeout); a given max.poll.interval.ms stays as given."""
-    conf = {**timings_for(protocol, timings), **given}
-    if "max.poll.interval.ms" in timings and "max.poll.interval.ms" not in given:
-        try:
-            conf["max.poll.interval.ms"] = max(int(conf["max.poll.interval.ms"]), int(conf.get("session.timeout.ms", 0)))
-        except (TypeError, ValueError):
-            pass  # the client refuses the bad value, with its own words
-    return conf
-
-
 class MemberPool:
     """Starts members with unique ids and records their lives in the harness history."""
 
     def __init__(self, *, bootstrap: str, group_id: str, topic: str, history_dir: Path, log_dir: Path,
-                 on_event, client_config: dict | None = None) -> None:
+                 on_event, merge_settings, client_config: dict | None = None) -> None:
+        """`merge_settings(protocol, timings, given)` is the plan's one settings merge
+        (`harness.plan.kinds.settings.client_settings`), handed in: the members do not reach up into the plan."""
         self.bootstrap = bootstrap
+        self.merge_settings = merge_settings
         self.group_id = group_id
         self.topic = topic
         self.history_dir = history_dir
@@ -158,7 +140,7 @@ class MemberPool:
             "HARNESS_TOPIC": (spec.topics or (self.topic,))[0], "HARNESS_TOPICS": ",".join(spec.topics or (self.topic,)),
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
-            "HARNESS_CLIENT_CONFIG": json.dumps(member_config(spec.protocol, self.client_config, spec.client_config)),
+            "HARNESS_CLIENT_CONFIG": json.dumps(self.merge_settings(spec.protocol, self.client_config, spec.client_config)),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
             "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),

@@ -1,7 +1,7 @@
 """A consumer-group member on confluent-kafka that writes its history (the member contract).
 
 Run as `python -m harness.members.python_member` (or as a script) with the HARNESS_* environment of docs/member-contract.md.
-Imports only the standard library, confluent_kafka and harness.record.history: it runs under any confluent-kafka install.
+Imports only the standard library, confluent_kafka and harness modules that need nothing else: any client install.
 
 `HARNESS_COMMIT_MODE` says how it commits (default `sync`; docs/member-contract.md has the table): `sync` after each
 poll's records (a refused commit again after the next poll; what is left on a revocation and on SIGTERM); `async`
@@ -28,19 +28,50 @@ import sys
 import time
 
 if __package__ in (None, ""):  # run as a plain script under an isolated client install
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
+from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
+from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import (COMMIT_MODES, LOST_ON_REFUSED_COMMIT, client_version,  # noqa: E402,F401
-                                             commit_mode, consumer_config, effective_settings, protocol_config,
+from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT  # noqa: E402
+from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
                                              refused_commit_is_lost, split_settings)
 
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
+
+
+def protocol_config(protocol: str) -> dict:
+    """The client settings of a protocol that this client library knows. `group.protocol=classic` is the
+    default, so it is left out where the library does not know the property; `consumer` cannot be had there."""
+    if protocol not in ASSIGNMENT:
+        raise SystemExit(f"member: unknown protocol {protocol!r}")
+    conf = ASSIGNMENT[protocol].client_settings()
+    since = CLIENT_PROTOCOL_SINCE["consumer"]  # librdkafka knows `group.protocol` (KIP-848) from it; older refuse it
+    if confluent_kafka.libversion()[1] < librdkafka_number(since):
+        if protocol == "consumer":
+            raise SystemExit(f"member: confluent-kafka {client_version()} (librdkafka {confluent_kafka.libversion()[0]}) "
+                             f"cannot speak the consumer group protocol (KIP-848): it needs {dotted(since)} or newer")
+        del conf["group.protocol"]
+    return conf
+
+
+def consumer_config(env: dict) -> dict:
+    """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given (the member's own
+    `harness.` settings taken out)."""
+    conf = {"enable.auto.commit": commit_mode(env) == "auto", "auto.offset.reset": "earliest",
+            **protocol_config(env["HARNESS_PROTOCOL"]),
+            **split_settings(json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"))[0]}
+    for key, var in (("bootstrap.servers", "HARNESS_BOOTSTRAP"), ("group.id", "HARNESS_GROUP_ID"),
+                     ("client.id", "HARNESS_MEMBER_ID"), ("group.instance.id", "HARNESS_INSTANCE_ID"),
+                     ("client.rack", "HARNESS_RACK")):
+        if env.get(var):
+            conf[key] = env[var]
+    return conf
 
 
 def make_consumer(conf: dict):
@@ -121,7 +152,7 @@ class Member:
         group's committed offset (a member that forgot its offsets; coordinator_survival must flag it)."""
         for tp in parts:
             tp.offset = OFFSET_BEGINNING
-        (self.consumer.assign if self.protocol == "classic-eager" else self.consumer.incremental_assign)(parts)
+        (self.consumer.assign if ASSIGNMENT[self.protocol].eager else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
         parts = [tp for tp in parts if (tp.topic, tp.partition) not in self.given_up]  # recorded lost already

@@ -1,8 +1,9 @@
 """A share-group member (KIP-932) on confluent-kafka's ShareConsumer that writes its history (the member contract).
 
 Run as `python -m harness.members.share_member` (or as a script) with the HARNESS_* environment of
-docs/member-contract.md; HARNESS_PROTOCOL is `share`. Imports only the standard library, confluent_kafka and
-harness.record.history, so it runs under an isolated install of any confluent-kafka version that has a ShareConsumer.
+docs/member-contract.md; HARNESS_PROTOCOL is `share`. Imports only the standard library, confluent_kafka,
+harness.record.history and the vocabulary, so it runs under an isolated install of any confluent-kafka version that
+has a ShareConsumer.
 
 Per record it writes `share_acquired` when poll returns it, `share_processed` when its (simulated) work took
 effect and `share_acked` when the broker answered its acknowledgement (from the acknowledgement commit callback,
@@ -36,27 +37,22 @@ import sys
 import time
 
 if __package__ in (None, ""):  # run as a plain script under an isolated client install
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import KafkaException  # noqa: E402
 
+from harness.base.vocabulary import SHARE_MISBEHAVE_ON_POLL, SHARE_POISON, misbehaviours  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import client_version  # noqa: E402
 
 ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
-SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
-#: the poll (counting those that return records) on which a misbehaving member breaks the rules
-MISBEHAVE_ON_POLL = 3
-
-
-POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
 
 
 def poison(env: dict) -> dict:
-    """record key -> the acknowledgement the member always gives its records (POISON)."""
+    """record key -> the acknowledgement the member always gives its records (SHARE_POISON)."""
     given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
-    return {k.strip(): ack for key, ack in POISON.items() for k in str(given.get(key, "")).split(",") if k.strip()}
+    return {k.strip(): ack for key, ack in SHARE_POISON.items() for k in str(given.get(key, "")).split(",") if k.strip()}
 
 
 def share_config(env: dict) -> dict:
@@ -113,8 +109,8 @@ class ShareMember:
         self.poison = poison(env)
         if self.poison and self.mode != "explicit":
             raise SystemExit("member: poison records (harness.share.*.keys) need share.acknowledgement.mode=explicit")
-        if self.misbehave and self.misbehave not in SHARE_MISBEHAVIOURS:
-            raise SystemExit(f"member: unknown misbehaviour {self.misbehave!r}; known: {', '.join(SHARE_MISBEHAVIOURS)}")
+        if self.misbehave and self.misbehave not in misbehaviours("share"):
+            raise SystemExit(f"member: unknown misbehaviour {self.misbehave!r}; known: {', '.join(misbehaviours('share'))}")
         self.hist = HistoryWriter(env["HARNESS_HISTORY"], source="member", member=self.member_id)
         self.asked: dict[tuple, tuple[str, float]] = {}  # (topic, partition, offset) -> (ack, requested_mono)
         self.implicit: list[tuple] = []  # the last poll's records, accepted by the next poll or commit (implicit)
@@ -179,7 +175,7 @@ class ShareMember:
     def _work(self, batch: list) -> None:
         """Process a poll's records (acquired at `t`), acknowledging each as the mode and the locks allow."""
         self.polls_with_records += 1
-        bad = self.misbehave if self.polls_with_records == MISBEHAVE_ON_POLL and self.lock_s else None
+        bad = self.misbehave if self.polls_with_records == SHARE_MISBEHAVE_ON_POLL and self.lock_s else None
         if bad:
             time.sleep(self.lock_s + self.margin_s + 0.5)
         for r, t, key in batch:

@@ -8,11 +8,11 @@ through the member contract. What is its own here: which kafka-streams release a
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from harness.kafka import dist as kafka_dist
 from harness.base.errors import BadInput
+from harness.base.versions import is_release, version_key
 from harness.kafka.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, JvmProgram, build
 
 _log = logging.getLogger(__name__)
@@ -26,8 +26,8 @@ PROGRAM = JvmProgram(
 
 def newest_up_to(version: str, published: list[str]) -> str | None:
     """The newest of `published` that is not newer than `version` (x.y.z), or None."""
-    fits = [v for v in published if kafka_dist.version_key(v) <= kafka_dist.version_key(version)]
-    return max(fits, key=kafka_dist.version_key) if fits else None
+    fits = [v for v in published if version_key(v) <= version_key(version)]
+    return max(fits, key=version_key) if fits else None
 
 
 def _published(version: str) -> list[str]:
@@ -51,7 +51,7 @@ def version_for_brokers(broker_version: str, *, progress=_log.info) -> str:
 
 def streams_member_command(version: str, *, progress=_log.info) -> tuple[str, ...]:
     """The command that runs the Streams member on kafka-streams `version` (x.y.z), built and cached."""
-    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+    if not is_release(version):
         version = version_for_brokers(kafka_dist.resolve(version, progress=progress).version, progress=progress)
     elif version not in _published(version):
         raise BadInput(f"kafka-streams version {version} does not exist on Maven Central")

@@ -1,5 +1,6 @@
 """The nemesis: every performer of the schedule's actions and faults (one per action of `harness.plan.actions`,
-marked `@performs(name)`), every fault inside one `with fault(...)` bracket.
+marked `@performs(name)`), every fault inside one `with fault(...)` bracket. It is made with the run's `RunContext`
+(harness/run/context.py, built by the runner) and reads nothing else of the run.
 
 Owns: `core` (the Nemesis: members, brokers, network), `group` (how members run: stalls, subscriptions, settings
 rolls, group configs, the autoscaler), `coordinator` (the group coordinator's restart and compaction), `leaders`

@@ -26,17 +26,15 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
     on how members run are in `harness.nemesis.group`, those on the group's coordinator in
     `harness.nemesis.coordinator`, the request faults in `harness.nemesis.requests`, those on partition leaders in
-    `harness.nemesis.leaders`)."""
+    `harness.nemesis.leaders`). `ctx` is what it is handed of the run (harness/run/context.py), once the cluster,
+    the pool and the waits are set on it."""
 
-    def __init__(self, *, cluster, pool, kind, waits, event, say, group_id: str, workload=None) -> None:
-        self.cluster = cluster
+    def __init__(self, ctx, *, kind, workload=None) -> None:
+        self.ctx = ctx
+        self.cluster, self.pool, self.waits = ctx.cluster, ctx.pool, ctx.waits
+        self.event, self.say, self.group_id = ctx.event, ctx.say, ctx.group_id
         self.workload = workload  # the producer (`set_rate`); None where no run produces
-        self.pool = pool
         self.kind = kind
-        self.waits = waits
-        self.event = event
-        self.say = say
-        self.group_id = group_id
         self.slots: list = []
         self.specs: list = []
         self._faults = 0

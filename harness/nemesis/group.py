@@ -15,14 +15,14 @@ from dataclasses import replace
 
 from harness.plan.actions import Setting, performs
 from harness.kafka.config_keys import setting_text as _text
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
 from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.nemesis.lag import Autoscaler, Policy, group_lag
-from harness.base.versions import version_key
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 
 
 class GroupActions:
-    """Mixed into `Nemesis` (which has slots, specs, pool, kind, waits, fault and the basic actions)."""
+    """Mixed into `Nemesis` (which has the run's context, slots, specs, pool, kind, waits, fault and the basic
+    actions)."""
 
     @performs("poll_stall")
     def _do_poll_stall(self, slot: int, duration_s: float, if_supported: bool = False):
@@ -127,12 +127,12 @@ class GroupActions:
         """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs. Brokers older
         than 4.0 refuse the run before it starts, unless `if_supported` (the random mix): then the action is
         skipped and says so."""
-        if if_supported and version_key(self.cluster.version)[:2] < GROUP_CONFIGS_SINCE:
+        if if_supported and major_minor(self.cluster.version) < GROUP_CONFIGS_SINCE:
             return {"skipped": f"Kafka {self.cluster.version} has no group configs"}
         text = {k: _text(v) for k, v in settings.items()}
         with self.fault("group_config", targets=[self.group_id]):
-            set_group_configs(self.kind.run, text)
-            record_group_settings(self.kind.run)
+            set_group_configs(self.ctx, text)
+            record_group_settings(self.ctx)
         return {"settings": text}
 
     @performs("autoscale")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from harness.plan.scenario_model import GROUP_KINDS
+from harness.base.vocabulary import GROUP_KINDS
 
 #: a client or group setting's value as a file writes it (passed on as text)
 Setting = str | int | float | bool

@@ -25,39 +25,17 @@ from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
 from harness.base.errors import BadInput
-from harness.plan.kinds.checks import (COMMIT_MODES, GROUP_CONFIGS_SINCE, SHARE_BROKERS_SINCE, check_commit_mode, check_hosting,
-                                  checks_of)
+from harness.plan.kinds.checks import check_commit_mode, check_hosting, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
-from harness.plan.kinds.connect import CONNECT_MISBEHAVIOURS
-from harness.plan.kinds.share import SHARE_MISBEHAVIOURS
-from harness.plan.scenario_model import CONNECT_PROTOCOLS, SHARE_PROTOCOLS
-from harness.plan.scenarios import PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext
-from harness.base.versions import major_minor as _major_minor
+from harness.plan.scenarios import Action, Scenario, ScenarioContext
+from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_SINCE, dotted, major_minor
+from harness.base.vocabulary import ALL_PROTOCOLS, DEFAULT_COMMIT_MODE, DEFAULT_PROTOCOL, MEMBER_KINDS, misbehaviours
 
-MISBEHAVIOURS = ("process-after-revoke", "claim-extra", "forget-offsets", "rejoin-storm", "keep-after-leave")
 #: client settings a member's contract fixes; `--client-set` may not change them
 RESERVED_CLIENT_KEYS = {"bootstrap.servers": "HARNESS_BOOTSTRAP", "group.id": "HARNESS_GROUP_ID",
                         "group.protocol": "use --protocol", "group.instance.id": "HARNESS_INSTANCE_ID",
                         "client.rack": "HARNESS_RACK", "enable.auto.commit": "the contract commits itself",
                         "client.id": "the member id"}
-#: Streams runs' self-tests: every instance runs with a recovery lag that defeats warmups (KIP-441), or
-#: at_least_once while the run is judged as exactly_once_v2, or slot 0 starts its tasks on emptied stores, or slot 0
-#: adds and removes a stream thread every second (the group never settles)
-STREAMS_MISBEHAVIOURS = ("defeat-warmup", "fake-eos", "forget-state", "thread-churn")
-#: the self-tests of each kind of group (a consumer group's: MISBEHAVIOURS)
-KIND_MISBEHAVIOURS = {"streams": STREAMS_MISBEHAVIOURS, "connect": CONNECT_MISBEHAVIOURS, "share": SHARE_MISBEHAVIOURS}
-#: what the brokers must run for a group protocol: (major, minor). Kafka 3.7 and 3.8 shipped KIP-848 as early
-#: access (3.9 as a preview), off unless `group.coordinator.rebalance.protocols=classic,consumer` was set, with
-#: no upgrade path and protocol versions that changed before 4.0; GA clients need 4.0 (docs/settings.md). The
-#: streams protocol (KIP-1071) is early access in 4.1, off on its brokers by default (an instance on it fails
-#: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups (KIP-932)
-#: are a preview in 4.1 (share.version off by default), production-ready from 4.2
-PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": SHARE_BROKERS_SINCE}
-#: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848
-#: (early access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
-CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
-#: the built-in member kinds `--member` picks from
-MEMBER_KINDS = ("python", "java")
 Settings = tuple[tuple[str, str], ...]
 
 
@@ -67,7 +45,7 @@ class RunConfig:
 
     scenario: str  # a built-in's name, or the name a scenario file gives (`for_scenario` reads the file)
     seed: int
-    protocol: str = "classic-cooperative"
+    protocol: str = DEFAULT_PROTOCOL
     kafka_version: str = "latest"
     backend: str = "local"  # the cluster backend a run's own cluster starts on (harness/cluster/backends.py)
     client_version: str | None = None
@@ -86,7 +64,7 @@ class RunConfig:
     misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
     member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
-    commit_mode: str = "sync"  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
+    commit_mode: str = DEFAULT_COMMIT_MODE  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
     processing_ms: float = 0.0  # simulated work per record, given to each member as HARNESS_PROCESSING_MS
     slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
     client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
@@ -158,13 +136,12 @@ class RunConfig:
         return sc
 
     def _check(self, sc: Scenario, checks) -> None:
-        known = PROTOCOLS + STREAMS_PROTOCOLS + CONNECT_PROTOCOLS + SHARE_PROTOCOLS
-        if self.protocol not in known:
-            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(known)}")
+        if self.protocol not in ALL_PROTOCOLS:
+            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(ALL_PROTOCOLS)}")
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
-        if self.misbehave not in (None, *KIND_MISBEHAVIOURS.get(sc.kind, MISBEHAVIOURS)):
+        if self.misbehave not in (None, *misbehaviours(sc.kind)):
             raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
         if self.backend not in BACKENDS:
             raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
@@ -216,7 +193,7 @@ class RunConfig:
 
     def client_config(self) -> dict:
         """The harness's tuned-down group timings, as client settings (under the consumer protocol the session and
-        heartbeat timings are the group's, so `members.pool.timings_for` drops them there)."""
+        heartbeat timings are the group's, so `plan.kinds.settings.timings_for` drops them there)."""
         return {"session.timeout.ms": int(self.session_timeout_s * 1000),
                 "heartbeat.interval.ms": int(self.heartbeat_interval_s * 1000),
                 "max.poll.interval.ms": int(self.max_poll_interval_s * 1000)}
@@ -281,13 +258,13 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
     wanted = {cfg.protocol} | {a.params["protocol"] for a in schedule if a.params.get("protocol")}
     for p in sorted(wanted):
         since = PROTOCOL_SINCE.get(p)
-        if since and _major_minor(version) < since:
+        if since and major_minor(version) < since:
             how = "runs with" if p == cfg.protocol else "moves members to"
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
-                           f"{since[0]}.{since[1]} or newer; the cluster runs {version}")
-    if cfg.group_settings and _major_minor(version) < GROUP_CONFIGS_SINCE:
-        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {GROUP_CONFIGS_SINCE[0]}."
-                       f"{GROUP_CONFIGS_SINCE[1]} or newer (group configs); the cluster runs {version}")
+                           f"{dotted(since)} or newer; the cluster runs {version}")
+    if cfg.group_settings and major_minor(version) < GROUP_CONFIGS_SINCE:
+        raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {dotted(GROUP_CONFIGS_SINCE)} "
+                       f"or newer (group configs); the cluster runs {version}")
     checks.check_versions(cfg, sc, version, schedule)
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
@@ -298,8 +275,8 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
             if cfg.member == "java" and cfg.slot_command(int(a.params.get("slot", 0))) is None:
                 raise BadInput(f"step {i} (change_subscription): the Java member takes no subscription control "
                                "(only `stall`); run that slot with --member python or a command that does")
-        if a.kind == "group_config" and not a.params.get("if_supported") and _major_minor(version) < GROUP_CONFIGS_SINCE:
-            raise BadInput(f"step {i} (group_config) needs Kafka {GROUP_CONFIGS_SINCE[0]}.{GROUP_CONFIGS_SINCE[1]} "
+        if a.kind == "group_config" and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
+            raise BadInput(f"step {i} (group_config) needs Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                            f"or newer (group configs); the cluster runs {version}")
     if cfg.broker_settings and not own:
         have = shared.settings.properties()

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from harness.kafka.config_keys import closest
 from harness.plan.kinds.connect import CONNECT_DEFAULTS
 from harness.plan.kinds.streams import STREAMS_DEFAULTS
-from harness.plan.scenario_model import GROUP_KINDS, PROTOCOLS_OF
+from harness.base.vocabulary import COMMIT_MODES, GROUP_KINDS, MEMBER_KINDS, PROTOCOLS_OF
 
 Scalar = Union[bool, int, float, str]
 #: how each kind of group calls its members, as the refusals say it
@@ -35,8 +35,8 @@ class Members(_Strict):
     max_count: int | None = Field(None, ge=1)  # the most members the schedule ever runs (default: count)
     static: bool = False
     racks: bool = False
-    member: Literal["python", "java"] | None = None  # the built-in consumer-group member (as --member)
-    commit_mode: Literal["sync", "async", "auto", "never"] | None = None
+    member: Literal[MEMBER_KINDS] | None = None  # the built-in consumer-group member (as --member)
+    commit_mode: Literal[COMMIT_MODES] | None = None
     processing_ms: float | None = Field(None, ge=0, le=60000)  # simulated work per record (as --processing-ms)
     members_per_process: int | None = Field(None, ge=1)  # consumers per Python member process (as --members-per-process)
     command: str | None = None
@@ -49,7 +49,7 @@ class Members(_Strict):
     @field_validator("kind")
     @classmethod
     def _kind(cls, v: str) -> str:
-        if v in ("python", "java"):
+        if v in MEMBER_KINDS:
             raise ValueError(f"is the kind of group ({', '.join(GROUP_KINDS)}); the built-in member is "
                              f"`member = \"{v}\"`")
         if v not in GROUP_KINDS:

@@ -12,17 +12,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-PROTOCOLS = ("classic-eager", "classic-cooperative", "consumer")
-#: group protocols of Kafka Streams members: the classic one, and KIP-1071's broker-side `streams`
-STREAMS_PROTOCOLS = ("classic", "streams")
-#: group protocols of Kafka Connect workers: connect.protocol (KIP-415 compatible, KIP-507 sessioned)
-CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
-#: the kinds of group a scenario's members form, and the group protocols each runs with
-#: the group protocol of share-group members (KIP-932)
-SHARE_PROTOCOLS = ("share",)
-GROUP_KINDS = ("consumer", "streams", "connect", "share")
-PROTOCOLS_OF = {"consumer": PROTOCOLS, "streams": STREAMS_PROTOCOLS, "connect": CONNECT_PROTOCOLS,
-                "share": SHARE_PROTOCOLS}
+from harness.base.vocabulary import CONSUMER_PROTOCOLS, DEFAULT_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -64,7 +54,7 @@ class Scenario:
     racks: bool = False
     initial_kafka: str | None = None  # e.g. 'latest-3' for the upgrade scenario: needs its own cluster
     initial_client: str | None = None  # confluent-kafka version members start on, unless --client-version
-    protocols: tuple[str, ...] = PROTOCOLS
+    protocols: tuple[str, ...] = CONSUMER_PROTOCOLS
     check_overrides: Callable[[ScenarioContext, list[Action]], dict] = lambda ctx, sched: {}
     smoke: bool = False
     kind: str = "consumer"  # "consumer" (consumer-group members), "streams", "connect" (workers), "share" (KIP-932)
@@ -77,7 +67,8 @@ class Scenario:
 
     @property
     def default_protocol(self) -> str:
-        return "classic-cooperative" if "classic-cooperative" in self.protocols else self.protocols[0]
+        """DEFAULT_PROTOCOL when it runs with it, else the first it runs with."""
+        return DEFAULT_PROTOCOL if DEFAULT_PROTOCOL in self.protocols else self.protocols[0]
 
 
 def schedule(scenario: Scenario, *, seed: int, ctx: ScenarioContext) -> list[Action]:

@@ -17,11 +17,10 @@ from harness.plan import scenario_file
 from harness.plan.actions import ACTIONS, MIX_CHOICES
 from harness.base.errors import BadInput
 from harness.invariants.slots import Slots
-from harness.plan.kinds.checks import GROUP_CONFIGS_SINCE
-from harness.base.versions import version_key
-from harness.plan.scenario_model import (CONNECT_PROTOCOLS, PROTOCOLS, SHARE_PROTOCOLS, STREAMS_PROTOCOLS, Action, Scenario, ScenarioContext, schedule)
+from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
+from harness.plan.scenario_model import Action, Scenario, ScenarioContext, schedule
 
-__all__ = ["CONNECT_PROTOCOLS", "PROTOCOLS", "SHARE_PROTOCOLS", "STREAMS_PROTOCOLS", "Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
+__all__ = ["Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "schedule", "builtin_files"]
 
 
@@ -41,7 +40,7 @@ def _can_happen(kind: str, slots: Slots, ctx) -> bool:
     if ACTIONS[kind].param("slot") is not None:
         return bool(slots.live)
     if kind == "group_config":
-        return not ctx.kafka or version_key(ctx.kafka)[:2] >= GROUP_CONFIGS_SINCE
+        return not ctx.kafka or major_minor(ctx.kafka) >= GROUP_CONFIGS_SINCE
     return True
 
 

@@ -13,7 +13,7 @@ rule the checkers judge with too.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from harness.base.errors import BadInput
 from harness.invariants.topics import matches, subscribed, subscribed_topics  # noqa: F401 - the one matcher
@@ -76,22 +76,3 @@ def real_subscription(run_id: str, topics: list[Topic], entries: tuple[str, ...]
     # means a dot to every regex dialect on the way (Python, librdkafka's, the broker's RE2/J)
     anchored = "^" + prefix(run_id).replace(".", "[.]")
     return tuple(anchored + e[1:] if e.startswith("^") else by_name[e] for e in entries)
-
-
-def add_partitions(run, topic: str | None, count: int) -> tuple[str, int]:
-    """Partitions up to `count` in all for the run's topic of that name (the first by default), through the
-    Admin API; `run.topics` then says the new count (the stable wait and the lag judge with it). Returns (the
-    topic's real name, its count before). BadInput for a topic the run does not have or a count that adds
-    nothing. Every kind that reads the run's topics adds partitions through this."""
-    ts = run.topics
-    i = 0 if topic is None else next((k for k, t in enumerate(ts) if topic in (t.name, t.real)), None)
-    if i is None:
-        raise BadInput(f"add_partitions: no topic {topic!r} in this run ({', '.join(t.name or t.real for t in ts)})")
-    t = ts[i]
-    if not isinstance(count, int) or count <= t.partitions:
-        raise BadInput(f"add_partitions: count is the new total and must exceed {t.partitions} (topic "
-                       f"{t.name or t.real}), not {count!r}")
-    from confluent_kafka.admin import NewPartitions
-    run.cluster.admin().create_partitions([NewPartitions(t.real, count)])[t.real].result(timeout=60)
-    ts[i] = replace(t, partitions=count)
-    return t.real, t.partitions

@@ -1,6 +1,8 @@
-"""The history format (docs/history.md, harness/record/history.schema.json): the writer every process uses and
-the plain reading of one file. Standard library only (orjson when installed): member processes import
-the writer under an isolated client install.
+"""The history format (docs/history.md, harness/record/history.schema.json): the writer every process uses, the
+plain reading of one file, and the header: `header()` is the one spelling of a header line in Python (the Java
+programs' is HistoryHeader.java, whose constants are generated from the same schema) and `header_problem()` the one
+check of it, for every reader (this one, the merged reader, the tail, the Spark job). Standard library only (orjson
+when installed): member processes import the writer under an isolated client install.
 """
 
 from __future__ import annotations
@@ -34,11 +36,11 @@ class HistoryFormatError(ValueError):
 class HistoryWriter:
     """Writes one event per line, each with one write() and flushed, so SIGKILL tears at most the last line."""
 
-    def __init__(self, path: str | os.PathLike, *, source: str, **header: object) -> None:
+    def __init__(self, path: str | os.PathLike, *, source: str, **fields: object) -> None:
         (p := Path(path)).parent.mkdir(parents=True, exist_ok=True)
         self.path = p
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        self._write({"type": "header", "schema": SCHEMA, "version": VERSION, "source": source, **header})
+        self._write(header(source, **fields))
 
     def _write(self, obj: dict) -> None:  # compact, as the reader's fast path expects
         os.write(self._fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
@@ -68,16 +70,34 @@ class HistoryWriter:
         self.close()
 
 
+def header(source: str, **fields: object) -> dict:
+    """A history file's header line: this schema and version, the file's `source` and what else it names (a
+    member file's `member`)."""
+    return {"type": "header", "schema": SCHEMA, "version": VERSION, "source": source, **fields}
+
+
+def header_problem(line: object) -> str | None:
+    """Why a file's first line (parsed) is not a header this reader takes, or None when it is."""
+    if not isinstance(line, dict) or line.get("type") != "header" or line.get("schema") != SCHEMA:
+        return f"not a {SCHEMA} file"
+    if line.get("version") != VERSION:
+        return f"history version {line.get('version')!r} is not supported (want {VERSION})"
+    return None
+
+
+def checked_header(path, line: object) -> dict:
+    """`line` (a file's first line, parsed) when it is a header this reader takes, else HistoryFormatError."""
+    if (problem := header_problem(line)) is not None:
+        raise HistoryFormatError(f"{path}: {problem}")
+    return line  # type: ignore[return-value]
+
+
 def _header(path, line: bytes) -> dict:
     try:
-        header = _loads(line)
+        parsed = _loads(line)
     except ValueError as e:
         raise HistoryFormatError(f"{path}: header is not JSON: {e}") from None
-    if not isinstance(header, dict) or header.get("type") != "header" or header.get("schema") != SCHEMA:
-        raise HistoryFormatError(f"{path}: not a {SCHEMA} file")
-    if header.get("version") != VERSION:
-        raise HistoryFormatError(f"{path}: history version {header.get('version')!r} is not supported (want {VERSION})")
-    return header
+    return checked_header(path, parsed)
 
 
 def _blocks(path) -> Iterator[tuple[int, bytes]]:

@@ -59,7 +59,8 @@ class _File:
 class History:
     """Every event of a run, merged from its files by the shared monotonic clock (ties in file order, files by name).
     `History(events)` keeps the given order, `from_events` sorts, `load` reads a directory. The invariants read
-    `control()`, `bulk(type)`, `values`/`code()`, `events_at(seqs)`, keep views in `derived()`; `events`: all dicts."""
+    `control()`, `run_start()`, `bulk(type)`, `values`/`code()`, `events_at(seqs)`, keep views in `derived()`;
+    `events`: all dicts."""
 
     def __init__(self, events: Iterable[dict] | None = None, headers: list[dict] | None = None) -> None:
         self.headers: list[dict] = list(headers or [])
@@ -213,6 +214,12 @@ class History:
     def control(self) -> list[tuple[int, dict]]:
         """(seq, event) of every event not of BULK_TYPES, in history order."""
         return self._control
+
+    def run_start(self) -> dict | None:
+        """The run's first `run_start` event (what the harness ran with: kind, settings, applies, ...), or None in a
+        history without one."""
+        return self.derived("run_start", lambda: next((e for _, e in self.control() if e.get("type") == "run_start"),
+                                                     None))
 
     def bulk(self, type_: str) -> Bulk:
         """The columns of one bulk type."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import orjson
 
-from harness.record.history import SCHEMA, VERSION, HistoryFormatError
+from harness.record.format import HistoryFormatError, checked_header
 
 
 class HistoryTail:
@@ -55,9 +55,7 @@ class HistoryTail:
             except orjson.JSONDecodeError as e:
                 raise HistoryFormatError(f"{self.path}: bad event line: {e}") from None
             if self.header is None:
-                if ev.get("type") != "header" or ev.get("schema") != SCHEMA or ev.get("version") != VERSION:
-                    raise HistoryFormatError(f"{self.path}: not a {SCHEMA} v{VERSION} file")
-                self.header = ev
+                self.header = checked_header(self.path, ev)
                 continue
             if self.header.get("source") == "member":
                 ev.setdefault("member", self.header.get("member"))

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from harness.record.history import read_file
+from harness.record.history import History, read_file
 from harness.report.allure_times import run_span, timed_step, verdict_steps
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, RUN_JSON, STATUS, TOXIPROXY_LOG, VERDICTS_JSON, RunDir,
                             broker_logs)
@@ -36,7 +36,7 @@ def label_test(*, area: str, scenario: str | None = None, protocol: str | None =
 def action_steps(history_file: Path) -> list[tuple[str, dict, float, float | None, dict | None, dict]]:
     """(kind, params, start s from run_start, duration s or None, end event, start event) of each harness action."""
     _, events = read_file(history_file)
-    t0 = next((e["mono"] for e in events if e["type"] == "run_start"), events[0]["mono"] if events else 0.0)
+    t0 = start["mono"] if (start := History(events).run_start()) else events[0]["mono"] if events else 0.0
     ends = {e.get("action_id"): e for e in events if e["type"] == "action_end"}
     out = []
     for e in events:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 from html import escape
 
 from harness.record.history import History
 from harness.invariants.brokers import group_of, notable
 from harness.invariants.core import CheckSettings
-from harness.invariants.timeline import build
+from harness.invariants.timeline import Timeline, build
 
 #: the owners' colours: none orange, red or pink, which mean the broker's lines (#ff9900), violations (#ff0000)
 #: and faults (#f4a6a6) on the same chart
@@ -142,15 +143,14 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
     tl = build(history, CheckSettings(topic=topic, topics=tuple(tuple(t) for t in topics)))
     topic = ", ".join(tl.topics)
     t0, t1 = tl.start, max(tl.end, tl.start + 1e-3)
-    span = t1 - t0
     viol = _violations(verdicts, tl)
     parts = sorted(set(range(tl.partitions)) | set(tl.by_partition) | {p for _, p, _ in viol if p is not None})
     members = sorted({o.member for o in tl.ownerships} | {a[4] for a in assigned}, key=lambda m: (len(m), m))
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
     fmembers = sorted({m for f in tl.faults for m in f.members}, key=lambda m: (len(m), m))  # a row each, below
     rows_h = ROW_H * max(1, len(parts) + len(fmembers))
-    axis_y = TOP + rows_h
-    legend_y = axis_y + 40
+    c = _Chart(tl, t0, t1, t1 - t0, parts, colour, rows_h, TOP + rows_h)
+    legend_y = c.axis_y + 40
     height = legend_y + 20 * math.ceil((len(members) + 7) / LEGEND_COLS) + 10  # at most 7 items beside the members
     s: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
@@ -159,6 +159,54 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
         f'<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>',
         f'<text x="{LEFT}" y="16" font-size="14" font-weight="bold">Partition ownership: {escape(topic)}</text>',
     ]
+    s.extend(_fault_windows(c))
+    s.extend(_partition_rows(c))
+    s.extend(_member_rows(tl, fmembers, TOP + len(parts) * ROW_H, t0, t1))
+    s.extend(_axis(c, history))
+    ticks, said = _broker_ticks(c, history)
+    s.extend(ticks)
+    s.extend(_kills(c, history))
+    s.extend(_marks(c, marks, dlq_marks))
+    s.extend(_assignment_strips(c, assigned))
+    s.extend(_violation_marks(c, viol))
+    items = [(colour[m], m, "owner") for m in members] + [("#f4a6a6", "fault", "fault"),
+                                                         ("#222222", "member killed (dashed)", "kill")]
+    if said:
+        items.append(("#ff9900", "broker said (diamond: refusal)", "broker"))
+    if marks:
+        items.append(("#6a0dad", f"redelivered ({len(marks)})", "mark"))
+    if dlq_marks:
+        items.append(("#008080", f"dead-lettered ({len(dlq_marks)})", "dlq"))
+    if assigned:
+        items.append(("#555555", "coordinator's assignment (strip)", "assigned"))
+    if viol:
+        items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
+    for i, (col, label, _) in enumerate(items):
+        x, y = LEFT + (i % LEGEND_COLS) * LEGEND_COL_W, legend_y + (i // LEGEND_COLS) * 20
+        s.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" fill="{col}"/>'
+                 f'<text x="{x + 20}" y="{y}">{escape(label)}</text>')
+    s.append("</svg>")
+    return "\n".join(s) + "\n"
+
+
+@dataclass(frozen=True)
+class _Chart:
+    """What every layer of the chart draws with: the timeline, its time span, the partition rows, the owners'
+    colours and where the rows end (the axis)."""
+
+    tl: Timeline
+    t0: float
+    t1: float
+    span: float
+    parts: list
+    colour: dict
+    rows_h: float
+    axis_y: float
+
+
+def _fault_windows(c: _Chart) -> list[str]:
+    """Fault windows shaded across every row (a request fault of a member: on its own row, see `_member_rows`)."""
+    tl, t0, t1, span, rows_h, s = c.tl, c.t0, c.t1, c.span, c.rows_h, []
     for f in tl.faults:  # shaded fault windows across every row (a request fault of a member: on its row only)
         if f.start_event.get("api") and f.members:
             continue
@@ -168,7 +216,13 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
                  f'fill="#f4a6a6" fill-opacity="0.35" stroke="#d62728" stroke-opacity="0.5" stroke-dasharray="3,2">'
                  f'<title>fault {escape(str(f.fault_id))} {escape(f.kind)} on {escape(who)}: '
                  f'+{f.start - t0:.1f}s .. +{min(f.end, t1) - t0:.1f}s</title></rect>')
-    for r, p in enumerate(parts):
+    return s
+
+
+def _partition_rows(c: _Chart) -> list[str]:
+    """A row per partition, its owners as bars in their colours (overlapping owners side by side)."""
+    tl, t0, t1, span, colour, s = c.tl, c.t0, c.t1, c.span, c.colour, []
+    for r, p in enumerate(c.parts):
         y = TOP + r * ROW_H
         s.append(f'<text x="{LEFT - 8}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end">partition '
                  f'{escape(_label(tl, p))}</text>')
@@ -184,8 +238,13 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
                      f'width="{max(b - a, 1.0):.1f}" height="{h:.1f}" fill="{colour[o.member]}" rx="2">'
                      f'<title>{escape(o.member)} owns partition {escape(str(tl.name(p)))}: +{o.start - t0:.1f}s .. '
                      f'+{min(o.end, t1) - t0:.1f}s ({escape(o.end_reason)})</title></rect>')
-    s.extend(_member_rows(tl, fmembers, TOP + len(parts) * ROW_H, t0, t1))
-    s.append(f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#333333"/>')
+    return s
+
+
+def _axis(c: _Chart, history: History) -> list[str]:
+    """The time axis with its ticks, and the harness's actions as ticks under it."""
+    t0, span, axis_y = c.t0, c.span, c.axis_y
+    s = [f'<line x1="{LEFT}" y1="{axis_y}" x2="{WIDTH - RIGHT}" y2="{axis_y}" stroke="#333333"/>']
     for t in _ticks(span):
         x = _x(t0 + t, t0, span)
         s.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 5}" stroke="#333333"/>'
@@ -195,6 +254,12 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
         s.append(f'<path class="action" d="M{x:.1f},{axis_y - 1} l-4,-7 h8 z" fill="#555555">'
                  f'<title>action {escape(str(e.get("kind")))} {escape(str(e.get("params") or ""))} '
                  f'at +{e["mono"] - t0:.1f}s</title></path>')
+    return s
+
+
+def _broker_ticks(c: _Chart, history: History) -> tuple[list[str], int]:
+    """The brokers' lines about the group as ticks above the axis (a notable one as a diamond), and how many."""
+    t0, t1, span, axis_y, s = c.t0, c.t1, c.span, c.axis_y, []
     gid, said = group_of(history), 0
     for e in history.of_type("broker"):  # the brokers' lines about the group: ticks above the axis
         if not t0 <= e["mono"] <= t1:
@@ -205,12 +270,25 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
                  f'{"fill" if big else "stroke"}="{"#ff9900" if big else "#1f77b4"}"><title>broker '
                  f'{escape(str(e.get("broker")))} {escape(str(e.get("level")))} at +{e["mono"] - t0:.2f}s: '
                  f'{escape(str(e.get("message", ""))[:400])}</title></path>')
+    return s, said
+
+
+def _kills(c: _Chart, history: History) -> list[str]:
+    """Member kills and crashes as dark dashed lines across every row."""
+    t0, t1, span, s = c.t0, c.t1, c.span, []
     for e in history.of_type("member_exit"):  # kills and crashes: dark dashed lines across every row
         if e.get("how") in ("kill", "crash") and t0 <= e["mono"] <= t1:
             x = _x(e["mono"], t0, span)
-            s.append(f'<line class="kill" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{axis_y}" stroke="#222222" '
+            s.append(f'<line class="kill" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{c.axis_y}" stroke="#222222" '
                      f'stroke-width="1.5" stroke-dasharray="5,3"><title>{escape(str(e.get("member")))} '
                      f'{"killed" if e.get("how") == "kill" else "crashed"} at +{e["mono"] - t0:.1f}s</title></line>')
+    return s
+
+
+def _marks(c: _Chart, marks, dlq_marks) -> list[str]:
+    """Redeliveries as purple ticks at the top of their partition's row, dead-lettered records as teal ticks at
+    its bottom."""
+    tl, t0, t1, span, parts, s = c.tl, c.t0, c.t1, c.span, c.parts, []
     for t, tp, pn, tip in marks:  # e.g. redeliveries: purple ticks at the top of their partition's row
         g = tl.layout.of(tp, int(pn))
         if g in parts and t0 <= t <= t1:
@@ -223,6 +301,13 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
             x, y = _x(t, t0, span), TOP + (parts.index(g) + 1) * ROW_H
             s.append(f'<path class="dlq" d="M{x:.1f},{y - 1:.1f} l-3,5 h6 z" fill="#008080">'
                      f'<title>{escape(tip)} at +{t - t0:.2f}s</title></path>')
+    return s
+
+
+def _assignment_strips(c: _Chart, assigned) -> list[str]:
+    """The coordinator's assignment: a thin strip per member along the bottom of the partition's row, faded from
+    when the member was gone."""
+    tl, t0, t1, span, parts, colour, s = c.tl, c.t0, c.t1, c.span, c.parts, c.colour, []
     lane: dict = {}
     for a, b, tp, pn, m, gone in assigned:  # the coordinator's assignment: a strip per member along the row's bottom
         g = tl.layout.of(tp, int(pn))
@@ -241,6 +326,12 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
                      f'width="{max(xb - xa, 1.0):.1f}" height="2" fill="{colour[m]}"{fade}><title>the coordinator '
                      f'assigned partition {escape(str(tl.name(g)))} to {escape(m)}{since}: '
                      f'+{x0 - t0:.1f}s .. +{min(x1, t1) - t0:.1f}s</title></rect>')
+    return s
+
+
+def _violation_marks(c: _Chart, viol) -> list[str]:
+    """Violations as red markers on their partition's row, else across all rows."""
+    t0, span, parts, axis_y, s = c.t0, c.span, c.parts, c.axis_y, []
     for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
         x = _x(t, t0, span)
         if p is not None and p in parts:
@@ -254,21 +345,4 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
             s.append(f'<g class="violation"><title>{escape(tip)} at +{t - t0:.2f}s</title>'
                      f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{axis_y}" stroke="#ff0000" stroke-width="2"/>'
                      f'<path d="M{x:.1f},{TOP - 6} l-6,-10 h12 z" fill="#ff0000"/></g>')
-    items = [(colour[m], m, "owner") for m in members] + [("#f4a6a6", "fault", "fault"),
-                                                         ("#222222", "member killed (dashed)", "kill")]
-    if said:
-        items.append(("#ff9900", "broker said (diamond: refusal)", "broker"))
-    if marks:
-        items.append(("#6a0dad", f"redelivered ({len(marks)})", "mark"))
-    if dlq_marks:
-        items.append(("#008080", f"dead-lettered ({len(dlq_marks)})", "dlq"))
-    if assigned:
-        items.append(("#555555", "coordinator's assignment (strip)", "assigned"))
-    if viol:
-        items.append(("#ff0000", f"violation ({len(viol)})", "violation"))
-    for i, (c, label, _) in enumerate(items):
-        x, y = LEFT + (i % LEGEND_COLS) * LEGEND_COL_W, legend_y + (i // LEGEND_COLS) * 20
-        s.append(f'<rect x="{x}" y="{y - 10}" width="14" height="12" fill="{c}"/>'
-                 f'<text x="{x + 20}" y="{y}">{escape(label)}</text>')
-    s.append("</svg>")
-    return "\n".join(s) + "\n"
+    return s

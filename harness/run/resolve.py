@@ -12,9 +12,9 @@ Every refusal is a BadInput before a run directory exists (one line, exit 2); th
 from __future__ import annotations
 
 from harness.base.errors import BadInput
-from harness.base.versions import version_key
+from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, is_release, version_key
 from harness.cluster import backends
-from harness.plan.config import CLIENT_PROTOCOL_SINCE, RunConfig, RunPlan, plan, precheck
+from harness.plan.config import RunConfig, RunPlan, plan, precheck
 
 
 def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
@@ -40,7 +40,7 @@ def _check_client_versions(p: RunPlan) -> None:
     cfg, sc = p.cfg, p.scenario
     if sc.kind != "consumer" or cfg.member != "python" or cfg.member_command:
         return  # no Python member runs, unless a slot command says otherwise: nothing of confluent-kafka to check
-    from harness.members.clients import VERSION_RE, bundled_version
+    from harness.members.clients import bundled_version
     first = cfg.client_version or sc.initial_client
     versions = {(first or "default", cfg.protocol)}
     for a in p.schedule:  # a bounce may bring a member back on another version or protocol
@@ -49,9 +49,9 @@ def _check_client_versions(p: RunPlan) -> None:
     for v, proto in sorted(versions):
         v = bundled_version() if v in ("default", None) else v
         since = CLIENT_PROTOCOL_SINCE.get(proto)
-        if since and VERSION_RE.match(v) and version_key(v.split(".post")[0])[:3] < since:
+        if since and is_release(v, post=True) and version_key(v) < since:
             raise BadInput(f"confluent-kafka {v} cannot speak the {proto} group protocol (KIP-848); it needs "
-                           f"confluent-kafka {'.'.join(map(str, since))} or newer (2.12.0 for GA)")
+                           f"confluent-kafka {dotted(since)} or newer (2.12.0 for GA)")
 
 
 def _check_names(p: RunPlan, *, fake: bool, progress) -> None:

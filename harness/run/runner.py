@@ -5,6 +5,7 @@
     cluster backend          -> the brokers (the run's own, or one shared with other runs)
     kind (harness.kinds)     -> consumer group or Streams app: topics, member specs, "stable"
     nemesis                  -> the schedule's actions and faults
+    context (RunContext)     -> all a kind and the nemesis are handed of the run, filled in as set-up goes
     waits + observer         -> the only waiting, over the history read incrementally
     invariants.judge         -> the verdicts, from the history alone
 
@@ -32,18 +33,18 @@ from harness.kinds import kind_of
 from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.members import MemberPool
 from harness.nemesis.core import Nemesis
+from harness.run.context import RunContext
 from harness.run.observe import Observer
 from harness.plan.actions import needs_requests
-from harness.plan.config import (MISBEHAVIOURS, STREAMS_MISBEHAVIOURS, RunConfig, RunPlan, config_dict,
-                                 replay_config)
+from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
+from harness.plan.kinds.settings import client_settings
 from harness.run.resolve import resolve
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, PRODUCER_HISTORY, RunDir, RunResult, utc_now
 from harness.plan.topics import run_topics
 from harness.run.waits import Waits
 from harness.members.workload import Workload
 
-__all__ = ["MISBEHAVIOURS", "STREAMS_MISBEHAVIOURS", "Run", "RunConfig", "RunResult", "replay_config",
-           "run_scenario"]
+__all__ = ["Run", "RunConfig", "RunResult", "replay_config", "run_scenario"]
 log = logging.getLogger("harness.run")
 
 
@@ -70,9 +71,10 @@ class Run:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         self.dir = RunDir.create(cfg.runs_root, f"{stamp}-{cfg.scenario}-{cfg.protocol}-{cfg.seed}")
         self.run_id = self.dir.name
-        self.topics = run_topics(self.run_id, cfg.topics, cfg.partitions)
-        self.topic, self.group_id = self.topics[0].real, f"g-{self.run_id}"
-        self.kind = kind_of(self.plan.scenario)(self.plan, self)
+        self.ctx = RunContext(plan=self.plan, run_id=self.run_id, group_id=f"g-{self.run_id}",
+                              topics=run_topics(self.run_id, cfg.topics, cfg.partitions), run_dir=self.dir,
+                              say=self.say, event=self.event, clock=self.clock)
+        self.kind = kind_of(self.plan.scenario)(self.ctx)
         self.hist: HistoryWriter | None = None
         self.cluster = self.pool = self.nemesis = self.workload = self.broker_log = None
         self.ran: list[dict] = []
@@ -122,14 +124,15 @@ class Run:
         return RunResult(self.dir.path, "error", error=error)
 
     def _setup(self) -> None:
-        cfg, plan, d = self.cfg, self.plan, self.dir
+        cfg, plan, d, ctx = self.cfg, self.plan, self.dir, self.ctx
         self.meta.update(self.kind.prepare())
         self._start_cluster()
-        self.broker_log = BrokerLog(self.cluster, group_id=self.group_id)  # where each broker's log ends now
+        ctx.cluster = self.cluster
+        self.broker_log = BrokerLog(self.cluster, group_id=ctx.group_id)  # where each broker's log ends now
         self.meta.update({
-            "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": self.topic,
-            "topics": [[t.real, t.partitions] for t in self.topics],
-            "group_id": self.group_id, "kafka_version": self.cluster.version,
+            "scenario": cfg.scenario, "seed": cfg.seed, "protocol": cfg.protocol, "topic": ctx.topic,
+            "topics": [[t.real, t.partitions] for t in ctx.topics],
+            "group_id": ctx.group_id, "kafka_version": self.cluster.version,
             "backend": getattr(self.cluster, "backend", self.cfg.backend),
             "brokers": len(self.cluster.broker_ids()), "broker_settings": self.cluster.settings.properties(),
             "check_settings": self.kind.check_settings(), "cluster_dir": str(self.cluster.work_dir),
@@ -144,24 +147,23 @@ class Run:
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
                    **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}),
                    **({"share_settings": self.kind.share_check_settings()} if plan.kind == "share" else {}))
-        self.kind.create_topics()
-        set_group_configs(self, self.kind.group_configs())
-        record_group_settings(self)
-        self.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=self.group_id, topic=self.topic,
-                               history_dir=d.history_dir, log_dir=d.logs_dir, on_event=self.event,
-                               client_config=self.kind.pool_config())
-        self.observer = Observer(d.history_dir, [t.real for t in self.topics])
-        self.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg, event=self.event,
-                           say=self.say, clock=self.clock)
-        self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in self.topics],
+        self.meta.update(self.kind.create_topics())
+        set_group_configs(ctx, self.kind.group_configs())
+        record_group_settings(ctx)
+        self.pool = ctx.pool = MemberPool(bootstrap=self.cluster.bootstrap(), group_id=ctx.group_id,
+                                          topic=ctx.topic, history_dir=d.history_dir, log_dir=d.logs_dir,
+                                          on_event=self.event, client_config=self.kind.pool_config(),
+                                          merge_settings=client_settings)
+        self.observer = ctx.observer = Observer(d.history_dir, [t.real for t in ctx.topics])
+        self.waits = ctx.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg,
+                                       event=self.event, say=self.say, clock=self.clock)
+        self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in ctx.topics],
                                            history_path=d.history_file(PRODUCER_HISTORY), rate_per_s=cfg.rate_per_s)
-        self.nemesis = Nemesis(cluster=self.cluster, pool=self.pool, kind=self.kind, waits=self.waits,
-                               event=self.event, say=self.say, group_id=self.group_id, workload=self.workload)
+        self.nemesis = Nemesis(ctx, kind=self.kind, workload=self.workload)
         self.workload.start()
-        self.say(f"topic{'s' if len(self.topics) > 1 else ''} {', '.join(t.real for t in self.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
+        self.say(f"topic{'s' if len(ctx.topics) > 1 else ''} {', '.join(t.real for t in ctx.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
                  f"{plan.kind} members ({cfg.protocol}, {self.meta['client_library']} {self.meta['client_version']})")
-        self.nemesis.add_members(plan.scenario.members)
-        self.kind.members_started()
+        self.kind.members_started(self.nemesis.add_members(plan.scenario.members))
         self.waits.wait_stable("initial assignment")
 
     def _start_cluster(self) -> None:

@@ -11,6 +11,7 @@ import psutil
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
+from harness.plan.kinds.settings import client_settings
 from harness.members import MemberPool, MemberSpec
 
 pytestmark = pytest.mark.integration
@@ -26,7 +27,7 @@ def test_member_connects_only_to_proxies(kafka_cluster, tmp_path):
     topic = "bypass-check"
     kafka_cluster.create_topic(topic, partitions=6, replication=3)
     events = []
-    pool = MemberPool(bootstrap=kafka_cluster.bootstrap(), group_id="g-bypass", topic=topic,
+    pool = MemberPool(merge_settings=client_settings, bootstrap=kafka_cluster.bootstrap(), group_id="g-bypass", topic=topic,
                       history_dir=tmp_path, log_dir=tmp_path, on_event=lambda t, **f: events.append(t))
     try:
         m = pool.start(MemberSpec(protocol="classic-cooperative"))

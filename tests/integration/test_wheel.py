@@ -75,7 +75,7 @@ def test_the_wheel_has_no_fixtures_package(venv):
         entry_points = z.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     assert tops == {"harness"}, tops
     assert "harness/suite/plugin.py" in names
-    assert re.search(r"^\[pytest11\]\nharness\.pytest_plugin = harness\.pytest_plugin$", entry_points, re.M), entry_points
+    assert re.search(r"^\[pytest11\]\nharness\.suite\.plugin = harness\.suite\.plugin$", entry_points, re.M), entry_points
 
 
 def test_pypi_fixtures_and_the_plugin_import_side_by_side(venv):

@@ -14,6 +14,7 @@ import pytest
 from harness.base.errors import BadInput
 from harness.nemesis.lag import Autoscaler, Policy, lag_of
 from harness.members.workload import Pacer
+from runctx import context
 
 
 def test_lag_sums_the_watermark_minus_the_commit_and_counts_no_commit_from_zero():
@@ -133,8 +134,8 @@ def test_the_autoscale_action_records_samples_decisions_and_the_burst(monkeypatc
     kind = SimpleNamespace(member_spec=lambda slot: SimpleNamespace(rack=None), input_topics=lambda: [("t", 6)])
     resets = []
     cluster = SimpleNamespace(admin=lambda: None, reset_admin=lambda: resets.append(len(events)))
-    nem = Nemesis(cluster=cluster, pool=StubPool(), kind=kind, waits=waits,
-                  event=lambda t, **f: events.append((t, f)), say=lambda m: None, group_id="g", workload=producer)
+    nem = Nemesis(context(event=lambda t, **f: events.append((t, f)), cluster=cluster, pool=StubPool(), waits=waits),
+                  kind=kind, workload=producer)
     nem.add_member()
     nem.add_member()
     info = nem.perform(SimpleNamespace(kind="autoscale", params=dict(
@@ -152,6 +153,6 @@ def test_the_autoscale_action_records_samples_decisions_and_the_burst(monkeypatc
 def test_workload_rate_needs_a_producer():
     from harness.base.errors import Indeterminate
     from harness.nemesis.core import Nemesis
-    nem = Nemesis(cluster=None, pool=None, kind=None, waits=None, event=None, say=None, group_id="g")
+    nem = Nemesis(context(cluster=None, pool=None, waits=None), kind=None)
     with pytest.raises(Indeterminate, match="no producer"):
         nem.perform(SimpleNamespace(kind="workload_rate", params={"rate_per_s": 10.0}))

@@ -29,8 +29,9 @@ from harness.kinds.streams import StreamsApp
 from harness.run.observe import Observer
 from harness.plan.config import RunConfig
 from harness.plan.scenarios import SCENARIOS
-from harness.plan.topics import run_topics
+from harness.plan.topics import Topic, run_topics
 from harness.run.waits import Waits
+from runctx import context
 
 
 class _Clock:
@@ -102,7 +103,7 @@ def _consumer_history(regex: str, extra=()) -> list[dict]:
 ])
 def test_a_consumer_groups_stable_wait_and_its_judgment_agree(tmp_path, calls, regex, extra, balanced):
     hdir = _write(tmp_path, _consumer_history(regex, extra))
-    kind = ConsumerGroup(SimpleNamespace(cfg=None), SimpleNamespace(run_id=RUN, topics=TOPICS))
+    kind = ConsumerGroup(context(SimpleNamespace(cfg=None), run_id=RUN, topics=TOPICS))
     stable = _wait(kind, hdir, [O, P], {"a", "b", "c"})
     v = convergence.check(History.load(hdir), CheckSettings(topics=((O, 1), (P, 3)), max_poll_interval_s=10.0))
     assert stable == balanced
@@ -117,7 +118,8 @@ def _streams_kind(tmp_path: Path, partitions: int, standbys: int) -> StreamsApp:
                                  streams_settings=(("num.standby.replicas", standbys),))
     sc = SCENARIOS["streams-scale-out"]
     plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=checks_of("streams").settings(cfg, sc), racks=("r0",), schedule=())
-    return StreamsApp(plan, SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path)))
+    return StreamsApp(context(plan, group_id="g-run", topics=[Topic("", "t-run", partitions)],
+                              run_dir=SimpleNamespace(path=tmp_path)))
 
 
 T = sb.T
@@ -160,8 +162,8 @@ def _connect_kind(tmp_path: Path) -> ConnectCluster:
     sc = SCENARIOS["connect-worker-kill"]
     plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=checks_of("connect").settings(cfg, sc), racks=("r0",),
                            kafka_version="4.3.1")
-    kind = ConnectCluster(plan, SimpleNamespace(topic="t-run", group_id="g-run", dir=SimpleNamespace(path=tmp_path),
-                                                clock=lambda: 0.0))
+    kind = ConnectCluster(context(plan, group_id="g-run", topics=[Topic("", "t-run", cfg.partitions)],
+                                  run_dir=SimpleNamespace(path=tmp_path), clock=lambda: 0.0))
     kind.connectors_created, kind._status_at = True, float("inf")  # no REST calls here
     return kind
 

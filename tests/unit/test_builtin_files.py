@@ -12,6 +12,7 @@ import pytest
 from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.base.errors import BadInput
+from harness.base.vocabulary import CONSUMER_PROTOCOLS
 from harness.plan.actions import ACTIONS
 from harness.plan.config import RunConfig
 from harness.plan.scenarios import SCENARIOS, ScenarioContext
@@ -67,7 +68,7 @@ def test_scenario_level_fields_kept():
     assert SCENARIOS["protocol-migration-refused"].protocols == ("classic-cooperative",)
     assert SCENARIOS["protocol-migration-refused"].check_overrides(CTX, sched("protocol-migration-refused", 1)) == {
         "expect_broker": "Cannot upgrade classic group \\S+ to consumer group"}
-    assert SCENARIOS["member-kill"].protocols == scenarios.PROTOCOLS
+    assert SCENARIOS["member-kill"].protocols == CONSUMER_PROTOCOLS
     # a pause's zombie window is judged from the recorded fault and the member's own settings, not set per scenario
     assert SCENARIOS["pause-long"].check_overrides(CTX, sched("pause-long", 1)) == {}
 

@@ -4,6 +4,7 @@ import pytest
 
 from harness.kafka import config_keys
 from harness.kafka import config_names
+from harness.base.versions import is_release
 from harness.kafka import dist as kafka_dist
 from harness.cluster.base import BrokerSettings
 from harness.cluster.fake import FakeCluster
@@ -94,7 +95,7 @@ def test_check_reads_every_release_a_cluster_runs_and_groups_only_from_4_0(monke
 def release(monkeypatch, tmp_path):
     """Runs on their own cluster of Kafka 4.3.1 (or the version asked for), whose names are BROKER and GROUP."""
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist(
-        v if kafka_dist.VERSION_RE.match(v) else "4.3.1", tmp_path))
+        v if is_release(v) else "4.3.1", tmp_path))
     asked = []
 
     def names(kind, version, progress=None):

@@ -7,6 +7,8 @@ from harness.plan.kinds.connect import connect_settings
 from harness.plan.config import RunConfig
 from harness.record.rundir import RunDir
 from harness.plan.scenarios import SCENARIOS
+from harness.plan.topics import Topic
+from runctx import context
 
 
 def _kind(tmp_path: Path, **given) -> ConnectCluster:
@@ -14,9 +16,9 @@ def _kind(tmp_path: Path, **given) -> ConnectCluster:
     sc = SCENARIOS["connect-worker-kill"]
     plan = SimpleNamespace(cfg=cfg, scenario=sc, settings=connect_settings(cfg, sc), racks=("r0", "r1", "r2"),
                            kafka_version="4.3.1")
-    run = SimpleNamespace(topic="t-run", group_id="g-run", dir=RunDir(tmp_path),
-                          cluster=SimpleNamespace(bootstrap=lambda: "127.0.0.1:9092"))
-    kind = ConnectCluster(plan, run)
+    ctx = context(plan, group_id="g-run", topics=[Topic("", "t-run", cfg.partitions)], run_dir=RunDir(tmp_path),
+                  clock=lambda: 0.0, cluster=SimpleNamespace(bootstrap=lambda: "127.0.0.1:9092"))
+    kind = ConnectCluster(ctx)
     kind.command = ("java", "HarnessWorker")
     return kind
 
@@ -52,7 +54,6 @@ def test_stable_means_every_unit_running_once(tmp_path):
     kind._status_at = float("inf")  # no REST calls here
     tasks = {(c, i) for c, n in ((SOURCE, 4), (SINK, 3)) for i in range(n)}
     obs = SimpleNamespace(connect={"m1": {"connectors": {SOURCE, SINK}, "tasks": set(tasks)}})
-    kind.run.clock = lambda: 0.0
     assert kind.settled(obs, {"m1"})[0]
     obs.connect["m2"] = {"connectors": set(), "tasks": {(SOURCE, 0)}}
     assert not kind.settled(obs, {"m1", "m2"})[0]  # task 0 on two workers

@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from harness.plan.kinds.settings import client_settings
 from harness.record import schema as hs
 from harness.record.history import HistoryWriter, read_file
 
@@ -353,7 +354,7 @@ def test_member_pool_and_python_member_lines_validate(tmp_path):
     hist_dir, logs = tmp_path / "history", tmp_path / "logs"
     logs.mkdir()
     with HistoryWriter(hist_dir / "harness.jsonl", source="harness", member=None) as h:
-        pool = MemberPool(bootstrap="127.0.0.1:9", group_id="g", topic="t", history_dir=hist_dir, log_dir=logs,
+        pool = MemberPool(merge_settings=client_settings, bootstrap="127.0.0.1:9", group_id="g", topic="t", history_dir=hist_dir, log_dir=logs,
                           on_event=h.event, client_config={"session.timeout.ms": 6000})
         try:
             m1 = pool.start(MemberSpec(protocol="classic-cooperative", rack="r0"), wait_s=60)

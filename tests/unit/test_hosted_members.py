@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.plan.kinds.settings import client_settings
 from harness.base.errors import BadInput
 from harness.record.history import History
 from harness.members import pool as pool_mod
@@ -59,7 +60,7 @@ def pool(tmp_path, monkeypatch):
     events = []
     (tmp_path / "h").mkdir()
     (tmp_path / "l").mkdir()
-    p = MemberPool(bootstrap="x:1", group_id="g", topic="t", history_dir=tmp_path / "h", log_dir=tmp_path / "l",
+    p = MemberPool(merge_settings=client_settings, bootstrap="x:1", group_id="g", topic="t", history_dir=tmp_path / "h", log_dir=tmp_path / "l",
                    on_event=lambda type_, **kw: events.append({"type": type_, **kw}))
     yield p, events
     p.kill_all()

@@ -1,5 +1,5 @@
 """convergence_balance: complete, balanced and quiet within the bound after the last disturbance."""
-from histbuild import (assigned, broker_event, drained, effective, fault_end, fault_start, history, join, lost, member_exit,
+from histbuild import (assigned, broker_event, drained, effective, ev, fault_end, fault_start, history, join, lost, member_exit,
                        revoked, run_end, run_start, settings, started, steady, stopped)
 
 from harness.invariants import convergence
@@ -162,6 +162,62 @@ def test_one_cooperative_rebalance_nothing_drives_is_tolerated():
            assigned("a", 21.5, [3])]
     v = check(history(evs))
     assert v.status == "valid", v.message
+
+
+def _eager_join_then_stop(stop_at: float | None):
+    """classic-eager, a, b and c: c joins at 10 (the members revoke at 10.5, the assignment comes 3 s later: two
+    bursts, all a join explains under eager with its follow-up), then b's shutdown revokes at 15.3; b's
+    `member_stop` at `stop_at` (None: b is never stopped, and its revoke at 15.3 is a rebalance of its own)."""
+    evs = [run_start(0.0), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), *join("c", 10.0),
+           revoked("a", 10.5, [0, 1]), revoked("b", 10.6, [2, 3]),
+           assigned("a", 13.5, [0]), assigned("b", 13.5, [1, 2]), assigned("c", 13.5, [3]),
+           revoked("b", 15.3, [1, 2]), run_end(40.0)]
+    if stop_at is not None:
+        evs += [ev("member_stop", stop_at, "harness", member="b"), stopped("b", 15.35), member_exit("b", 15.6),
+                assigned("a", 16.5, [1]), assigned("c", 16.5, [2])]
+    else:
+        evs += [assigned("b", 16.5, [1, 2])]
+    return evs
+
+
+def test_a_graceful_stops_revoke_before_its_exit_is_the_stops_rebalance():
+    """The runner's stop (member_stop) comes before the member's revoke, its exit after: the revoke is the stop's
+    own, counted from the stop, not a third rebalance of the join before it (random-mix, classic-eager)."""
+    v = check(history(_eager_join_then_stop(15.2)), protocol="classic-eager")
+    assert v.status == "valid", v.message
+    assert v.measurements["rebalances_undriven"] == 0
+
+
+def test_revokes_of_a_member_nobody_stopped_are_rebalances_of_their_own():
+    """The same revokes with no stop: three such revoke-and-assign rounds beyond the join are a storm."""
+    evs = _eager_join_then_stop(None)
+    for i in range(2):
+        t = 20.0 + 3 * i
+        evs += [revoked("b", t, [1, 2]), assigned("b", t + 1.0, [1, 2])]
+    v = check(history(evs), protocol="classic-eager")
+    assert v.status == "invalid" and "rebalances nothing drove" in v.message, v.message
+
+
+def _coordinator_down(with_fault: bool):
+    """The coordinator's broker is killed at 10 and ready again at 30 (restarted at 13): a and b time their
+    sessions out on their own clocks and write `lost` at 16.5 and at 21 (a blocked poll serves the callback
+    late), 8 s after the restart, then rejoin at 27."""
+    down = [fault_start(10.0, "f1", kind="broker_kill", brokers=[3]), broker_event(10.0, 3, "kill"),
+            broker_event(13.0, 3, "start"), broker_event(30.0, 3, "ready"), fault_end(30.0, "f1")]
+    evs = [*steady(60.0), lost("a", 16.5, [0, 1]), lost("b", 21.0, [2, 3]), assigned("a", 27.0, [0, 1]),
+           assigned("b", 27.1, [2, 3])]
+    return evs + (down if with_fault else [])
+
+
+def test_members_dropping_their_assignment_while_the_coordinators_broker_is_down_is_no_storm():
+    v = check(history(_coordinator_down(True)))
+    assert v.status == "valid", v.message
+    assert v.measurements["rebalances_undriven"] == 0 and v.measurements["lost_in_good_standing"] == 0
+
+
+def test_the_same_drops_with_no_broker_down_are_unexplained():
+    v = check(history(_coordinator_down(False)))
+    assert v.measurements["lost_in_good_standing"] == 2, v.measurements
 
 
 # -- the runner's own wait: group_settled, every kind's rule (tests/unit/test_invariant_settled.py)

@@ -109,7 +109,7 @@ def test_a_build_is_reused_while_nothing_changed(fake_build, tmp_path):
     build, compiles, after, lib, src, program = fake_build
     built = build()
     assert built.base == tmp_path / "cache" / "jvm" / "prog" / "1.0" and built.jar.exists()
-    assert compiles == [["Main.java", "HistoryHeader.java", "KafkaVersion.java", "HistorySchema.java"]]
+    assert compiles == [["Main.java", "HistoryHeader.java", "KafkaVersion.java", "HistorySchema.java", "Vocabulary.java"]]
     assert after == [built.jar]
     build()
     assert len(compiles) == 1 and len(after) == 1

@@ -1,8 +1,10 @@
-"""The one settings merge of the Streams and Connect kinds (harness/plan/kinds/settings.py): defaults, then the
-scenario's, then the run's own; an unknown key is refused with the close known one; whole numbers read once."""
+"""The one settings merge of every kind (harness/plan/kinds/settings.py): defaults, then the scenario's, then the
+run's own; an unknown Streams or Connect key is refused with the close known one; whole numbers read once; a
+consumer group's client settings are merged once for the check of the client, run.json and the members."""
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,7 +13,7 @@ import pytest
 from harness.base.errors import BadInput
 from harness.plan.kinds import connect as connect_settings
 from harness.plan.kinds import streams as streams_settings
-from harness.plan.kinds.settings import merge, whole
+from harness.plan.kinds.settings import client_settings, merge, whole
 
 DEFAULTS = {"commit.interval.ms": 1, "harness.name": "x"}
 
@@ -67,3 +69,46 @@ def test_neither_kind_keeps_a_merge_or_number_reader_of_its_own():
         assert "_int" not in own, mod.__name__
         names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         assert "closest" not in names and {"merge", "whole"} <= names, mod.__name__
+
+
+TIMINGS = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 20000}
+
+
+def test_a_consumer_groups_client_settings_take_the_protocols_timings_then_the_given_ones():
+    assert client_settings("classic-eager", TIMINGS, {"fetch.min.bytes": "1"}) == {**TIMINGS, "fetch.min.bytes": "1"}
+    assert client_settings("consumer", TIMINGS, {}) == {"max.poll.interval.ms": 20000}  # the group's timings
+    assert client_settings("classic-cooperative", TIMINGS, {"session.timeout.ms": "45000"})["max.poll.interval.ms"] \
+        == 45000  # raised to a longer session timeout: clients refuse a shorter poll interval
+    assert client_settings("classic-eager", TIMINGS, {"session.timeout.ms": "45000", "max.poll.interval.ms": "9000"}) \
+        == {"session.timeout.ms": "45000", "heartbeat.interval.ms": 500, "max.poll.interval.ms": "9000"}
+    assert client_settings("streams", {}, {"harness.misreport": {"a": 1}}) == {"harness.misreport": {"a": 1}}
+
+
+def test_a_share_groups_configs_merge_any_key_the_brokers_know():
+    from harness.plan.kinds.share import share_group_configs
+    cfg = SimpleNamespace(session_timeout_s=6.0, heartbeat_interval_s=0.5,
+                          group_settings=(("share.delivery.count.limit", "3"), ("share.isolation.level", "read_committed")))
+    out = share_group_configs(cfg)
+    assert out["share.delivery.count.limit"] == "3" and out["share.isolation.level"] == "read_committed"
+    assert out["share.session.timeout.ms"] == "6000" and out["share.auto.offset.reset"] == "earliest"
+
+
+def test_the_consumer_group_checks_records_and_starts_with_the_one_merge(monkeypatch):
+    """What the Python member's client is checked with, what run.json records and what each member is started with
+    are one merge of the same settings (under the consumer protocol, without the classic-only timings)."""
+    from harness.kinds import consumer
+    from harness.members import clients
+    from harness.members.pool import MemberPool
+    from harness.plan.config import RunConfig
+    checked = []
+    monkeypatch.setattr(clients, "client_path", lambda version, progress=None: ("2.12.0", None))
+    monkeypatch.setattr(clients, "check_settings", lambda path, version, protocol, conf: checked.append(conf))
+    cfg = RunConfig.for_scenario("member-kill", seed=1, protocol="consumer", client_settings=(("fetch.min.bytes", "7"),))
+    plan = SimpleNamespace(cfg=cfg, scenario=cfg.scenario_spec, schedule=(), kafka_version="4.3.1", racks=("r0",))
+    from runctx import context
+    kind = consumer.ConsumerGroup(context(plan, topics=[SimpleNamespace(real="t-r", partitions=6)]))
+    recorded = kind.prepare()["client_settings"]
+    assert checked == [recorded] and "session.timeout.ms" not in recorded and recorded["fetch.min.bytes"] == "7"
+    pool = MemberPool(merge_settings=client_settings, bootstrap="b", group_id="g", topic="t", history_dir=Path("/nonexistent"), log_dir=Path("/x"),
+                      on_event=lambda *a, **k: None, client_config=kind.pool_config())
+    assert json.loads(pool._env(kind.member_spec(0), "m1")["HARNESS_CLIENT_CONFIG"]) == recorded

@@ -139,15 +139,14 @@ def test_processing_time_reaches_members_as_the_contract_and_streams_settings_sa
     from harness.kinds.consumer import ConsumerGroup
     from harness.kinds.streams import StreamsApp
     from harness.plan.config import scenario_of
+    from runctx import context
     cfg = RunConfig.for_scenario("autoscale", seed=1)
     plan = SimpleNamespace(cfg=cfg, scenario=scenario_of("autoscale"), racks=("r0",))
-    run = SimpleNamespace(group_id="g", run_id="r", topics=[SimpleNamespace(real="t-r", partitions=6)])
-    kind = ConsumerGroup(plan, run)
+    kind = ConsumerGroup(context(plan, topics=[SimpleNamespace(real="t-r", partitions=6)]))
     assert kind.member_spec(0).processing_ms == 20.0 and kind.input_topics() == [("t-r", 6)]
     scfg = RunConfig.for_scenario("streams-autoscale", seed=1)
     sc = scenario_of("streams-autoscale")
     from harness.plan.kinds.streams import streams_settings
     splan = SimpleNamespace(cfg=scfg, scenario=sc, racks=("r0",), settings=streams_settings(scfg, sc))
-    srun = SimpleNamespace(group_id="g", topic="t-r", dir=RunDir(Path("/tmp/x")))
-    app = StreamsApp(splan, srun)
+    app = StreamsApp(context(splan, topics=[SimpleNamespace(real="t-r", partitions=6)], run_dir=RunDir(Path("/tmp/x"))))
     assert app._member_config(0)["harness.processing.ms"] == 20.0 and app.input_topics() == [("t-r", 6)]

@@ -13,6 +13,7 @@ from harness.base.errors import BadInput, Indeterminate, SetupError
 from harness.members import MemberSpec
 from harness.nemesis.core import Nemesis
 from harness.plan.scenarios import Action
+from runctx import context
 
 
 class StubPool:
@@ -72,8 +73,8 @@ def world(tmp_path):
     cluster.start()
     assert types(events) == ["broker_event:start", "broker_event:ready"] * 3
     events.clear()
-    nem = Nemesis(cluster=cluster, pool=StubPool(), kind=StubKind(), waits=StubWaits(), event=sink,
-                  say=lambda msg: None, group_id="g-test")
+    nem = Nemesis(context(group_id="g-test", event=sink, cluster=cluster, pool=StubPool(), waits=StubWaits()),
+                  kind=StubKind())
     yield SimpleNamespace(nem=nem, cluster=cluster, events=events, pool=nem.pool, waits=nem.waits)
     cluster.stop()
     assert not cluster.errors

@@ -14,6 +14,7 @@ from harness.plan.kinds.checks import ShareChecks
 from harness.nemesis.core import Nemesis
 from harness.plan.config import RunConfig
 from harness.plan.scenarios import Action, SCENARIOS
+from runctx import context
 from test_nemesis import StubPool, StubWaits, types
 
 
@@ -29,8 +30,8 @@ def world(tmp_path):
     cluster.start()
     cluster.create_topic("t-1", partitions=6)
     events.clear()
-    nem = Nemesis(cluster=cluster, pool=StubPool(), kind=TopicKind(), waits=StubWaits(),
-                  event=lambda t, **f: events.append((t, f)), say=lambda m: None, group_id="g")
+    nem = Nemesis(context(event=lambda t, **f: events.append((t, f)), cluster=cluster, pool=StubPool(),
+                          waits=StubWaits()), kind=TopicKind())
     yield SimpleNamespace(nem=nem, cluster=cluster, events=events)
     cluster.stop()
 

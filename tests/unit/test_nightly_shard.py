@@ -11,7 +11,7 @@ from harness.drive import nightly as night
 from harness.base.errors import BadInput
 from harness.drive.nightly import nightly, parse_shard, shard_draws
 from harness.record.rundir import RunResult
-from harness.plan.scenarios import PROTOCOLS
+from harness.base.vocabulary import CONSUMER_PROTOCOLS as PROTOCOLS
 
 MATRIX = dict(kafka_versions=["4.3.1", "4.0.0"], client_versions=[None, "2.12.2"],
               protocols=["classic-eager", "classic-cooperative", "consumer"])

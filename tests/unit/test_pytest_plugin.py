@@ -9,7 +9,7 @@ import argparse
 
 from harness.suite import plugin as pytest_plugin
 from harness.cli import _parser
-from harness.plan.scenarios import PROTOCOLS
+from harness.base.vocabulary import CONSUMER_PROTOCOLS as PROTOCOLS
 
 
 class _Recorder:

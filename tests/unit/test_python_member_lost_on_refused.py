@@ -10,8 +10,9 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from harness.members import python_member as pm
-from harness.members.python_settings import (LOST_ON_REFUSED_COMMIT, consumer_config, refused_commit_is_lost,
-                                             split_settings)
+from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT
+from harness.members.python_member import consumer_config
+from harness.members.python_settings import refused_commit_is_lost, split_settings
 from harness.record.history import read_file
 
 

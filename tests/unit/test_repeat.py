@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.base.versions import is_release
 from harness.kafka import dist as kafka_dist
 from harness.base import procs
 from harness.drive import repeat as rp
@@ -149,7 +150,7 @@ class RecordingCluster:
 def own_kafka(monkeypatch, tmp_path):
     """The repeat resolves the Kafka version before it starts its cluster; the fake needs no jars."""
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist(
-        v if kafka_dist.VERSION_RE.match(v) else "4.3.1", tmp_path))
+        v if is_release(v) else "4.3.1", tmp_path))
 
 
 def _scale_out(rng, ctx):

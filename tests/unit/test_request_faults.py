@@ -17,6 +17,7 @@ from harness.kproxy.rules import Seen
 from harness.nemesis.core import Nemesis
 from harness.plan.scenario_file import loads
 from harness.plan.scenario_model import Action
+from runctx import context
 from test_nemesis import StubKind, StubPool, StubWaits
 
 
@@ -105,8 +106,8 @@ class StubProxy:
 
 @pytest.fixture
 def nem():
-    n = Nemesis(cluster=SimpleNamespace(kproxy=StubProxy()), pool=StubPool(), kind=StubKind(), waits=StubWaits(),
-                event=lambda *a, **k: None, say=lambda m: None, group_id="g")
+    n = Nemesis(context(cluster=SimpleNamespace(kproxy=StubProxy()), pool=StubPool(), waits=StubWaits()),
+                kind=StubKind())
     for _ in range(3):
         n.add_member()
     return n

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.plan.kinds.settings import client_settings
 from harness.record import schema as history_schema
+from harness.base.versions import is_release
 from harness.kafka import dist as kafka_dist
 from harness.base import procs
 from harness.plan import scenarios
@@ -84,7 +86,7 @@ def no_process_left():
 def own_kafka(monkeypatch, tmp_path):
     """A run with its own cluster resolves its Kafka version first; the fake needs no jars."""
     monkeypatch.setattr(kafka_dist, "resolve", lambda v, progress=None: kafka_dist.KafkaDist(
-        v if kafka_dist.VERSION_RE.match(v) else "4.3.1", tmp_path))
+        v if is_release(v) else "4.3.1", tmp_path))
 
 
 @pytest.fixture
@@ -187,6 +189,28 @@ def test_a_step_that_did_nothing_makes_the_run_unknown_with_the_step_named(tmp_p
     assert RunDir.open(res.run_dir).verdicts()["schedule_performed"]["status"] == "unknown"
 
 
+def test_the_kind_is_handed_the_runs_context_filled_in_as_set_up_goes(tmp_path, shared, monkeypatch):
+    """The kind gets the RunContext, never the Run; each field the runner sets later is there before the first
+    step of the kind that uses it (the cluster before the topics; the pool, observer and waits before the members
+    started), and is what the runner itself uses."""
+    from harness.kinds.consumer import ConsumerGroup
+    from harness.run.context import LATER
+    seen = {}
+    for hook in ("prepare", "create_topics", "members_started", "finish"):
+        def spy(self, *args, _hook=hook, _real=getattr(ConsumerGroup, hook)):
+            seen[_hook] = sorted(n for n in LATER if hasattr(self.ctx, n))
+            return _real(self, *args)
+        monkeypatch.setattr(ConsumerGroup, hook, spy)
+    run = Run(config(tmp_path, scenario="fake-scale"), cluster=shared, make_workload=FakeWorkload)
+    assert run.kind.ctx is run.ctx and run.ctx.plan is run.plan and run.ctx.run_dir is run.dir
+    assert run.execute().status == "pass"
+    assert seen == {"prepare": [], "create_topics": ["cluster"], "members_started": sorted(LATER),
+                    "finish": sorted(LATER)}
+    ctx = run.ctx
+    assert (ctx.cluster, ctx.pool, ctx.observer, ctx.waits) == (shared, run.pool, run.observer, run.waits)
+    assert run.nemesis.ctx is ctx and ctx.group_id == f"g-{run.run_id}" and ctx.topic == f"t-{run.run_id}"
+
+
 def interrupt_the_pause(monkeypatch, exc):
     real = Waits.sleep
 
@@ -272,7 +296,7 @@ def test_a_fake_member_paused_past_its_session_loses_its_partitions(tmp_path, sh
     log_dir.mkdir()
     shared.create_topic("t", partitions=4)
     with HistoryWriter(hist_dir / "harness.jsonl", source="harness") as hw:
-        pool = MemberPool(bootstrap=shared.bootstrap(), group_id="g", topic="t", history_dir=hist_dir,
+        pool = MemberPool(merge_settings=client_settings, bootstrap=shared.bootstrap(), group_id="g", topic="t", history_dir=hist_dir,
                           log_dir=log_dir, on_event=hw.event, client_config={"session.timeout.ms": 600})
         obs = Observer(hist_dir, "t")
 

@@ -20,7 +20,7 @@ def added(history: History, topic: str) -> dict[int, float]:
     """Partition -> when it was added (seconds from the run's `run_start`, or its clock without one), for each
     partition of `topic` an `add_partitions` action added."""
     out: dict[int, float] = {}
-    t0 = next((e["mono"] for _, e in history.control() if e.get("type") == "run_start"), 0.0)
+    t0 = rs["mono"] if (rs := history.run_start()) else 0.0
     for _, e in history.control():
         if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") == topic \
                 and isinstance(e.get("count"), int):

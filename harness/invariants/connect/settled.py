@@ -75,7 +75,7 @@ def check_group_settled(history: History, settings: ConnectCheckSettings) -> Ver
         return verdict(NAME, "unknown", "no worker started")
     faults = {t for f in v.faults for t in (f.start, f.end) if t < INF}
     times = sorted(set(v.born.values()) | {t for t, _ in v.died.values()} | faults)
-    start = next((e["mono"] for e in v.events if e["type"] == "run_start"), min(v.born.values()))
+    start = rs["mono"] if (rs := history.run_start()) else min(v.born.values())
     return judge_settled(history, settled=settled_stretches(v, settings), disturbances=times, start=start,
                          end=workload_end(history), bound_at=lambda T: bound_at(v, settings, T), what=RULE,
                          quiet_s=settings.quiet_period_s)

@@ -44,5 +44,5 @@ def check_share(history: History, settings: ShareCheckSettings,
 
 def judge_share(history: History) -> dict[str, Verdict]:
     """The verdicts of a share-group run, with the run_start event's `share_settings`."""
-    start = next((e for _, e in history.control() if e.get("type") == "run_start"), None) or {}
+    start = history.run_start() or {}
     return check_share(history, ShareCheckSettings.from_dict(start.get("share_settings") or {}))

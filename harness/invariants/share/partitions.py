@@ -276,32 +276,18 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
                                                           for tp, t in added.items() if tp in first_seen}}}
 
 
-def check_served(history: History, s: ShareCheckSettings) -> Verdict:
-    name = "share_served"
-    v, bad = _view(name, history, s)
-    if bad:
-        return bad
-    session = group_setting(history, "session_ms")
-    if session.value is None:
-        return verdict(name, "unknown", f"the share session timeout is unknown: {session.source}")
-    beat = group_setting(history, "heartbeat_ms")
-    if beat.value is None:
-        return verdict(name, "unknown", f"the share heartbeat interval is unknown: {beat.source}")
-    poll_s, poll_src = _poll_bound(history, v)
-    if poll_s is None:
-        return verdict(name, "unknown", f"the bound on a poll's work is unknown: {poll_src}")
-    longest, longest_at = _longest_poll(v)  # measured, not the bound
-    bound = session.value / 1000 + v.lock_s + beat.value / 1000 + 2 * poll_s
+def _waits(history: History, v, s: ShareCheckSettings, bound: float, init: float | None, lives: list,
+           offline: dict) -> tuple[dict, dict, list, int]:
+    """Each produced record's wait for its first delivery and its partition's longest time without a delivery
+    meanwhile (the partition offline and the time before the first assignment left out): the longest of each per
+    partition, the records over the bound on both, and how many were not judged (no live member at one end)."""
     serving = serving_end(history, v)
-    init = _first_assignment(history)
     ack, topics = history.bulk("acked"), set(s.topics)
-    lives = sorted(v.lives.values())
     served: dict = {}  # (topic, partition) -> the times of its deliveries, sorted
     for (tp, pn, _), ds in v.deliveries.items():
         served.setdefault((tp, pn), []).extend(d.acq for d in ds)
     for times in served.values():
         times.sort()
-    offline = _offline_windows(history)
     waits, gaps, late, skipped = {}, {}, [], 0
     for c, p, o, t in zip(ack.topic.tolist(), ack.partition.tolist(), ack.offset.tolist(), ack.mono.tolist()):
         topic = history.values[c]
@@ -323,6 +309,29 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
             late.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "wait_s": secs(wait),
                          "why": ("never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced")
                          + f"; no record of its partition delivered for {gap:.1f}s meanwhile"})
+    return waits, gaps, late, skipped
+
+
+def check_served(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_served"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    session = group_setting(history, "session_ms")
+    if session.value is None:
+        return verdict(name, "unknown", f"the share session timeout is unknown: {session.source}")
+    beat = group_setting(history, "heartbeat_ms")
+    if beat.value is None:
+        return verdict(name, "unknown", f"the share heartbeat interval is unknown: {beat.source}")
+    poll_s, poll_src = _poll_bound(history, v)
+    if poll_s is None:
+        return verdict(name, "unknown", f"the bound on a poll's work is unknown: {poll_src}")
+    longest, longest_at = _longest_poll(v)  # measured, not the bound
+    bound = session.value / 1000 + v.lock_s + beat.value / 1000 + 2 * poll_s
+    init = _first_assignment(history)
+    lives = sorted(v.lives.values())
+    offline = _offline_windows(history)
+    waits, gaps, late, skipped = _waits(history, v, s, bound, init, lives, offline)
     started = min((a for a, _, _ in lives), default=None)
     said = (f"bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
             f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest a poll may take "

@@ -178,27 +178,12 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
                                   f"counts rising by one{kept_said} ({said})", measurements=meas)
 
 
-def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
-    name = "share_completion"
-    v, bad = _view(name, history, s)
-    if bad:
-        return bad
-    limit = group_setting(history, "delivery_limit")
-    if limit.value is None:  # an archived record cannot be told from a lost one
-        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
-    ack = history.bulk("acked")
-    topics = set(s.topics)
-    produced = [(history.values[c], int(p), int(o), float(t))
-                for c, p, o, t in zip(ack.topic.tolist(), ack.partition, ack.offset, ack.mono)]
-    produced = [x for x in produced if not topics or x[0] in topics]
-    if not produced:
-        return verdict(name, "unknown", "no record acknowledged by the producer")
-    drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
-    added = added_partitions(history)
-    starts = start_offsets(history)
+def _settle(produced: list, v, limit, added: dict, starts: dict | None, serving: float) -> tuple:
+    """How each produced record ended: (counts of accepted, rejected, archived and done by the start offset, the
+    lost records, the times to acknowledge, [records in added partitions, of them completed], how many answers
+    were lost, the records whose answer was lost and whose lock could outlive the members)."""
     counts = {"accept": 0, "reject": 0, "archived": 0, "start_offset": 0}
     lost, ttas, in_added, unanswered, open_ = [], [], [0, 0], 0, []
-    serving = serving_end(history, v)
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
@@ -237,6 +222,29 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
             lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why})
             continue
         in_added[1] += new is not None
+    return counts, lost, ttas, in_added, unanswered, open_
+
+
+def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
+    name = "share_completion"
+    v, bad = _view(name, history, s)
+    if bad:
+        return bad
+    limit = group_setting(history, "delivery_limit")
+    if limit.value is None:  # an archived record cannot be told from a lost one
+        return verdict(name, "unknown", f"the delivery count limit is unknown: {limit.source}")
+    ack = history.bulk("acked")
+    topics = set(s.topics)
+    produced = [(history.values[c], int(p), int(o), float(t))
+                for c, p, o, t in zip(ack.topic.tolist(), ack.partition, ack.offset, ack.mono)]
+    produced = [x for x in produced if not topics or x[0] in topics]
+    if not produced:
+        return verdict(name, "unknown", "no record acknowledged by the producer")
+    drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
+    added = added_partitions(history)
+    serving = serving_end(history, v)
+    counts, lost, ttas, in_added, unanswered, open_ = _settle(produced, v, limit, added, start_offsets(history),
+                                                              serving)
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
             "archived": counts["archived"], "done_by_start_offset": counts["start_offset"], "lost": len(lost), "answer_lost": unanswered,
             **({"added_partition_records": in_added[0], "added_partition_completed": in_added[1]} if added else {}),

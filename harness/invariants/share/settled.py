@@ -74,7 +74,7 @@ def check_group_settled(history: History, s: ShareCheckSettings) -> Verdict:
                control[-1][1]["mono"] if control else 0.0)
     faults = {t for f in faults_of(control, end) for t in (f.start, f.end) if t < INF}
     times = sorted({t for a, b, _ in lives.values() for t in (a, b) if t < INF} | faults)
-    start = next((e["mono"] for _, e in control if e.get("type") == "run_start"), times[0] if times else 0.0)
+    start = rs["mono"] if (rs := history.run_start()) else times[0] if times else 0.0
     return judge_settled(history, settled=settled_stretches(history, lives, end), disturbances=times, start=start,
                          end=workload_end(history), bound_at=lambda T: bound_at(history, lives, T), what=RULE)
 

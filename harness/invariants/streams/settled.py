@@ -106,7 +106,7 @@ def check_group_settled(history: History, settings: StreamsCheckSettings) -> Ver
     vw = view(history)
     faults = {t for s, e, _, _ in vw.faults for t in (s, e) if t < INF}
     times = sorted({e["mono"] for e in vw.events if e["type"] in ("member_start", "member_exit")} | faults)
-    start = next((e["mono"] for e in vw.events if e["type"] == "run_start"), min(vw.start.values(), default=0.0))
+    start = rs["mono"] if (rs := history.run_start()) else min(vw.start.values(), default=0.0)
     return judge_settled(history, settled=settled_stretches(vw, settings), disturbances=times, start=start,
                          end=workload_end(history), bound_at=lambda T: bound_at(vw, settings, T), what=RULE,
                          quiet_s=settings.settle_s)

@@ -85,7 +85,7 @@ public class HarnessSourceTask extends SourceTask {
     @Override
     public synchronized void stop() {
         stopping = true;
-        if ("zombie-task".equals(HarnessHistory.MISBEHAVE)) {
+        if (Vocabulary.MISBEHAVE_ZOMBIE_TASK.equals(HarnessHistory.MISBEHAVE)) {
             Thread t = new Thread(() -> {
                 long end = System.nanoTime() + 10_000_000_000L;
                 try {

@@ -126,10 +126,10 @@ public final class ShareMember {
         out.write((HistoryHeader.member(member) + "\n").getBytes(StandardCharsets.UTF_8));
         Map<String, String> given = clientConfig();
         // poison records (harness.share.reject.keys, harness.share.release.keys): the member's own settings
-        for (String[] kv : new String[][] {{"harness.share.reject.keys", "reject"}, {"harness.share.release.keys", "release"}}) {
-            for (String k : given.getOrDefault(kv[0], "").split(",")) {
+        for (Map.Entry<String, String> kv : Vocabulary.SHARE_POISON.entrySet()) {
+            for (String k : given.getOrDefault(kv.getKey(), "").split(",")) {
                 if (!k.trim().isEmpty()) {
-                    poison.put(k.trim(), kv[1]);
+                    poison.put(k.trim(), kv.getValue());
                 }
             }
         }
@@ -246,7 +246,7 @@ public final class ShareMember {
 
     void work(List<ConsumerRecord<byte[], byte[]>> batch, double acquired) {
         pollsWithRecords++;
-        String bad = pollsWithRecords == 3 && lockS != null ? misbehave : null;
+        String bad = pollsWithRecords == Vocabulary.SHARE_MISBEHAVE_ON_POLL && lockS != null ? misbehave : null;
         if (bad != null) {
             sleep(lockS + marginS + 0.5);
         }
@@ -269,7 +269,7 @@ public final class ShareMember {
             event("share_processed", "topic", q(r.topic()), "partition", Integer.toString(r.partition()), "offset",
                     Long.toString(r.offset()));
             if (explicit) {
-                ask(r, "process-expired".equals(bad) ? "release" : "accept");
+                ask(r, Vocabulary.MISBEHAVE_PROCESS_EXPIRED.equals(bad) ? "release" : "accept");
             } else {
                 implicit.add(r.topic() + "|" + r.partition() + "|" + r.offset());
             }
@@ -302,7 +302,7 @@ public final class ShareMember {
         List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
         consumer.subscribe(topics);
         String client = q("apache-kafka-java " + KafkaVersion.get());
-        event("started", "pid", Long.toString(ProcessHandle.current().pid()), "protocol", q("share"), "group_id",
+        event("started", "pid", Long.toString(ProcessHandle.current().pid()), "protocol", q(Vocabulary.SHARE_PROTOCOL), "group_id",
                 q(System.getenv("HARNESS_GROUP_ID")), "topic", q(topics.get(0)), "instance_id", "null", "rack",
                 env("HARNESS_RACK", "").isEmpty() ? "null" : q(System.getenv("HARNESS_RACK")), "client", client,
                 "effective", "{\"share.acknowledgement.mode\":" + q(mode) + ",\"processing_ms\":"

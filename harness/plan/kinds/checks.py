@@ -8,16 +8,13 @@ streams.py, connect.py), which this module never imports.
 """
 from __future__ import annotations
 
-import re
-
 from harness.base.errors import BadInput
 from harness.plan.kinds.connect import check_worker_version, connect_settings
-from harness.plan.kinds.share import SHARE_CLIENT_SINCE, ack_mode, check_dlq, poison_keys, share_group_configs
+from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
-from harness.base.versions import GROUP_CONFIGS_SINCE  # noqa: F401 - the plan's callers find it here
+from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE, MEMBER_SETTING_PREFIX
+from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotted, is_release, newest_major_minor, version_key
 
-#: share groups (KIP-932) production-ready (plan.PROTOCOL_SINCE["share"], which the plan checks the start against)
-SHARE_BROKERS_SINCE = (4, 2)
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
 BROKERS = "brokers"
 
@@ -30,7 +27,7 @@ class ConsumerChecks:
         if cfg.connect_settings:
             raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
         if cfg.member == "java" and cfg.member_command is None:
-            own = sorted(k for k, _ in cfg.client_settings if k.startswith("harness."))
+            own = sorted(k for k, _ in cfg.client_settings if k.startswith(MEMBER_SETTING_PREFIX))
             if own:  # docs/member-contract.md, "The Python member's own settings"
                 raise BadInput(f"{own[0]} is a setting of the harness's Python member; the Java member takes the "
                                "Kafka client's settings only")
@@ -93,7 +90,7 @@ class ConnectChecks:
         versions |= {broker_version if a.params["client_version"] == BROKERS else a.params["client_version"]
                      for a in schedule if a.params.get("client_version")}
         for v in sorted(versions):
-            if not re.fullmatch(r"\d+\.\d+\.\d+", v):
+            if not is_release(v):
                 raise BadInput(f"Connect worker version {v!r}: give a release, x.y.z")
             check_worker_version(v, broker_version, cfg.protocol)
 
@@ -117,35 +114,30 @@ class ShareChecks:
         dead-letter topic only on brokers that have it."""
         check_dlq(sc.name, share_group_configs(cfg), broker_version, dict(cfg.broker_settings))
         v = cfg.client_version or sc.initial_client
-        if v and re.fullmatch(r"\d+\.\d+\.\d+", v) and tuple(map(int, v.split("."))) < SHARE_CLIENT_SINCE:
+        if v and is_release(v) and version_key(v) < SHARE_CLIENT_SINCE:
             raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
-                           f"{'.'.join(map(str, SHARE_CLIENT_SINCE))} or newer")
+                           f"{dotted(SHARE_CLIENT_SINCE)} or newer")
         for i, a in enumerate(schedule):  # a roll onto a release without share groups (its start: the plan's check)
             to = str(a.params.get("version") or "") if a.kind == "broker_upgrade" else ""
-            mm = (3, 0) if to == "latest-3" else tuple(map(int, m.groups())) if (m := re.match(r"(\d+)\.(\d+)", to)) else None
+            mm = newest_major_minor(to) if to else None
             if mm is not None and mm < SHARE_BROKERS_SINCE:
                 raise BadInput(f"step {i} (broker_upgrade) rolls the brokers of scenario {sc.name} onto Kafka {to}, which "
-                               f"has no share groups (KIP-932 needs {SHARE_BROKERS_SINCE[0]}.{SHARE_BROKERS_SINCE[1]} or newer)")
+                               f"has no share groups (KIP-932 needs {dotted(SHARE_BROKERS_SINCE)} or newer)")
 
 
 CHECKS = {"consumer": ConsumerChecks, "streams": StreamsChecks, "connect": ConnectChecks, "share": ShareChecks}
-
-
-#: how members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll synchronously (the
-#: default) or asynchronously, by the client's auto-commit, or never (a self-test: commit_progress must fail)
-COMMIT_MODES = ("sync", "async", "auto", "never")
 
 
 def check_commit_mode(cfg, sc) -> None:
     """The commit mode is one the members know, and one the kind and the member program can take."""
     if cfg.commit_mode not in COMMIT_MODES:
         raise BadInput(f"unknown commit mode {cfg.commit_mode!r}; known: {', '.join(COMMIT_MODES)}")
-    if cfg.commit_mode != "sync" and sc.kind != "consumer":
+    if cfg.commit_mode != DEFAULT_COMMIT_MODE and sc.kind != "consumer":
         raise BadInput(f"commit mode {cfg.commit_mode} applies to consumer groups; scenario {sc.name} runs "
                        + {"share": "a share group, whose members acknowledge records (share.acknowledgement.mode)",
                           "connect": "Kafka Connect workers, which commit their own way"}.get(
                            sc.kind, "Kafka Streams, which commits by its own commit.interval.ms"))
-    if cfg.commit_mode != "sync" and cfg.member == "java" and cfg.member_command is None:
+    if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
         raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
                        f"--member python or a member command")
 

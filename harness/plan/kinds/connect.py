@@ -9,16 +9,10 @@ from functools import partial
 
 from harness.base.errors import BadInput
 from harness.plan.kinds.settings import merge, whole
-from harness.base.versions import version_key
+from harness.base.versions import CONNECT_PROTOCOL_SINCE, KIP896_SINCE, OLDEST_CLIENT_FOR_4, dotted, major_minor
 
 _int = partial(whole, "Connect")  # settings[key] as a whole number of at least lo, or BadInput
 
-#: the connect.protocol values (KIP-415: compatible; KIP-507: sessioned, the default since Kafka 2.4)
-CONNECT_PROTOCOLS = ("sessioned", "compatible", "eager")
-#: the first connect-runtime release that knows each protocol
-PROTOCOL_SINCE = {"eager": (0, 10), "compatible": (2, 3), "sessioned": (2, 4)}
-#: Kafka 4.0 brokers dropped the request versions of clients before 2.1 (KIP-896)
-OLDEST_CLIENT_FOR_4 = (2, 1)
 
 #: Connect settings of every run unless the scenario or --connect-set says otherwise; tuned for quick tests
 CONNECT_DEFAULTS: dict = {
@@ -38,9 +32,6 @@ CONNECT_DEFAULTS: dict = {
 #: settings given to the workers as they are (the harness.* ones are the harness's)
 WORKER_KEYS = ("scheduled.rebalance.max.delay.ms", "rebalance.timeout.ms", "offset.flush.interval.ms",
                "task.shutdown.graceful.timeout.ms", "worker.sync.timeout.ms", "consumer.metadata.max.age.ms")
-#: Connect runs' self-tests: a source task that goes on producing after it was stopped; workers that record a
-#: scheduled delay other than the one they run with
-CONNECT_MISBEHAVIOURS = ("zombie-task", "wrong-delay")
 #: a worker config key with this prefix is not given to Connect: the worker records its value under the rest of
 #: the key instead of the one it runs with (the wrong-delay self-test, HarnessWorker.java)
 MISREPORT = "harness.misreport."
@@ -64,11 +55,11 @@ def connect_settings(cfg, sc) -> dict:
 
 def check_worker_version(version: str, broker_version: str, protocol: str) -> None:
     """BadInput when connect-runtime `version` cannot join brokers of `broker_version` or lacks `protocol`."""
-    v, b = tuple(version_key(version)[:2]), tuple(version_key(broker_version)[:2])
-    if b[0] >= 4 and v < OLDEST_CLIENT_FOR_4:
+    v, b = major_minor(version), major_minor(broker_version)
+    if b >= KIP896_SINCE and v < OLDEST_CLIENT_FOR_4:
         raise BadInput(f"Connect workers on connect-runtime {version} cannot join Kafka {broker_version} brokers: "
-                       f"Kafka 4 serves clients from 2.1 on (KIP-896)")
-    since = PROTOCOL_SINCE[protocol]
+                       f"Kafka {dotted(KIP896_SINCE)} serves clients from {dotted(OLDEST_CLIENT_FOR_4)} on (KIP-896)")
+    since = CONNECT_PROTOCOL_SINCE[protocol]
     if v < since:
-        raise BadInput(f"connect.protocol={protocol} needs connect-runtime {since[0]}.{since[1]} or newer; "
+        raise BadInput(f"connect.protocol={protocol} needs connect-runtime {dotted(since)} or newer; "
                        f"the workers run {version}")

@@ -9,13 +9,11 @@ mode is a client setting, `share.acknowledgement.mode` (`--client-set`, `[member
 from __future__ import annotations
 
 from harness.base.errors import BadInput
-from harness.plan.kinds.settings import whole
+from harness.base.versions import DLQ_SINCE, dotted, major_minor
+from harness.base.vocabulary import SHARE_POISON
+from harness.plan.kinds.settings import merge, whole
 
-#: share members' self-tests (harness/members/share_member.py)
-SHARE_MISBEHAVIOURS = ("ack-unheld", "process-expired")
 ACK_MODES = ("explicit", "implicit")
-#: the first confluent-kafka release with a ShareConsumer (a preview)
-SHARE_CLIENT_SINCE = (2, 15, 0)
 #: group configs of every share run unless the run says otherwise (Kafka's defaults in comments)
 SHARE_GROUP_DEFAULTS = {
     "share.auto.offset.reset": "earliest",  # latest: records produced before a member joined would be skipped
@@ -27,22 +25,19 @@ SHARE_GROUP_DEFAULTS = {
 
 def share_group_configs(cfg) -> dict:
     """The share group's configs: the defaults, the run's session and heartbeat timings, then `--group-set`."""
-    out = {**SHARE_GROUP_DEFAULTS, "share.session.timeout.ms": int(cfg.session_timeout_s * 1000),
-           "share.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000), **dict(cfg.group_settings)}
+    out = merge("share group", {**SHARE_GROUP_DEFAULTS, "share.session.timeout.ms": int(cfg.session_timeout_s * 1000),
+                                "share.heartbeat.interval.ms": int(cfg.heartbeat_interval_s * 1000)},
+                {}, cfg.group_settings, known_only=False)
     for key, lo in (("share.record.lock.duration.ms", 1000), ("share.delivery.count.limit", 2),
                     ("share.partition.max.record.locks", 1)):
         whole("share group", out, key, lo)
     return {k: str(v) for k, v in out.items()}
 
 
-#: the share group's dead-letter topic (KIP-1191, a group config) and the first release that has it
+#: the share group's dead-letter topic (KIP-1191, a group config; brokers from DLQ_SINCE)
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
-DLQ_SINCE = (4, 4)
 #: the brokers' config of the prefix a dead-letter topic's name must have, and its default
 DLQ_PREFIX, DLQ_PREFIX_DEFAULT = "errors.deadletterqueue.topic.name.prefix", "dlq."
-#: member settings (client settings the members take out before making their client): the workload's keys whose
-#: records a member always rejects, or always releases (until the delivery count limit archives them)
-POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
 
 
 def dlq_topic(settings: dict) -> str | None:
@@ -51,11 +46,11 @@ def dlq_topic(settings: dict) -> str | None:
 
 
 def poison_keys(cfg) -> dict:
-    """ack -> the record keys a member gives that acknowledgement always (POISON); BadInput for a key that is not
+    """ack -> the record keys a member gives that acknowledgement always (SHARE_POISON); BadInput for a key that is not
     one of the workload's (`k<n>`), or in implicit mode (which can neither reject nor release)."""
     given = dict(cfg.client_settings)
     out = {}
-    for key, ack in POISON.items():
+    for key, ack in SHARE_POISON.items():
         keys = [k.strip() for k in str(given.get(key, "")).split(",") if k.strip()]
         bad = next((k for k in keys if not (k[:1] == "k" and k[1:].isdigit())), None)
         if bad:
@@ -63,7 +58,7 @@ def poison_keys(cfg) -> dict:
         if keys:
             out[ack] = keys
     if out and ack_mode(cfg) != "explicit":
-        raise BadInput(f"{', '.join(k for k in POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
+        raise BadInput(f"{', '.join(k for k in SHARE_POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
                        "implicit member can neither reject nor release)")
     return out
 
@@ -73,10 +68,9 @@ def check_dlq(scenario: str, settings: dict, broker_version: str, broker_setting
     name = dlq_topic(settings)
     if name is None:
         return
-    major_minor = tuple(int(x) for x in broker_version.split(".")[:2])
-    if major_minor < DLQ_SINCE:
+    if major_minor(broker_version) < DLQ_SINCE:
         raise BadInput(f"scenario {scenario} gives its share group a dead-letter topic ({DLQ_TOPIC}={name}), which "
-                       f"needs Kafka {DLQ_SINCE[0]}.{DLQ_SINCE[1]} or newer (KIP-1191); the cluster runs "
+                       f"needs Kafka {dotted(DLQ_SINCE)} or newer (KIP-1191); the cluster runs "
                        f"{broker_version}")
     prefix = broker_settings.get(DLQ_PREFIX, DLQ_PREFIX_DEFAULT)
     if name.startswith("__") or not name.startswith(prefix):
