@@ -80,10 +80,11 @@ KNOWN = (
                         "commit_progress"), protocols=("consumer",),
             client_below=None, scenarios=("broker-partition", "livelock-commit-starves-heartbeat"),
             evidence=commits_refused_unheard,
-            expected_rate="livelock-commit-starves-heartbeat --protocol consumer (local, Kafka 4.4.0, confluent-kafka "
-                          "2.16.1, --repeat 10 from seed 1): 10 of 10 runs with --client-set debug=cgrp,consumer,protocol, "
-                          "5 of 5 without (2026-11-27); broker-partition --protocol consumer (docker, seed 2133575392): 2 "
-                          "of 46 runs alone, 2 of 30 in ./dev smoke beside three local runs at a time (2026-11-25)",
+            expected_rate="livelock-commit-starves-heartbeat --protocol consumer (local, Kafka 4.4.0, "
+                          "confluent-kafka 2.16.1, --repeat 10 from seed 1): 10 of 10 runs with --client-set "
+                          "debug=cgrp,consumer,protocol, 5 of 5 without (2026-11-27); broker-partition --protocol "
+                          "consumer (docker, seed 2133575392): 2 of 46 runs alone, 2 of 30 in ./dev smoke beside "
+                          "three local runs at a time (2026-11-25)",
             doc="docs/findings.md"
                 "#librdkafka-consumer-protocol-a-fenced-member-whose-commits-fail-never-heartbeats-again"),
     Finding("share-count-kept-after-reconnect",

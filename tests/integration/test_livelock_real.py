@@ -6,9 +6,11 @@ Setup: `harness run livelock-commit-starves-heartbeat --protocol consumer` in a 
 cluster of the newest Kafka release with the request proxy in the client path, Python members on the bundled
 confluent-kafka. Slot 0's ConsumerGroupHeartbeats are answered NOT_COORDINATOR for 8 s, past its 6 s session.
 Then:
-- as it is: the run fails, and it fails as the known finding: the member's commits refused with UNKNOWN_MEMBER_ID
-  for longer than its session without a word from the group (the finding's mark), and every failing verdict's
-  witnesses inside that mark (its rate over repeated runs: docs/findings.md);
+- as it is (with librdkafka's `debug=cgrp,protocol` lines): the run fails, and it fails as the known finding: the
+  member's commits refused with UNKNOWN_MEMBER_ID for longer than its session without a word from the group (the
+  finding's mark), every failing verdict's witnesses inside that mark (its rate over repeated runs:
+  docs/findings.md), the coordinator's fencing in the brokers' lines, and in the client's own lines every refusal
+  followed by "Expediting next heartbeat, with backoff 1000000" and no heartbeat sent until the member is closed;
 - with `--client-set harness.lost.on.refused.commit=true`: m1 writes `lost` at its first refused commit (with the
   setting's name as its reason), is assigned again afterwards, no refusal outlasts the session, and the run passes.
 """
@@ -36,8 +38,22 @@ def run(tmp_path, *args):
     return r, d, History.load(d / "history"), json.loads((d / "verdicts.json").read_text())
 
 
+def client_lines(run_dir: Path, member: str, lo: float, hi: float, text: str) -> list[str]:
+    """The member's librdkafka debug lines (`%7|<wall>|...`) between two wall-clock times that contain `text`."""
+    out = []
+    for line in (run_dir / "logs" / f"member-{member}.log").read_text(errors="replace").splitlines():
+        parts = line.split("|")
+        try:
+            wall = float(parts[1])
+        except (IndexError, ValueError):
+            continue
+        if lo <= wall <= hi and text in line:
+            out.append(line)
+    return out
+
+
 def test_the_scenario_fails_as_the_known_livelock(tmp_path):
-    r, d, h, v = run(tmp_path)
+    r, d, h, v = run(tmp_path, "--client-set", "debug=cgrp,protocol")
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-2000:]
     (mark,) = commits_refused_unheard(d)
     assert mark.members == {"m1"} and "refused with UNKNOWN_MEMBER_ID" in mark.says, mark.says
@@ -48,6 +64,14 @@ def test_the_scenario_fails_as_the_known_livelock(tmp_path):
     fenced = [e for e in h.of_type("broker") if "fenced from the group because the member session expired"
               in e.get("message", "")]
     assert fenced, "the coordinator's fencing is not in the brokers' lines"
+    # the client's own lines: from its first refused commit until its close (the last second left out), every refusal
+    # pushes the next heartbeat a backoff away, and no heartbeat is sent
+    refused = [e for e in h.of_type("committed") if e["member"] == "m1" and not e["ok"]
+               and "UNKNOWN_MEMBER_ID" in str(e.get("error")) and e["mono"] >= mark.start]
+    lo, hi = refused[0]["wall"], refused[-1]["wall"] - 1.0
+    assert hi - lo > 6.0, (lo, hi)
+    assert client_lines(d, "m1", lo, hi, "Expediting next heartbeat, with backoff 1000000: OffsetCommit error: Unknown")
+    assert client_lines(d, "m1", lo, hi, "Sent ConsumerGroupHeartbeatRequest") == []
 
 
 def test_the_member_that_takes_a_refused_commit_for_a_lost_assignment_gets_through(tmp_path):
