@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT
 from harness.findings.evidence import commits_refused_unheard
 from harness.findings.registry import known
 from harness.record.history import History
@@ -75,12 +76,11 @@ def test_the_scenario_fails_as_the_known_livelock(tmp_path):
 
 
 def test_the_member_that_takes_a_refused_commit_for_a_lost_assignment_gets_through(tmp_path):
-    r, d, h, v = run(tmp_path, "--client-set", "harness.lost.on.refused.commit=true")
+    r, d, h, v = run(tmp_path, "--client-set", f"{LOST_ON_REFUSED_COMMIT}=true")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     refused = [e for e in h.of_type("committed") if e["member"] == "m1" and not e["ok"]
                and "UNKNOWN_MEMBER_ID" in str(e.get("error"))]
-    lost = [e for e in h.of_type("lost") if e["member"] == "m1" and "harness.lost.on.refused.commit" in
-            str(e.get("reason"))]
+    lost = [e for e in h.of_type("lost") if e["member"] == "m1" and LOST_ON_REFUSED_COMMIT in str(e.get("reason"))]
     assert refused and lost and lost[0]["mono"] >= refused[0]["mono"], (refused[:1], lost)
     assert [e for e in h.of_type("assigned") if e["member"] == "m1" and e["mono"] > lost[0]["mono"] and e["partitions"]]
     assert commits_refused_unheard(d) == []
