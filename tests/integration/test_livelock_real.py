@@ -12,7 +12,9 @@ Then:
   docs/findings.md), the coordinator's fencing in the brokers' lines, and in the client's own lines every refusal
   followed by "Expediting next heartbeat, with backoff 1000000" and no heartbeat sent until the member is closed;
 - with `--client-set harness.lost.on.refused.commit=true`: m1 writes `lost` at its first refused commit (with the
-  setting's name as its reason), is assigned again afterwards, no refusal outlasts the session, and the run passes.
+  setting's name as its reason), is assigned again afterwards, no refusal outlasts the session, and no verdict fails
+  or is undecided on anything from the fault on (a failure witnessed only before it, in the group's first assignment
+  on a loaded host, is another matter: docs/findings.md).
 """
 import json
 import subprocess
@@ -23,6 +25,7 @@ import pytest
 
 from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT
 from harness.findings.evidence import commits_refused_unheard
+from harness.findings.match import compared
 from harness.findings.registry import known
 from harness.record.history import History
 
@@ -84,4 +87,14 @@ def test_the_member_that_takes_a_refused_commit_for_a_lost_assignment_gets_throu
     assert refused and lost and lost[0]["mono"] >= refused[0]["mono"], (refused[:1], lost)
     assert [e for e in h.of_type("assigned") if e["member"] == "m1" and e["mono"] > lost[0]["mono"] and e["partitions"]]
     assert commits_refused_unheard(d) == []
-    assert all(x["status"] in ("valid", "skipped") for x in v.values()), v
+    assert not judged_after_the_fault(d, h, v), judged_after_the_fault(d, h, v)
+
+
+def judged_after_the_fault(d: Path, h: History, v: dict) -> dict:
+    """The failing or undecided verdicts that say something about the run from the fault on: none may. A failure whose
+    witnesses all come before the fault (the group's first assignment on a loaded host: docs/findings.md) is not the
+    workaround's to answer, and is left to the invariants' own tests."""
+    start = min(e["mono"] for e in h.of_type("fault_start"))
+    return {n: x["message"] for n, x in v.items() if x["status"] not in ("valid", "skipped")
+            and (x["status"] != "invalid" or any(not isinstance(w.get("mono"), (int, float)) or w["mono"] >= start
+                                                 for w in compared(x)))}
