@@ -91,6 +91,14 @@ COMMIT_MODES = ("sync", "async", "auto", "never")
 DEFAULT_COMMIT_MODE = "sync"
 #: the commit modes that are self-tests: commit_progress must fail the run
 SELF_TEST_COMMIT_MODES = ("never",)
+#: a member's own settings are client settings under this prefix: it takes them out before making its client
+MEMBER_SETTING_PREFIX = "harness."
+#: the Python consumer member's own setting (docs/member-contract.md, "The Python member's own settings"): `true`
+#: makes a commit refused because the group no longer knows the member (consumer protocol) a lost assignment, the
+#: workaround of docs/findings.md's librdkafka livelock
+LOST_ON_REFUSED_COMMIT = MEMBER_SETTING_PREFIX + "lost.on.refused.commit"
+#: the Python consumer member's own settings and the values each takes
+PYTHON_MEMBER_SETTINGS = {LOST_ON_REFUSED_COMMIT: ("true", "false")}
 
 # -- self-tests
 

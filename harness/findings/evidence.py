@@ -10,7 +10,7 @@ a failed run that matched the rest).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.record.format import HistoryFormatError, read_file
@@ -34,11 +34,15 @@ class Mark:
     says: str  # what the history shows, with its times
     records: frozenset[tuple[str, int, int]] = frozenset()  # (topic, partition, offset): a bug about records
     held_from: float | None = None  # when the members were given the partitions they held as it began
+    #: the faults aimed at the struck member alone (a request fault on its requests) that ended while it held them,
+    #: by fault_id: the bug's trigger, which may end just before the window (its last word came after the fault)
+    faults: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict:
         return {"members": sorted(self.members), "partitions": sorted(map(list, self.partitions)),
                 "records": sorted(map(list, self.records)), "start": self.start, "end": self.end,
-                "held_from": self.held_from, "says": self.says}
+                "held_from": self.held_from, **({"faults": sorted(self.faults)} if self.faults else {}),
+                "says": self.says}
 
 
 def _tps(e: dict) -> set[tuple[str, int]]:
@@ -74,9 +78,10 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md).
     The mark: that member and the partitions it held, from its last word from the group before the refusals (its
     last successful commit or assignment change: the group could have fenced it only after that) to the event
-    that ended them (its `lost`, `revoked` or stop; else its last event). A commit the group took ends the
-    refusals as well (the mark then ends at the last refused one): a fenced member's commit taking effect is a
-    broker's fencing failing, not this bug."""
+    that ended them (its `lost`, `revoked` or stop; else its last event), with the faults aimed at that member
+    alone that ended while it held them (`Mark.faults`: the failed heartbeats that got it fenced). A commit the
+    group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
+    taking effect is a broker's fencing failing, not this bug."""
     control = _control(run_dir)
     if control is None:
         return []
@@ -105,7 +110,16 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
                     held.pop(tp, None)
             if kind in HEARD - {"stopped"} or ok:
                 word = t
-    return marks
+    return [replace(m, faults=_own_faults(control, m)) for m in marks]
+
+
+def _own_faults(control: list[dict], mark: Mark) -> frozenset[str]:
+    """The faults aimed at the mark's member alone (their start names it as `member`) that ended between the time it
+    was given the partitions and the mark's end."""
+    own = {e.get("fault_id") for e in control if e.get("type") == "fault_start" and e.get("member") in mark.members}
+    lo = mark.held_from if mark.held_from is not None else mark.start
+    return frozenset(e["fault_id"] for e in control if e.get("type") == "fault_end" and e.get("fault_id") in own
+                     and isinstance(e.get("mono"), (int, float)) and lo <= e["mono"] <= mark.end)
 
 
 def _livelock(member, streak, settings, held, word, until) -> Mark | None:

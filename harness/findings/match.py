@@ -9,7 +9,14 @@ A failing verdict is explained only when it has witnesses and every one of them 
   is the member's own `assigned` of them, between `held_from` and the window: the holding the bug prolonged);
 - a witness of another member names only the mark's partitions, in the window (the group giving them away);
 - a witness that names partitions and no member names only the mark's partitions, in the window;
-- a witness that names no member, partition or record (a fault, the runner's wait) is in the window.
+- a witness that names no member, partition or record (a fault, the runner's wait) is in the window, or is the start
+  or end of one of the mark's own faults (`Mark.faults`: aimed at the struck member alone, ended while it held the
+  partitions: the trigger, which can end just before the member's last word from the group).
+
+The brokers' lines a checker appends to a failing verdict as context (`with_broker_context`: what the brokers said
+about the group near its witnesses) are not witnesses of the failure and are not compared: a line about an earlier,
+unrelated fencing of the same member would otherwise keep a run that shows the bug from matching it. A verdict with
+no other witness has none to compare.
 
 A witness without a time (`mono`) is never inside, nor is a commit that took effect (`committed`, ok): every mark
 is of refusals or of records, and a fenced member's commit taking effect is the broker's fencing failing. A verdict
@@ -19,6 +26,7 @@ show only the first few).
 from __future__ import annotations
 
 from harness.findings.evidence import Mark
+from harness.invariants.brokers import BROKER_CONTEXT
 
 
 def _field(v, name: str, default=None):
@@ -50,6 +58,8 @@ def inside(w: dict, k: Mark) -> bool:
     if not isinstance(t, (int, float)) or (w.get("type") == "committed" and w.get("ok")):
         return False
     member = member if isinstance(member, str) else None
+    if w.get("type") in ("fault_start", "fault_end") and w.get("fault_id") in k.faults:
+        return True
     in_window = k.start <= t <= k.end
     if rec is not None and k.records:
         return rec in k.records and (member is None or (member in k.members and in_window))
@@ -62,15 +72,21 @@ def inside(w: dict, k: Mark) -> bool:
     return in_window
 
 
+def compared(verdict) -> list[dict]:
+    """A verdict's witnesses of the failure: all but the brokers' lines appended as context (the module docstring)."""
+    return [w for w in _field(verdict, "witnesses", ()) or ()
+            if not (w.get("type") == "broker" and w.get("why") == BROKER_CONTEXT)]
+
+
 def holding(verdicts, marks: list[Mark]) -> tuple[Mark, ...]:
     """The marks that hold a witness of one of the verdicts."""
-    ws = [w for v in verdicts for w in _field(v, "witnesses", ()) or ()]
+    ws = [w for v in verdicts for w in compared(v)]
     return tuple(k for k in marks if any(inside(w, k) for w in ws))
 
 
 def outside(verdict, marks: list[Mark]) -> str | None:
     """Why a failing verdict is not explained by the marks (the first witness outside them), or None."""
-    witnesses = list(_field(verdict, "witnesses", ()) or ())
+    witnesses = compared(verdict)
     name = _field(verdict, "name", "the verdict")
     if not witnesses:
         return f"{name} has no witness to compare"

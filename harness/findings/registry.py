@@ -75,14 +75,18 @@ KNOWN = (
                           "classic-eager",
             doc="docs/findings.md#librdkafka-before-2100-a-commit-during-a-cooperative-rebalance-loses-the-assignment"),
     Finding("librdkafka-848-commit-starves-heartbeat",
-            "librdkafka, consumer protocol: a member fenced by a new coordinator while its heartbeats were failing "
-            "never heartbeats again while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the "
-            "expedited heartbeat a backoff away), so it never hears it was fenced and keeps its partitions",
-            invariants=("exclusive_ownership", "coverage_liveness", "convergence_balance"), protocols=("consumer",),
-            client_below=None, scenarios=("broker-partition",), evidence=commits_refused_unheard,
-            expected_rate="broker-partition --protocol consumer (docker, seed 2133575392): 2 of 46 runs alone (2 of 11 "
-                          "with a broker's clients network connected after start, 0 of 35 with both before); 2 of 30 "
-                          "in ./dev smoke, beside three local runs at a time (2026-11-25)",
+            "librdkafka, consumer protocol: a member fenced while its heartbeats were failing never heartbeats again "
+            "while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the expedited heartbeat a backoff "
+            "away), so it never hears it was fenced and keeps its partitions",
+            invariants=("exclusive_ownership", "coverage_liveness", "convergence_balance", "group_settled",
+                        "commit_progress"), protocols=("consumer",),
+            client_below=None, scenarios=("broker-partition", "livelock-commit-starves-heartbeat"),
+            evidence=commits_refused_unheard,
+            expected_rate="livelock-commit-starves-heartbeat --protocol consumer (local, Kafka 4.4.0, "
+                          "confluent-kafka 2.16.1, --repeat 10 from seed 1): 10 of 10 runs with --client-set "
+                          "debug=cgrp,consumer,protocol, 5 of 5 without (2026-11-27); broker-partition --protocol "
+                          "consumer (docker, seed 2133575392): 2 of 46 runs alone, 2 of 30 in ./dev smoke beside "
+                          "three local runs at a time (2026-11-25)",
             doc="docs/findings.md"
                 "#librdkafka-consumer-protocol-a-fenced-member-whose-commits-fail-never-heartbeats-again"),
     Finding("librdkafka-848-first-assignment-given-away",

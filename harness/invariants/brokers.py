@@ -32,6 +32,9 @@ NOTABLE = re.compile(r"Cannot |cannot |refuse|fenced|Fenced|GROUP_ID_NOT_FOUND|U
                      r"ILLEGAL_GENERATION|INCONSISTENT_GROUP_PROTOCOL|expired|Exception|failed")
 #: how many broker lines a verdict cites at most, and how far from its witnesses (seconds)
 MAX_CITED = 4
+#: the `why` of a broker line `with_broker_context` appends to a failing verdict: context near its witnesses, not one
+#: of them (harness/findings/match.py does not ask it to lie inside a known finding's mark)
+BROKER_CONTEXT = "what the broker said about the group near this"
 NEAR_S = 30.0
 
 
@@ -125,5 +128,4 @@ def with_broker_context(v: Verdict, history: History) -> Verdict:
     cited = lines[:MAX_CITED]
     first = cited[0]
     return replace(v, message=f"{v.message}; broker {first['broker']} said: {first['message'][:300]}",
-                   witnesses=v.witnesses + tuple(witness(e, "what the broker said about the group near this")
-                                                 for e in cited))
+                   witnesses=v.witnesses + tuple(witness(e, BROKER_CONTEXT) for e in cited))

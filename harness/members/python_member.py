@@ -37,7 +37,9 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
 from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import client_version, commit_mode, effective_settings  # noqa: E402
+from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT  # noqa: E402
+from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
+                                             refused_commit_is_lost, split_settings)
 
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
@@ -62,9 +64,11 @@ def protocol_config(protocol: str) -> dict:
 
 
 def consumer_config(env: dict) -> dict:
-    """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given."""
+    """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given (the member's own
+    `harness.` settings taken out)."""
     conf = {"enable.auto.commit": commit_mode(env) == "auto", "auto.offset.reset": "earliest",
-            **protocol_config(env["HARNESS_PROTOCOL"]), **json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")}
+            **protocol_config(env["HARNESS_PROTOCOL"]),
+            **split_settings(json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"))[0]}
     for key, var in (("bootstrap.servers", "HARNESS_BOOTSTRAP"), ("group.id", "HARNESS_GROUP_ID"),
                      ("client.id", "HARNESS_MEMBER_ID"), ("group.instance.id", "HARNESS_INSTANCE_ID"),
                      ("client.rack", "HARNESS_RACK")):
@@ -104,6 +108,9 @@ class Member:
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
         self.control_path = env.get("HARNESS_CONTROL") or None
         self.given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")  # the harness's settings, as given
+        self.lost_on_refused = split_settings(self.given)[1].get(LOST_ON_REFUSED_COMMIT) == "true"
+        self.given_up: set[tuple[str, int]] = set()  # partitions _give_up took for lost, until they are assigned again
+        self.resubscribe = False  # _give_up's: subscribe again
         self.control_seq, self.control_pending, self.stalled = 0, False, False
         self.group_id = env["HARNESS_GROUP_ID"]
         self.processing_s = float(env.get("HARNESS_PROCESSING_MS") or 0) / 1000
@@ -137,6 +144,7 @@ class Member:
             self.storm_end = self.storm_at + STORM_FOR_S
         self.hist.event("assigned", member=self.member_id, partitions=_tps(parts))
         self.held |= {(tp.topic, tp.partition) for tp in parts}
+        self.given_up -= self.held
         self.assignments += 1
         self.changed = time.monotonic()
         if self.misbehave == "forget-offsets" and self.assignments >= 2:
@@ -150,6 +158,7 @@ class Member:
         (self.consumer.assign if ASSIGNMENT[self.protocol].eager else self.consumer.incremental_assign)(parts)
 
     def on_revoke(self, consumer, parts) -> None:
+        parts = [tp for tp in parts if (tp.topic, tp.partition) not in self.given_up]  # recorded lost already
         if self.misbehave == "keep-after-leave" and not self.running:  # leaving: it acts as if it still owned them
             return self._read_aside({(tp.topic, tp.partition) for tp in parts})
         self._end_claim()
@@ -162,6 +171,7 @@ class Member:
             self._read_aside(gone)
 
     def on_lost(self, consumer, parts) -> None:
+        parts = [tp for tp in parts if (tp.topic, tp.partition) not in self.given_up]
         self._end_claim()
         self.hist.event("lost", member=self.member_id, partitions=_tps(parts))
         self.held -= {(tp.topic, tp.partition) for tp in parts}
@@ -314,6 +324,17 @@ class Member:
         (self.refused.difference_update if ok else self.refused.update)((t, p) for t, p, _ in tpo)
         extra = {"requested_mono": requested} if requested is not None else {}
         self.hist.event("committed", member=self.member_id, ok=ok, error=err, **extra, offsets=tpo)
+        if not ok and self.lost_on_refused and self.held and refused_commit_is_lost(self.protocol, err):
+            self._give_up(err)
+
+    def _give_up(self, err) -> None:
+        """harness.lost.on.refused.commit: the group no longer knows this member, so its assignment is lost. Record it
+        so, commit none of it again, drop what the client still hands over of it, and subscribe again (from the loop,
+        not in a callback), rather than wait for the client to hear it (docs/findings.md: it may never)."""
+        self.hist.event("lost", member=self.member_id, partitions=[list(tp) for tp in sorted(self.held)],
+                        reason=f"commit refused ({LOST_ON_REFUSED_COMMIT}): {err}")
+        self.given_up |= self.held
+        self.held, self.refused, self.resubscribe = set(), set(), True
 
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
@@ -334,6 +355,10 @@ class Member:
         while self.running:
             if self.control_pending:
                 self._control()
+            if self.resubscribe:
+                self.resubscribe = False
+                self.consumer.unsubscribe()
+                self._subscribe()
             if self.stalled:  # no poll: the client's background thread goes on heartbeating
                 time.sleep(0.02)
                 continue
@@ -343,6 +368,8 @@ class Member:
                 self._claim_extra()
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
+            if msgs and self.given_up:  # what the client still hands over of partitions _give_up took for lost
+                msgs = [m for m in msgs if m.error() or (m.topic(), m.partition()) not in self.given_up]
             if msgs:
                 time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)

@@ -1,4 +1,5 @@
-"""The settings the Python member's client runs with, for its `started` event (`effective`, `effective_defaults`).
+"""The Python member's settings: what its client runs with, for its `started` event (`effective`,
+`effective_defaults`), and the member's own (`split_settings`: its `harness.` client settings).
 
 Imports only the standard library, confluent_kafka and the vocabulary, as `python_member` does (which runs under an
 isolated install of any confluent-kafka version).
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 import confluent_kafka
 
-from harness.base.vocabulary import CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, LIBRDKAFKA_DEFAULT_STRATEGY
+from harness.base.vocabulary import (CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, LIBRDKAFKA_DEFAULT_STRATEGY,
+                                     MEMBER_SETTING_PREFIX, PYTHON_MEMBER_SETTINGS)
 
 
 def commit_mode(env: dict) -> str:
@@ -51,3 +53,28 @@ def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
             out[key] = default
             defaults.append(key)
     return out, defaults
+
+
+#: what a commit refused under the consumer protocol says when the group no longer knows the member: it was fenced
+#: (its session expired or it was removed). STALE_MEMBER_EPOCH is not one: a member whose epoch moved on during a
+#: rebalance is refused so and still owns what it held
+FENCED_COMMIT_ERRORS = ("UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH")
+
+
+def split_settings(given: dict) -> tuple[dict, dict]:
+    """(the client's settings, the member's own `harness.` ones) of HARNESS_CLIENT_CONFIG's; exits with one line for
+    a `harness.` setting the member does not know or a value it does not take."""
+    own = {k: str(v).lower() for k, v in given.items() if k.startswith(MEMBER_SETTING_PREFIX)}
+    for key, value in own.items():
+        if key not in PYTHON_MEMBER_SETTINGS:
+            raise SystemExit(f"member: unknown member setting {key!r}; known: {', '.join(PYTHON_MEMBER_SETTINGS)}")
+        if value not in PYTHON_MEMBER_SETTINGS[key]:
+            raise SystemExit(f"member: {key} is {' or '.join(PYTHON_MEMBER_SETTINGS[key])}, not {given[key]!r}")
+    return {k: v for k, v in given.items() if k not in own}, own
+
+
+def refused_commit_is_lost(protocol: str, error: str | None) -> bool:
+    """Whether a commit refused with `error` (its text, as the `committed` event records it) says the group no longer
+    knows the member, so that its assignment is lost: under the consumer protocol, one of FENCED_COMMIT_ERRORS (the
+    classic protocols' librdkafka rejoins by itself on those)."""
+    return protocol == "consumer" and error is not None and any(code in error for code in FENCED_COMMIT_ERRORS)

@@ -25,6 +25,11 @@ from harness.kproxy.rules import Seen
 WAIT_TICK_S = 0.05
 
 
+def _count(count: int | None, duration_s: float | None) -> int | None:
+    """A hold's, drop's or error's count as given, else one request, or every request while `duration_s` lasts."""
+    return 1 if count is None and duration_s is None else count
+
+
 class RequestActions:
     """Mixed into `Nemesis` (which has `cluster`, `live_slot`, `waits`)."""
 
@@ -91,7 +96,7 @@ class RequestActions:
                              wait_s=wait_s, delay_s=delay, count=count, seed=self._step)
 
     @performs("hold_request")
-    def _do_hold_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = 1,
+    def _do_hold_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
                          timeout_s: float = 30.0, until_api: str | None = None, until_slot: int | str = "other",
                          until_step: int | None = None,
                          duration_s: float | None = None, wait_s: float | None = None):
@@ -107,28 +112,29 @@ class RequestActions:
         if until_step is not None:
             until.append(self._request_state()["events"].setdefault(self._step + until_step, threading.Event()))
         return self._install(rules.hold_request, api=api, slot=slot, broker=broker, duration_s=duration_s,
-                             wait_s=wait_s, until=until, timeout_s=timeout_s, count=count)
+                             wait_s=wait_s, until=until, timeout_s=timeout_s, count=_count(count, duration_s))
 
     @performs("drop_request")
-    def _do_drop_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = 1,
+    def _do_drop_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
                          then: str = "stall",
                          duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.drop_request, api=api, slot=slot, broker=broker, duration_s=duration_s,
-                             wait_s=wait_s, count=count, then=then)
+                             wait_s=wait_s, count=_count(count, duration_s), then=then)
 
     @performs("drop_response")
-    def _do_drop_response(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = 1,
+    def _do_drop_response(self, api: str, slot: int | str = "all", broker: int | str = "all",
+                          count: int | None = None,
                           then: str = "stall",
                           duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.drop_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
-                             wait_s=wait_s, count=count, then=then)
+                             wait_s=wait_s, count=_count(count, duration_s), then=then)
 
     @performs("error_response")
     def _do_error_response(self, api: str, error: str | int, slot: int | str = "all", broker: int | str = "all",
-                           count: int | None = 1,
+                           count: int | None = None,
                            duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.error_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
-                             wait_s=wait_s, error=error, count=count)
+                             wait_s=wait_s, error=error, count=_count(count, duration_s))
 
     @performs("wait_request_fault")
     def _do_wait_request_fault(self, timeout_s: float = 30.0, applied: int = 1):

@@ -199,7 +199,8 @@ _SPECS = (
 ONE_PROCESS = frozenset({"kill_member", "pause_member", "rack_outage"})
 # Request faults (harness/kproxy/, docs/scenarios.md "Request faults"): each installs one rule in the request proxy
 # on the requests of one API from the member now in `slot` (or "all" members), to `broker` (1-based, or "all"), and
-# returns at once with the rule live: it lifts itself after `count` requests or `duration_s`, at a
+# returns at once with the rule live: it lifts itself after `count` requests or `duration_s` (without `count`: one
+# request, or every request while `duration_s` lasts when that is given; `delay_request`: every request), at a
 # `clear_request_faults`, or when the schedule ends; `wait_s` makes the step wait (at most that long) until the rule
 # is spent. Not in the mix: a random request fault on a random API turns most runs into timeouts judged by nobody's
 # rule, and the mix runs on clusters started without the proxy (the docker backend has none)
@@ -212,19 +213,19 @@ _REQUEST_SPECS = (
                _SPENT,
                "Requests of `api` reach the broker `delay_s` later (fixed, or `[lo, hi]` drawn per request).",
                needs=REQ, settles=False),
-    ActionSpec("hold_request", _TARGET + (_p("count", int | None, 1), _p("timeout_s", float, 30.0),
+    ActionSpec("hold_request", _TARGET + (_p("count", int | None, None), _p("timeout_s", float, 30.0),
                                           _p("until_api", str | None, None), _p("until_slot", int | str, "other"),
                                           _p("until_step", int | None, None)) + _SPENT,
                "Requests of `api` wait at the proxy until a request of `until_api` comes from `until_slot` (any "
                "`\"other\"` member by default), until the step `until_step` steps later ends, or `timeout_s`.",
                needs=REQ, settles=False),
-    ActionSpec("drop_request", _TARGET + (_p("count", int | None, 1), _p("then", str, "stall")) + _SPENT,
+    ActionSpec("drop_request", _TARGET + (_p("count", int | None, None), _p("then", str, "stall")) + _SPENT,
                "Requests of `api` never reach the broker (`then = \"stall\"`: nor does the rest of the connection's).",
                needs=REQ, settles=False),
-    ActionSpec("drop_response", _TARGET + (_p("count", int | None, 1), _p("then", str, "stall")) + _SPENT,
+    ActionSpec("drop_response", _TARGET + (_p("count", int | None, None), _p("then", str, "stall")) + _SPENT,
                "Requests of `api` reach the broker; their answers never reach the client (`then = \"stall\"`: nor "
                "do later ones of the connection).", needs=REQ, settles=False),
-    ActionSpec("error_response", _API + (_p("error", str | int),) + _WHO + (_p("count", int | None, 1),) + _SPENT,
+    ActionSpec("error_response", _API + (_p("error", str | int),) + _WHO + (_p("count", int | None, None),) + _SPENT,
                "The proxy answers requests of `api` with `error` (NOT_COORDINATOR, ...) in the broker's stead.",
                needs=REQ, settles=False),
     ActionSpec("wait_request_fault", (_p("timeout_s", float, 30.0), _p("applied", int, 1)),

@@ -96,7 +96,8 @@ LISTED_AFTER_THE_MIX = (
 #: them keep their places
 LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added", "share-dead-letter",
                "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart",
-               "connect-partitions-added", "share-ack-answer-lost", "share-ack-held")
+               "connect-partitions-added", "share-ack-answer-lost", "share-ack-held",
+               "livelock-commit-starves-heartbeat")
 
 
 class _BuiltIns(MutableMapping):

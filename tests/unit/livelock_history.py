@@ -21,9 +21,9 @@ REFUSED = 'KafkaError{code=UNKNOWN_MEMBER_ID,val=25,str="Commit failed: Broker: 
 def write_run(run_dir: Path, *, refused_s: float, session_ms: int = 6000, protocol: str = "consumer",
               scenario: str = "broker-partition", marked: str = "m2", then: str = "lost",
               scenario_file: str | None = None, scenario_text: str | None = None,
-              taken_at: float | None = None) -> Path:
+              taken_at: float | None = None, control: tuple[dict, ...] = ()) -> Path:
     """The run directory; `taken_at`: a commit of the marked member the group took at that time (amid the
-    refusals: a broker whose fencing failed)."""
+    refusals: a broker whose fencing failed); `control`: more events of the harness's history (faults)."""
     hist = run_dir / "history"
     hist.mkdir(parents=True)
     (run_dir / RUN_JSON).write_text(json.dumps({"config": {
@@ -35,6 +35,8 @@ def write_run(run_dir: Path, *, refused_s: float, session_ms: int = 6000, protoc
         hw.record({"type": "fault_start", "mono": 5.0, "wall": 5.0, "fault_id": "f1", "kind": "broker_partition",
                    "targets": [3], "brokers_affected": [3], "members_affected": ["m1", "m2", "m3"]})
         hw.record({"type": "fault_end", "mono": 9.0, "wall": 9.0, "fault_id": "f1"})
+        for e in control:
+            hw.record({"wall": e["mono"], **e})
     for m in ("m1", "m2", "m3"):
         with HistoryWriter(hist / f"member-{m}.jsonl", source="member", member=m) as mw:
             def rec(e):

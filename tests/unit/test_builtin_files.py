@@ -13,6 +13,7 @@ from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.base.errors import BadInput
 from harness.base.vocabulary import CONSUMER_PROTOCOLS
+from harness.plan.actions import ACTIONS
 from harness.plan.config import RunConfig
 from harness.plan.scenarios import SCENARIOS, ScenarioContext
 
@@ -33,7 +34,7 @@ def of(name, seed, kind, ctx=CTX):
 def test_every_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
     kinds = Counter(SCENARIOS[n].kind for n in FILES)
-    assert kinds == {"consumer": 41, "streams": 9, "connect": 11, "share": 13}, kinds
+    assert kinds == {"consumer": 42, "streams": 9, "connect": 11, "share": 13}, kinds
 
 
 @pytest.mark.parametrize("name", sorted(FILES))
@@ -44,8 +45,14 @@ def test_each_file_validates_names_itself_and_builds_for_many_seeds(name):
     assert sc.kind == model.members.kind and sc.doc == model.doc
     for seed in SEEDS:
         s = scenarios.schedule(sc, seed=seed, ctx=CTX)
-        assert s and s[-1].kind == "wait_stable"
+        assert s and (s[-1].kind == "wait_stable" or _waits_its_rule_out(s[-1]))
     assert RunConfig(scenario=name, seed=1, protocol=sc.default_protocol).validate() is sc
+
+
+def _waits_its_rule_out(a) -> bool:
+    """A request fault that waits until its rule is spent (`wait_s`) may end a schedule: a stable wait after it would
+    only come before the runner's own final one (livelock-commit-starves-heartbeat's group never settles)."""
+    return a.params.get("wait_s") is not None and "requests" in ACTIONS[a.kind].needs
 
 
 def test_scenario_level_fields_kept():

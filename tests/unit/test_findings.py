@@ -10,15 +10,17 @@ from pathlib import Path
 import pytest
 
 from harness.findings.registry import KNOWN, REASON, known, near_misses
-from harness.findings.evidence import batch_skipped_at_rebalance, illegal_generation_lost
+from harness.findings.evidence import batch_skipped_at_rebalance, commits_refused_unheard, illegal_generation_lost
+from harness.invariants.brokers import BROKER_CONTEXT
 from harness.invariants.core import Verdict
 from harness.drive.nightly import nightly
 from harness.plan.config import config_dict
+from harness.record.format import read_file
 from harness.record.rundir import RunResult
 from harness.plan.scenarios import builtin_text
 from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts, lost_records,
                                            write_meta)
-from tests.unit.livelock_history import livelock_verdicts, write_run
+from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
 BATCH_SKIP = "librdkafka-2.0-batch-skip"
 
@@ -73,6 +75,75 @@ def test_the_commit_starves_heartbeat_finding_matches_the_consumer_protocol_on_b
     for d, kw in (("coop", {"protocol": "classic-cooperative"}), ("kill", {"scenario": "member-kill"})):
         other = write_run(tmp_path / d, refused_s=8.0, **kw)
         assert known(other, livelock_verdicts(other)) is None
+
+
+def test_the_commit_starves_heartbeat_finding_matches_its_own_reproduction_too(tmp_path):
+    name = "livelock-commit-starves-heartbeat"
+    f = next(f for f in KNOWN if f.id == "librdkafka-848-commit-starves-heartbeat")
+    assert name in f.scenarios and "broker-partition" in f.scenarios
+    run = write_run(tmp_path / "builtin", refused_s=8.0, scenario=name)
+    # as a run of it fails (witnesses shaped as the checkers wrote them in its runs): the runner's final wait timed
+    # out beside the coordinator's fencing line; the zombie's last batch before its refused commits never committed
+    fenced = {"type": "broker", "mono": 9.4, "broker": 1, "source": "broker-log",
+              "message": "Member x fenced from the group because the member session expired."}
+    batch = {"type": "processed", "mono": 9.9, "member": "m2", "topic": "t", "partition": 0, "first_offset": 5,
+             "last_offset": 5, "count": 1, "source": "member"}
+    refused = next(e for e in events(run, "m2") if e["type"] == "committed" and not e["ok"])
+    settled = Verdict("group_settled", "invalid", "never settled", (
+        {"type": "wait_timeout", "mono": 12.0, "what": "final", "why": "the runner gave up waiting"}, fenced))
+    verdicts = {**livelock_verdicts(run), "group_settled": settled, "commit_progress": Verdict(
+        "commit_progress", "invalid", "m2 did not commit", (batch, {**refused, "why": "its commit was refused"}))}
+    assert known(run, verdicts).finding.id == f.id
+    # a batch the zombie processed before its last word from the group (its last good commit at 8.0) is not the bug's
+    early = Verdict("commit_progress", "invalid", "m2 did not commit", ({**batch, "mono": 7.5},))
+    assert known(run, {**verdicts, "commit_progress": early}) is None
+    shipped = builtin_text(name)
+    copy = write_run(tmp_path / "copy", refused_s=8.0, scenario=name, scenario_file=f"mine/{name}.toml",
+                     scenario_text=shipped)
+    assert known(copy, livelock_verdicts(copy)) is not None
+    edited = write_run(tmp_path / "edited", refused_s=8.0, scenario=name, scenario_file=f"mine/{name}.toml",
+                       scenario_text=shipped.replace("duration_s = 8.0", "duration_s = 4.0"))
+    assert "duration_s = 8.0" in shipped and known(edited, livelock_verdicts(edited)) is None
+
+
+def _heartbeat_fault(member: str, start: float, end: float) -> tuple[dict, dict]:
+    """A request fault aimed at one member (its heartbeats answered with an error), as the nemesis records it."""
+    return ({"type": "fault_start", "mono": start, "fault_id": f"kp-{member}", "kind": "error_response",
+             "member": member, "targets": [member], "members_affected": [member], "api": "ConsumerGroupHeartbeat"},
+            {"type": "fault_end", "mono": end, "fault_id": f"kp-{member}", "outcome": "answered"})
+
+
+def test_the_livelock_matches_when_its_trigger_ends_just_before_the_members_last_word(tmp_path):
+    # the member's last failed heartbeat (7.9) came before its last successful commit (8.0, the mark's start): the
+    # convergence failure witnessed by that fault's end is the bug's; the same fault aimed at another member is not
+    settled = "the last disturbance"
+    for member, matched in (("m2", True), ("m3", False)):
+        run = write_run(tmp_path / member, refused_s=8.0, control=_heartbeat_fault(member, 2.5, 7.9))
+        (mark,) = commits_refused_unheard(run)
+        assert mark.faults == ({"kp-m2"} if matched else set()) and mark.start == 8.0
+        end = next(e for e in read_file(run / "history" / "harness.jsonl")[1] if e.get("fault_id") == f"kp-{member}"
+                   and e["type"] == "fault_end")
+        verdicts = {**livelock_verdicts(run), "convergence_balance": Verdict(
+            "convergence_balance", "invalid", "never converged", ({**end, "why": settled},))}
+        assert (known(run, verdicts) is not None) is matched
+
+
+def test_the_brokers_lines_a_checker_appends_as_context_are_not_compared(tmp_path):
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    line = {"type": "broker", "mono": 3.0, "broker": 1, "source": "broker-log",
+            "message": "Member x fenced from the group because it failed to transition from epoch 2 within 20000ms."}
+    verdicts = livelock_verdicts(run)
+    zombie = verdicts["exclusive_ownership"]
+
+    def with_line(why, *, alone=False):
+        ws = () if alone else zombie.witnesses
+        return {**verdicts, "exclusive_ownership": dataclasses.replace(zombie, witnesses=ws + ({**line, "why": why},))}
+    # an earlier fencing of the same member (before its last word at 8.0), cited as context: the failure is the bug's
+    assert known(run, with_line(BROKER_CONTEXT)) is not None
+    # the same line as a witness of the failure itself lies outside the mark; context alone is no witness
+    assert known(run, with_line("the broker fenced the member")) is None
+    assert near_misses(run, with_line(BROKER_CONTEXT, alone=True)) == [
+        "not librdkafka-848-commit-starves-heartbeat: exclusive_ownership has no witness to compare"]
 
 
 def test_the_scenario_is_matched_by_identity_not_by_its_files_name(tmp_path):

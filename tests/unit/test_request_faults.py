@@ -127,6 +127,19 @@ def test_a_slot_is_the_member_in_it_now_and_all_is_none(nem):
         "skipped": "slot 0 has no live member"}
 
 
+def test_without_a_count_a_rule_takes_one_request_or_every_request_while_its_duration_lasts(nem):
+    rules = nem.cluster.kproxy.rules
+    for kind, extra in (("drop_request", {}), ("drop_response", {}), ("hold_request", {}),
+                        ("error_response", {"error": "NOT_COORDINATOR"})):
+        nem.perform(Action(kind, {"api": "ConsumerGroupHeartbeat", "slot": 0, **extra}))
+        assert rules[f"r{len(rules)}"].count == 1, kind
+        out = nem.perform(Action(kind, {"api": "ConsumerGroupHeartbeat", "slot": 0, "duration_s": 8.0, **extra}))
+        assert out["count"] is None and rules[out["rule"]].duration_s == 8.0, kind
+        out = nem.perform(Action(kind, {"api": "ConsumerGroupHeartbeat", "slot": 0, "duration_s": 8.0, "count": 3,
+                                        **extra}))
+        assert out["count"] == 3, kind
+
+
 def test_a_hold_until_another_members_api_and_a_later_steps_end(nem):
     nem.perform(Action("hold_request", {"api": "SyncGroup", "slot": 0, "until_api": "JoinGroup", "until_step": 2}),
                 step=4)

@@ -12,7 +12,7 @@ from harness.base.errors import BadInput
 from harness.plan.kinds.connect import check_worker_version, connect_settings
 from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
-from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE
+from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE, MEMBER_SETTING_PREFIX
 from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotted, is_release, newest_major_minor, version_key
 
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
@@ -27,6 +27,10 @@ class ConsumerChecks:
         if cfg.connect_settings:
             raise BadInput(f"scenario {sc.name} has no Kafka Connect workers: Connect settings do not apply")
         if cfg.member == "java" and cfg.member_command is None:
+            own = sorted(k for k, _ in cfg.client_settings if k.startswith(MEMBER_SETTING_PREFIX))
+            if own:  # docs/member-contract.md, "The Python member's own settings"
+                raise BadInput(f"{own[0]} is a setting of the harness's Python member; the Java member takes the "
+                               "Kafka client's settings only")
             for who, sub in [("every member", cfg.subscription), *((f"slot {n}", e) for n, e in cfg.slot_subscriptions
                                                                    if cfg.slot_command(n) is None)]:
                 if len(sub) > 1 and any(e.startswith("^") for e in sub):
