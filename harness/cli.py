@@ -72,7 +72,7 @@ def _members_and_settings(sp):
     from harness.base.vocabulary import MEMBER_KINDS
     sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                     help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
-                         "Apache Kafka Java client of the brokers' version)")
+                         "Apache Kafka Java client of the brokers' version, or of --client-version)")
     sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
                     help="your own member program (docs/member-contract.md), split like a shell line: "
                          "'CMD ARGS' for every slot, or slotN='CMD ARGS' for slot N only (0-based: slot0 is "
@@ -111,7 +111,9 @@ def _add_run(sub):
                    help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
     r.add_argument("--client-version", default=None,
                    help="confluent-kafka version for the members (default: the one installed with the harness); "
-                        "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
+                        "with --member java the kafka-clients version from Maven Central (default: the brokers'); "
+                        "for streams-* scenarios the kafka-streams version, for connect-* the connect-runtime version "
+                        "(default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     _backend(r, "local")
