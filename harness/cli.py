@@ -67,6 +67,14 @@ def _processing_ms(sp, default: str):
                          f"builds when the producer outpaces it; default: {default}")
 
 
+def _revoke_delay_ms(sp, default: str):
+    """--revoke-delay-ms, with the command's default named in its help."""
+    sp.add_argument("--revoke-delay-ms", type=float, default=None, metavar="MS",
+                    help=f"milliseconds every consumer-group member's revoke handler waits before its commit "
+                         f"(HARNESS_REVOKE_DELAY_MS, docs/member-contract.md), as an application's slow handler "
+                         f"does; default: {default}")
+
+
 def _members_and_settings(sp):
     """The members' options and the settings of clients, brokers and the group (run and nightly)."""
     from harness.base.vocabulary import MEMBER_KINDS
@@ -127,6 +135,7 @@ def _add_run(sub):
                    help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
                         "(repeatable; docs/connect.md lists them)")
     _members_and_settings(r)
+    _revoke_delay_ms(r, "0, or the scenario's")
     add_run_arguments(r)
     _common(r)
 
@@ -138,6 +147,7 @@ def _add_replay(sub):
     _backend(rp, "the recorded run's")
     _commit_mode(rp, "the recorded run's")
     _processing_ms(rp, "the recorded run's")
+    _revoke_delay_ms(rp, "the recorded run's")
     _common(rp)
 
 
@@ -365,7 +375,8 @@ def _dispatch(args) -> int:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root,
                             **({"backend": args.backend} if args.backend else {}),
                             **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
-                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}))
+                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}),
+                            **({"revoke_delay_ms": args.revoke_delay_ms} if args.revoke_delay_ms is not None else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
     return _finish(run_scenario(cfg, progress=progress))
 

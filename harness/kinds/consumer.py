@@ -96,7 +96,7 @@ class ConsumerGroup:
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
                           client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode,
-                          processing_ms=self.cfg.processing_ms,
+                          processing_ms=self.cfg.processing_ms, revoke_delay_ms=self.cfg.revoke_delay_ms,
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
 
     def java_command(self, client_version: str | None) -> tuple[str, ...]:

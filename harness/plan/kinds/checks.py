@@ -143,6 +143,20 @@ def check_commit_mode(cfg, sc) -> None:
                        f"--member python or a member command")
 
 
+def check_revoke_delay(cfg, sc) -> None:
+    """A revoke handler's wait before its commit: 0 to 60000 ms, for consumer groups, whose members commit in their
+    revoke handler (sync or async)."""
+    ms = cfg.revoke_delay_ms
+    if not 0 <= ms <= 60000:
+        raise BadInput(f"revoke delay {ms!r} ms: from 0 to 60000")
+    if ms and sc.kind != "consumer":
+        raise BadInput(f"a revoke delay is for consumer-group members' revoke handlers; scenario {sc.name} runs "
+                       f"{ {'share': 'a share group', 'streams': 'Kafka Streams', 'connect': 'Kafka Connect'}[sc.kind] }")
+    if ms and cfg.commit_mode not in ("sync", "async"):
+        raise BadInput(f"a revoke delay is the wait before the revoke handler's commit; under commit mode "
+                       f"{cfg.commit_mode} the members make none there (use sync or async)")
+
+
 def check_hosting(cfg, sc) -> None:
     """Several members per process (harness/members/hosted.py) only for the built-in Python consumer member."""
     if cfg.members_per_process != 1 and (cfg.members_per_process < 1 or (sc.kind, cfg.member) != (
