@@ -67,12 +67,20 @@ def _processing_ms(sp, default: str):
                          f"builds when the producer outpaces it; default: {default}")
 
 
+def _revoke_delay_ms(sp, default: str):
+    """--revoke-delay-ms, with the command's default named in its help."""
+    sp.add_argument("--revoke-delay-ms", type=float, default=None, metavar="MS",
+                    help=f"milliseconds every consumer-group member's revoke handler waits before its commit "
+                         f"(HARNESS_REVOKE_DELAY_MS, docs/member-contract.md), as an application's slow handler "
+                         f"does; default: {default}")
+
+
 def _members_and_settings(sp):
     """The members' options and the settings of clients, brokers and the group (run and nightly)."""
     from harness.base.vocabulary import MEMBER_KINDS
     sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                     help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
-                         "Apache Kafka Java client of the brokers' version)")
+                         "Apache Kafka Java client of the brokers' version, or of --client-version)")
     sp.add_argument("--member-command", action="append", default=[], metavar="[slotN=]CMD",
                     help="your own member program (docs/member-contract.md), split like a shell line: "
                          "'CMD ARGS' for every slot, or slotN='CMD ARGS' for slot N only (0-based: slot0 is "
@@ -111,7 +119,9 @@ def _add_run(sub):
                    help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
     r.add_argument("--client-version", default=None,
                    help="confluent-kafka version for the members (default: the one installed with the harness); "
-                        "for streams-* scenarios the kafka-streams version (default: the brokers' version)")
+                        "with --member java the kafka-clients version from Maven Central (default: the brokers'); "
+                        "for streams-* scenarios the kafka-streams version, for connect-* the connect-runtime version "
+                        "(default: the brokers' version)")
     r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     _backend(r, "local")
@@ -125,6 +135,7 @@ def _add_run(sub):
                    help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
                         "(repeatable; docs/connect.md lists them)")
     _members_and_settings(r)
+    _revoke_delay_ms(r, "0, or the scenario's")
     add_run_arguments(r)
     _common(r)
 
@@ -136,6 +147,7 @@ def _add_replay(sub):
     _backend(rp, "the recorded run's")
     _commit_mode(rp, "the recorded run's")
     _processing_ms(rp, "the recorded run's")
+    _revoke_delay_ms(rp, "the recorded run's")
     _common(rp)
 
 
@@ -363,7 +375,8 @@ def _dispatch(args) -> int:
         cfg = replay_config(args.run_dir, runs_root=args.runs_root,
                             **({"backend": args.backend} if args.backend else {}),
                             **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
-                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}))
+                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}),
+                            **({"revoke_delay_ms": args.revoke_delay_ms} if args.revoke_delay_ms is not None else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
     return _finish(run_scenario(cfg, progress=progress))
 

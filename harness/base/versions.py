@@ -98,5 +98,18 @@ RELEASE_VERSION_FLAG_SINCE = (4, 0)
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
 #: the first confluent-kafka release with a ShareConsumer (a preview)
 SHARE_CLIENT_SINCE = (2, 15, 0)
+#: the oldest kafka-clients the Java member (harness/members/java/Member.java) compiles against and runs on:
+#: it implements ConsumerRebalanceListener.onPartitionsLost and names the CooperativeStickyAssignor, both from
+#: kafka-clients 2.4 (KIP-429); every kafka-clients from it on joins brokers of 4.x (KIP896_SINCE serves clients
+#: from OLDEST_CLIENT_FOR_4)
+JAVA_MEMBER_CLIENT_SINCE = (2, 4)
+#: the first kafka-clients release that knows `group.protocol`, i.e. can speak KIP-848: 3.7 (early access; GA from
+#: 4.0). An older client warns "supplied but isn't a known config" and runs the classic protocol, so the Java
+#: member on it is refused the consumer protocol up front rather than run on another protocol than asked
+JAVA_CLIENT_PROTOCOL_SINCE = {"consumer": (3, 7)}
+#: the oldest kafka-clients the Java share member (ShareMember.java, KafkaShareConsumer) runs on: 4.0's early-access
+#: share consumer sent ShareGroupHeartbeat v0, which brokers from 4.1 no longer take ("Version 0 was used for early
+#: access of KIP-932 in Apache Kafka 4.0 but removed in Apache Kafka 4.1", ShareGroupHeartbeatRequest.json)
+JAVA_SHARE_CLIENT_SINCE = (4, 1)
 #: the first connect-runtime release that knows each connect.protocol (KIP-415: compatible; KIP-507: sessioned)
 CONNECT_PROTOCOL_SINCE = {"eager": (0, 10), "compatible": (2, 3), "sessioned": (2, 4)}

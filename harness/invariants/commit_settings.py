@@ -6,7 +6,8 @@ whose value is the library's documented default rather than given. A member rest
 roll) writes a new `started` with its new values: settings are per life. Older histories lack `effective`:
 then the run-wide values, and `source` says so: run_start's `commit_mode` (the harness's default, `sync`,
 when it names none) and the `auto.commit.interval.ms` the member was given (its `started` event's
-`client_config`, else run_start's `client_settings`, else the client's default of 5 s).
+`client_config`, else run_start's `client_settings`, else the client's default of 5 s). `effective.revoke_delay_ms` is
+how long its revoke handler waits before its commit (HARNESS_REVOKE_DELAY_MS; none: 0).
 
 The commit part of a member life's settings, for `commit_progress`: `settings.member_settings` reads the
 same `started` event (found by `settings.life_at` and `settings.started_event`) for the session timings;
@@ -34,6 +35,13 @@ class CommitSettings:
     auto_commit_s: float  # its auto.commit.interval.ms in seconds (read under auto only)
     source: str  # where `mode` came from
     interval_source: str  # where `auto_commit_s` came from
+    revoke_delay_s: float = 0.0  # its revoke handler's wait before its commit (`effective.revoke_delay_ms`; none: 0)
+
+    @property
+    def retry_bound_s(self) -> float:
+        """How long after a refused commit the member may go before its retry: `bound_s`, plus its revoke handler's
+        wait, since the poll that retries may first run the revoke handler, which waits before it commits."""
+        return self.bound_s + self.revoke_delay_s
 
     @property
     def bound_s(self) -> float:
@@ -50,7 +58,8 @@ class CommitSettings:
         else:
             how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records " \
                   f"(commit_mode {self.mode}, {self.source})"
-        return f"{self.member}, {how} since its start at {self.start:.1f} s"
+        wait = f", its revoke handler waiting {self.revoke_delay_s:g} s before its commit" if self.revoke_delay_s else ""
+        return f"{self.member}, {how}{wait} since its start at {self.start:.1f} s"
 
 
 class LifeSettings:
@@ -103,7 +112,9 @@ def life_settings(member: str, start: float, started: dict | None, run_start: di
         ms, where = _ms(run_wide["auto.commit.interval.ms"]), "run-wide, run_start's client_settings"
     else:
         ms, where = DEFAULT_AUTO_COMMIT_MS, f"{lib} default, assumed: its start names none"
-    return CommitSettings(member, start, mode, ms / 1000.0, source, where)
+    delay = (eff or {}).get("revoke_delay_ms")
+    wait = float(delay) / 1000.0 if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay > 0 else 0.0
+    return CommitSettings(member, start, mode, ms / 1000.0, source, where, wait)
 
 
 def _library(client: str) -> str:

@@ -29,7 +29,9 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
   at f, D becomes min(f + B, g) + G (its next commit, after the next poll or at the next tick, retries;
   again for a refused retry). In a classic rebalance a commit waits for the join and is refused
   (ILLEGAL_GENERATION) once the generation moved; a partition revoked after that must still be committed
-  before it is given up (the members commit in their revoke callback).
+  before it is given up (the members commit in their revoke callback). A member whose revoke handler waits W
+  before its commit (its `effective.revoke_delay_ms`) has D = min(f + B + W, g) + G after a refusal: the poll that
+  retries may run that handler first.
 
 Tolerance: G = 1 s, a commit's round trip and the poll that records its outcome (an auto-commit's outcome
 is recorded from the callback the next poll serves). Under `auto` the bound is the member's own interval,
@@ -131,6 +133,7 @@ class _Judgment:
         ii = np.maximum(i, 0)
         per = [_ownership_terms(self.lives, o) for o in owns]  # (bound, graceful end, ungraceful end, settings)
         bound, g_end, u_end = (np.array([x[n] for x in per])[ii] for n in range(3))
+        retry = np.array([x[3].retry_bound_s for x in per])[ii]
         c0 = self.commits.before(p, t)
         owed = (i >= 0) & (t < np.array([o.end for o in owns])[ii]) & (last + 1 > c0)
         deadline = np.minimum(t + bound, g_end) + g
@@ -148,7 +151,7 @@ class _Judgment:
         refused = missed & self.commits.refused_in(member, p, t, deadline)  # only these can be saved by a retry
         stall, refusals = np.flatnonzero(missed & ~refused).tolist(), {}
         for k in np.flatnonzero(refused).tolist():
-            d, refusals[k] = self.commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(bound[k]),
+            d, refusals[k] = self.commits.after_refusals(member, p, float(t[k]), float(deadline[k]), float(retry[k]),
                                                          float(g_end[k]))
             if d > deadline[k]:  # the member's commit was refused: judged again against its retry
                 why = "lost_or_killed" if u_end[k] <= d else "end" if d > tl.end else \
@@ -178,7 +181,7 @@ def _why(s: CommitSettings, given_up: float, deadline: float, refused, end_event
     if given_up + g <= deadline + 1e-9:
         return f"it gave the partition up at {given_up:.3f}, plus {g:g} s grace", end_event
     if refused is not None:
-        why = f"its commit of it was refused at {refused[1]:.3f}, and no retry succeeded within {s.bound_s + g:g} s"
+        why = f"its commit of it was refused at {refused[1]:.3f}, and no retry succeeded within {s.retry_bound_s + g:g} s"
         if given_up <= deadline:
             return why + f"; it gave the partition up at {given_up:.3f} without committing it again", end_event
         return why, None
@@ -344,7 +347,8 @@ class _Commits:
         """(the deadline, (seq, outcome time) of the last refusal or None) of a record processed at t once the
         member's refused commits of p are retried: a commit of p it asked for in [t, D] that failed (ok=false,
         its outcome at f) is retried by its next commit (after the next poll's records; auto: at the next tick),
-        so D becomes min(f + bound, given_up) + G, again for a refused retry; D itself when none was refused."""
+        so D becomes min(f + bound, given_up) + G, again for a refused retry (`bound`: the life's retry bound, its
+        revoke handler's wait included); D itself when none was refused."""
         mono, _, ok, mem, seq, key = self.by_p.get(p, _NONE)
         k = ~ok & self._of(mem, member)
         mono, key, seq = mono[k], key[k], seq[k]

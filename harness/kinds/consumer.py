@@ -16,6 +16,7 @@ from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
 from harness.members import MemberSpec
 from harness.members import clients
+from harness.plan.kinds import java_clients
 from harness.plan.kinds.settings import client_settings
 from harness.cluster.topics import add_partitions as add_topic_partitions
 from harness.plan.topics import real_subscription
@@ -27,6 +28,7 @@ class ConsumerGroup:
 
     name = "consumer"
     library = "confluent-kafka"
+    java_builder = "java_member_command"  # the harness.members.java_member function that builds the Java member
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
@@ -35,6 +37,7 @@ class ConsumerGroup:
         self.client_version: str | None = None
         self.client_path: str | None = None
         self.builtin: tuple[str, ...] | None = None  # the built-in member's command (None: the Python member)
+        self.java_commands: set[tuple[str, ...]] = set()  # the built-in Java member's commands, one per kafka-clients
 
     # -- before the members
     def prepare(self) -> dict:
@@ -42,10 +45,10 @@ class ConsumerGroup:
         with, merged once (`harness.plan.kinds.settings.client_settings`) for the check, the record and the pool."""
         cfg, sc = self.cfg, self.plan.scenario
         library, given = self.library, {k: clients.setting_text(v) for k, v in cfg.client_settings}
-        if cfg.member == "java":
-            from harness.members.java_member import java_member_command
-            self.builtin = java_member_command(kafka_version=self.plan.kafka_version, progress=self.ctx.say)
-            self.client_version, library = self.plan.kafka_version, "kafka-clients"
+        if cfg.member == "java":  # on the brokers' kafka-clients, or the release --client-version names
+            first = cfg.client_version or sc.initial_client
+            self.builtin = self.java_command(first)
+            self.client_version, library = first or self.plan.kafka_version, "kafka-clients"
         else:
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
                                                                         progress=self.ctx.say)
@@ -93,8 +96,29 @@ class ConsumerGroup:
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
                           misbehave=self.cfg.misbehave if slot == 0 else None,
                           client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode,
-                          processing_ms=self.cfg.processing_ms,
+                          processing_ms=self.cfg.processing_ms, revoke_delay_ms=self.cfg.revoke_delay_ms,
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))
+
+    def java_command(self, client_version: str | None) -> tuple[str, ...]:
+        """The built-in Java member's command on kafka-clients `client_version` (None: the brokers' own), remembered
+        as the built-in's so that a bounce onto another version knows the slot runs it."""
+        from harness.members import java_member
+        cmd = getattr(java_member, self.java_builder)(kafka_version=self.plan.kafka_version,
+                                                      client_version=client_version, progress=self.ctx.say)
+        self.java_commands.add(cmd)
+        return cmd
+
+    def with_version(self, spec: MemberSpec, version: str) -> MemberSpec:
+        """The slot's spec on another client release (a bounce's `client_version`; `default`: the built-in member's
+        own): the Java member rebuilt on that kafka-clients, the Python member on that confluent-kafka install; a
+        slot that runs a program of its own keeps it."""
+        from dataclasses import replace
+        if spec.command is not None and spec.command in self.java_commands:
+            return replace(spec, command=self.java_command(None if version == java_clients.DEFAULT else version))
+        if spec.command is not None:
+            return spec
+        _, path = clients.client_path(version, progress=self.ctx.say)
+        return replace(spec, client_path=path)
 
     def add_partitions(self, topic: str | None, count: int) -> tuple[str, int]:
         """Partitions up to `count` in all for the run's topic of that name: `harness.cluster.topics.add_partitions`."""

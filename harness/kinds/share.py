@@ -31,14 +31,15 @@ class ShareGroup(ConsumerGroup):
     inherits."""
 
     name = "share"
+    java_builder = "java_share_member_command"  # harness/members/java/ShareMember.java
 
     # -- before the members
     def prepare(self) -> dict:
         cfg, library = self.cfg, self.library
-        if cfg.member == "java":  # harness/members/java/ShareMember.java on the brokers' kafka-clients
-            from harness.members.java_member import java_share_member_command
-            self.builtin = java_share_member_command(kafka_version=self.plan.kafka_version, progress=self.ctx.say)
-            version, library = self.plan.kafka_version, "kafka-clients"
+        if cfg.member == "java":  # harness/members/java/ShareMember.java on the brokers' kafka-clients, or another
+            first = cfg.client_version or self.plan.scenario.initial_client
+            self.builtin = self.java_command(first)
+            version, library = first or self.plan.kafka_version, "kafka-clients"
         else:
             version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
                                                             progress=self.ctx.say)

@@ -2,7 +2,11 @@
 
 `java_member_command()` builds it once per Kafka version (and per source revision) through the one builder of
 the harness's Java programs (`jvm_build`) and returns the command that runs it; pass that as
-`RunConfig.member_command` (or `MemberSpec.command`). It speaks the same member contract
+`RunConfig.member_command` (or `MemberSpec.command`). By default it runs on the brokers' own release (the Kafka
+distribution's jars); given a `client_version` it runs on that kafka-clients release and its runtime dependencies
+from Maven Central (`--client-version`: any client against any brokers), built and cached apart
+(`<cache>/jvm/java-member-clients/<version>/`). Either way the member reads the version it loaded at run time
+and records it in its `started` event (`client`). It speaks the same member contract
 (docs/member-contract.md) as harness/members/python_member.py and shares no code with it, so a run through it
 checks the contract and the checkers, not one implementation's habits.
 
@@ -20,6 +24,8 @@ import subprocess
 from pathlib import Path
 
 from harness.kafka import dist as kafka_dist
+from dataclasses import replace
+
 from harness.kafka.jvm_build import BASE_JVM_OPTS, SLF4J_OPTS, Built, JvmProgram, build
 from harness.record.rundir import member_history
 
@@ -66,10 +72,25 @@ PROGRAM = JvmProgram(
     jvm_opts=("-Xmx256m", *BASE_JVM_OPTS, *SLF4J_OPTS), after_build=_train)
 
 
-def java_member_command(*, kafka_version: str = "latest", progress=_log.info) -> tuple[str, ...]:
-    """The command that runs the Java member against Kafka `kafka_version`'s client, built and cached."""
+#: the Java member on a kafka-clients release of its own (and that release's dependencies) from Maven Central
+CLIENTS_PROGRAM = replace(PROGRAM, name="java-member-clients", against="kafka-clients", artifact="kafka-clients")
+
+
+def _built(program: JvmProgram, on_maven: JvmProgram, kafka_version: str, client_version: str | None,
+           progress) -> Built:
+    """`program` built against the brokers' release `kafka_version`, or `on_maven` against kafka-clients
+    `client_version` (x.y.z) from Maven Central when one is given."""
+    if client_version:
+        return build(on_maven, client_version, progress=progress)
     dist = kafka_dist.resolve(kafka_version, progress=progress)
-    built = build(PROGRAM, dist.version, classpath=dist.classpath, progress=progress)
+    return build(program, dist.version, classpath=dist.classpath, progress=progress)
+
+
+def java_member_command(*, kafka_version: str = "latest", client_version: str | None = None,
+                        progress=_log.info) -> tuple[str, ...]:
+    """The command that runs the Java member on Kafka `kafka_version`'s client, or on kafka-clients
+    `client_version` when given, built and cached."""
+    built = _built(PROGRAM, CLIENTS_PROGRAM, kafka_version, client_version, progress)
     jsa = built.base / ARCHIVE
     return built.command(*((f"-XX:SharedArchiveFile={jsa}",) if jsa.exists() else ()))
 
@@ -81,7 +102,12 @@ SHARE_PROGRAM = JvmProgram(
     jvm_opts=("-Xmx256m", *BASE_JVM_OPTS, *SLF4J_OPTS))
 
 
-def java_share_member_command(*, kafka_version: str = "latest", progress=_log.info) -> tuple[str, ...]:
-    """The command that runs the Java share member against Kafka `kafka_version`'s client, built and cached."""
-    dist = kafka_dist.resolve(kafka_version, progress=progress)
-    return build(SHARE_PROGRAM, dist.version, classpath=dist.classpath, progress=progress).command()
+SHARE_CLIENTS_PROGRAM = replace(SHARE_PROGRAM, name="java-share-member-clients", against="kafka-clients",
+                                artifact="kafka-clients")
+
+
+def java_share_member_command(*, kafka_version: str = "latest", client_version: str | None = None,
+                              progress=_log.info) -> tuple[str, ...]:
+    """The command that runs the Java share member on Kafka `kafka_version`'s client, or on kafka-clients
+    `client_version` when given, built and cached."""
+    return _built(SHARE_PROGRAM, SHARE_CLIENTS_PROGRAM, kafka_version, client_version, progress).command()

@@ -33,6 +33,7 @@ class MemberSpec:
     topics: tuple[str, ...] = ()  # the subscription: topic names and ^regexes (none: the pool's topic)
     commit_mode: str = DEFAULT_COMMIT_MODE  # HARNESS_COMMIT_MODE: one of COMMIT_MODES (docs/member-contract.md)
     processing_ms: float = 0.0  # HARNESS_PROCESSING_MS: simulated work per record (docs/member-contract.md)
+    revoke_delay_ms: float = 0.0  # HARNESS_REVOKE_DELAY_MS: the revoke handler's wait before its commit
     start_wait_s: float | None = None  # how long it has to write `started` (None: START_WAIT_S)
     env: dict = field(default_factory=dict)  # more HARNESS_* variables of its kind (share members: HARNESS_SHARE_*)
 
@@ -142,7 +143,7 @@ class MemberPool:
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
             "HARNESS_CLIENT_CONFIG": json.dumps(self.merge_settings(spec.protocol, self.client_config, spec.client_config)),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
-            "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}",
+            "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}", "HARNESS_REVOKE_DELAY_MS": f"{spec.revoke_delay_ms:g}",
             "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),
             **spec.env,
         })

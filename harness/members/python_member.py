@@ -11,6 +11,11 @@ as given, else 5 s), outcomes from `on_commit`; `never` not at all (a self-test:
 `HARNESS_PROCESSING_MS` (default 0) is simulated work: it sleeps that long per record before it records and
 commits a poll's records, and then polls fewer records at a time (about half a second of work per poll).
 
+`HARNESS_REVOKE_DELAY_MS` (default 0) is a revoke handler that takes time, as an application's often does (flushing
+a batch, closing a transaction): on a revocation it waits that long, then commits the revoked partitions' positions
+(every one it processed, committed before or not), each such `committed` event with `revoke_began`, the moment the
+handler began.
+
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, once its assignment
@@ -39,7 +44,7 @@ from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT  # noqa: E402
 from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
-                                             refused_commit_is_lost, split_settings)
+                                             refused_commit_is_lost, revoke_delay_ms, split_settings)
 
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
@@ -114,6 +119,7 @@ class Member:
         self.control_seq, self.control_pending, self.stalled = 0, False, False
         self.group_id = env["HARNESS_GROUP_ID"]
         self.processing_s = float(env.get("HARNESS_PROCESSING_MS") or 0) / 1000
+        self.revoke_delay_s = revoke_delay_ms(env) / 1000
         self.protocol = env["HARNESS_PROTOCOL"]
         conf = consumer_config(env)
         self.instance_id = env.get("HARNESS_INSTANCE_ID") or None
@@ -121,7 +127,7 @@ class Member:
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
-        self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env))
+        self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env), revoke_delay_ms(env))
         self.conf = conf
         self.consumer = make_consumer(conf)
         self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)
@@ -162,7 +168,12 @@ class Member:
         if self.misbehave == "keep-after-leave" and not self.running:  # leaving: it acts as if it still owned them
             return self._read_aside({(tp.topic, tp.partition) for tp in parts})
         self._end_claim()
-        self._final_commit({(tp.topic, tp.partition) for tp in parts})  # still the owner: its last chance
+        began = time.monotonic()
+        if self.revoke_delay_s:  # a handler that takes time before its commit (HARNESS_REVOKE_DELAY_MS)
+            time.sleep(self.revoke_delay_s)
+        # still the owner: its last chance (after a delay, every position of these partitions, to show the commit)
+        self._final_commit({(tp.topic, tp.partition) for tp in parts},
+                           revoke_began=began if self.revoke_delay_s else None)
         self.hist.event("revoked", member=self.member_id, partitions=_tps(parts))
         gone = {(tp.topic, tp.partition) for tp in parts}
         self.held -= gone
@@ -267,18 +278,20 @@ class Member:
         if offsets:
             self._commit_offsets(offsets, asynchronous=self.commit_mode == "async")
 
-    def _final_commit(self, parts: set | None = None) -> None:
+    def _final_commit(self, parts: set | None = None, *, revoke_began: float | None = None) -> None:
         """What was processed of these held partitions (all by default) and not committed yet (a commit refused
         mid-rebalance), synchronously (sync, async): on a graceful stop before closing, and on revoke, as the Java
-        member does. Under auto the client commits on close and on revoke; under never nothing is."""
+        member does. Under auto the client commits on close and on revoke; under never nothing is. A revoke handler
+        with a delay (`revoke_began`: when it began) commits every position of the partitions, committed or not."""
         if self.commit_mode not in ("sync", "async"):
             return
         offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self.next_offset.items())
-                   if (t, p) in self.held and (parts is None or (t, p) in parts) and self.committed.get((t, p)) != o]
+                   if (t, p) in self.held and (parts is None or (t, p) in parts)
+                   and (revoke_began is not None or self.committed.get((t, p)) != o)]
         if offsets:
-            self._commit_offsets(offsets, asynchronous=False)
+            self._commit_offsets(offsets, asynchronous=False, revoke_began=revoke_began)
 
-    def _commit_offsets(self, offsets: list, *, asynchronous: bool) -> None:
+    def _commit_offsets(self, offsets: list, *, asynchronous: bool, revoke_began: float | None = None) -> None:
         requested = time.monotonic()
         tpo = [[tp.topic, tp.partition, tp.offset] for tp in offsets]
         if asynchronous:
@@ -295,7 +308,7 @@ class Member:
                 self.commit_asked[key].pop()
                 if not self.commit_asked[key]:
                     del self.commit_asked[key]
-        self._record_commit(ok, err, tpo, requested)
+        self._record_commit(ok, err, tpo, requested, revoke_began)
 
     def on_commit(self, err, parts) -> None:
         """A commit's outcome (async: one the member asked for; auto: one the client made), as `committed`."""
@@ -318,11 +331,14 @@ class Member:
             if tpo:
                 self._record_commit(ok, error, tpo, requested)
 
-    def _record_commit(self, ok: bool, err, tpo: list, requested: float | None) -> None:
+    def _record_commit(self, ok: bool, err, tpo: list, requested: float | None,
+                       revoke_began: float | None = None) -> None:
         if ok:
             self.committed.update({(t, p): o for t, p, o in tpo})
         (self.refused.difference_update if ok else self.refused.update)((t, p) for t, p, _ in tpo)
         extra = {"requested_mono": requested} if requested is not None else {}
+        if revoke_began is not None:
+            extra["revoke_began"] = revoke_began
         self.hist.event("committed", member=self.member_id, ok=ok, error=err, **extra, offsets=tpo)
         if not ok and self.lost_on_refused and self.held and refused_commit_is_lost(self.protocol, err):
             self._give_up(err)

@@ -20,6 +20,19 @@ def commit_mode(env: dict) -> str:
     return mode
 
 
+def revoke_delay_ms(env: dict) -> float:
+    """HARNESS_REVOKE_DELAY_MS (empty or unset: 0): how long the revoke handler waits before its commit; exits with
+    one line when it is not a number from 0 to 60000."""
+    text = env.get("HARNESS_REVOKE_DELAY_MS") or "0"
+    try:
+        ms = float(text)
+    except ValueError:
+        ms = -1.0
+    if not 0 <= ms <= 60000:
+        raise SystemExit(f"member: HARNESS_REVOKE_DELAY_MS={text!r}: milliseconds from 0 to 60000")
+    return ms
+
+
 def client_version() -> str:
     """The confluent-kafka version string (version() is a tuple in older releases, a string in newer)."""
     v = confluent_kafka.version()
@@ -32,9 +45,10 @@ LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 300
                        "auto.commit.interval.ms": 5000}
 
 
-def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
+def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0) -> tuple[dict, list[str]]:
     """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
-    documented defaults rather than given): the `started` event's `effective` and `effective_defaults`."""
+    documented defaults rather than given): the `started` event's `effective` and `effective_defaults`; with the
+    member's own commit mode and revoke handler delay (ms)."""
     out: dict = {"group.protocol": conf.get("group.protocol", CLASSIC),
                  "partition.assignment.strategy": conf.get("partition.assignment.strategy")
                  if conf.get("group.protocol", CLASSIC) == CLASSIC else None,
@@ -42,7 +56,7 @@ def effective_settings(conf: dict, mode: str) -> tuple[dict, list[str]]:
                  if conf.get("group.protocol", CLASSIC) != CLASSIC else None,
                  "group.instance.id": conf.get("group.instance.id"),
                  "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
-                 "commit_mode": mode, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+                 "commit_mode": mode, "revoke_delay_ms": revoke_delay, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
     if out["group.protocol"] == CLASSIC and out["partition.assignment.strategy"] is None:
         out["partition.assignment.strategy"] = LIBRDKAFKA_DEFAULT_STRATEGY
     defaults = []

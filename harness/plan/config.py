@@ -25,7 +25,7 @@ from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
 from harness.base.errors import BadInput
-from harness.plan.kinds.checks import check_commit_mode, check_hosting, checks_of
+from harness.plan.kinds.checks import check_commit_mode, check_hosting, check_revoke_delay, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.plan.scenarios import Action, Scenario, ScenarioContext
 from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_SINCE, dotted, major_minor
@@ -66,6 +66,7 @@ class RunConfig:
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
     commit_mode: str = DEFAULT_COMMIT_MODE  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE
     processing_ms: float = 0.0  # simulated work per record, given to each member as HARNESS_PROCESSING_MS
+    revoke_delay_ms: float = 0.0  # the revoke handler's wait before its commit, as HARNESS_REVOKE_DELAY_MS
     slot_commands: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (slot, command): slot N (0-based) runs it
     client_settings: Settings = ()  # given to every member's client (HARNESS_CLIENT_CONFIG), over the harness's
     broker_settings: Settings = ()  # into every broker's server.properties (a run's own cluster only)
@@ -158,6 +159,7 @@ class RunConfig:
         if self.processing_ms and self.member == "java" and self.member_command is None and sc.kind == "consumer":
             raise BadInput("the Java member does not simulate processing: --processing-ms needs --member python or "
                            "a member command")
+        check_revoke_delay(self, sc)
         for slot, cmd in self.slot_commands:
             if slot < 0 or not cmd:
                 raise BadInput(f"bad member command for slot {slot}: a slot is 0 or more, a command not empty")

@@ -42,7 +42,8 @@ def member_commands(items: list[str]) -> tuple[tuple[str, ...] | None, tuple[tup
 
 
 def member_options(args) -> dict:
-    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms, --members-per-process and
+    """RunConfig fields from --member, --member-command, --commit-mode, --processing-ms, --revoke-delay-ms,
+    --members-per-process and
     the --*-set flags (only those given)."""
     every, slots = member_commands(args.member_command)
     out = {"member": args.member if args.member != "python" else None, "member_command": every,
@@ -50,6 +51,7 @@ def member_options(args) -> dict:
            "broker_settings": settings(args.broker_set, "--broker-set"),
            "group_settings": settings(args.group_set, "--group-set"),
            "commit_mode": getattr(args, "commit_mode", None), "processing_ms": getattr(args, "processing_ms", None),
+           "revoke_delay_ms": getattr(args, "revoke_delay_ms", None),
            "members_per_process": getattr(args, "members_per_process", None)}
     return {k: v for k, v in out.items() if v}
 

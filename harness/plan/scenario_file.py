@@ -242,7 +242,8 @@ def run_defaults(model: ScenarioFile) -> dict:
     """RunConfig fields the file sets (only those it says something about)."""
     m, c, g, w = model.members, model.cluster, model.group, model.workload
     out = {"brokers": c.brokers, "kafka_version": c.kafka_version, "backend": c.backend, "member": m.member, "commit_mode": m.commit_mode,
-           "processing_ms": m.processing_ms, "members_per_process": m.members_per_process,
+           "processing_ms": m.processing_ms, "revoke_delay_ms": m.revoke_delay_ms,
+           "members_per_process": m.members_per_process,
            "member_command": tuple(shlex.split(m.command)) if m.command else None,
            "slot_commands": tuple(sorted((int(s), tuple(shlex.split(cmd))) for s, cmd in m.slot_commands.items())),
            "client_settings": tuple((k, _text(v)) for k, v in m.client_settings.items()),

@@ -38,6 +38,7 @@ class Members(_Strict):
     member: Literal[MEMBER_KINDS] | None = None  # the built-in consumer-group member (as --member)
     commit_mode: Literal[COMMIT_MODES] | None = None
     processing_ms: float | None = Field(None, ge=0, le=60000)  # simulated work per record (as --processing-ms)
+    revoke_delay_ms: float | None = Field(None, ge=0, le=60000)  # the revoke handler's wait before its commit
     members_per_process: int | None = Field(None, ge=1)  # consumers per Python member process (as --members-per-process)
     command: str | None = None
     slot_commands: dict[str, str] = {}
@@ -167,14 +168,16 @@ _NOT_FOR = {
     "streams": {"topics": "a Kafka Streams application reads the run's one input topic",
                 "members.subscription": "", "members.slot_subscriptions": "", "members.slot_commands": "",
                 "members.member": "", "members.commit_mode": "Kafka Streams commits by its own commit.interval.ms",
-                "members.client_settings": "use [streams] settings", "connect": "", "members.members_per_process": ""},
+                "members.client_settings": "use [streams] settings", "connect": "", "members.members_per_process": "",
+                "members.revoke_delay_ms": ""},
     "connect": {"topics": "", "members.subscription": "", "members.slot_subscriptions": "",
                 "members.slot_commands": "", "members.command": "", "members.member": "", "members.commit_mode": "",
                 "members.client_settings": "use [connect] settings", "members.processing_ms": "", "streams": "",
-                "members.members_per_process": ""},
+                "members.members_per_process": "", "members.revoke_delay_ms": ""},
     "share": {"topics": "", "members.subscription": "", "members.slot_subscriptions": "", "members.commit_mode":
               "share members acknowledge records (share.acknowledgement.mode in members.client_settings)",
-              "streams": "", "connect": "", "members.members_per_process": ""},
+              "streams": "", "connect": "", "members.members_per_process": "",
+              "members.revoke_delay_ms": "a share member has no revoke handler"},
     "consumer": {"streams": "set members.kind = \"streams\"", "connect": "set members.kind = \"connect\""},
 }
 

@@ -4,7 +4,8 @@
     the backend's preflight         an engine that answers, or one started (docker)
     the Kafka version               a name (`latest`, `4.2`) resolved from Maven Central into the cache
     plan (harness.plan.config)      every check that needs no lookup; the schedule drawn
-    the client's version            the confluent-kafka a Python member would run, against the protocol it speaks
+    the client's version            the confluent-kafka a Python member would run, against the protocol it speaks;
+                                    the kafka-clients releases a Java member would run, on Maven Central's list
     the setting names               every broker and group setting key read from the releases' jars
 
 Every refusal is a BadInput before a run directory exists (one line, exit 2); the plan itself touches nothing.
@@ -15,6 +16,7 @@ from harness.base.errors import BadInput
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, is_release, version_key
 from harness.cluster import backends
 from harness.plan.config import RunConfig, RunPlan, plan, precheck
+from harness.plan.kinds import java_clients
 
 
 def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
@@ -30,6 +32,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
         version = shared.version
     p = plan(cfg, version=version, shared=shared)
     _check_client_versions(p)
+    _check_java_clients(p, fake=getattr(shared, "backend", None) == "fake")
     _check_names(p, fake=getattr(shared, "backend", None) == "fake", progress=progress)
     return p
 
@@ -52,6 +55,22 @@ def _check_client_versions(p: RunPlan) -> None:
         if since and is_release(v, post=True) and version_key(v) < since:
             raise BadInput(f"confluent-kafka {v} cannot speak the {proto} group protocol (KIP-848); it needs "
                            f"confluent-kafka {dotted(since)} or newer (2.12.0 for GA)")
+
+
+def _check_java_clients(p: RunPlan, *, fake: bool) -> None:
+    """Every kafka-clients release the Java member is asked to run (`--client-version`, a bounce's) is one Maven
+    Central lists (the plan checked the rest: a release, new enough for the member and the protocol); a fake
+    cluster runs no Java member."""
+    asked = java_clients.versions(p.cfg, p.scenario, p.schedule)
+    if fake or not asked:
+        return
+    from harness.kafka import dist as kafka_dist  # Maven Central's list: imported by the step that reads it
+    listed = kafka_dist.published_versions(java_clients.ARTIFACT)
+    if not set(asked) <= set(listed):  # a release newer than the list kept in ~/.m2: read it again
+        listed = kafka_dist.published_versions(java_clients.ARTIFACT, refresh=True)
+    for v in asked:
+        if v not in listed:
+            raise BadInput(f"kafka-clients {v} does not exist on Maven Central (the Java member's client version)")
 
 
 def _check_names(p: RunPlan, *, fake: bool, progress) -> None:

@@ -245,3 +245,25 @@ def test_unknown_when_too_short_or_nothing_processed_and_skipped_when_all_excuse
     v = check(steady(40.0), work("a", 0, 2, 38, commit="none"), busy)
     assert v.status == "skipped", v.message
     assert "every one was excused" in v.message
+
+
+def test_a_refused_commit_may_wait_for_the_members_own_revoke_handler_delay():
+    """A refused commit's retry comes after the next poll, which may first run the revoke handler; a member whose
+    handler waits 2 s before its commit (its started event says so) commits 2.2 s after the refusal: valid. The same
+    history from a member that says its handler does not wait is a stall: the bound is the member's own."""
+    def history_of(delay_ms):
+        eff = {**effective("sync")["effective"], "revoke_delay_ms": delay_ms}
+        refused = committed("a", 11.1, {0: 30}, ok=False)
+        in_handler = committed("a", 13.3, {0: 90})
+        in_handler["revoke_began"] = 11.2
+        return [run_start(0.0), member_start("a", 0.1), {**started("a", 0.2), "effective": eff},
+                assigned("a", 0.5, [0, 1]), *join("b", 0.2, [2, 3]), run_end(40.0), *work("a", 0, 2, 10),
+                processed("a", 11.0, 0, 80, 89), refused, in_handler, revoked("a", 13.4, [0]),
+                assigned("b", 14.0, [0])]
+    v = check(history_of(2000))
+    assert v.status == "valid" and v.measurements["retried"] == 1, v.message
+    bad = check(history_of(0))
+    assert bad.status == "invalid" and "no retry succeeded within 1 s" in bad.message, bad.message
+    assert "revoke handler waiting" not in bad.message
+    wait = check(history_of(500))  # a wait shorter than what the member took: a stall, named with its own wait
+    assert wait.status == "invalid" and "its revoke handler waiting 0.5 s before its commit" in wait.message

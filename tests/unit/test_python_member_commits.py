@@ -180,3 +180,30 @@ def test_a_refused_commit_is_retried_after_the_next_poll(member, tmp_path, mode)
     m.refused.add(("t", 1))
     m._commit({})
     assert m.refused == set()  # a partition given up is not retried
+
+
+def test_a_revoke_handler_with_a_delay_waits_then_commits_every_position_of_the_revoked_partitions(tmp_path):
+    env = {"HARNESS_MEMBER_ID": "m1", "HARNESS_TOPIC": "t", "HARNESS_GROUP_ID": "g", "HARNESS_PROTOCOL":
+           "classic-cooperative", "HARNESS_BOOTSTRAP": "127.0.0.1:9", "HARNESS_HISTORY": str(tmp_path / "m1.jsonl"),
+           "HARNESS_REVOKE_DELAY_MS": "150"}
+    m = pm.Member(env)
+    m.consumer.close()
+    m.consumer = Consumer()
+    m.held = {("t", 0), ("t", 1)}
+    assert m.effective["revoke_delay_ms"] == 150.0
+    poll(m)  # both partitions committed after the poll: nothing is pending
+    m.on_revoke(None, [TP("t", 0, -1001)])
+    m.hist.close()
+    after_poll, in_handler = commits(tmp_path)
+    assert "revoke_began" not in after_poll
+    assert in_handler["offsets"] == [["t", 0, 5]] and in_handler["ok"] is True  # committed again, after the wait
+    assert in_handler["mono"] - in_handler["revoke_began"] >= 0.15
+    revoked = [e for e in read_file(tmp_path / "m1.jsonl")[1] if e["type"] == "revoked"]
+    assert revoked[0]["mono"] >= in_handler["mono"]  # given up after the commit, as without a delay
+
+
+@pytest.mark.parametrize("text", ["-1", "60001", "soon"])
+def test_a_revoke_delay_the_member_cannot_take_ends_it_with_one_line(text):
+    with pytest.raises(SystemExit, match="HARNESS_REVOKE_DELAY_MS"):
+        pm.revoke_delay_ms({"HARNESS_REVOKE_DELAY_MS": text})
+    assert pm.revoke_delay_ms({}) == 0.0 and pm.revoke_delay_ms({"HARNESS_REVOKE_DELAY_MS": "250"}) == 250.0

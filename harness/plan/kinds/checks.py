@@ -9,6 +9,7 @@ streams.py, connect.py), which this module never imports.
 from __future__ import annotations
 
 from harness.base.errors import BadInput
+from harness.plan.kinds import java_clients
 from harness.plan.kinds.connect import check_worker_version, connect_settings
 from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
@@ -43,7 +44,9 @@ class ConsumerChecks:
 
     @staticmethod
     def check_versions(cfg, sc, broker_version: str, schedule) -> None:
-        """Nothing of its own: the plan checks the Python member's client against the protocols."""
+        """The Java member's kafka-clients versions (`java_clients.check`); the Python member's confluent-kafka is
+        checked against the protocols where it is installed (harness/run/resolve.py)."""
+        java_clients.check(cfg, sc, schedule)
 
 
 class StreamsChecks:
@@ -110,10 +113,12 @@ class ShareChecks:
 
     @staticmethod
     def check_versions(cfg, sc, broker_version: str, schedule) -> None:
-        """The Python member's confluent-kafka has a ShareConsumer (the brokers' release: PROTOCOL_SINCE); a
-        dead-letter topic only on brokers that have it."""
+        """The Python member's confluent-kafka has a ShareConsumer, the Java one's kafka-clients a share consumer
+        brokers from 4.1 take (the brokers' release: PROTOCOL_SINCE); a dead-letter topic only on brokers that have
+        it."""
         check_dlq(sc.name, share_group_configs(cfg), broker_version, dict(cfg.broker_settings))
-        v = cfg.client_version or sc.initial_client
+        java_clients.check(cfg, sc, schedule)  # the Java share member's kafka-clients
+        v = None if java_clients.runs_java(cfg, sc) else cfg.client_version or sc.initial_client
         if v and is_release(v) and version_key(v) < SHARE_CLIENT_SINCE:
             raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
                            f"{dotted(SHARE_CLIENT_SINCE)} or newer")
@@ -140,6 +145,20 @@ def check_commit_mode(cfg, sc) -> None:
     if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
         raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
                        f"--member python or a member command")
+
+
+def check_revoke_delay(cfg, sc) -> None:
+    """A revoke handler's wait before its commit: 0 to 60000 ms, for consumer groups, whose members commit in their
+    revoke handler (sync or async)."""
+    ms = cfg.revoke_delay_ms
+    if not 0 <= ms <= 60000:
+        raise BadInput(f"revoke delay {ms!r} ms: from 0 to 60000")
+    if ms and sc.kind != "consumer":
+        raise BadInput(f"a revoke delay is for consumer-group members' revoke handlers; scenario {sc.name} runs "
+                       f"{ {'share': 'a share group', 'streams': 'Kafka Streams', 'connect': 'Kafka Connect'}[sc.kind] }")
+    if ms and cfg.commit_mode not in ("sync", "async"):
+        raise BadInput(f"a revoke delay is the wait before the revoke handler's commit; under commit mode "
+                       f"{cfg.commit_mode} the members make none there (use sync or async)")
 
 
 def check_hosting(cfg, sc) -> None:
