@@ -32,7 +32,8 @@ the next life with the same `instance_id`.
     own shutdown), while Y has not started (a killed consumer-protocol X: whether or not it has).
   - *Too late*: Y has not started by X's exit + S + `static_grace_s` + 2 hb (the coordinator's expiry, then
     a heartbeat for the others to hear of the rebalance and one for its round), the history goes on past
-    that, and one of X's partitions was not assigned to another member by then.
+    that, and one of X's partitions was not assigned to another member by then, while some other member was
+    alive then (a group with nobody left is `coverage_liveness`'s to judge).
 
 Departures in the run's final teardown (after the workload end W, see `timeline`) are not judged. Every
 topic of the run is judged (partitions named "topic-p" when there are several). `skipped` when no
@@ -223,6 +224,8 @@ def _judge_expulsion(tl, settings, x, y, ms, kept_id: bool, problems: list, wits
                            f"rebalance was due ({latest - x.end:.1f}s)")
         return
     kept = sorted(p for p in held if moved.get(p, timeline.INF) > latest)
+    if kept and not tl.alive_members(latest) - {x.member}:
+        return  # nobody left to give them to (the new instance refused and gone, say): coverage's to judge
     if kept:
         problems.append(f"static member {who} was away {min(back, horizon) - x.end:.1f}s, yet its partitions "
                         f"{tl.names(kept)} were not given to another member within {latest - x.end:.1f}s of its "

@@ -252,3 +252,13 @@ def test_an_expulsion_is_timed_from_the_start_of_the_shutdown():
     v = check(history(evs, assigned("b", 14.3, [0, 1])))
     assert v.status == "invalid", v.message
     assert "5.3s after its shutdown began" in v.message
+
+
+def test_no_member_left_to_take_a_killed_members_partitions_is_not_judged_here():
+    """a killed under the consumer protocol, b stopped before the expiry and a2 refused and gone: nobody is alive to
+    be given a's partitions, which is coverage_liveness's to judge, not an expulsion kept too long."""
+    evs = [e for e in consumer_kill(16.2) if e["type"] not in ("assigned", "run_end") or e["mono"] < 16.0]
+    evs += [revoked("b", 12.0, [2, 3]), stopped("b", 12.1), member_exit("b", 12.2),
+            member_exit("a2", 12.5, how="crash", code=1), run_end(40.0)]
+    v = check(history(evs), protocol="consumer")
+    assert v.status == "valid", v.message
