@@ -32,7 +32,10 @@ them (one rebalance or several).
   second rebalance then only hands out the phantoms' partitions, which are no moves. A member that left
   gracefully between the snapshots is a phantom too when a newcomer of S2 (a member that owned nothing in
   S1) had started before it was gone (a leave during a join): the joiner was balanced against it in a
-  first rebalance.
+  first rebalance. A static member is gone for the broker only once its own session timeout has run out after
+  its exit (it sends no LeaveGroup under the classic protocols, and "temporarily leaves" with epoch -2 under
+  the consumer protocol, keeping its assignment: KIP-345, KIP-848), so a newcomer that started before then
+  was balanced against it.
 - Violation: moves > fewest + `migration_slack`.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
@@ -56,6 +59,7 @@ from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
+from harness.invariants.settings import member_settings
 
 NAME = "bounded_migrations"
 
@@ -116,7 +120,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         joined = [lf.start for y in members2 - set(held1) for lf in tl.lives.get(y, ()) if lf.start <= s2.start]
         phantoms = {x for x in held1 if x not in members2 and any(
             lf.exit_event is not None and s1.end <= lf.end <= s2.start
-            and (lf.how in ("kill", "crash") or any(j < lf.end for j in joined))
+            and (lf.how in ("kill", "crash") or any(j < _gone(tl, lf) for j in joined))
             for lf in tl.lives.get(x, ()))}
         subs = {x: tl.subscribed(x, s2.start) for x in members2}
         subs.update({x: _last_subscription(tl, x, s1.end, s2.start) for x in phantoms})
@@ -172,6 +176,14 @@ def _fewest(tl, s2, members2: set[str], kept: dict[str, set[int]], subs: dict[st
     return tl.history.derived(key, lambda: fewest_moves(
         {p: tl.layout.topic_of(p) for p in s2.owners}, {x: subs[x] for x in members2}, kept,
         phantoms={x: (subs[x], ps) for x, ps in phantoms.items()} or None))
+
+
+def _gone(tl, life) -> float:
+    """When a member that left gracefully was gone for the broker: at its exit, but a static member (KIP-345,
+    KIP-848's epoch -2) stays a member, holding its assignment, until its own session timeout runs out."""
+    if not life.instance_id:
+        return life.end
+    return life.end + member_settings(tl, life.member, life.end - 1e-6).session_timeout_s
 
 
 def _last_subscription(tl, member: str, lo: float, hi: float) -> frozenset:

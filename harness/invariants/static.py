@@ -2,7 +2,8 @@
 partitions for exactly its session timeout.
 
 A *departure* is a life X of a member with an `instance_id` that ended with `member_exit` how="graceful" or
-"kill" (a static member sends no LeaveGroup either way). S is X's own session timeout, the one it left with
+"kill" (a static member sends no LeaveGroup either way; under the consumer protocol a graceful close sends a
+heartbeat with member epoch -2, "temporarily left"). S is X's own session timeout, the one it left with
 (`settings.member_settings` at its exit: its client's `session.timeout.ms` under the classic protocols, the
 group's under the consumer protocol, as recorded in the history), and hb its heartbeat interval. X's
 partitions are what X held when its shutdown began (its trailing `revoked`/`stopped` events; closing a
@@ -15,30 +16,44 @@ the next life with the same `instance_id`.
   `unknown`), unless X held nothing. No *other* member may have an `assigned`/`revoked`/`lost` event from X's
   shutdown start to Y's first `assigned` + `static_grace_s` (the shutdown events and returning assignments
   of other restarts, a rolling bounce, are not counted against it).
-- **Expulsion** (Y starts later than S after X's exit, or never): not before S, and not long after it.
-  - *Too early*: another member is assigned one of X's partitions before X's exit + S - hb (X's last
-    heartbeat may have been up to hb before its exit), while Y has not started.
+- **Killed under the consumer protocol**: no restart, whenever Y starts. KIP-848 hands a static member's
+  assignment to a new instance only when the old one left with epoch -2; a new instance that comes while the
+  old member is still in the group (its session not expired) is refused with UNRELEASED_INSTANCE_ID ("The
+  instance ID is still used by another member in the consumer group. That member must leave first.";
+  Kafka's GroupMetadataManager, `throwIfInstanceIdIsUnreleased`), which librdkafka and the Java client both
+  raise as a fatal error. So X is judged as an expulsion, and Y like any other member: it may be given X's
+  partitions after the expiry, not before. The broker's refusal, when its log holds it, is named in the
+  message.
+- **Expulsion** (Y starts later than S after X's exit, or never; or X killed under the consumer protocol): not
+  before S, and not long after it.
+  - *Too early*: another member is assigned one of X's partitions before X's shutdown start + S - hb (the
+    coordinator's session timer runs from X's last heartbeat, which may have come up to hb before its
+    shutdown began: a graceful close sends its leave, if any, at the start of the shutdown, and a kill is its
+    own shutdown), while Y has not started (a killed consumer-protocol X: whether or not it has).
   - *Too late*: Y has not started by X's exit + S + `static_grace_s` + 2 hb (the coordinator's expiry, then
     a heartbeat for the others to hear of the rebalance and one for its round), the history goes on past
-    that, and one of X's partitions was not assigned to another member by then.
+    that, and one of X's partitions was not assigned to another member by then, while some other member was
+    alive then (a group with nobody left is `coverage_liveness`'s to judge).
 
 Departures in the run's final teardown (after the workload end W, see `timeline`) are not judged. Every
 topic of the run is judged (partitions named "topic-p" when there are several). `skipped` when no
 static member departed. Tolerances: `static_grace_s` (how long the returning assignment may take to arrive
 in pieces; also the slack after the expiry); hb (from the settings). Measurements: `restarts`,
-`late_restarts` (expulsions), `max_return_s` (Y's first `assigned` - X's exit), `session_timeouts_s`
-(instance -> the S it was judged with).
+`late_restarts` (expulsions), `held_until_expiry` (of those, consumer-protocol kills), `max_return_s` (Y's
+first `assigned` - X's exit), `session_timeouts_s` (instance -> the S it was judged with).
 """
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import protocols, timeline
+from harness.invariants import brokers, protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
 
 NAME = "static_membership"
 OWN = timeline.OWNERSHIP_TYPES
 DEPARTURES = ("graceful", "kill")
+#: the group coordinator refusing a new instance of a static member whose old one has not left (KIP-848)
+UNRELEASED = "cannot join the group because the instance id is"
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -51,7 +66,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     tl = timeline.build(history, settings)
     lives = sorted((lf for ls in tl.lives.values() for lf in ls), key=lambda lf: lf.start)
     pairs, late, timeouts = _departures(tl, lives)
-    m = {"restarts": len(pairs), "late_restarts": len(late), "session_timeouts_s": timeouts}
+    m = {"restarts": len(pairs), "late_restarts": len(late), "held_until_expiry": sum(1 for *_, h in late if h),
+         "session_timeouts_s": timeouts}
     if not pairs and not late:
         return verdict(NAME, "skipped", "no static member departed", (), m)
 
@@ -60,8 +76,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     rows = [_restart(tl, settings, x, y, ms, own) for x, y, ms in pairs]
     for row in rows:
         _judge_restart(tl, settings, row, own, problems, wits, unknown, returns)
-    for x, y, ms in late:
-        _judge_expulsion(tl, settings, x, y, ms, problems, wits, unknown)
+    for x, y, ms, held in late:
+        _judge_expulsion(tl, settings, x, y, ms, held, problems, wits, unknown)
 
     m["max_return_s"] = secs(max(returns)) if returns else None
     if problems:
@@ -76,14 +92,34 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         said[0] += (f" (longest absence {longest[1].start - longest[0].end:.1f}s of {longest[0].instance_id}, "
                     f"within its {longest[2].session()})")
     if late:
-        said.append(f"{len(late)} static departure{'s' if len(late) != 1 else ''} past the session timeout: "
-                    f"no partition moved before it, none kept long after it")
+        said.append(f"{len(late)} static departure{'s' if len(late) != 1 else ''} past the session timeout"
+                    f"{_held_said(history, late)}: no partition moved before it, none kept long after it")
     return verdict(NAME, "valid", "; ".join(said), (), m)
 
 
+def _held_said(history: History, late: list) -> str:
+    """How many expulsions were consumer-protocol kills, with the broker's refusal of a new instance if it logged
+    one (KIP-848: the instance id stays with the old member until its session expires)."""
+    held = [(x, y) for x, y, _, h in late if h]
+    if not held:
+        return ""
+    iids = {x.instance_id for x, _ in held}
+    refused = next((e for e in brokers.said(history) if UNRELEASED in e.get("message", "")
+                    and any(i in e.get("message", "") for i in iids)), None)
+    came = [y.member for _, y in held if y is not None]
+    said = (f" ({len(held)} killed under the consumer protocol: its instance id stays with the old member until "
+            f"its session expires (KIP-848)")
+    if came:
+        said += f"; a new instance ({', '.join(came)}) is refused meanwhile"
+    if refused is not None:
+        said += f"; broker {refused.get('broker')} said: {refused['message'][:300]}"
+    return said + ")"
+
+
 def _departures(tl, lives: list) -> tuple[list, list, dict[str, float]]:
-    """The static departures judged: (restarts, expulsions), each (X, Y or None, X's settings at its exit), and
-    each instance's session timeout."""
+    """The static departures judged: restarts (X, Y, X's settings at its exit), expulsions (the same and whether
+    X's instance id stayed with it until its session expired: a kill under the consumer protocol), and each
+    instance's session timeout."""
     pairs, late = [], []
     timeouts: dict[str, float] = {}
     for x in lives:
@@ -94,10 +130,11 @@ def _departures(tl, lives: list) -> tuple[list, list, dict[str, float]]:
         ms = member_settings(tl, x.member, x.end - 1e-6)
         timeouts[x.instance_id] = ms.session_timeout_s
         y = next((y for y in lives if y is not x and y.instance_id == x.instance_id and y.start >= x.end), None)
-        if y is not None and y.start - x.end <= ms.session_timeout_s:
+        held = x.how == "kill" and ms.group_protocol == "consumer"  # left no epoch -2: not released (KIP-848)
+        if y is not None and y.start - x.end <= ms.session_timeout_s and not held:
             pairs.append((x, y, ms))
         else:
-            late.append((x, y, ms))
+            late.append((x, y, ms, held))
     return pairs, late, timeouts
 
 
@@ -154,15 +191,16 @@ def _held(tl, x, own: set[int]) -> tuple[float, set[int]]:
     return sd, held
 
 
-def _judge_expulsion(tl, settings, x, y, ms, problems: list, wits: list, unknown: list) -> None:
-    """A static member away for longer than its session timeout: its partitions move after S, not before."""
+def _judge_expulsion(tl, settings, x, y, ms, kept_id: bool, problems: list, wits: list, unknown: list) -> None:
+    """A static member away for longer than its session timeout (or killed under the consumer protocol, its
+    instance id kept until then, `kept_id`): its partitions move after S, not before."""
     S, hb = ms.session_timeout_s, ms.heartbeat_s
-    _, held = _held(tl, x, set())
+    sd, held = _held(tl, x, set())
     if not held:
         return
-    back = y.start if y is not None else timeline.INF
+    back = y.start if y is not None and not kept_id else timeline.INF
     who = f"{x.instance_id} ({x.member}, {ms.session()})"
-    earliest, latest = x.end + S - hb, x.end + S + settings.static_grace_s + 2 * hb
+    earliest, latest = sd + S - hb, x.end + S + settings.static_grace_s + 2 * hb
     moved: dict[int, float] = {}
     for o in sorted(tl.ownerships, key=lambda o: o.start):
         if o.member == x.member or o.partition not in held or o.start < x.end or o.start >= back:
@@ -172,8 +210,9 @@ def _judge_expulsion(tl, settings, x, y, ms, problems: list, wits: list, unknown
         moved[o.partition] = o.start
         if o.start < earliest:
             problems.append(f"partition {tl.name(o.partition)} of static member {who} was given to {o.member} "
-                            f"{o.start - x.end:.1f}s after it left, before its session timeout let the "
-                            f"coordinator expel it ({S:g}s less a {hb:g}s heartbeat)")
+                            f"{o.start - x.end:.1f}s after it left ({o.start - sd:.1f}s after its shutdown began), "
+                            f"before its session timeout let the coordinator expel it ({S:g}s less a {hb:g}s "
+                            f"heartbeat, from its shutdown's start)")
             wits += [witness(x.exit_event, f"{x.member} left holding {tl.names(held)}"),
                      witness(o.start_event, f"given to {o.member} {o.start - x.end:.1f}s later, within {S:g}s")]
     if back <= latest:
@@ -185,6 +224,8 @@ def _judge_expulsion(tl, settings, x, y, ms, problems: list, wits: list, unknown
                            f"rebalance was due ({latest - x.end:.1f}s)")
         return
     kept = sorted(p for p in held if moved.get(p, timeline.INF) > latest)
+    if kept and not tl.alive_members(latest) - {x.member}:
+        return  # nobody left to give them to (the new instance refused and gone, say): coverage's to judge
     if kept:
         problems.append(f"static member {who} was away {min(back, horizon) - x.end:.1f}s, yet its partitions "
                         f"{tl.names(kept)} were not given to another member within {latest - x.end:.1f}s of its "

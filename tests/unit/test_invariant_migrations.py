@@ -1,7 +1,7 @@
 """bounded_migrations: a sticky assignor moves no more partitions than reaching balance needs."""
 import pytest
-from histbuild import (assigned, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end, settings,
-                       steady)
+from histbuild import (assigned, effective, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end,
+                       settings, steady)
 
 from harness.invariants import migrations
 
@@ -204,6 +204,33 @@ def test_a_leave_before_the_join_excuses_no_move():
     evs = [e if not (e.get("member") == "d" and e["type"] in ("member_start", "started"))
            else {**e, "mono": e["mono"] + 0.5} for e in leave_during_join()]
     v = check(history(evs), partitions=6)
+    assert v.status == "invalid", v.message
+    assert v.measurements["per_transition"][-1]["phantoms"] == 0
+
+
+def static_leave(session_ms: int):
+    """a:[0,1,2] b:[3,4,5], both static (b with session timeout `session_ms`); b stops gracefully at 10.3 (revoking
+    on close) and d, a dynamic newcomer, starts at 13.0: while b's session runs the broker balances a and d
+    against b (a gives 2 to d), then on its expiry hands out b's [3, 4, 5]."""
+    eff = effective(session_ms=session_ms, instance_id="s1")
+    return [*join("a", 0.0, [0, 1, 2], instance_id="s0"), *join("b", 0.5, [3, 4, 5], instance_id="s1", effective=eff),
+            revoked("b", 10.25, [3, 4, 5]), member_exit("b", 10.3), *join("d", 13.0),
+            revoked("a", 13.4, [2]), assigned("d", 13.8, [2]),
+            assigned("d", 16.5, [3]), assigned("a", 16.5, [4, 5]), run_end(40.0)]
+
+
+def test_a_static_member_that_left_is_balanced_against_until_its_session_timeout():
+    """d starts 2.7 s after b's exit, within b's 6 s session timeout: b is a phantom, a's move to d is needed."""
+    v = check(history(static_leave(6000)), partitions=6)
+    assert v.status == "valid", v.message
+    row = v.measurements["per_transition"][-1]
+    assert row["moves"] == 1 and row["min_moves"] == 1 and row["phantoms"] == 1
+
+
+def test_a_static_member_past_its_session_timeout_excuses_no_move():
+    """The same with b's session timeout 2 s: b was gone 0.7 s before d started, a's partition 2 moved for
+    nothing (b's own timeout decides, from its started event)."""
+    v = check(history(static_leave(2000)), partitions=6)
     assert v.status == "invalid", v.message
     assert v.measurements["per_transition"][-1]["phantoms"] == 0
 

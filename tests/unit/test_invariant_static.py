@@ -201,3 +201,64 @@ def test_partitions_held_at_member_stop_must_come_back():
     v = check(history(evs))
     assert v.status == "invalid"
     assert "held [0, 1]" in v.message
+
+
+# -- under the consumer protocol a killed static member keeps its instance id until its session expires (KIP-848)
+def consumer_kill(given_at: float, to: str = "b", session_ms: str = "6000") -> list[dict]:
+    """a (s0) and b (s1) on the consumer protocol, group session timeout 6 s; a is killed at 10.0 and a2 (s0)
+    starts at 11.0, refused (UNRELEASED_INSTANCE_ID); a's [0, 1] are given to `to` at `given_at`."""
+    eff = effective(protocol="consumer", instance_id="s0")
+    hb = {"group.consumer.heartbeat.interval.ms": "500"}
+    return [run_start(0.0), group_settings(0.05, group={"consumer.session.timeout.ms": session_ms}, broker=hb),
+            *join("a", 0.1, [0, 1], instance_id="s0", effective=eff),
+            *join("b", 0.2, [2, 3], instance_id="s1", effective=dict(eff, **{"group.instance.id": "s1"})),
+            member_exit("a", 10.0, how="kill"), *join("a2", 11.0, instance_id="s0", effective=eff),
+            assigned(to, given_at, [0, 1]), run_end(40.0)]
+
+
+def test_a_static_member_killed_under_the_consumer_protocol_is_no_restart():
+    """The new instance is refused until the old one's session expires; b gets the partitions at 16.2 s."""
+    v = check(history(consumer_kill(16.2)), protocol="consumer")
+    assert v.status == "valid", v.message
+    assert v.measurements["restarts"] == 0 and v.measurements["held_until_expiry"] == 1
+    assert "killed under the consumer protocol" in v.message and "a2" in v.message
+
+
+def test_the_new_instance_may_get_them_after_the_expiry():
+    v = check(history(consumer_kill(16.2, to="a2")), protocol="consumer")
+    assert v.status == "valid", v.message
+
+
+def test_the_new_instance_given_them_before_the_expiry_is_invalid():
+    """KIP-848 refuses a new instance while the old member holds the instance id: a2 given [0, 1] at 12.0 s."""
+    v = check(history(consumer_kill(12.0, to="a2")), protocol="consumer")
+    assert v.status == "invalid", v.message
+    assert "was given to a2 2.0s after it left" in v.message
+
+
+def test_kept_long_past_the_expiry_after_a_consumer_protocol_kill_is_invalid():
+    v = check(history(consumer_kill(25.0)), protocol="consumer")
+    assert v.status == "invalid", v.message
+    assert "were not given to another member" in v.message
+
+
+def test_an_expulsion_is_timed_from_the_start_of_the_shutdown():
+    """a's graceful stop began at 9.0 (member_stop) and it exited at 10.0; its last heartbeat came at most 0.5 s
+    before the stop, so its partitions may go at 9.0 + 6 - 0.5 = 14.5, not before."""
+    from histbuild import ev
+    evs = [*group(), ev("member_stop", 9.0, "harness", member="a"), revoked("a", 9.1, [0, 1]), stopped("a", 9.2),
+           member_exit("a", 10.0)]
+    assert check(history(evs, assigned("b", 14.7, [0, 1]))).status == "valid"
+    v = check(history(evs, assigned("b", 14.3, [0, 1])))
+    assert v.status == "invalid", v.message
+    assert "5.3s after its shutdown began" in v.message
+
+
+def test_no_member_left_to_take_a_killed_members_partitions_is_not_judged_here():
+    """a killed under the consumer protocol, b stopped before the expiry and a2 refused and gone: nobody is alive to
+    be given a's partitions, which is coverage_liveness's to judge, not an expulsion kept too long."""
+    evs = [e for e in consumer_kill(16.2) if e["type"] not in ("assigned", "run_end") or e["mono"] < 16.0]
+    evs += [revoked("b", 12.0, [2, 3]), stopped("b", 12.1), member_exit("b", 12.2),
+            member_exit("a2", 12.5, how="crash", code=1), run_end(40.0)]
+    v = check(history(evs), protocol="consumer")
+    assert v.status == "valid", v.message
