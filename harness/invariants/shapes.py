@@ -23,6 +23,7 @@ finds, one line each (none: the shape is one the assignor could produce).
 from __future__ import annotations
 
 from collections import defaultdict
+from graphlib import CycleError, TopologicalSorter
 from typing import Mapping
 
 from harness.invariants.balance import unbalanced_pair
@@ -102,23 +103,11 @@ def range_blocks(held, subs, counts) -> list[str]:
 
 
 def _cycle(after: dict[str, set]) -> list[str] | None:
-    """A cycle of the relation (x -> the members after x), as a list of members, or None."""
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(x: str) -> list[str] | None:
-        state[x] = 1
-        path.append(x)
-        for y in sorted(after.get(x, ())):
-            if state.get(y) == 1:
-                return path[path.index(y):]
-            if y not in state and (got := visit(y)):
-                return got
-        state[x] = 2
-        path.pop()
-        return None
-
-    for x in sorted(after):
-        if x not in state and (got := visit(x)):
-            return got
+    """A cycle of the relation (x -> the members after x), as a list of members each before the next, or None.
+    The standard library's graphlib finds it: handed `after` as each member's predecessors, the cycle it reports
+    runs backwards (each member of it is after the next), so it is turned round."""
+    try:
+        TopologicalSorter({x: sorted(ys) for x, ys in sorted(after.items())}).prepare()
+    except CycleError as e:
+        return list(reversed(e.args[1][:-1]))
     return None
