@@ -11,7 +11,7 @@ from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judg
 from harness.invariants.applies import decide
 
 PACKAGE = Path(inv.__file__).parent
-STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "itertools", "math", "re",
+STDLIB_ALLOWED = {"__future__", "bisect", "collections", "dataclasses", "functools", "graphlib", "itertools", "math", "re",
                   "typing", "numpy"}  # numpy for the columns; its file functions are refused below
 NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "loadtxt", "savetxt", "genfromtxt",
             "memmap", "fromregex", "DataSource"}
