@@ -2,7 +2,8 @@
 checkers (`subscribed_only`, `assignor_shape`) and, two by two, `strict_stickiness`.
 
 The rule is made of what the history holds of each moment, never of what is judged at it (a stable point is not one
-that is complete or balanced: those are what the checkers ask of it). The history is cut by *causes*: a member
+that is balanced or has its assignor's shape: those are what the checkers ask of it; an answer that leaves a partition
+unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*: a member
 starting, stopping (its `member_stop`) or exiting, a member applying a control (a subscription change, a stall), a
 topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
 one or more rebalances; the assignment it settles on is the last stretch before the next cause (or the workload end
@@ -12,17 +13,25 @@ cause ends. That stretch is a **stable point** when besides:
 - the group is known to have settled on it: the runner's own wait found the group stable within it (a `wait_stable`
   step that ended `stable`: its observer saw the group settled by the kind's rule and unchanged for its stable time);
   or it ends the run at W after the drain, lasted `quiet_period_s`, and the runner's final wait before the drain did
-  not time out (no `wait_timeout` since the window's cause); or it lasted `quiet_period_s` and outlasted the
-  protocol's rebalance allowance from the window's cause (`settings.rebalance_allowance`: its rounds times the
-  members' rebalance timeout, as recorded). A stretch that is merely quiet for a while is not enough: a member may
-  take up to its rebalance timeout to carry out a revocation, and the group is not settled meanwhile;
+  not time out (no `wait_timeout` since the window's cause); or the group answered the cause (the stretch began with
+  a change of ownership after it), the answer covers every partition that has to be owned (between the two rounds
+  of a cooperative rebalance the revoked partitions are unowned), and it lasted `quiet_period_s` plus the longest
+  wait a live member's revoke handler takes before its commit (its `effective.revoke_delay_ms`, as recorded); or it
+  lasted `quiet_period_s` and outlasted the protocol's rebalance allowance from the window's cause
+  (`settings.rebalance_allowance`: its rounds times the members' rebalance timeout, as recorded). A stretch that is
+  merely quiet for a while is not enough: a member may take up to its rebalance timeout to carry out a revocation,
+  and the group is not settled meanwhile (the harness's members poll continually unless stalled, which no stable
+  point allows, or told to wait in their revoke handler, which the rule adds);
 - some member was alive; no fault was active during it (a fault of brokers alone too: members lose their partitions
   while the coordinator is down and get them back once it is up again) and no live member was stalled (its last
   `stall` control true): the group may be kept apart, or a member may hold what the coordinator already gave away;
 - no member was stopping (between its graceful stop's start and its exit: it revokes what it holds);
 - it began after the session timeout (as that member ran with: `settings.member_settings`) of every member that
   departed before it without leaving the group (killed, crashed, or static): until then the coordinator still counts
-  that member, and its partitions wait for it;
+  that member, and its partitions wait for it. The coordinator's session timer runs from the member's last
+  heartbeat, at most one heartbeat interval (as recorded) before its exit, so its expiry is looked for from the exit
+  plus the session timeout less that interval. A static member whose `group.instance.id` a later life took up again
+  before the stretch is no longer waited for: the coordinator gave its place to the new life;
 - no partition was held by two live members (the coordinator's assignment gives each to one; a double is
   `exclusive_ownership`'s to judge, and the group is then between two assignments).
 
@@ -36,7 +45,7 @@ from dataclasses import dataclass, field
 from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
-from harness.invariants.settings import member_settings, rebalance_allowance
+from harness.invariants.settings import life_at, member_settings, rebalance_allowance, started_event
 from harness.invariants.terms import sweep_owners
 
 #: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
@@ -131,7 +140,8 @@ def _build(tl) -> Points:
         b = times[i + 1] if i + 1 < len(times) else W
         if b <= a or b not in cause_set:
             continue  # a stretch within a window: the group may still be answering its cause
-        why = seen.missing(a, b, max((t for t in cause if t <= a), default=tl.start)) or _unsettled(tl, a, b, owners)
+        why = seen.missing(a, b, max((t for t in cause if t <= a), default=tl.start), owners) \
+            or _unsettled(tl, a, b, owners)
         if why:
             got.unestablished[why] = got.unestablished.get(why, 0) + 1
             continue
@@ -154,8 +164,9 @@ class _Confirmation:
         drained = [e["mono"] for _, e in tl.control if e["type"] == "drained" and e["mono"] <= W]
         self.drained = drained[-1] if drained else None
 
-    def missing(self, a: float, b: float, since: float) -> str | None:
-        """Why [a, b), the last stretch of the window from the cause at `since`, is not confirmed (None: it is)."""
+    def missing(self, a: float, b: float, since: float, owners: dict) -> str | None:
+        """Why [a, b), the last stretch of the window from the cause at `since` with `owners` (partition -> its
+        holders), is not confirmed (None: it is)."""
         if any(a <= w < b for w in self.waits):
             return None
         if b - a < self.quiet:
@@ -163,6 +174,8 @@ class _Confirmation:
         d = self.drained
         if b == self.W and d is not None and a <= d and not any(since <= x <= d for x in self.timeouts):
             return None  # the runner's final wait found the group settled, then it drained
+        if a > since and self._answered(a, owners) and b - a >= self.quiet + self._revoke_wait(a):
+            return None  # the group answered the cause with an assignment of everything, and kept it
         try:
             allowance, _ = rebalance_allowance(self.tl, since)
         except MissingSetting as e:
@@ -170,6 +183,22 @@ class _Confirmation:
         if b - since >= allowance:
             return None
         return "was not found stable by a wait of the runner and ended within the protocol's rebalance allowance"
+
+    def _answered(self, a: float, owners: dict) -> bool:
+        """Whether every partition that has to be owned at `a` is held by a member alive then."""
+        return all(any(self.tl.alive(m, a) for m in owners.get(p, ())) for p in self.tl.required(a))
+
+    def _revoke_wait(self, a: float) -> float:
+        """The longest wait before its commit a revoke handler of a member alive at `a` takes, as its started
+        event's effective settings say (`revoke_delay_ms`; none: 0)."""
+        longest = 0.0
+        for m in self.tl.alive_members(a):
+            life = life_at(self.tl, m, a)
+            eff = ((started_event(self.tl, life) or {}) if life else {}).get("effective") or {}
+            ms = eff.get("revoke_delay_ms")
+            if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
+                longest = max(longest, ms / 1000.0)
+        return longest
 
 
 def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
@@ -185,15 +214,24 @@ def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
             if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < b and lf.end > a:
                 return "had a member stopping"
             if lf.exit_event is not None and lf.end <= a and (lf.how in ("kill", "crash") or lf.instance_id):
+                if _taken_up(tl, lf, a):
+                    continue
                 try:
-                    session = member_settings(tl, m, lf.end - 1e-6).session_timeout_s
+                    ms = member_settings(tl, m, lf.end - 1e-6)
                 except MissingSetting as e:
                     return f"followed a departure whose session timeout is unknown ({e})"
-                if a < lf.end + session:
+                if a < lf.end + ms.session_timeout_s - (ms.hb_s or 0.0):
                     return "began within a departed member's session timeout"
     if _stalled(tl, a):
         return "had a member stalled"
     return None
+
+
+def _taken_up(tl, departed, a: float) -> bool:
+    """Whether a later life alive at `a` runs with the departed static life's group.instance.id (it came back)."""
+    return bool(departed.instance_id) and any(
+        lf.instance_id == departed.instance_id and departed.end <= lf.start <= a < lf.end
+        for ls in tl.lives.values() for lf in ls)
 
 
 def _stalled(tl, t: float) -> bool:
