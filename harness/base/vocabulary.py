@@ -43,6 +43,14 @@ SERVER_DEFAULT_ASSIGNOR = "uniform"
 LIBRDKAFKA_DEFAULT_STRATEGY = "range,roundrobin"
 #: the sticky assignors: librdkafka's names, and the Java client's assignor classes (the last part of the name)
 STICKY_ASSIGNORS = ("cooperative-sticky", "sticky", "CooperativeStickyAssignor", "StickyAssignor")
+#: the assignors by the name the group protocols know them (librdkafka's `partition.assignment.strategy`, the
+#: brokers' `group.remote.assignor` and `group.consumer.assignors`), from the Java client's and the brokers' assignor
+#: classes (the last part of the class name: the client's and the group coordinator's RangeAssignor are both `range`)
+ASSIGNOR_CLASSES = {"RangeAssignor": "range", "RoundRobinAssignor": "roundrobin", "StickyAssignor": "sticky",
+                    "CooperativeStickyAssignor": "cooperative-sticky", "UniformAssignor": "uniform"}
+#: the assignors that keep each surviving member's partitions up to its new quota (docs/invariants.md, "Assignment
+#: shapes"): the client's sticky ones (KIP-54, KIP-429) and the brokers' uniform one (KIP-848)
+STRICTLY_STICKY_ASSIGNORS = ("sticky", "cooperative-sticky", "uniform")
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ The public face is what this module exports: `judge` (a run's verdicts from its 
 `CheckSettings`, `CHECKERS` (name -> checker, in report order) and `check_all`; the Streams checkers are
 `harness.invariants.streams`. Each checker is a pure `check(history, settings) -> Verdict` in its
 own module (`exclusive`, `coverage`, `migrations`, `convergence`, `settled` (every kind's), `static`, `integrity`,
-`commits`), reading the shared derived views of `timeline`; what each group protocol allows lives in
-`protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
+`commits`, and the assignment at each stable point: `subscribed`, `assignor_shape`, `stickiness`), reading the
+shared derived views of `timeline`; what each group protocol allows lives in `protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
 
 May import: `base`, `record` (tests/unit/test_architecture.py holds it, and that nothing they reach does I/O).
 """
@@ -16,8 +16,8 @@ from typing import Callable, Iterable
 
 from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
-from harness.invariants import (applies, brokers, commits, convergence, coordinator, coverage, exclusive, integrity,
-                                migrations, performed, settled, static, timeline)
+from harness.invariants import (applies, assignor_shape, brokers, commits, convergence, coordinator, coverage, exclusive,
+                                integrity, migrations, performed, settled, static, stickiness, subscribed, timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -34,6 +34,9 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "exclusive_ownership": exclusive.check,
     "coverage_liveness": coverage.check,
     "bounded_migrations": migrations.check,
+    subscribed.NAME: subscribed.check,
+    assignor_shape.NAME: assignor_shape.check,
+    stickiness.NAME: stickiness.check,
     "convergence_balance": convergence.check,
     settled.NAME: settled.check,
     "static_membership": static.check,

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.base.vocabulary import STICKY_ASSIGNORS
+from harness.base.vocabulary import STICKY_ASSIGNORS, STRICTLY_STICKY_ASSIGNORS
 from harness.invariants import protocols
+from harness.invariants.assignors import BROKER_ASSIGNORS, REMOTE_ASSIGNOR, assignor_name, names
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.slots import Slots, StepEffect
@@ -42,7 +43,7 @@ class PlanFacts:
     they (and slots added later) are static; `racks`: the racks members are placed on (slot modulo them; none:
     no member has a rack); `team_slots`: `all` when every slot runs a program of the team's own, `some`, or
     `none`; `subscriptions`: members subscribe to something else than every topic (given per slot, for every
-    slot, or by a step); `units`: a Connect run's connectors and tasks."""
+    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks."""
 
     kind: str
     protocol: str
@@ -51,6 +52,7 @@ class PlanFacts:
     static: bool = False
     racks: tuple[str, ...] = ()
     client_settings: dict = field(default_factory=dict)
+    broker_settings: dict = field(default_factory=dict)
     team_slots: str = "none"
     subscriptions: bool = False
     standby_replicas: int = 0
@@ -125,6 +127,35 @@ def bounded_migrations(facts: PlanFacts) -> Answer:
     return False, "no step certainly changes the group's members or partitions"
 
 
+def assignor_shape(facts: PlanFacts) -> Answer:
+    if facts.team_slots != "none":
+        return False, "a slot runs a program of the team's own, which need not record the assignor settings it runs"
+    return True, "the harness's members record their assignor settings at every start"
+
+
+def strict_stickiness(facts: PlanFacts) -> Answer:
+    """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
+    by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
+    kill and its replacement the group may answer each with its own rebalance, which the checker does not judge)."""
+    applies, why = bounded_migrations(facts)
+    if not applies:
+        return applies, why
+    if facts.team_slots != "none":
+        return assignor_shape(facts)
+    remote = assignor_name((facts.client_settings or {}).get(REMOTE_ASSIGNOR) or "")
+    brokers = names((facts.broker_settings or {}).get(BROKER_ASSIGNORS) or "")
+    if facts.protocol == "consumer" and remote and remote not in STRICTLY_STICKY_ASSIGNORS:
+        return False, f"the members' {REMOTE_ASSIGNOR} is {remote}, not a strictly sticky assignor"
+    if facts.protocol == "consumer" and not remote and brokers and brokers[0] not in STRICTLY_STICKY_ASSIGNORS:
+        return False, f"the brokers' {BROKER_ASSIGNORS} puts {brokers[0]} first, not a strictly sticky assignor"
+    if facts.racks:
+        return False, f"members are on racks ({', '.join(facts.racks)}): the sticky assignors match racks too"
+    hit = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) starts or stops members, one cause between two stable assignments"
+    return False, "no step certainly only starts or only stops members (one cause between two stable assignments)"
+
+
 def warmup_before_active(facts: PlanFacts) -> Answer:
     if facts.protocol == "streams":
         return False, "the streams protocol's assignor has no warmup tasks"
@@ -172,7 +203,8 @@ def share_dead_letter(facts: PlanFacts) -> Answer:
 #: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
-                 "coordinator_survival": coordinator_survival},
+                 "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
+                 "strict_stickiness": strict_stickiness},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),

@@ -66,12 +66,12 @@ def consumer(held: Mapping[str, Iterable[tuple[str, int]]], subscriptions: Mappi
     misplaced = tuple(sorted({tp for m, ps in held.items() for tp in ps
                               if tp[0] not in subs[m] or not 0 <= tp[1] < partitions.get(tp[0], 0)}))
     counts = {m: len(ps) for m, ps in held.items()}
-    pair = _unbalanced_pair(held, subs)
+    pair = unbalanced_pair(held, subs)
     complete = bool(held) and not missing and not doubled and not misplaced
     return GroupBalance(complete, bool(held) and pair is None, counts, pair, missing, doubled, misplaced)
 
 
-def _unbalanced_pair(held: dict[str, list[tuple[str, int]]], subs: dict[str, frozenset]) -> tuple | None:
+def unbalanced_pair(held: dict[str, list[tuple[str, int]]], subs: dict[str, frozenset]) -> tuple | None:
     """(A, B): A holds at least two partitions more than B and B subscribes to the topic of one of A's
     partitions (the most loaded such A, the least loaded such B); None when there is none."""
     by_load = sorted(held, key=lambda x: (-len(held[x]), x))

@@ -218,7 +218,7 @@ BROKER_GROUP_KEYS = ("group.consumer.session.timeout.ms", "group.consumer.heartb
                      "group.streams.num.standby.replicas",
                      "group.share.session.timeout.ms", "group.share.heartbeat.interval.ms",
                      "group.min.session.timeout.ms", "group.max.session.timeout.ms",
-                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy",
+                     "group.initial.rebalance.delay.ms", "group.consumer.migration.policy", "group.consumer.assignors",
                      "group.share.record.lock.duration.ms", "group.share.delivery.count.limit",
                      "group.share.partition.max.record.locks")
 

@@ -52,6 +52,8 @@ def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0) -> tupl
     out: dict = {"group.protocol": conf.get("group.protocol", CLASSIC),
                  "partition.assignment.strategy": conf.get("partition.assignment.strategy")
                  if conf.get("group.protocol", CLASSIC) == CLASSIC else None,
+                 "group.remote.assignor": conf.get("group.remote.assignor")
+                 if conf.get("group.protocol", CLASSIC) != CLASSIC else None,
                  "group.instance.id": conf.get("group.instance.id"),
                  "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
                  "commit_mode": mode, "revoke_delay_ms": revoke_delay, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}

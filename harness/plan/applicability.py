@@ -27,7 +27,7 @@ def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None
         kind=plan.kind, protocol=cfg.protocol, members=sc.members,
         schedule=tuple((a.kind, dict(a.params)) for a in plan.schedule), static=sc.static,
         racks=tuple(plan.racks) if (sc.racks or rack_aware) else (), client_settings=dict(cfg.client_settings),
-        team_slots=_team_slots(cfg), subscriptions=subs,
+        broker_settings=dict(cfg.broker_settings), team_slots=_team_slots(cfg), subscriptions=subs,
         standby_replicas=int((streams or {}).get("standby_replicas") or 0),
         source_connectors=len(connect.get("source_connectors") or ()),
         units=len(connect.get("connectors") or ()) + sum(int(n) for n in (connect.get("tasks") or {}).values()),

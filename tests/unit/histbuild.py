@@ -55,6 +55,11 @@ def drained(t: float, ok: bool = True, missing: int = 0) -> dict:
     return ev("drained", t, "harness", ok=ok, missing=missing)
 
 
+def stable_wait(t: float, stable: bool = True) -> dict:
+    """The end of a `wait_stable` step: the runner's observer found the group settled (or gave up: `stable` false)."""
+    return ev("action_end", t, "harness", action_id=f"w{t:g}", kind="wait_stable", ok=True, error=None, stable=stable)
+
+
 # -- member events
 def started(m: str, t: float, instance_id: str | None = None, protocol: str = "classic-cooperative",
             subscription: list[str] | None = None, topic: str = TOPIC, effective: dict | None = None) -> dict:

@@ -109,6 +109,34 @@ def test_bounded_migrations_applies_to_sticky_assignors_moved_for_certain(f, app
     assert got[0] is applies and why in got[1], got
 
 
+@pytest.mark.parametrize("f, applies, why", [
+    (facts(schedule=[("scale_out", {})]), True, "step 1 (scale_out) starts or stops members, one cause"),
+    (facts(schedule=[("kill_member", {"slot": 1, "replace_after_s": 1.0}), ("scale_in", {})]), True,
+     "step 2 (scale_in)"),  # the kill with its replacement is two causes: the scale-in is the one judged
+    (facts(schedule=[("kill_member", {"slot": 1, "replace_after_s": 1.0})]), False,
+     "no step certainly only starts or only stops members"),
+    (facts(protocol="classic-eager", schedule=[("scale_out", {})]), False, "classic-eager runs range"),
+    (facts(protocol="consumer", client_settings={"group.remote.assignor": "range"}, schedule=[("scale_out", {})]),
+     False, "the members' group.remote.assignor is range"),
+    (facts(protocol="consumer", client_settings={"group.remote.assignor": "uniform"}, schedule=[("scale_out", {})]),
+     True, "step 1"),
+    (facts(protocol="consumer", broker_settings={"group.consumer.assignors": "range,uniform"},
+           schedule=[("scale_out", {})]), False, "the brokers' group.consumer.assignors puts range first"),
+    (facts(racks=("r1", "r2"), schedule=[("scale_out", {})]), False, "members are on racks (r1, r2)"),
+    (facts(protocol="consumer", team_slots="some", schedule=[("scale_out", {})]), False,
+     "need not record the assignor settings it runs"),
+])
+def test_strict_stickiness_applies_to_one_cause_under_a_sticky_assignor(f, applies, why):
+    got = says(f, "strict_stickiness")
+    assert got[0] is applies and why in got[1], got
+
+
+def test_assignor_shape_applies_unless_a_team_program_runs_a_slot():
+    assert says(facts(), "assignor_shape")[0] is True
+    assert says(facts(team_slots="all"), "assignor_shape") == \
+        (False, "a slot runs a program of the team's own, which need not record the assignor settings it runs")
+
+
 def test_the_streams_rules():
     kill = [("kill_member", {"slot": 0, "replace_after_s": 1})]
     assert says(facts("streams", "classic", schedule=kill), "warmup_before_active")[0] is True

@@ -1,0 +1,141 @@
+"""`strict_stickiness`: between two consecutive stable points, a sticky assignor keeps each surviving member's partitions
+up to its new quota: no member gives up a partition it held while it takes one it did not.
+
+Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
+
+- the assignor in force at both points (`assignors.in_force`, from what was recorded at each) is strictly sticky
+  (`STRICTLY_STICKY_ASSIGNORS`: sticky, cooperative-sticky, uniform); else it is counted `not_sticky`;
+- every member of both points subscribes to the same topics (it may be another set at S2 than at S1): under
+  differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
+  promise this (`differing_subscriptions`);
+- no member of either point recorded a rack (`client.rack`: the sticky assignors match racks too, KIP-881) (`racks`);
+- one cause lies between them (`stable_points.causes`, a graceful stop counted once): after two (a member killed
+  and its replacement started) the group may answer each with a rebalance, and the second may give a member what the
+  first took from it (`several_causes`).
+
+A *surviving* member is alive from S1's start to S2's end in one life (no restart) and wrote no `lost` between them
+(a fenced member rejoins empty-handed). Its eligible partitions are those it held at S1 that exist at S2 and are of
+topics it subscribes to at S2. It breaks the rule when it kept fewer of them than both how many it had and how many
+it holds at S2: it then gave up one of them while holding another it did not have (its new quota, the count it holds
+at S2, is one `assignor_shape` judges).
+
+`invalid` with the first such member; `skipped` when no transition is judged and none was left out for want of facts
+(every one not sticky, or there was one stable point), or a member recorded no settings at all (a team's program: the
+plan decides, `applies`); `unknown` when the history has no stable point, or a transition's assignor cannot be told
+(`unread`, naming it). Measurements: `transitions`, `judged`, `not_sticky`, `differing_subscriptions`, `racks`,
+`several_causes`, `unread`, `unrecorded`.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
+from harness.record.history import History
+from harness.invariants.assignor_shape import racks_at
+from harness.invariants.assignors import Unrecorded, in_force
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
+from harness.invariants.stable_points import causes, failing, points_to_judge
+
+NAME = "strict_stickiness"
+
+
+def _surviving(tl, m: str, s1, s2) -> bool:
+    one_life = any(lf.start <= s1.start and lf.end >= s2.end for lf in tl.lives.get(m, ()))
+    fenced = any(s1.start <= e["mono"] <= s2.end and tl.event_partitions(e)
+                 for _, e in tl.member_events(m, {"lost"}))
+    return one_life and not fenced
+
+
+def member_breaks(tl, s1, s2) -> list[tuple[str, list, list]]:
+    """(member, partitions it gave up, partitions it took) of every surviving member that broke the rule."""
+    out = []
+    for m in sorted(set(s1.held) & set(s2.held)):
+        if not _surviving(tl, m, s1, s2):
+            continue
+        eligible = {p for p in s1.held[m] if tl.layout.topic_of(p) in s2.subs[m] and tl.exists(p, s2.start)}
+        now = s2.held[m]
+        kept = eligible & now
+        if len(kept) < min(len(eligible), len(now)):
+            out.append((m, sorted(eligible - now), sorted(now - eligible)))
+    return out
+
+
+def _one_per_cause(tl) -> list[float]:
+    """The causes' times, a graceful stop counted once (its `member_stop`, not its exit too)."""
+    stops = {lf.end for ls in tl.lives.values() for lf in ls
+             if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < lf.end}
+    return [t for t in causes(tl, tl.end) if t not in stops]
+
+
+def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
+    """Why the transition is not judged ("not_sticky: ..." etc.), None when it is; MissingSetting propagates."""
+    for s in (s1, s2):
+        force = in_force(tl, s.held, s.start)
+        if not set(force.assignors) <= set(STRICTLY_STICKY_ASSIGNORS):
+            return f"not_sticky:{force.show()}"
+    if len({*s1.subs.values()}) > 1 or len({*s2.subs.values()}) > 1:
+        return "differing_subscriptions:"
+    if racks_at(tl, s1) or racks_at(tl, s2):
+        return "racks:"
+    if bisect_left(cause_times, s2.start) - bisect_right(cause_times, s1.start) > 1:
+        return "several_causes:"
+    return None
+
+
+def check(history: History, settings: CheckSettings) -> Verdict:
+    """Judge every transition between consecutive stable points under a strictly sticky assignor."""
+    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0, "unread": 0,
+         "unrecorded": 0}
+    got = points_to_judge(NAME, history, settings, m)
+    if isinstance(got, Verdict):
+        return got
+    tl, pts = got[0], got[1].points
+    m["transitions"] = len(pts) - 1
+    cause_times = _one_per_cause(tl)
+    bad, wits, unread, loose = [], [], [], {}
+    for s1, s2 in zip(pts, pts[1:]):
+        try:
+            why = _why_not(tl, s1, s2, cause_times)
+        except Unrecorded as e:
+            m["unrecorded"] += 1
+            loose.setdefault(f"unrecorded: {e}", None)
+            continue
+        except MissingSetting as e:
+            m["unread"] += 1
+            unread.append(f"the transition at {s2.start - tl.start:.1f}s: the assignor cannot be told: {e}")
+            continue
+        if why:
+            kind, what = why.split(":", 1)
+            m[kind] += 1
+            if what:
+                loose[what] = None
+            continue
+        m["judged"] += 1
+        for x, gave, took in member_breaks(tl, s1, s2):
+            line = (f"between the stable points at {s1.start - tl.start:.1f}s and {s2.start - tl.start:.1f}s {x} gave "
+                    f"up {tl.names(gave)} while it took {tl.names(took)} (it held {len(s1.held[x])}, holds "
+                    f"{len(s2.held[x])}) under {in_force(tl, s2.held, s2.start).show()}")
+            bad.append(line)
+            wits += [witness(e, line) for _, e in tl.member_events(x, {"assigned", "revoked"})
+                     if s1.start <= e["mono"] <= s2.start][:4]
+    return _verdict(m, bad, wits, unread, loose)
+
+
+def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdict:
+    if (v := failing(NAME, bad, wits, unread, m)) is not None:
+        return v
+    if m["unrecorded"]:
+        said = next(w for w in loose if w.startswith("unrecorded: "))[len("unrecorded: "):]
+        return verdict(NAME, "skipped", f"{m['unrecorded']} transitions not judged: {said} ({m['judged']} judged)",
+                       measurements=m)
+    if m["judged"]:
+        return verdict(NAME, "valid", f"{m['judged']} transitions between stable points: every surviving member kept "
+                                      f"its partitions up to its new quota", measurements=m)
+    why = [f"{m['not_sticky']} under an assignor that is not strictly sticky ({'; '.join(list(loose)[:3])})"
+           if m["not_sticky"] else "", f"{m['differing_subscriptions']} with differing subscriptions"
+           if m["differing_subscriptions"] else "", f"{m['racks']} with members on racks" if m["racks"] else "",
+           f"{m['several_causes']} after several causes"
+           if m["several_causes"] else ""]
+    said = ", ".join(w for w in why if w) or "one stable point"
+    return verdict(NAME, "skipped", f"no transition to judge under a strictly sticky assignor: {said}",
+                   measurements=m)
