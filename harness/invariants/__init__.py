@@ -17,7 +17,8 @@ from typing import Callable, Iterable
 from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
 from harness.invariants import (applies, assignor_shape, brokers, commits, convergence, coordinator, coverage, exclusive,
-                                integrity, migrations, performed, settled, static, stickiness, subscribed, timeline)
+                                integrity, migrations, performed, rebalance_cause, settled, static, stickiness, subscribed,
+                                timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -38,6 +39,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     assignor_shape.NAME: assignor_shape.check,
     stickiness.NAME: stickiness.check,
     "convergence_balance": convergence.check,
+    rebalance_cause.NAME: rebalance_cause.check,
     settled.NAME: settled.check,
     "static_membership": static.check,
     "record_integrity": integrity.check,

@@ -81,6 +81,8 @@ def test_the_leave_during_join_example_passes_and_a_member_driving_a_storm_fails
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     conv = verdicts(run_dir(good))["convergence_balance"]
     assert conv["status"] == "valid" and conv["measurements"]["windows_judged"] >= 4, conv
+    cause = verdicts(run_dir(good))["rebalance_cause"]
+    assert cause["status"] == "valid" and cause["measurements"]["causes"].get("leave", 0) >= 1, cause
 
     r = harness("run", "docs/examples/leave-during-join-each-slot.toml", "--seed", "1", "--misbehave",
                 "rejoin-storm", "--runs-root", str(bad))
@@ -89,4 +91,7 @@ def test_the_leave_during_join_example_passes_and_a_member_driving_a_storm_fails
     conv = verdicts(run_dir(bad))["convergence_balance"]
     assert conv["status"] == "invalid", conv
     assert "rebalance" in conv["message"] and conv["measurements"]["rebalances_max"] >= 5, conv
+    cause = verdicts(run_dir(bad))["rebalance_cause"]  # the coordinator's own account: a leave nobody asked for
+    assert cause["status"] == "invalid" and "left the group while it ran on" in cause["message"], cause
+    assert cause["witnesses"][0]["type"] == "broker", cause
     assert "harness replay" in out

@@ -19,7 +19,7 @@ NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "
 
 def test_checker_names_in_order():
     assert list(CHECKERS) == ["exclusive_ownership", "coverage_liveness", "bounded_migrations", "subscribed_only",
-                              "assignor_shape", "strict_stickiness", "convergence_balance", "group_settled", "static_membership", "record_integrity", "commit_progress",
+                              "assignor_shape", "strict_stickiness", "convergence_balance", "rebalance_cause", "group_settled", "static_membership", "record_integrity", "commit_progress",
                               "coordinator_survival", "expected_refusal"]
 
 
@@ -33,7 +33,8 @@ def test_check_all_on_a_good_history():
         "convergence_balance": "valid", "group_settled": "valid", "static_membership": "skipped", "record_integrity": "valid",
         "commit_progress": "valid", "coordinator_survival": "skipped", "expected_refusal": "skipped",  # no broker log
         "subscribed_only": "valid", "strict_stickiness": "skipped",  # one stable point
-        "assignor_shape": "skipped"}  # the members' starts recorded no settings: the plan decides (judge, `applies`)
+        "assignor_shape": "skipped",  # the members' starts recorded no settings: the plan decides (judge, `applies`)
+        "rebalance_cause": "unknown"}  # no broker log: the coordinator's rebalances are unseen
     assert vs["assignor_shape"].message.startswith("at 0.7s the assignor in force cannot be told: a's start recorded no")
     assert all(v.name == n for n, v in vs.items())
     json.dumps({n: v.to_dict() for n, v in vs.items()})

@@ -1,0 +1,342 @@
+"""`rebalance_cause`: every rebalance the coordinator started had a cause in what the members did or underwent.
+
+Each new generation (classic) or group epoch (consumer protocol) and the reason the coordinator gave for it come from
+its own log lines (`coordinator_log.bumps`). Each reason names a member by its group member id, which is told as the
+lines go: a classic id starts with the member's client.id (the harness's member name) or, for a static member, its
+instance id; any other id (the consumer protocol's, drawn by the client; a team's program's) is, from its first join,
+one of the members running then that held no id in the group (when several started together it may be any of them,
+and a cause of any of them counts). Each reason is matched with a cause in the history, searched from that member's
+life start (or, for what a generation answers, from the previous generation or epoch) up to the line. Which events
+cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance causes"):
+
+- **join**: a member that held no id in the group (its first join in its life, or its old id left, expired or was
+  removed); a classic member known by its client.id that joins with a new id while its old one is still in the group
+  needs to have lost its membership since (its `lost` event, an `error`, a stall or fault, the coordinator expiring,
+  removing or fencing it). A new id while every running member holds one is a rebalance without a cause.
+- **leave**: the member was stopping or had stopped (`member_stop`, its exit), was stalled (a poll past
+  max.poll.interval.ms makes a client leave) or applied a subscription control (an unsubscribe).
+- **expire** (its session expired, or it was fenced for it): the member had died (an exit without a leave), a fault
+  touched it, it was stalled, or a broker event or broker fault happened within its session timeout before the line
+  (its heartbeats may have had nowhere to go). A live, unfaulted, polling member whose session the coordinator
+  expires is named with its session timeout as recorded.
+- **rejoin** (classic, a member rejoining a Stable group): the cooperative protocol's second round (client reason
+  `need to revoke partitions and re-join`, or the member revoked partitions since the previous generation), a
+  Streams follow-up (`triggered followup rebalance`), the member's subscription changed, a topic grew, or the member
+  is static and restarted since the previous generation.
+- **fence** (consumer protocol: it did not revoke within its rebalance timeout): the member had died, was stalled or
+  faulted, or told to wait in its revoke handler as long as its max.poll.interval.ms, or a broker event or fault
+  happened within that timeout before the line.
+- **subscription** (consumer protocol): the member applied a subscription control, or started, since the previous
+  epoch.
+- **unstated** (consumer protocol: an epoch bumped with no reason logged at INFO; a subscription change is logged
+  only at DEBUG): some member changed its subscription, a topic grew, or a broker event or fault happened since the
+  previous epoch.
+- **metadata** (consumer protocol: the subscribed topics' partitions or racks changed, or a regex was refreshed): a
+  topic grew, or a broker event or fault happened, since the previous epoch.
+
+A static member coming back within its session timeout is not a rebalance under either protocol and is not looked
+for here (`static_membership` judges that it did not move partitions).
+
+`invalid` with each uncaused rebalance (its witness the coordinator's line, with the window searched); `unknown` when
+the brokers' logs were not collected or could not be read, when the lines hold no rebalance at all, or when the
+coordinator gave no reason these patterns read; `skipped` on the fake backend (no coordinator); `valid` otherwise.
+Consumer groups only (Streams, Connect and share groups have their own checkers).
+Measurements: `rebalances` (by protocol), `causes` (by kind), `uncaused`, `unread`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from harness.record.history import History
+from harness.invariants import brokers, timeline
+from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
+from harness.invariants.settings import member_settings, started_event
+
+NAME = "rebalance_cause"
+#: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
+#: milliseconds of the wall clock, mapped onto the run's monotonic clock (harness/cluster/broker_log.py)
+CLOCK_SLACK_S = 0.05
+COOPERATIVE_ROUND = "need to revoke partitions"
+STREAMS_FOLLOWUP = "triggered followup rebalance"
+#: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
+REGEX_REFRESH = "to refresh regular expressions"
+
+
+def check(history: History, settings: CheckSettings) -> Verdict:
+    if (v := empty(NAME, history)) is not None:
+        return v
+    if not brokers.collected(history):
+        return verdict(NAME, "unknown", "the brokers' logs were not collected: the coordinator's rebalances are unseen")
+    if gone := brokers.unread(history):
+        return verdict(NAME, "unknown", "a broker's log could not be read, so a rebalance it coordinated may be "
+                       "unseen: " + "; ".join(f"broker {e.get('broker')} ({e.get('error')})" for e in gone))
+    if (history.run_start() or {}).get("backend") == "fake":
+        return verdict(NAME, "skipped", "the fake backend's cluster has no group coordinator whose lines could be read")
+    group = brokers.group_of(history) or next((e.get("group_id") for _, e in history.control()
+                                                if e.get("type") == "started" and e.get("group_id")), None)
+    if not group:
+        return verdict(NAME, "unknown", "neither the brokers' lines nor the members' starts say which group it is")
+    tl = timeline.build(history, settings)
+    seen = bumps(brokers.said(history), group)
+    return _judged(tl, seen, group, brokers.said(history))
+
+
+def _judged(tl, seen: list[Bump], group: str, lines: list[dict]) -> Verdict:
+    judge = _Judge(tl, seen, lines)
+    bad, wits, unread, kinds = [], [], [], Counter()
+    for i, b in enumerate(seen):
+        prev = seen[i - 1].mono if i else tl.start
+        if not b.causes:
+            unread.append(f"{_at(tl, b.mono)} {b.protocol} {_what(b)}: the coordinator gave no reason read here "
+                          f"({_quote(b.event)})")
+            continue
+        for c in b.causes:
+            kinds[c.kind] += 1
+            why = judge.uncaused(b, c, prev)
+            if why is None:
+                continue
+            if why.startswith("?"):
+                unread.append(f"{_at(tl, b.mono)} {_what(b)} ({c.kind}): {why[1:]}")
+                continue
+            text = f"{_at(tl, b.mono)} the coordinator started {_what(b)} ({c.kind}: {_quote(c.event)}): {why}"
+            bad.append(text)
+            wits.append(witness(c.event, text))
+    m = {"rebalances": dict(Counter(b.protocol for b in seen)), "causes": dict(kinds), "uncaused": len(bad),
+         "unread": len(unread)}
+    for status, lines in (("invalid", bad), ("unknown", unread)):
+        if lines:
+            more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+            return verdict(NAME, status, lines[0] + more, wits if status == "invalid" else (), m)
+    if not seen:
+        return verdict(NAME, "unknown", f"the coordinator's lines hold no rebalance of group {group}", measurements=m)
+    return verdict(NAME, "valid", f"each of {len(seen)} rebalances had a cause in the history "
+                   f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})", measurements=m)
+
+
+class _Ids:
+    """Who each group member id the coordinator names is, as its lines go (module docstring): a classic id by the
+    client.id it starts with, a static member's by its instance id; any other id by its first join, among the members
+    running then that hold no id in the group (several when they started together: the id is any one of them)."""
+
+    def __init__(self, tl) -> None:
+        self.tl = tl
+        self.live: dict[str, frozenset] = {}  # member id -> who it may be
+        self.first: dict[str, float] = {}  # member id -> when the coordinator first named it
+
+    def direct(self, c: Cause) -> str | None:
+        client = client_of(c.member_id)
+        if client in self.tl.lives:
+            return client
+        for instance in (c.instance_id, client):  # a classic static member's id starts with its instance id
+            if instance and (m := _latest(self.tl, instance, c.event["mono"] + CLOCK_SLACK_S)):
+                return m
+        return None
+
+    def who(self, c: Cause) -> frozenset:
+        """The members the cause's id may be (empty: none can); records a new id's first join."""
+        t = c.event["mono"] + CLOCK_SLACK_S
+        if c.member_id in self.live:  # whom it was when it joined (a static member's instance may have moved on since)
+            got = self.live[c.member_id]
+        elif (x := self.direct(c)) is not None:
+            got = frozenset({x})
+        elif c.kind == "join":
+            taken = {m for s in self.live.values() if len(s) == 1 for m in s}
+            got = frozenset(self.tl.alive_members(t) - taken)
+        else:  # an id the lines never showed joining: any member running then
+            got = frozenset(self.tl.alive_members(t))
+        if c.replaces:
+            self.forget(c.replaces)
+        if c.member_id and c.kind == "join" and got:
+            self.live.setdefault(c.member_id, got)
+            self.first.setdefault(c.member_id, c.event["mono"])
+        return got
+
+    def held(self, x: str, but: str | None) -> str | None:
+        """Another id the member holds alone in the group, if any."""
+        return next((i for i, s in self.live.items() if s == {x} and i != but), None)
+
+    def forget(self, member_id: str | None) -> None:
+        self.live.pop(member_id or "", None)
+
+
+class _Judge:
+    """Matches one cause the coordinator gave with what the history holds."""
+
+    def __init__(self, tl, seen: list[Bump], lines: list[dict]) -> None:
+        self.tl, self.seen, self.lines, self.ids = tl, seen, lines, _Ids(tl)
+
+    def uncaused(self, b: Bump, c: Cause, prev: float) -> str | None:
+        """None when the history holds a cause for `c`; else why not."""
+        t = b.mono + CLOCK_SLACK_S
+        if c.kind == "metadata":
+            since = self._last_regex_refresh(b) if REGEX_REFRESH in (c.event.get("message") or "") else prev
+            if self._topic_or_broker(prev, t) or (since < prev and self._regex_brought(since, t)):
+                return None
+            return (f"no topic grew, no broker event or fault happened since {_at(self.tl, prev)}"
+                    + (f", and no member brought a new regex since {_at(self.tl, since)}" if since < prev else ""))
+        if c.kind == "unstated":
+            if self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t):
+                return None
+            return (f"the coordinator logged no reason, and no member changed its subscription, no topic grew and no "
+                    f"broker event or fault happened since {_at(self.tl, prev)}")
+        if c.kind == "join":
+            return self._join(c, t)
+        xs = self.ids.who(c)
+        if c.kind in ("expire", "fence") or (c.kind == "leave" and not c.instance_id):
+            self.ids.forget(c.member_id)  # a static member that left temporarily keeps its place (and its id)
+        whys = []
+        for x in sorted(xs):
+            life = _life(self.tl, x, t)
+            why = f"{x} was not running then" if life is None else getattr(self, f"_{c.kind}")(x, life, c, prev, t)
+            if why is None:
+                return None
+            whys.append(why)
+        if not whys:
+            return f"no member was running then (member id {c.member_id})"
+        if untold := [w for w in whys if w.startswith("?")]:
+            return untold[0]  # a candidate's bound is unknown: not a verdict on it
+        return "; ".join(whys) if len(whys) == 1 else f"it may be any of {', '.join(sorted(xs))}: " + "; ".join(whys)
+
+    def _join(self, c: Cause, t: float) -> str | None:
+        x = self.ids.direct(c)
+        known = c.member_id in self.ids.live
+        xs = self.ids.who(c)
+        if not xs:
+            return (f"member id {c.member_id} joined while every running member held an id in the group and none had "
+                    f"lost it")
+        if x is None or known:
+            return None  # a new id taken up by a member that held none, or the second half of a join (KIP-394)
+        old = self.ids.held(x, c.member_id)
+        life = _life(self.tl, x, t)
+        if old is None or life is None:
+            return None
+        if self._lost_membership(x, max(life.start, self.ids.first.get(old, life.start)), t):
+            self.ids.forget(old)
+            return None
+        return (f"{x} joined again (member id {c.member_id}) while its member id {old} was still in the group, and "
+                f"nothing since made it lose its membership (no lost, error, leave, expiry, stall or fault)")
+    def _leave(self, x, life, c: Cause, prev: float, t: float) -> str | None:
+        if life.end <= t or self.tl.shutdown_start(life) <= t or self._stalled(x, life.start, t) or \
+                self._controls(x, life.start, t, "subscription"):
+            return None
+        return f"{x} left the group while it ran on (no stop, stall or subscription change since its start)"
+
+    def _expire(self, x, life, c: Cause, prev: float, t: float) -> str | None:
+        try:
+            session = member_settings(self.tl, x, min(t, life.end) - 1e-6)
+        except MissingSetting as e:
+            return f"?{x}'s session timeout is unknown ({e})"
+        since = t - session.session_timeout_s - CLOCK_SLACK_S
+        if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
+                any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
+                self._broker_trouble(since, t):
+            return None
+        return (f"{x} was alive, untouched by any fault and polling, with no broker event in its "
+                f"{session.session()} before it")
+
+    def _fence(self, x, life, c: Cause, prev: float, t: float) -> str | None:
+        """Fenced for not revoking within its rebalance timeout (max.poll.interval.ms, as its start recorded it)."""
+        try:
+            ms = member_settings(self.tl, x, min(t, life.end) - 1e-6)
+        except MissingSetting as e:
+            return f"?{x}'s rebalance timeout is unknown ({e})"
+        # its transition began with the epoch after the one it failed to move from (the line says which)
+        asked = [b.mono for b in self.seen if c.client_reason.isdigit() and b.number == int(c.client_reason) + 1
+                 and b.protocol == "consumer" and b.mono <= t]
+        since = min(asked[-1] if asked else t, t - ms.max_poll_s) - CLOCK_SLACK_S
+        if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
+                any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
+                self._broker_trouble(since, t) or self._revoke_wait(x, life) >= ms.max_poll_s:
+            return None
+        return (f"{x} was alive, untouched by any fault, polling and not told to wait in its revoke handler, with no "
+                f"broker event since {_at(self.tl, since)} (its transition from epoch {c.client_reason}, and its "
+                f"rebalance timeout {ms.max_poll_s:g}s, {ms.source})")
+
+    def _revoke_wait(self, x: str, life) -> float:
+        eff = (started_event(self.tl, life) or {}).get("effective") or {}
+        ms = eff.get("revoke_delay_ms")
+        return ms / 1000.0 if isinstance(ms, (int, float)) and not isinstance(ms, bool) else 0.0
+
+    def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
+        if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:
+            return None
+        if self._controls(x, prev, t, "subscription") or self._topic_or_broker(prev, t, brokers_too=False):
+            return None
+        if any(prev <= e["mono"] <= t for _, e in self.tl.member_events(x, {"revoked", "lost"})):
+            return None  # the cooperative second round, as librdkafka asks for it without a reason
+        if life.instance_id and prev <= life.start <= t:
+            return None
+        return (f"{x} rejoined a stable group ({c.client_reason or 'no client reason'}) with no subscription change, "
+                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}")
+
+    def _subscription(self, x, life, c: Cause, prev: float, t: float) -> str | None:
+        if self._controls(x, prev, t, "subscription") or prev <= life.start <= t:
+            return None
+        return f"{x} applied no subscription change since {_at(self.tl, prev)}"
+
+    def _last_regex_refresh(self, b: Bump) -> float:
+        """When the coordinator last refreshed the group's regexes before `b` (the run's start if never)."""
+        before = [x.mono for x in self.seen if x.mono < b.mono and any(
+            REGEX_REFRESH in (c.event.get("message") or "") for c in x.causes)]
+        return before[-1] if before else self.tl.start
+
+    def _regex_brought(self, since: float, t: float) -> bool:
+        """Whether a member started or changed its subscription in (since, t] to one that holds a regex (`^...`)."""
+        return any(e["type"] in ("started", "control") and since < e["mono"] <= t and any(
+            str(x).startswith("^") for x in e.get("subscription") or ()) for _, e in self.tl.control)
+
+    # -- what the history holds
+    def _lost_membership(self, x: str, since: float, t: float) -> bool:
+        if any(since <= e["mono"] <= t for _, e in self.tl.member_events(x, {"lost", "error"})):
+            return True
+        if self._stalled(x, since, t) or any(x in f.members and f.start < t and f.end > since for f in self.tl.faults):
+            return True
+        if any(since <= b.mono <= t and c.kind in ("expire", "leave") and self.ids.direct(c) == x
+               for b in self.seen for c in b.causes):
+            return True
+        return any(since <= e["mono"] <= t and (r := REMOVED.search(e.get("message") or "")) and client_of(r["m"]) == x
+                   for e in self.lines)
+
+    def _stalled(self, x: str, since: float, t: float) -> bool:
+        return any(e.get("stall") for e in self._controls(x, since, t, "stall"))
+
+    def _controls(self, x: str, since: float, t: float, key: str) -> list[dict]:
+        return [e for _, e in self.tl.control if e["type"] == "control" and e.get("member") == x and key in e
+                and since <= e["mono"] <= t]
+
+    def _any_subscription_change(self, since: float, t: float) -> bool:
+        return any(e["type"] == "control" and "subscription" in e and since <= e["mono"] <= t for _, e in self.tl.control)
+
+    def _topic_or_broker(self, since: float, t: float, brokers_too: bool = True) -> bool:
+        if any(since <= g <= t for g in self.tl.growth.times):
+            return True
+        return brokers_too and self._broker_trouble(since, t)
+
+    def _broker_trouble(self, since: float, t: float) -> bool:
+        if any(e["type"] == "broker_event" and since <= e["mono"] <= t for _, e in self.tl.control):
+            return True
+        return any(not f.members and f.start < t and f.end > since for f in self.tl.faults)
+
+
+def _life(tl, x: str, t: float):
+    ls = [lf for lf in tl.lives.get(x, ()) if lf.start <= t]
+    return ls[-1] if ls else None
+
+
+def _latest(tl, instance_id: str, t: float) -> str | None:
+    lives = [lf for ls in tl.lives.values() for lf in ls if lf.instance_id == instance_id and lf.start <= t]
+    return max(lives, key=lambda lf: lf.start).member if lives else None
+
+
+def _what(b: Bump) -> str:
+    return f"generation {b.number}" if b.protocol == "classic" else f"group epoch {b.number}"
+
+
+def _at(tl, t: float) -> str:
+    return f"at {t - tl.start:.1f}s"
+
+
+def _quote(e: dict) -> str:
+    msg = e.get("message") or ""
+    return f"broker {e.get('broker')}: \"{msg[msg.find(']') + 1:].strip()[:160]}\""

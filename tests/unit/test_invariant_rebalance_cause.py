@@ -1,0 +1,158 @@
+"""rebalance_cause: each rebalance the coordinator logged has a cause in the history, by each member's own settings."""
+from histbuild import (broker_said, broker_event, effective, ev, history, join, lost, member_exit, run_end,
+                       run_start, settings, stopped)
+
+from harness.invariants import rebalance_cause
+
+U1, U2, U3 = ("11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222",
+              "33333333-3333-3333-3333-333333333333")
+
+
+def judged(evs, **kw):
+    h = history(evs)
+    h.headers = [{"source": "broker-log", "group_id": "g"}]
+    return rebalance_cause.check(h, settings(**kw))
+
+
+def preparing(t: float, gen: int, reason: str) -> dict:
+    return broker_said(t, f"[GroupCoordinator id=1 topic=__consumer_offsets partition=5] Preparing to rebalance group g "
+                          f"in state PreparingRebalance with old generation {gen} (reason: {reason}).")
+
+
+def adding(t: float, gen: int, mid: str, why: str = "not provided") -> dict:
+    return preparing(t, gen, f"Adding new member {mid} with group instance id null; client reason: {why}")
+
+
+def classic_pair() -> list[dict]:
+    """a and b start, join (generations 1 and 2) and get t-0, t-1 and t-2, t-3."""
+    return [run_start(0.0), *join("a", 0.1, [0, 1], effective=effective()), adding(0.3, 0, f"a-{U1}"),
+            *join("b", 0.2, [2, 3], effective=effective()), adding(0.4, 1, f"b-{U2}")]
+
+
+def test_joins_of_started_members_are_caused():
+    v = judged([*classic_pair(), run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2}
+
+
+def test_the_second_half_of_a_join_is_the_same_join():
+    """KIP-394: the first JoinGroup gets a member id and joins again with it."""
+    v = judged([*classic_pair(), adding(0.45, 2, f"b-{U2}", "need to re-join with the given member-id"), run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def test_a_member_joining_again_with_a_new_id_for_no_reason_is_invalid():
+    v = judged([*classic_pair(), adding(10.0, 2, f"a-{U3}"), run_end(20.0)])
+    assert v.status == "invalid", v.message
+    assert "a joined again (member id a-3333" in v.message and "nothing since made it lose its membership" in v.message
+    assert v.witnesses[0]["type"] == "broker"
+
+
+def test_a_member_joining_again_after_it_lost_its_partitions_is_caused():
+    v = judged([*classic_pair(), lost("a", 9.0, [0, 1]), adding(10.0, 2, f"a-{U3}"), run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def leave(t: float, gen: int, mid: str) -> dict:
+    return preparing(t, gen, f"explicit `LeaveGroup` request for ({mid}) members.")
+
+
+def test_a_leave_needs_a_stop():
+    v = judged([*classic_pair(), leave(10.0, 2, f"a-{U1}"), run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+    stop = ev("member_stop", 9.9, "harness", member="a")
+    v = judged([*classic_pair(), stop, stopped("a", 10.0), leave(10.0, 2, f"a-{U1}"),
+                member_exit("a", 10.2), run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def expiry(t: float, gen: int, mid: str) -> dict:
+    return preparing(t, gen, f"removing member {mid} on heartbeat expiration.")
+
+
+def test_an_expiry_after_a_kill_is_caused_and_of_a_live_member_is_not():
+    v = judged([*classic_pair(), member_exit("b", 10.0, how="kill"), expiry(15.8, 2, f"b-{U2}"), run_end(20.0)])
+    assert v.status == "valid", v.message
+    v = judged([*classic_pair(), expiry(15.8, 2, f"b-{U2}"), run_end(20.0)])
+    assert v.status == "invalid", v.message
+    assert "b was alive, untouched by any fault and polling" in v.message and "session timeout 6s" in v.message
+
+
+def test_the_members_own_session_timeout_decides_how_far_back_a_broker_event_counts():
+    """A broker bounced 20 s before b's session expired: outside b's own 6 s session (as its start recorded it), so
+    the expiry has no cause; judged with a 45 s session (librdkafka's default, a run-wide value) it would have one."""
+    evs = [*classic_pair(), broker_event(10.0, 2, "stopped"), expiry(30.0, 2, f"b-{U2}"), run_end(40.0)]
+    v = judged(evs)
+    assert v.status == "invalid" and "session timeout 6s" in v.message, v.message
+    long = [e for e in evs if not (e["type"] == "started")] + [
+        *[x for x in join("a", 0.1, effective=effective(session_ms=45000)) if x["type"] == "started"],
+        *[x for x in join("b", 0.2, effective=effective(session_ms=45000)) if x["type"] == "started"]]
+    v = judged(long)
+    assert v.status == "valid", v.message
+
+
+def rejoin(t: float, gen: int, mid: str, why: str = "not provided") -> dict:
+    return preparing(t, gen, f"Updating metadata for member {mid} during Stable; client reason: {why}")
+
+
+def test_a_rejoin_needs_a_cause_of_the_members_own():
+    v = judged([*classic_pair(), rejoin(10.0, 2, f"a-{U1}"), run_end(20.0)])
+    assert v.status == "invalid" and "a rejoined a stable group" in v.message, v.message
+    v = judged([*classic_pair(), rejoin(10.0, 2, f"a-{U1}", "need to revoke partitions and re-join"), run_end(20.0)])
+    assert v.status == "valid", v.message
+    change = ev("control", 9.0, "member", member="a", seq=1, subscription=["t"])
+    v = judged([*classic_pair(), change, rejoin(10.0, 2, f"a-{U1}"), run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def consumer_line(t: float, text: str) -> dict:
+    return broker_said(t, f"[GroupCoordinator id=1 topic=__consumer_offsets partition=5] [GroupId g] {text}")
+
+
+def consumer_run() -> list[dict]:
+    """a starts and joins with the client-drawn id AAAA... (epoch 1)."""
+    return [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3], effective=effective(protocol="consumer")),
+            consumer_line(0.3, f"Member {A_ID} joins the consumer group using the consumer protocol."),
+            consumer_line(0.3, "Bumped group epoch to 1 with metadata hash 5.")]
+
+
+A_ID, B_ID = "AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB"
+
+
+def test_a_consumer_protocol_id_is_the_member_that_held_none_when_it_first_joined():
+    """The coordinator names a by its client-drawn id: its leave later needs a's stop."""
+    left = [consumer_line(10.0, f"Member {A_ID} left the consumer group."),
+            consumer_line(10.0, "Bumped group epoch to 2 with metadata hash 5.")]
+    v = judged([*consumer_run(), *left, run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+    v = judged([*consumer_run(), ev("member_stop", 9.9, "harness", member="a"), *left, member_exit("a", 10.1),
+                run_end(20.0)])
+    assert v.status == "valid" and v.measurements["rebalances"] == {"consumer": 1 + 1}, v.message
+
+
+def test_a_new_id_while_every_running_member_holds_one_is_invalid():
+    """a rejoins with a second id while its first is still in the group and no member started: no cause. The same
+    line after b started is b's join."""
+    again = [consumer_line(10.0, f"Member {B_ID} joins the consumer group using the consumer protocol."),
+             consumer_line(10.0, "Bumped group epoch to 2 with metadata hash 5.")]
+    v = judged([*consumer_run(), *again, run_end(20.0)])
+    assert v.status == "invalid" and f"member id {B_ID} joined while every running member held an id" in v.message
+    v = judged([*consumer_run(), *join("b", 9.5, effective=effective(protocol="consumer")), *again, run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def test_a_metadata_change_needs_a_topic_that_grew_or_a_broker_event():
+    bump = [consumer_line(10.0, "Computed new metadata hash: 7."),
+            consumer_line(10.0, "Bumped group epoch to 2 with metadata hash 7.")]
+    v = judged([*consumer_run(), *bump, run_end(20.0)])
+    assert v.status == "invalid" and "no topic grew" in v.message, v.message
+    v = judged([*consumer_run(), broker_event(9.0, 2, "stopped"), *bump, run_end(20.0)])
+    assert v.status == "valid", v.message
+
+
+def test_without_the_brokers_logs_it_is_unknown_and_on_the_fake_backend_skipped():
+    h = history([e for e in classic_pair() if e["type"] != "broker"], run_end(20.0))
+    v = rebalance_cause.check(h, settings())
+    assert v.status == "unknown" and "the brokers' logs were not collected" in v.message, v.message
+    v = judged([run_start(0.0, backend="fake"), *join("a", 0.1, [0, 1, 2, 3], effective=effective()), run_end(9.0)])
+    assert v.status == "skipped" and "fake backend" in v.message
