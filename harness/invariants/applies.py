@@ -43,7 +43,7 @@ class PlanFacts:
     they (and slots added later) are static; `racks`: the racks members are placed on (slot modulo them; none:
     no member has a rack); `team_slots`: `all` when every slot runs a program of the team's own, `some`, or
     `none`; `subscriptions`: members subscribe to something else than every topic (given per slot, for every
-    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks."""
+    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks; `backend`: the cluster backend."""
 
     kind: str
     protocol: str
@@ -59,6 +59,7 @@ class PlanFacts:
     source_connectors: int = 0
     units: int = 0
     dead_letter_topic: str | None = None
+    backend: str = "local"
 
     def effects(self) -> list[tuple[int, str, dict, StepEffect, int]]:
         """(step number from 1, kind, params, certain effect, live members before it) of each step."""
@@ -133,6 +134,15 @@ def assignor_shape(facts: PlanFacts) -> Answer:
     return True, "the harness's members record their assignor settings at every start"
 
 
+def rebalance_cause(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator whose lines could be read"
+    if facts.team_slots != "none":
+        return False, ("a slot runs a program of the team's own, which need not record the member id the coordinator "
+                       "knows it by")
+    return True, "the group's coordinator logs each rebalance with its reason, and the harness's members record their ids"
+
+
 def strict_stickiness(facts: PlanFacts) -> Answer:
     """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
     by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
@@ -204,7 +214,7 @@ def share_dead_letter(facts: PlanFacts) -> Answer:
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
                  "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
-                 "strict_stickiness": strict_stickiness},
+                 "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),

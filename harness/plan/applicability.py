@@ -31,7 +31,8 @@ def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None
         standby_replicas=int((streams or {}).get("standby_replicas") or 0),
         source_connectors=len(connect.get("source_connectors") or ()),
         units=len(connect.get("connectors") or ()) + sum(int(n) for n in (connect.get("tasks") or {}).values()),
-        dead_letter_topic=dlq_topic(dict(plan.settings or {})) if plan.kind == "share" else None)
+        dead_letter_topic=dlq_topic(dict(plan.settings or {})) if plan.kind == "share" else None,
+        backend=cfg.backend)
 
 
 def applies(plan, meta: dict) -> dict:
