@@ -137,10 +137,7 @@ def assignor_shape(facts: PlanFacts) -> Answer:
 def rebalance_cause(facts: PlanFacts) -> Answer:
     if facts.backend == "fake":
         return False, "the fake backend's cluster has no group coordinator whose lines could be read"
-    if facts.team_slots != "none":
-        return False, ("a slot runs a program of the team's own, which need not record the member id the coordinator "
-                       "knows it by")
-    return True, "the group's coordinator logs each rebalance with its reason, and the harness's members record their ids"
+    return True, "the group's coordinator logs each rebalance with its reason and the member it names"
 
 
 def strict_stickiness(facts: PlanFacts) -> Answer:

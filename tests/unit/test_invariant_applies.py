@@ -238,3 +238,10 @@ def test_the_random_mix_draws_no_group_config_for_brokers_without_them():
     new = ScenarioContext(session_timeout_s=6.0, brokers=3, racks=3, kafka="4.2.1")
     assert any(a.kind == "group_config" for seed in range(100)
                for a in schedule(SCENARIOS["random-mix"], seed=seed, ctx=new))
+
+
+def test_rebalance_cause_applies_but_on_the_fake_backend():
+    assert says(facts(), "rebalance_cause")[0] is True
+    assert says(facts(team_slots="all"), "rebalance_cause")[0] is True  # a team's program is told by its first join
+    assert says(facts(backend="fake"), "rebalance_cause") == \
+        (False, "the fake backend's cluster has no group coordinator whose lines could be read")
