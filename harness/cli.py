@@ -126,7 +126,8 @@ def _add_run(sub):
     r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
     _backend(r, "local")
     r.add_argument("--misbehave", default=None, choices=MISBEHAVE_HELP, metavar="SELF_TEST",
-                   help="make one member break the rules on purpose (a self-test of the checkers): "
+                   help="make one member (an assignor's: every member) break the rules on purpose (a self-test "
+                        "of the checkers): "
                         + "; ".join(f"{k}: {v}" for k, v in MISBEHAVE_HELP.items()))
     r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "

@@ -112,7 +112,14 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
         "rejoin-storm": "it leaves and rejoins as a new member every second for 20 s, a storm convergence must catch",
         "keep-after-leave": "slot 0, when stopped, leaves the group and goes on reading its partitions for 22 s as if "
                             "it still owned them (a member that took its unanswered LeaveGroup for one that did not "
-                            "count)"},
+                            "count)",
+        "keep-dropped-topic": "slot 0 (the Python member), told to change its subscription, records the new one but "
+                              "its client keeps the old: the group goes on giving it the topics it dropped "
+                              "(subscribed_only must fail the run)",
+        "shuffle-assignor": "(--member java, a classic protocol) every member's assignor goes by the name of the "
+                            "protocol's own (cooperative-sticky, range), which the members record, but deals the "
+                            "partitions unevenly and anew whenever the group's size changes, keeping none it could "
+                            "keep (assignor_shape and strict_stickiness must fail the run)"},
     "streams": {
         "defeat-warmup": "(streams-*) every instance runs with a recovery lag that switches warmups off",
         "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
@@ -129,11 +136,24 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
 }
 #: --misbehave: every self-test and what it does
 MISBEHAVE_HELP = {name: text for kind in MISBEHAVIOURS.values() for name, text in kind.items()}
+#: the consumer-group self-tests the Java member carries out; the others are the Python member's. A self-test asked
+#: of a built-in member that does not carry it out is refused: the member would run correctly and could not fail
+JAVA_MISBEHAVIOURS = ("shuffle-assignor",)
+#: the self-tests of the clients' assignor: every member of the group carries them out, not slot 0 alone (the group
+#: leader's assignor decides the assignment and any member may lead), under a classic protocol (under the consumer
+#: protocol the brokers assign)
+ASSIGNOR_MISBEHAVIOURS = ("shuffle-assignor",)
 
 
 def misbehaviours(kind: str) -> tuple[str, ...]:
     """The self-tests a kind of group's members know."""
     return tuple(MISBEHAVIOURS.get(kind, ()))
+
+
+def misbehaving_member(name: str) -> str:
+    """The built-in consumer-group member (`MEMBER_KINDS`) that carries out the consumer self-test `name`."""
+    python, java = MEMBER_KINDS
+    return java if name in JAVA_MISBEHAVIOURS else python
 
 
 # -- share members

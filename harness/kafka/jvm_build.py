@@ -127,6 +127,10 @@ def vocabulary_java() -> str:
          {p: x.group_protocol for p, x in a.items()}),
         ("Each classic protocol's partition.assignment.strategy, the Java client's class (the others: the brokers "
          "assign)", "Map<String, String> JAVA_ASSIGNOR", {p: x.java_class for p, x in a.items() if x.java_class}),
+        ("Each classic protocol's assignor, by the name the group protocol knows it",
+         "Map<String, String> ASSIGNOR_NAME", {p: x.assignor for p, x in a.items() if x.java_class}),
+        ("The consumer-group protocols whose assignor revokes every partition before it assigns",
+         "List<String> EAGER_PROTOCOLS", [p for p, x in a.items() if x.eager]),
         ("The group.protocol under which the client's own assignor assigns", "String CLASSIC", vocab.CLASSIC),
         ("A Kafka Streams instance's protocol when none is given", "String STREAMS_DEFAULT_PROTOCOL",
          vocab.STREAMS_PROTOCOLS[0]),

@@ -12,6 +12,7 @@ import time
 
 from harness.base.errors import BadInput, SetupError
 from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
+from harness.base.vocabulary import ASSIGNOR_MISBEHAVIOURS
 from harness.invariants import CheckSettings, balance
 from harness.invariants.topics import subscribed_topics
 from harness.members import MemberSpec
@@ -94,7 +95,8 @@ class ConsumerGroup:
                           instance_id=f"{self.ctx.group_id}-s{slot}" if sc.static else None,
                           rack=racks[slot % len(racks)] if sc.racks else None,
                           client_path=self.client_path, command=self.cfg.slot_command(slot) or self.builtin,
-                          misbehave=self.cfg.misbehave if slot == 0 else None,
+                          misbehave=self.cfg.misbehave if slot == 0 or self.cfg.misbehave in ASSIGNOR_MISBEHAVIOURS
+                          else None,
                           client_config=dict(self.cfg.client_settings), commit_mode=self.cfg.commit_mode,
                           processing_ms=self.cfg.processing_ms, revoke_delay_ms=self.cfg.revoke_delay_ms,
                           topics=self.real_subscription(self.cfg.slot_subscription(slot)))

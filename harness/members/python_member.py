@@ -24,6 +24,8 @@ handler began.
   - `rejoin-storm`: from STORM_AFTER_S after its first assignment, for STORM_FOR_S, it rejoins as a new member
     every STORM_EVERY_S while it stays up: a rebalance storm, which convergence_balance must fail
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
+  - `keep-dropped-topic`: told to change its subscription (a control), it records the new one (its `control` event)
+    but its client keeps the one it had, so the group goes on giving it the topics it dropped
 """
 from __future__ import annotations
 
@@ -111,6 +113,7 @@ class Member:
         self.hosted = bool(env.get("HARNESS_HOSTED"))  # one of several consumers of one process (hosted.py)
         self.topic = env["HARNESS_TOPIC"]
         self.subscription = (env.get("HARNESS_TOPICS") or self.topic).split(",")
+        self.client_subscription = self.subscription  # what its client subscribes to (keep-dropped-topic: the first)
         self.control_path = env.get("HARNESS_CONTROL") or None
         self.given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")  # the harness's settings, as given
         self.lost_on_refused = split_settings(self.given)[1].get(LOST_ON_REFUSED_COMMIT) == "true"
@@ -408,7 +411,7 @@ class Member:
         return 0
 
     def _subscribe(self) -> None:
-        self.consumer.subscribe(self.subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
+        self.consumer.subscribe(self.client_subscription, on_assign=self.on_assign, on_revoke=self.on_revoke,
                                 on_lost=self.on_lost)
 
     def _control(self) -> None:
@@ -430,7 +433,9 @@ class Member:
             self.stalled = bool(c["stall"])
         if "subscription" in c:
             self.subscription = list(c["subscription"])
-            self._subscribe()
+            if self.misbehave != "keep-dropped-topic":  # that one records the change, its client keeps the old
+                self.client_subscription = self.subscription
+                self._subscribe()
         if c.get("stop"):  # a hosted consumer's graceful stop (harness/members/hosted.py): leave as on SIGTERM
             self.running = False
         self.hist.event("control", member=self.member_id, seq=self.control_seq,

@@ -61,7 +61,7 @@ class RunConfig:
     stable_timeout_s: float = 60.0
     drain_timeout_s: float = 60.0
     quiet_period_s: float = 3.0
-    misbehave: str | None = None  # makes member slot 0 misbehave (harness self-test)
+    misbehave: str | None = None  # makes member slot 0 misbehave (an assignor's self-test: every member)
     member_command: tuple[str, ...] | None = None  # every slot runs this program (the member contract)
     member: str = "python"  # the built-in member every slot runs without a command of its own: python | java
     commit_mode: str = DEFAULT_COMMIT_MODE  # how members commit (COMMIT_MODES), given to each as HARNESS_COMMIT_MODE

@@ -13,7 +13,8 @@ from harness.plan.kinds import java_clients
 from harness.plan.kinds.connect import check_worker_version, connect_settings
 from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
 from harness.plan.kinds.streams import streams_settings
-from harness.base.vocabulary import COMMIT_MODES, DEFAULT_COMMIT_MODE, MEMBER_SETTING_PREFIX
+from harness.base.vocabulary import (ASSIGNMENT, ASSIGNOR_MISBEHAVIOURS, COMMIT_MODES, DEFAULT_COMMIT_MODE,
+                                     MEMBER_SETTING_PREFIX, misbehaving_member)
 from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotted, is_release, newest_major_minor, version_key
 
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
@@ -37,6 +38,7 @@ class ConsumerChecks:
                 if len(sub) > 1 and any(e.startswith("^") for e in sub):
                     raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
                                    f"({who}: {', '.join(sub)})")
+        check_misbehaviour(cfg)
 
     @staticmethod
     def settings(cfg, sc) -> dict:
@@ -145,6 +147,29 @@ def check_commit_mode(cfg, sc) -> None:
     if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
         raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
                        f"--member python or a member command")
+
+
+def check_misbehaviour(cfg) -> None:
+    """A consumer-group self-test is asked of the built-in member that carries it out (`misbehaving_member`), so that
+    it cannot run as a correct member and pass: slot 0's, unless slot 0 runs a program of the team's own (which may
+    carry it out: HARNESS_MISBEHAVE); an assignor's (`ASSIGNOR_MISBEHAVIOURS`) of every slot, under a classic protocol
+    (the consumer protocol's brokers assign) and with no assignor of the run's own."""
+    bad = cfg.misbehave
+    if not bad:
+        return
+    who = misbehaving_member(bad)
+    if bad not in ASSIGNOR_MISBEHAVIOURS:
+        if cfg.slot_command(0) is None and cfg.member != who:
+            raise BadInput(f"--misbehave {bad} is the {who} member's self-test: use --member {who}")
+        return
+    if cfg.member != who or cfg.member_command or cfg.slot_commands:
+        raise BadInput(f"--misbehave {bad} is the {who} member's, carried out by every member (the group leader's "
+                       f"assignor decides): use --member {who} and no member command")
+    if not ASSIGNMENT[cfg.protocol].client_side:
+        raise BadInput(f"--misbehave {bad} replaces the clients' assignor: under the {cfg.protocol} protocol the "
+                       f"brokers assign (use a classic protocol)")
+    if any(k == "partition.assignment.strategy" for k, _ in cfg.client_settings):
+        raise BadInput(f"--misbehave {bad} sets the members' partition.assignment.strategy itself: give none")
 
 
 def check_revoke_delay(cfg, sc) -> None:
