@@ -179,6 +179,23 @@ def _add_nightly(sub):
     _common(n)
 
 
+def _check(path: Path) -> int:
+    """`harness check`: the verdict table of a run directory judged again from its history. A run that never finished
+    (its STATUS still `incomplete` or `error`: interrupted, crashed) has a partial history: its table is printed, and
+    said to be of an incomplete run, never a pass (exit 2)."""
+    from harness.invariants import judge
+    from harness.record.rundir import EXIT_CODES, RunDir, status_of
+    rd = RunDir.open(path)
+    verdicts = judge(rd.history())
+    print_table(verdicts)
+    if (status := rd.status()) in ("incomplete", "error"):
+        why = (rd.path / "STATUS").read_text().strip().split("\n", 1)[1:] if (rd.path / "STATUS").exists() else []
+        print(f"status: {status} (the run did not finish{': ' + why[0] if why else ''}): these verdicts judge a "
+              f"partial history and are not a pass")
+        return EXIT_CODES[status]
+    return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]
+
+
 def _add_tools(sub):
     """The commands around the runs: scenarios, check, aggregate, kafka, images, report."""
     sub.add_parser("scenarios", help="list the scenarios")
@@ -350,11 +367,7 @@ def _dispatch(args) -> int:
         aggregate(args.run_dirs, args.out, master=args.master)
         return 0
     if args.cmd == "check":
-        from harness.invariants import judge
-        from harness.record.rundir import RunDir, status_of
-        verdicts = judge(RunDir.open(args.run_dir).history())
-        print_table(verdicts)
-        return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]
+        return _check(args.run_dir)
     if args.cmd == "nightly":
         return _nightly(args, progress)
     from harness.run.runner import RunConfig, replay_config, run_scenario

@@ -58,3 +58,15 @@ def test_aggregate_refuses_a_missing_directory(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such directory" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_check_of_a_run_that_did_not_finish_says_so_and_is_no_pass(synth_runs, tmp_path, capsys):
+    """An interrupted run keeps STATUS `incomplete`: judged again, its partial history is printed, never a pass."""
+    copy = tmp_path / "r"
+    shutil.copytree(_valid_run(synth_runs), copy)
+    RunDir(copy).set_status("incomplete", "interrupted (Ctrl-C) while running")
+    assert main(["check", str(copy)]) == 2
+    out = capsys.readouterr().out
+    assert "exclusive_ownership" in out
+    assert out.strip().splitlines()[-1].startswith(
+        "status: incomplete (the run did not finish: interrupted (Ctrl-C) while running): these verdicts judge a partial")
