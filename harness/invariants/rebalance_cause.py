@@ -51,7 +51,7 @@ from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.settings import member_settings, started_event
+from harness.invariants.settings import member_settings, revoke_wait_s
 
 NAME = "rebalance_cause"
 #: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
@@ -247,16 +247,11 @@ class _Judge:
         since = min(asked[-1] if asked else t, t - ms.max_poll_s) - CLOCK_SLACK_S
         if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
                 any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
-                self._broker_trouble(since, t) or self._revoke_wait(x, life) >= ms.max_poll_s:
+                self._broker_trouble(since, t) or revoke_wait_s(self.tl, life) >= ms.max_poll_s:
             return None
         return (f"{x} was alive, untouched by any fault, polling and not told to wait in its revoke handler, with no "
                 f"broker event since {_at(self.tl, since)} (its transition from epoch {c.client_reason}, and its "
                 f"rebalance timeout {ms.max_poll_s:g}s, {ms.source})")
-
-    def _revoke_wait(self, x: str, life) -> float:
-        eff = (started_event(self.tl, life) or {}).get("effective") or {}
-        ms = eff.get("revoke_delay_ms")
-        return ms / 1000.0 if isinstance(ms, (int, float)) and not isinstance(ms, bool) else 0.0
 
     def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:
