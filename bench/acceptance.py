@@ -21,8 +21,13 @@ from pathlib import Path
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """Every run directory under `root` (a folder with a run.json), oldest first by name."""
-    return sorted((p.parent for p in root.rglob("run.json")), key=lambda p: p.name)
+    """Every run directory under `root` (a folder with a run.json), oldest first by name; of a repeat (its
+    repeat.json), only the repeat's own runs: the shrink attempts of a failing one are not runs of the series."""
+    shrinks = set()
+    for rj in root.rglob("repeat.json"):
+        own = {Path(o["run_dir"]).name for o in json.loads(rj.read_text()).get("outcomes", []) if o.get("run_dir")}
+        shrinks |= {p.parent for p in rj.parent.glob("*/run.json") if p.parent.name not in own}
+    return sorted((p.parent for p in root.rglob("run.json") if p.parent not in shrinks), key=lambda p: p.name)
 
 
 def judged(run_dir: Path, rejudge: bool = False) -> tuple[str, dict[str, str]]:

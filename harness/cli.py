@@ -189,8 +189,8 @@ def _check(path: Path) -> int:
     verdicts = judge(rd.history())
     print_table(verdicts)
     if (status := rd.status()) in ("incomplete", "error"):
-        why = (rd.path / "STATUS").read_text().strip().split("\n", 1)[1:] if (rd.path / "STATUS").exists() else []
-        print(f"status: {status} (the run did not finish{': ' + why[0] if why else ''}): these verdicts judge a "
+        why = rd.status_reason()
+        print(f"status: {status} (the run did not finish{': ' + why if why else ''}): these verdicts judge a "
               f"partial history and are not a pass")
         return EXIT_CODES[status]
     return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]

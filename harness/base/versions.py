@@ -83,6 +83,14 @@ SHARE_BROKERS_SINCE = (4, 2)
 #: with "The cluster does not support the STREAMS group protocol"), and on by default from 4.2; share groups:
 #: SHARE_BROKERS_SINCE
 PROTOCOL_SINCE = {"consumer": (4, 0), "streams": (4, 2), "share": SHARE_BROKERS_SINCE}
+#: why a release before PROTOCOL_SINCE cannot run a protocol, where there is more to say than its absence
+PROTOCOL_BEFORE = {"share": "share groups are early access in 4.0 and a preview in 4.1 (share.version off unless "
+                            "switched on), production-ready from 4.2, where the harness runs them"}
+#: share-group settings that a release takes as group configs only from the release given; before it each is a broker
+#: config, its name with `group.` in front (`group.share.delivery.count.limit`), set in every broker's own config at
+#: start. Read from the releases' GroupConfig and broker ConfigDef (harness/kafka/config_names.py): Kafka 4.1.2 and
+#: 4.2.2 define neither as a group config (both as broker configs), 4.3.1 both
+SHARE_GROUP_CONFIG_SINCE = {"share.delivery.count.limit": (4, 3), "share.partition.max.record.locks": (4, 3)}
 #: a share group's dead-letter topic (KIP-1191, a group config)
 DLQ_SINCE = (4, 4)
 #: brokers from KIP896_SINCE dropped the request versions of clients before OLDEST_CLIENT_FOR_4 (KIP-896)

@@ -161,5 +161,10 @@ def misbehaving_member(name: str) -> str:
 #: a share member's own settings (client settings it takes out before making its client): the workload's record
 #: keys whose records it always rejects, or always releases (until the delivery count limit archives them)
 SHARE_POISON = {"harness.share.reject.keys": "reject", "harness.share.release.keys": "release"}
+#: a share member's own setting: records of the run's first topic, `<partition>:<offset>` comma-separated, whose
+#: delivery kills the member (a poison record): it works the poll's other records and commits their acknowledgements,
+#: writes a fatal `error` naming the record, and exits with SHARE_CRASH_EXIT, the record unacknowledged, no leave
+SHARE_CRASH_RECORDS = "harness.share.crash.records"
+SHARE_CRASH_EXIT = 3
 #: the poll (counting those that return records) on which a misbehaving share member breaks the rules
 SHARE_MISBEHAVE_ON_POLL = 3

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.base.vocabulary import STICKY_ASSIGNORS, STRICTLY_STICKY_ASSIGNORS
+from harness.base.vocabulary import SHARE_CRASH_RECORDS, STICKY_ASSIGNORS, STRICTLY_STICKY_ASSIGNORS
 from harness.invariants import protocols
 from harness.invariants.assignors import BROKER_ASSIGNORS, REMOTE_ASSIGNOR, assignor_name, names
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
@@ -217,6 +217,13 @@ def share_dead_letter(facts: PlanFacts) -> Answer:
     return False, "the group has no dead-letter topic (errors.deadletterqueue.topic.name unset)"
 
 
+def share_poison(facts: PlanFacts) -> Answer:
+    given = str(facts.client_settings.get(SHARE_CRASH_RECORDS) or "").strip()
+    if given:
+        return True, f"the members die on the poison record(s) {given} ({SHARE_CRASH_RECORDS})"
+    return False, f"no poison record kills a member ({SHARE_CRASH_RECORDS} unset)"
+
+
 #: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
@@ -228,7 +235,7 @@ RULES = {
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
                 "standby_placement": standby_placement, "state_kept": state_kept},
     "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence},
-    "share": {"share_dead_letter": share_dead_letter},
+    "share": {"share_dead_letter": share_dead_letter, "share_poison": share_poison},
 }
 
 

@@ -13,8 +13,10 @@ before the re-processing member's current ownership of the partition began (no s
 duplicate is allowed, as the new owner starts from the reset position). A duplicate below the bound
 re-reads what the group had already committed: a violation. With `exactly_once`, every duplicate is.
 
-Measurements: `acked`, `lost`, `lost_by_partition`, `duplicates`, `allowed_duplicates`,
-`bad_duplicates` (all in records). `unknown` when the topics have no acknowledged record. Every topic of
+An `acked_unplaced` record (acknowledged without an offset: the broker answered an idempotent producer's
+retry as a duplicate of a write whose answer was lost) cannot be looked for: with nothing else wrong the verdict
+is `unknown`, naming it. Measurements: `acked`, `lost`, `lost_by_partition`, `duplicates`, `allowed_duplicates`,
+`bad_duplicates` (all in records), `unplaced`. `unknown` when the topics have no acknowledged record. Every topic of
 the run is judged; with several, partitions are named "topic-p" (see `topics`).
 """
 from __future__ import annotations
@@ -106,9 +108,17 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         firsts = history.events_at(ack.seq[r] for r in seen.first_lost(MAX_LOST_WITNESSES))
         wits = [witness(e, f"acknowledged record {e.get('key')}#{e.get('seq')} at offset {e['offset']} of "
                            f"partition {tl.layout.event_name(e)} never processed") for e in firsts.values()] + wits
+    unplaced = [e for _, e in history.control() if e["type"] == "acked_unplaced" and e.get("topic") in tl.topics]
+    m["unplaced"] = len(unplaced)
     if n_problems:
         more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
+    if unplaced:
+        e = unplaced[0]
+        return verdict(NAME, "unknown", f"all {n_acked} acknowledged records with an offset processed, but "
+                       f"{len(unplaced)} more were acknowledged without one (the broker answered an idempotent retry "
+                       f"as a duplicate of a write whose answer was lost), so whether they were processed cannot be "
+                       f"told: first {e.get('key')}#{e.get('seq')} of partition {e.get('partition')}", unplaced, m)
     return verdict(NAME, "valid", f"all {n_acked} acknowledged records processed; {dups} duplicates, all allowed",
                    (), m)
 

@@ -10,7 +10,10 @@ them (one rebalance or several).
   is leaving does not).
 - A member *kept its membership* from S1 to S2 when it owned partitions in S1, is a member of S2, and
   wrote no `lost` between the snapshots (a fenced member rejoins empty-handed: the assignor cannot
-  keep its partitions, so they do not count).
+  keep its partitions, so they do not count). Except under the consumer protocol when it holds in S2 all it held
+  in S1: a member its client found fenced (a heartbeat whose answer was lost, then FENCED_MEMBER_EPOCH) rejoins
+  with its own member id and the coordinator gives it back its target, which it computed with the member holding
+  its partitions (KIP-848); it kept them.
 - A move: a partition owned in S1 by a member that kept its membership, owned in S2 by another member.
 - The fewest moves: over the N members of S2 with the P partitions of S2 (all topics together), a
   balanced assignment gives ceil(P/N) to P mod N members and floor(P/N) to the rest. Giving the larger
@@ -57,7 +60,7 @@ from __future__ import annotations
 from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants import protocols, timeline
-from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
+from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
 
@@ -114,6 +117,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         fenced = {e.get("member") for e in lost if s1.end <= e["mono"] <= s2.start}
         held1 = s1.held()
         held1 = {x: {p for p in ps if p in s2.owners} for x, ps in held1.items()}  # what S2 still needs
+        fenced -= _given_back(tl, s2, fenced & members2, held1)
         kept = {x: len(ps) for x, ps in held1.items() if x in members2 and x not in fenced}
         moved = sorted(p for p, x in s1.owners.items() if x in kept and p in s2.owners and s2.owners[p] != x)
         # newcomers of S2 (no partition in S1): when each began to join (its life's start, maybe within S1)
@@ -161,6 +165,21 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
                                   f"fewest plus {settings.migration_slack}", (), m)
+
+
+def _given_back(tl, s2, fenced: set[str], held1: dict[str, set[int]]) -> set[str]:
+    """The fenced members of a consumer-protocol group that hold in S2 all they held in S1: a member fenced by its
+    client (a heartbeat whose answer was lost, then FENCED_MEMBER_EPOCH) rejoins with its own member id, and the
+    coordinator gives it back its target (KIP-848), which it computed with the member holding its partitions."""
+    back = set()
+    for x in fenced:
+        try:
+            consumer = member_settings(tl, x, s2.start).group_protocol != CLASSIC
+        except MissingSetting:
+            consumer = False
+        if consumer and held1.get(x) and held1[x] <= {p for p, y in s2.owners.items() if y == x}:
+            back.add(x)
+    return back
 
 
 def _fewest(tl, s2, members2: set[str], kept: dict[str, set[int]], subs: dict[str, frozenset],

@@ -30,7 +30,8 @@ cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance cause
   epoch.
 - **unstated** (consumer protocol: an epoch bumped with no reason logged at INFO; a subscription change is logged
   only at DEBUG): some member changed its subscription, a topic grew, or a broker event or fault happened since the
-  previous epoch.
+  previous epoch, or the previous epoch came just after a regex refresh that it did not apply (the coordinator scans
+  off its own thread and writes the result as an epoch of its own; a request in between takes the scan line).
 - **metadata** (consumer protocol: the subscribed topics' partitions or racks changed, or a regex was refreshed): a
   topic grew, or a broker event or fault happened, since the previous epoch.
 
@@ -51,7 +52,7 @@ from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.settings import member_settings, started_event
+from harness.invariants.settings import member_settings, revoke_wait_s
 
 NAME = "rebalance_cause"
 #: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
@@ -176,10 +177,10 @@ class _Judge:
             return (f"no topic grew, no broker event or fault happened since {_at(self.tl, prev)}"
                     + (f", and no member brought a new regex since {_at(self.tl, since)}" if since < prev else ""))
         if c.kind == "unstated":
-            if self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t):
+            if self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t) or self._refresh_pending(b):
                 return None
-            return (f"the coordinator logged no reason, and no member changed its subscription, no topic grew and no "
-                    f"broker event or fault happened since {_at(self.tl, prev)}")
+            return (f"the coordinator logged no reason, and no member changed its subscription, no topic grew, no "
+                    f"regex refresh was pending and no broker event or fault happened since {_at(self.tl, prev)}")
         if c.kind == "join":
             return self._join(c, t)
         xs = self.ids.who(c)
@@ -247,16 +248,11 @@ class _Judge:
         since = min(asked[-1] if asked else t, t - ms.max_poll_s) - CLOCK_SLACK_S
         if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
                 any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
-                self._broker_trouble(since, t) or self._revoke_wait(x, life) >= ms.max_poll_s:
+                self._broker_trouble(since, t) or revoke_wait_s(self.tl, life) >= ms.max_poll_s:
             return None
         return (f"{x} was alive, untouched by any fault, polling and not told to wait in its revoke handler, with no "
                 f"broker event since {_at(self.tl, since)} (its transition from epoch {c.client_reason}, and its "
                 f"rebalance timeout {ms.max_poll_s:g}s, {ms.source})")
-
-    def _revoke_wait(self, x: str, life) -> float:
-        eff = (started_event(self.tl, life) or {}).get("effective") or {}
-        ms = eff.get("revoke_delay_ms")
-        return ms / 1000.0 if isinstance(ms, (int, float)) and not isinstance(ms, bool) else 0.0
 
     def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:
@@ -280,6 +276,13 @@ class _Judge:
         before = [x.mono for x in self.seen if x.mono < b.mono and any(
             REGEX_REFRESH in (c.event.get("message") or "") for c in x.causes)]
         return before[-1] if before else self.tl.start
+
+    def _refresh_pending(self, b: Bump) -> bool:
+        """Whether the epoch before `b` was logged after a regex refresh it did not apply: the coordinator scans the
+        topics off its own thread and logs the scan there, then writes the result as a new epoch; an epoch another
+        request bumped in between takes the scan line as its own cause, and the epoch that applies it has none."""
+        before = [x for x in self.seen if x.mono <= b.mono and x is not b]
+        return bool(before) and any(REGEX_REFRESH in (c.event.get("message") or "") for c in before[-1].causes)
 
     def _regex_brought(self, since: float, t: float) -> bool:
         """Whether a member started or changed its subscription in (since, t] to one that holds a regex (`^...`)."""

@@ -74,6 +74,13 @@ def started_event(tl, life: Life) -> dict | None:
     return None
 
 
+def revoke_wait_s(tl, life: Life) -> float:
+    """How long the life's revoke handler waits before its commit, as its started event's effective settings say
+    (`revoke_delay_ms`; none: 0)."""
+    ms = ((started_event(tl, life) or {}).get("effective") or {}).get("revoke_delay_ms")
+    return ms / 1000.0 if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0 else 0.0
+
+
 def life_at(tl, member: str, t: float) -> Life | None:
     """The member's life covering t, else its last life that started at or before t, else its first."""
     ls = tl.lives.get(member, ())

@@ -123,6 +123,8 @@ class Slots:
             return eff
         if kind == "autoscale":
             return self._autoscale(int(p.get("min_members", 1)))
+        if kind == "restart_crashed":  # which members crash no plan foresees; each slot is filled again
+            return StepEffect(uncertain=True)
         return StepEffect()
 
     def _scale_in(self, pick: str, count: int) -> StepEffect:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
-from harness.invariants.settings import life_at, member_settings, rebalance_allowance, started_event
+from harness.invariants.settings import life_at, member_settings, rebalance_allowance, revoke_wait_s
 from harness.invariants.terms import sweep_owners
 
 #: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
@@ -189,16 +189,9 @@ class _Confirmation:
         return all(any(self.tl.alive(m, a) for m in owners.get(p, ())) for p in self.tl.required(a))
 
     def _revoke_wait(self, a: float) -> float:
-        """The longest wait before its commit a revoke handler of a member alive at `a` takes, as its started
-        event's effective settings say (`revoke_delay_ms`; none: 0)."""
-        longest = 0.0
-        for m in self.tl.alive_members(a):
-            life = life_at(self.tl, m, a)
-            eff = ((started_event(self.tl, life) or {}) if life else {}).get("effective") or {}
-            ms = eff.get("revoke_delay_ms")
-            if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0:
-                longest = max(longest, ms / 1000.0)
-        return longest
+        """The longest wait before its commit a revoke handler of a member alive at `a` takes (`revoke_wait_s`)."""
+        lives = [life_at(self.tl, m, a) for m in self.tl.alive_members(a)]
+        return max((revoke_wait_s(self.tl, lf) for lf in lives if lf is not None), default=0.0)
 
 
 def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:

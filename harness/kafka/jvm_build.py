@@ -138,6 +138,9 @@ def vocabulary_java() -> str:
         ("The commit mode of the Java member (its only one)", "String COMMIT_MODE", vocab.DEFAULT_COMMIT_MODE),
         ("A share member's own settings: the setting -> the acknowledgement it always gives the records of the keys "
          "it names", "Map<String, String> SHARE_POISON", vocab.SHARE_POISON),
+        ("A share member's own setting: the records (partition:offset of the first topic) whose delivery kills it",
+         "String SHARE_CRASH_RECORDS", vocab.SHARE_CRASH_RECORDS),
+        ("The exit code of a share member a poison record killed", "int SHARE_CRASH_EXIT", vocab.SHARE_CRASH_EXIT),
         ("The poll (of those that return records) on which a misbehaving share member breaks the rules",
          "int SHARE_MISBEHAVE_ON_POLL", vocab.SHARE_MISBEHAVE_ON_POLL),
         *((f"--misbehave {name} ({kind})", f"String MISBEHAVE_{name.upper().replace('-', '_')}", name)

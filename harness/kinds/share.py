@@ -17,7 +17,7 @@ from harness.invariants import CheckSettings, balance
 from harness.invariants.share import ShareCheckSettings
 from harness.kinds import share_dlq
 from harness.kinds.consumer import ConsumerGroup
-from harness.plan.kinds.share import dlq_topic
+from harness.plan.kinds.share import as_group_configs, dlq_topic
 from harness.members import MemberSpec
 from harness.members import clients
 
@@ -44,11 +44,13 @@ class ShareGroup(ConsumerGroup):
             version, self.client_path = clients.client_path(cfg.client_version or self.plan.scenario.initial_client,
                                                             progress=self.ctx.say)
         return {"client_version": version, "client_library": library,
-                "client_settings": dict(cfg.client_settings), "share_group_configs": self.group_configs()}
+                "client_settings": dict(cfg.client_settings), "share_group_configs": self.group_configs(),
+                "share_broker_settings": dict(self.plan.broker_settings)}
 
     def group_configs(self) -> dict:
-        """The share group's configs, set before the first member joins."""
-        return dict(self.plan.settings)
+        """The share group's configs, set before the first member joins: its settings the brokers' release takes as
+        group configs (the others are in the brokers' own config since their start: the plan's `broker_settings`)."""
+        return as_group_configs(self.plan.settings, self.plan.kafka_version)
 
     def check_settings(self) -> dict:
         cfg, ts = self.cfg, self.ctx.topics

@@ -58,6 +58,8 @@ class MemberProcess:
         self.proc = proc
         self.history = history
         self.exited = False
+        self.exit_how: str | None = None  # how its life ended, as its `member_exit` says (graceful, kill, crash)
+        self.exit_code: int | None = None
         self.started: dict = {}  # its `started` event: its pid and the controls it takes, among others
         self.header: dict = {}  # its history's header line
         self.control_path = member_control(history.parent, member_id)
@@ -173,7 +175,7 @@ class MemberPool:
 
     def _exited(self, m: MemberProcess, how: str, code: int | None) -> None:
         if not m.exited:
-            m.exited = True
+            m.exited, m.exit_how, m.exit_code = True, how, code
             self.on_event("member_exit", member=m.member_id, how=how, code=code)
 
     def stop(self, m: MemberProcess, *, timeout_s: float = 30.0) -> None:

@@ -22,6 +22,12 @@ Poison records (explicit mode), for the dead-letter topic (KIP-1191): the client
 client is made) name keys whose records the member never processes: it rejects each one, or releases it on
 every delivery until the delivery count limit archives it.
 
+A poison record that kills the member: the client setting `harness.share.crash.records` (`<partition>:<offset>`
+of the first topic, comma-separated). Delivered it, the member works the poll's other records, commits their
+acknowledgements, writes a fatal `error` naming the record (`poison`: topic, partition, offset, delivery count) and
+exits with code 3 without acknowledging it and without leaving the group; the harness starts it again
+(`restart_crashed`), and the record comes back to some member with its delivery count one higher.
+
 `HARNESS_MISBEHAVE` breaks the rules on purpose, once (the third poll that returns records), to prove the
 checkers catch it:
   - `ack-unheld`: waits past the batch's locks, then accepts the records it no longer holds;
@@ -42,7 +48,8 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import KafkaException  # noqa: E402
 
-from harness.base.vocabulary import SHARE_MISBEHAVE_ON_POLL, SHARE_POISON, misbehaviours  # noqa: E402
+from harness.base.vocabulary import (SHARE_CRASH_EXIT, SHARE_CRASH_RECORDS, SHARE_MISBEHAVE_ON_POLL,  # noqa: E402
+                                     SHARE_POISON, misbehaviours)
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import client_version  # noqa: E402
 
@@ -53,6 +60,14 @@ def poison(env: dict) -> dict:
     """record key -> the acknowledgement the member always gives its records (SHARE_POISON)."""
     given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
     return {k.strip(): ack for key, ack in SHARE_POISON.items() for k in str(given.get(key, "")).split(",") if k.strip()}
+
+
+def crash_records(env: dict) -> set:
+    """(topic, partition, offset) of the records whose delivery kills the member (SHARE_CRASH_RECORDS)."""
+    given = json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}")
+    topic = (env.get("HARNESS_TOPICS") or env["HARNESS_TOPIC"]).split(",")[0]
+    pairs = (x.strip().partition(":") for x in str(given.get(SHARE_CRASH_RECORDS, "")).split(",") if x.strip())
+    return {(topic, int(p), int(o)) for p, _, o in pairs}
 
 
 def share_config(env: dict) -> dict:
@@ -107,7 +122,9 @@ class ShareMember:
         self.margin_s = float(env.get("HARNESS_SHARE_MARGIN_MS") or 1000) / 1000
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.poison = poison(env)
-        if self.poison and self.mode != "explicit":
+        self.crash = crash_records(env)
+        self.fatal: tuple | None = None  # the poison record (and its delivery count) this poll delivered: it dies
+        if (self.poison or self.crash) and self.mode != "explicit":
             raise SystemExit("member: poison records (harness.share.*.keys) need share.acknowledgement.mode=explicit")
         if self.misbehave and self.misbehave not in misbehaviours("share"):
             raise SystemExit(f"member: unknown misbehaviour {self.misbehave!r}; known: {', '.join(misbehaviours('share'))}")
@@ -178,7 +195,10 @@ class ShareMember:
         bad = self.misbehave if self.polls_with_records == SHARE_MISBEHAVE_ON_POLL and self.lock_s else None
         if bad:
             time.sleep(self.lock_s + self.margin_s + 0.5)
-        for r, t, key in batch:
+        for r, t, key, count in batch:
+            if r in self.crash:
+                self.fatal = self.fatal or (r, count)  # never processed nor acknowledged: the member dies on it
+                continue
             if key in self.poison and not bad:
                 self._ask(r, self.poison[key])  # never processed: rejected, or released until archived
                 continue
@@ -195,12 +215,21 @@ class ShareMember:
             else:
                 self.implicit.append(r)
 
+    def _die(self) -> None:
+        """A poison record was delivered: say so, and exit at once (no acknowledgement of it, no close, no leave)."""
+        (topic, p, o), count = self.fatal
+        self.hist.event("error", member=self.member_id, fatal=True, poison=[topic, p, o, count],
+                        error=f"poison record {topic}-{p}@{o} (delivery count {count}): the member dies")
+        self.hist.close()
+        os._exit(SHARE_CRASH_EXIT)
+
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
         self.sc.subscribe(self.topics)
         effective = {"share.acknowledgement.mode": self.mode, "processing_ms": self.processing_s * 1000,
                      **({"poison": self.poison} if self.poison else {}),
+                     **({"crash_records": sorted(map(list, self.crash))} if self.crash else {}),
                      "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol="share",
                         group_id=self.conf["group.id"], topic=self.topics[0], subscription=self.topics,
@@ -225,11 +254,13 @@ class ShareMember:
                     self.hist.event("share_acquired", member=self.member_id, topic=r[0], partition=r[1], offset=r[2],
                                     delivery_count=count, since_mono=since)
                     key = m.key().decode(errors="replace") if m.key() is not None else None
-                    batch.append((r, since, key))  # its lock is judged from the earliest the client may have taken it
+                    batch.append((r, since, key, count))  # its lock: from the earliest the client may have taken it
                 if batch:
                     self._work(batch)
                     if self.mode == "explicit":
                         self._commit()
+                    if self.fatal:
+                        self._die()
             self._implicit_asked()
             self._commit()
             self.sc.close()

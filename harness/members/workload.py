@@ -62,7 +62,10 @@ class Workload:
     def _on_delivery(self, err, msg) -> None:
         key = msg.key().decode()
         seq = int(msg.value().decode().split(":")[1])
-        if err is None:
+        if err is None and msg.offset() is None:  # written, but its offset not returned: an idempotent retry the
+            self.acked += 1                        # broker answered as a duplicate (DUPLICATE_SEQUENCE_NUMBER)
+            self.hist.event("acked_unplaced", topic=msg.topic(), partition=msg.partition(), key=key, seq=seq)
+        elif err is None:
             self.acked += 1
             self.hist.event("acked", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(), key=key, seq=seq)
         else:

@@ -176,6 +176,22 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 
+    @performs("restart_crashed")
+    def _do_restart_crashed(self, count: int, timeout_s: float = 120.0):
+        if count < 1:
+            raise BadInput(f"restart_crashed: count must be 1 or more, not {count!r}")
+        done, deadline = [], self.waits.clock() + timeout_s
+        while len(done) < count and self.waits.clock() < deadline:
+            self.waits.sleep(0.2)  # notices the members that exited meanwhile
+            for i, m in enumerate(self.slots):
+                if m is not None and m.exited and m.exit_how == "crash" and len(done) < count:
+                    self.slots[i] = self.pool.start(self.specs[i])
+                    done.append({"slot": i, "crashed": m.member_id, "code": m.exit_code,
+                                 "replacement": self.slots[i].member_id})
+        if not done:
+            return {"skipped": f"no member crashed within {timeout_s:g}s"}
+        return {"restarted": done, "crashes": len(done), "count": count}
+
     @performs("pause_member")
     def _do_pause_member(self, slot: int, duration_s: float):
         m = self.live_slot(slot)

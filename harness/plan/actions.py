@@ -160,6 +160,10 @@ _SPECS = (
                                            "burst_rate_per_s": float(rng.choice([200, 400, 800])), "burst_s": 10.0}),
     ActionSpec("replace_member", (SLOT, _p("protocol", str | None, None)),
                "A member in an empty slot (after a kill), on that group protocol when given."),
+    ActionSpec("restart_crashed", (_p("count", int), _p("timeout_s", float, 120.0)),
+               "Each member that exits on its own (a crash: say a poison record killed it) starts again in its slot, "
+               "as soon as its exit is seen, until `count` have or `timeout_s` passed; the result lists each (the "
+               "member, its exit code, its replacement)."),
     ActionSpec("restart_all", (_p("down_s", float, 2.0), _p("protocol", str | None, None)),
                "Every live member stops, the group stays empty for `down_s`, every slot starts again (on that "
                "protocol when given: an offline migration)."),

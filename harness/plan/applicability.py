@@ -15,9 +15,11 @@ def _team_slots(cfg) -> str:
     return "some" if cfg.slot_commands else "none"
 
 
-def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None) -> PlanFacts:
+def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None,
+               backend: str | None = None) -> PlanFacts:
     """The facts of a RunPlan; `streams` and `connect`: the kind's checker settings (StreamsCheckSettings,
-    ConnectCheckSettings as dicts), where its standby replicas and connectors are said."""
+    ConnectCheckSettings as dicts), where its standby replicas and connectors are said; `backend`: the backend of
+    the cluster the run got (a shared one's may differ from the plan's own)."""
     cfg, sc = plan.cfg, plan.scenario
     rack_aware = str((plan.settings or {}).get("harness.rack.aware", "")).lower() == "true"
     subs = bool(cfg.subscription or cfg.slot_subscriptions) or any(
@@ -32,10 +34,10 @@ def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None
         source_connectors=len(connect.get("source_connectors") or ()),
         units=len(connect.get("connectors") or ()) + sum(int(n) for n in (connect.get("tasks") or {}).values()),
         dead_letter_topic=dlq_topic(dict(plan.settings or {})) if plan.kind == "share" else None,
-        backend=cfg.backend)
+        backend=backend or cfg.backend)
 
 
 def applies(plan, meta: dict) -> dict:
     """The run_start event's `applies` for a plan, with the checkers' settings the run's metadata holds."""
     return applicability(plan_facts(plan, streams=meta.get("streams_check_settings"),
-                                    connect=meta.get("connect_check_settings")))
+                                    connect=meta.get("connect_check_settings"), backend=meta.get("backend")))

@@ -28,7 +28,7 @@ from harness.base.errors import BadInput
 from harness.plan.kinds.checks import check_commit_mode, check_hosting, check_revoke_delay, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
 from harness.plan.scenarios import Action, Scenario, ScenarioContext
-from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_SINCE, dotted, major_minor
+from harness.base.versions import GROUP_CONFIGS_SINCE, PROTOCOL_BEFORE, PROTOCOL_SINCE, dotted, major_minor
 from harness.base.vocabulary import ALL_PROTOCOLS, DEFAULT_COMMIT_MODE, DEFAULT_PROTOCOL, MEMBER_KINDS, misbehaviours
 
 #: client settings a member's contract fixes; `--client-set` may not change them
@@ -213,6 +213,9 @@ class RunPlan:
     schedule: tuple[Action, ...]
     context: ScenarioContext
     settings: dict = field(default_factory=dict)  # the kind's own settings (Streams: every Streams setting)
+    #: the kind's settings this release takes in the brokers' own config (a share group's settings that are no group
+    #: configs there: `group.share.delivery.count.limit` on Kafka 4.2), put there when the run's cluster starts
+    broker_settings: dict = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -262,8 +265,9 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
         since = PROTOCOL_SINCE.get(p)
         if since and major_minor(version) < since:
             how = "runs with" if p == cfg.protocol else "moves members to"
+            why = f" ({PROTOCOL_BEFORE[p]})" if p in PROTOCOL_BEFORE else ""
             raise BadInput(f"scenario {cfg.scenario} {how} the {p} protocol, which needs Kafka "
-                           f"{dotted(since)} or newer; the cluster runs {version}")
+                           f"{dotted(since)} or newer{why}; the cluster runs {version}")
     if cfg.group_settings and major_minor(version) < GROUP_CONFIGS_SINCE:
         raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                        f"or newer (group configs); the cluster runs {version}")
@@ -280,15 +284,30 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
         if a.kind == "group_config" and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
             raise BadInput(f"step {i} (group_config) needs Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                            f"or newer (group configs); the cluster runs {version}")
-    if cfg.broker_settings and not own:
-        have = shared.settings.properties()
-        k, v = next(((k, v) for k, v in cfg.broker_settings if have.get(k) != v), (None, None))
-        if k is not None:
-            raise BadInput(f"broker setting {k}={v} cannot apply to a run on a shared cluster (started with "
-                           f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
     settings = checks.settings(cfg, sc)
+    brokers = _broker_settings(cfg, checks.broker_settings(settings, version), version, shared=None if own else shared)
     return RunPlan(cfg=cfg, scenario=sc, kafka_version=version, own_cluster=own, racks=racks,
-                   schedule=schedule, context=ctx, settings=settings)
+                   schedule=schedule, context=ctx, settings=settings, broker_settings=brokers)
+
+
+def _broker_settings(cfg: RunConfig, kind: dict, version: str, *, shared) -> dict:
+    """The kind's settings that Kafka `version` takes in the brokers' own config (a share group's settings that are
+    no group configs there), checked against the run's `--broker-set` and, on a shared cluster, against what it
+    was started with (with the run's own broker settings); BadInput in one line on a conflict."""
+    given = dict(cfg.broker_settings)
+    for k, v in kind.items():
+        if k in given and given[k] != v:
+            raise BadInput(f"broker setting {k}={given[k]} contradicts the group's setting {k[len('group.'):]}={v}, "
+                           f"which Kafka {version} takes as the broker setting {k}; set it once, with --group-set")
+    if shared is not None:
+        have = shared.settings.properties()
+        for k, v in [*cfg.broker_settings, *kind.items()]:
+            if have.get(k) != v:
+                what = "broker setting" if k in given else \
+                    f"the group's setting {k[len('group.'):]}, on Kafka {version} the broker setting"
+                raise BadInput(f"{what} {k}={v} cannot apply to a run on a shared cluster (started with "
+                               f"{k}={have.get(k, '(unset)')}); start the cluster with it, or run on its own cluster")
+    return kind
 
 
 def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> None:

@@ -254,6 +254,14 @@ class RunDir:
         except FileNotFoundError:
             return "incomplete"
 
+    def status_reason(self) -> str | None:
+        """The second line of STATUS (why a run ended `error` or `incomplete`), or None."""
+        try:
+            lines = (self.path / STATUS).read_text().strip().split("\n", 1)
+        except FileNotFoundError:
+            return None
+        return lines[1].strip() if len(lines) > 1 and lines[1].strip() else None
+
     def meta(self) -> dict:
         try:
             return json.loads((self.path / RUN_JSON).read_text())

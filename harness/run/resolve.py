@@ -79,8 +79,8 @@ def _check_names(p: RunPlan, *, fake: bool, progress) -> None:
     checked when it started, a fake cluster has no release to ask."""
     cfg = p.cfg
     broker_keys = [k for k, _ in cfg.broker_settings] if p.own_cluster else []
-    group_keys = [k for k, _ in cfg.group_settings] + [k for a in p.schedule if a.kind == "group_config"
-                                                       for k in a.params.get("settings") or {}]
+    group_keys = [k for k, _ in cfg.group_settings if f"group.{k}" not in p.broker_settings]  # the others: brokers'
+    group_keys += [k for a in p.schedule if a.kind == "group_config" for k in a.params.get("settings") or {}]
     if fake or not (broker_keys or group_keys):
         return
     from harness.kafka import config_names  # the release's jars and Java: imported by the step that reads them

@@ -175,8 +175,9 @@ class Run:
                      f"{' with the request proxy' if proxy else ''}")
             self.cluster = self.make_cluster(work_dir=self.dir.cluster_dir, version=version,
                                              brokers=self.cfg.brokers, on_event=self.event, progress=self.say,
-                                             settings=BrokerSettings.for_brokers(self.cfg.brokers,
-                                                                                 dict(self.cfg.broker_settings)),
+                                             settings=BrokerSettings.for_brokers(
+                                                 self.cfg.brokers, {**self.plan.broker_settings,
+                                                                    **dict(self.cfg.broker_settings)}),
                                              **({"request_faults": True} if proxy else {}))
             self.cluster.start()
         else:

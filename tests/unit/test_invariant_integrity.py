@@ -1,5 +1,6 @@
 """record_integrity: every acknowledged record processed; duplicates only above the previous owner's commit."""
-from histbuild import acked, assigned, committed, drained, history, join, member_exit, processed, run_end, settings
+from histbuild import (TOPIC, acked, assigned, committed, drained, ev, history, join, member_exit, processed, run_end,
+                       settings)
 
 from harness.invariants import integrity
 
@@ -26,7 +27,7 @@ def test_all_processed_once_is_valid():
     v = check(h)
     assert v.status == "valid", v.message
     assert v.measurements == {"acked": 10, "lost": 0, "lost_by_partition": {}, "duplicates": 0,
-                              "allowed_duplicates": 0, "bad_duplicates": 0}
+                              "allowed_duplicates": 0, "bad_duplicates": 0, "unplaced": 0}
 
 
 def test_unprocessed_acked_records_are_lost():
@@ -117,3 +118,49 @@ def test_no_member_setting_moves_the_duplicate_bound():
     evs = [e for e in handover(5, b_from=5) if not (e["type"] == "started" and e["member"] == "a")]
     evs += [started("a", 0.1, effective=effective(commit_mode="auto", auto_commit_ms=60000))]
     assert check(history(evs), session_timeout_s=1.0).status == "valid"
+
+
+def test_a_record_acknowledged_without_its_offset_cannot_be_looked_for():
+    """An idempotent retry the broker answered as a duplicate (DUPLICATE_SEQUENCE_NUMBER) comes back without an offset
+    (seen in the classic-cooperative acceptance series: the producer wrote it as an `acked` with a null offset and the
+    run ended in error reading it): nothing else wrong, the verdict is unknown and names the record."""
+    unplaced = ev("acked_unplaced", 0.7, "producer", topic=TOPIC, partition=0, key="k49", seq=77)
+    h = history(join("a", 0.0, [0]), produced(), unplaced, processed("a", 2.0, 0, 0, 10), run_end(5.0))
+    v = check(h)
+    assert v.status == "unknown" and "1 more were acknowledged without one" in v.message, v.message
+    assert "k49#77 of partition 0" in v.message and v.measurements["unplaced"] == 1
+    lost = history(join("a", 0.0, [0]), produced(), unplaced, processed("a", 2.0, 0, 0, 4), run_end(5.0))
+    assert check(lost).status == "invalid"  # a record lost among those with offsets is still a loss
+
+
+def test_the_producer_writes_an_acknowledgement_without_an_offset_apart(tmp_path):
+    from harness.members.workload import Workload
+    from harness.record.history import History
+
+    class Msg:
+        def __init__(self, offset):
+            self._o = offset
+
+        def key(self):
+            return b"k49"
+
+        def value(self):
+            return b"k49:77"
+
+        def topic(self):
+            return TOPIC
+
+        def partition(self):
+            return 2
+
+        def offset(self):
+            return self._o
+
+    (tmp_path / "h").mkdir()
+    w = Workload(bootstrap="127.0.0.1:9", topics=[TOPIC], history_path=tmp_path / "h" / "producer.jsonl")
+    w._on_delivery(None, Msg(None))
+    w._on_delivery(None, Msg(5))
+    w.hist.close()
+    evs = [e for e in History.load(tmp_path / "h").events if e["type"] != "header"]
+    assert [(e["type"], e.get("offset")) for e in evs] == [("acked_unplaced", None), ("acked", 5)]
+    assert w.acked == 2

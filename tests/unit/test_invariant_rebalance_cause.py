@@ -156,3 +156,21 @@ def test_without_the_brokers_logs_it_is_unknown_and_on_the_fake_backend_skipped(
     assert v.status == "unknown" and "the brokers' logs were not collected" in v.message, v.message
     v = judged([run_start(0.0, backend="fake"), *join("a", 0.1, [0, 1, 2, 3], effective=effective()), run_end(9.0)])
     assert v.status == "skipped" and "fake backend" in v.message
+
+
+def test_an_epoch_that_applies_a_regex_refresh_logged_before_the_epoch_in_between_is_caused():
+    """As CI's two-topics run on the consumer protocol logged it: b joins with a regex, the coordinator scans the
+    topics (its executor logs the scan), c's join bumps epoch 2 and takes the scan line, then the scan's result is
+    written as epoch 3 with no line of its own. Without the scan before epoch 2, epoch 3 has no cause."""
+    regex = effective(protocol="consumer")
+    scan = consumer_line(5.01, "Scanned 3 topics to refresh regular expressions [(^pay.*)] in 5ms.")
+    lines = [*join("b", 4.9, effective=regex, subscription=["^pay.*"]), *join("c", 4.95, effective=regex),
+             consumer_line(5.0, f"Member {B_ID} joins the consumer group using the consumer protocol."),
+             scan, consumer_line(5.02, "Member CCCCCCCCCCCCCCCCCCCCCC joins the consumer group using the consumer "
+                                       "protocol."),
+             consumer_line(5.02, "Bumped group epoch to 2 with metadata hash 5."),
+             consumer_line(5.3, "Bumped group epoch to 3 with metadata hash 8.")]
+    v = judged([*consumer_run(), *lines, run_end(20.0)])
+    assert v.status == "valid" and v.measurements["causes"]["unstated"] == 1, v.message
+    v = judged([*consumer_run(), *[e for e in lines if e is not scan], run_end(20.0)])
+    assert v.status == "invalid" and "no regex refresh was pending" in v.message, v.message

@@ -63,7 +63,7 @@ def verdicts(*items, names=None):
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
                                     "share_completion", "share_inflight", "share_served", "group_settled",
-                                    "share_dead_letter"]
+                                    "share_dead_letter", "share_poison"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
@@ -72,6 +72,7 @@ def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
     assert set(vs) == {"schedule_performed", *SHARE_CHECKERS}
     # the group has no dead-letter topic, but this run_start does not say the plan knew (an older run's): not a pass
     assert vs.pop("share_dead_letter").status == "unknown"
+    assert vs.pop("share_poison").status == "unknown"
     assert all(v.status == "valid" for v in vs.values()), {n: v.message for n, v in vs.items()}
     assert "share.record.lock.duration.ms" in vs["share_exclusive"].message
 
@@ -79,6 +80,7 @@ def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
 def test_without_a_lock_duration_every_checker_is_unknown():
     vs = verdicts(base(group={}), consumed("m1", 2.0, 0))
     assert vs.pop("share_dead_letter").status == "skipped"  # no dead-letter topic either
+    assert vs.pop("share_poison").status == "skipped"  # nor a poison record
     assert {v.status for v in vs.values()} == {"unknown"}
     assert "lock duration is unknown" in vs["share_exclusive"].message
 

@@ -112,7 +112,8 @@ def test_the_java_share_member_runs_a_share_consumer_brokers_from_4_1_take(monke
                         lambda *, kafka_version, client_version=None, progress: ("java", f"Share@{client_version}"))
     cfg = RunConfig.for_scenario("share-member-kill", seed=1, member="java", client_version="4.2.0")
     kind = ShareGroup(context(SimpleNamespace(cfg=cfg, scenario=scenario_of("share-member-kill"), racks=("r0",),
-                                              kafka_version="4.4.0", schedule=(), settings={})))
+                                              kafka_version="4.4.0", schedule=(), settings={},
+                                              broker_settings={})))
     meta = kind.prepare()
     assert (meta["client_library"], meta["client_version"], kind.builtin) == ("kafka-clients", "4.2.0",
                                                                               ("java", "Share@4.2.0"))

@@ -2,7 +2,7 @@
 rules, none lost; partitions served and within their record-lock limit.
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record),
-`partitions` (per partition), `settled` (`group_settled`: the group settles within its bound, the rule of every
+`partitions` (per partition), `poison` (a record that kills its holder), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
@@ -14,6 +14,7 @@ from harness.record.history import History
 from harness.invariants.core import Verdict, run_checkers, verdict
 from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served
+from harness.invariants.share.poison import check_poison
 from harness.invariants.share.records import (check_completion, check_exclusive, check_held_when_acting,
                                               check_redelivery)
 from harness.invariants.share.settled import check_group_settled
@@ -31,6 +32,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "share_served": check_served,
     "group_settled": check_group_settled,
     "share_dead_letter": check_dead_letter,
+    "share_poison": check_poison,
 }
 
 

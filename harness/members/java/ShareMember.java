@@ -11,6 +11,9 @@
  * before its work is done is released unprocessed, and so is one whose work outlasted it. Poison records (the
  * client settings harness.share.reject.keys, harness.share.release.keys: record keys, taken out of the client's
  * settings) are never processed: rejected, or released on every delivery until the limit archives them.
+ * A poison record that kills the member (harness.share.crash.records, partition:offset of the first topic): the member
+ * works the poll's other records, commits their acknowledgements, writes a fatal `error` naming the record and
+ * halts with Vocabulary.SHARE_CRASH_EXIT, the record unacknowledged, no close, no leave.
  */
 
 import java.io.File;
@@ -58,6 +61,7 @@ public final class ShareMember {
     /** set by main before its own System.exit: the shutdown hook then halts with it at once */
     private volatile Integer exitCode = null;
     private int pollsWithRecords = 0;
+    private String firstTopic = "";
     private double lastPollAt = -1; // when the previous poll began: the client fetches ahead from then on
 
     static double mono() {
@@ -115,6 +119,10 @@ public final class ShareMember {
 
     /** record key -> the acknowledgement the member always gives its records (poison records). */
     final Map<String, String> poison = new HashMap<>();
+    /** "partition|offset" of the first topic's records whose delivery kills the member */
+    final Set<String> crash = new TreeSet<>();
+    /** the poison record this poll delivered ("topic|partition|offset|count"), or null */
+    private String fatal = null;
 
     ShareMember() throws IOException {
         member = env("HARNESS_MEMBER_ID", "share-member");
@@ -131,6 +139,11 @@ public final class ShareMember {
                 if (!k.trim().isEmpty()) {
                     poison.put(k.trim(), kv.getValue());
                 }
+            }
+        }
+        for (String x : given.getOrDefault(Vocabulary.SHARE_CRASH_RECORDS, "").split(",")) {
+            if (!x.trim().isEmpty()) {
+                crash.add(x.trim().replace(':', '|'));
             }
         }
         given.keySet().removeIf(k -> k.startsWith("harness."));
@@ -252,6 +265,12 @@ public final class ShareMember {
         }
         boolean explicit = mode.equals("explicit");
         for (ConsumerRecord<byte[], byte[]> r : batch) {
+            if (r.topic().equals(firstTopic) && crash.contains(r.partition() + "|" + r.offset())) {
+                if (fatal == null) { // never processed nor acknowledged: the member dies on it
+                    fatal = r.topic() + "|" + r.partition() + "|" + r.offset() + "|" + r.deliveryCount().orElse((short) 0);
+                }
+                continue;
+            }
             String key = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
             if (explicit && bad == null && key != null && poison.containsKey(key)) {
                 ask(r, poison.get(key));  // never processed: rejected, or released until the limit archives it
@@ -276,12 +295,31 @@ public final class ShareMember {
         }
     }
 
+    /** A poison record was delivered: say so, and halt at once (no acknowledgement of it, no close, no leave). */
+    void die() {
+        String[] f = fatal.split("\\|");
+        event("error", "fatal", "true", "poison", "[" + q(f[0]) + "," + f[1] + "," + f[2] + "," + f[3] + "]", "error",
+                q("poison record " + f[0] + "-" + f[1] + "@" + f[2] + " (delivery count " + f[3] + "): the member dies"));
+        exitCode = Vocabulary.SHARE_CRASH_EXIT;
+        Runtime.getRuntime().halt(Vocabulary.SHARE_CRASH_EXIT);
+    }
+
     void implicitAsked() {
         double now = mono();
         for (String k : implicit) {
             asked.put(k, new Object[] {"accept", now});
         }
         implicit.clear();
+    }
+
+    /** the `crash_records` of the started event's `effective` ([[topic, partition, offset], ...]), or "" */
+    String crashRecords() {
+        List<String> out = new ArrayList<>();
+        for (String c : crash) {
+            String[] po = c.split("\\|");
+            out.add("[" + q(firstTopic) + "," + po[0] + "," + po[1] + "]");
+        }
+        return out.isEmpty() ? "" : ",\"crash_records\":[" + String.join(",", out) + "]";
     }
 
     int run() {
@@ -300,13 +338,15 @@ public final class ShareMember {
             Runtime.getRuntime().halt(exitCode == null ? 0 : exitCode);
         }, "share-member-shutdown"));
         List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
+        firstTopic = topics.get(0);
         consumer.subscribe(topics);
         String client = q("apache-kafka-java " + KafkaVersion.get());
         event("started", "pid", Long.toString(ProcessHandle.current().pid()), "protocol", q(Vocabulary.SHARE_PROTOCOL), "group_id",
                 q(System.getenv("HARNESS_GROUP_ID")), "topic", q(topics.get(0)), "instance_id", "null", "rack",
                 env("HARNESS_RACK", "").isEmpty() ? "null" : q(System.getenv("HARNESS_RACK")), "client", client,
                 "effective", "{\"share.acknowledgement.mode\":" + q(mode) + ",\"processing_ms\":"
-                        + String.format(Locale.ROOT, "%.3f", processingS * 1000) + ",\"client\":" + client + "}");
+                        + String.format(Locale.ROOT, "%.3f", processingS * 1000) + crashRecords() + ",\"client\":"
+                        + client + "}");
         try {
             while (running) {
                 implicitAsked();
@@ -339,6 +379,9 @@ public final class ShareMember {
                         } catch (WakeupException e) {
                             break; // a SIGTERM stop: the acknowledgements are committed below, then close
                         }
+                    }
+                    if (fatal != null) {
+                        die();
                     }
                 }
             }

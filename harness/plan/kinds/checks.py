@@ -11,7 +11,8 @@ from __future__ import annotations
 from harness.base.errors import BadInput
 from harness.plan.kinds import java_clients
 from harness.plan.kinds.connect import check_worker_version, connect_settings
-from harness.plan.kinds.share import ack_mode, check_dlq, poison_keys, share_group_configs
+from harness.plan.kinds.share import (ack_mode, at_brokers, check_dlq, crash_records, poison_keys,
+                                      share_group_configs)
 from harness.plan.kinds.streams import streams_settings
 from harness.base.vocabulary import (ASSIGNMENT, ASSIGNOR_MISBEHAVIOURS, COMMIT_MODES, DEFAULT_COMMIT_MODE,
                                      MEMBER_SETTING_PREFIX, misbehaving_member)
@@ -21,7 +22,14 @@ from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotte
 BROKERS = "brokers"
 
 
-class ConsumerChecks:
+class KindChecks:
+    @staticmethod
+    def broker_settings(settings: dict, broker_version: str) -> dict:
+        """The kind's settings Kafka `broker_version` takes in the brokers' own config: none but a share group's."""
+        return {}
+
+
+class ConsumerChecks(KindChecks):
     @staticmethod
     def check_config(cfg, sc) -> None:
         if cfg.streams_settings:
@@ -51,7 +59,7 @@ class ConsumerChecks:
         java_clients.check(cfg, sc, schedule)
 
 
-class StreamsChecks:
+class StreamsChecks(KindChecks):
     @staticmethod
     def check_config(cfg, sc) -> None:
         if cfg.connect_settings:
@@ -73,7 +81,7 @@ class StreamsChecks:
         """Nothing of its own: the kafka-streams version is the brokers' unless given."""
 
 
-class ConnectChecks:
+class ConnectChecks(KindChecks):
     @staticmethod
     def check_config(cfg, sc) -> None:
         if cfg.client_settings or cfg.streams_settings:
@@ -101,6 +109,8 @@ class ConnectChecks:
 
 
 class ShareChecks:
+    broker_settings = staticmethod(at_brokers)
+
     @staticmethod
     def check_config(cfg, sc) -> None:
         if cfg.streams_settings or cfg.connect_settings:
@@ -108,6 +118,7 @@ class ShareChecks:
         ack_mode(cfg)
         share_group_configs(cfg)
         poison_keys(cfg)
+        crash_records(cfg)
 
     @staticmethod
     def settings(cfg, sc) -> dict:

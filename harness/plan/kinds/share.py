@@ -2,15 +2,17 @@
 
 Pure (the plan imports it). The group configs are set on the run's group through the Admin API before the
 first member joins (harness/kinds/share.py), after the run's own `--group-set` (a scenario file's
-`[group] settings`), which may change any of them. The brokers must allow the tuned-down values: the
-harness's broker settings lower `group.share.min.*` (harness/cluster/base.py). The members' acknowledgement
+`[group] settings`), which may change any of them. A release that knows one of them as a broker config only
+(SHARE_GROUP_CONFIG_SINCE: `share.delivery.count.limit` before 4.3) takes it as that (`group.<name>`) in every
+broker's own config at start (`at_brokers`, the plan's `broker_settings`). The brokers must allow the tuned-down
+values: the harness's broker settings lower `group.share.min.*` (harness/cluster/base.py). The members' acknowledgement
 mode is a client setting, `share.acknowledgement.mode` (`--client-set`, `[members] client_settings`).
 """
 from __future__ import annotations
 
 from harness.base.errors import BadInput
-from harness.base.versions import DLQ_SINCE, dotted, major_minor
-from harness.base.vocabulary import SHARE_POISON
+from harness.base.versions import DLQ_SINCE, SHARE_GROUP_CONFIG_SINCE, dotted, major_minor
+from harness.base.vocabulary import SHARE_CRASH_RECORDS, SHARE_POISON
 from harness.plan.kinds.settings import merge, whole
 
 ACK_MODES = ("explicit", "implicit")
@@ -32,6 +34,19 @@ def share_group_configs(cfg) -> dict:
                     ("share.partition.max.record.locks", 1)):
         whole("share group", out, key, lo)
     return {k: str(v) for k, v in out.items()}
+
+
+def at_brokers(settings: dict, broker_version: str) -> dict:
+    """The share group's settings Kafka `broker_version` knows as broker configs only (SHARE_GROUP_CONFIG_SINCE), as
+    those: `group.<name>` -> value, set in every broker's own config at start (the group's default there)."""
+    return {f"group.{k}": str(v) for k, v in settings.items()
+            if k in SHARE_GROUP_CONFIG_SINCE and major_minor(broker_version) < SHARE_GROUP_CONFIG_SINCE[k]}
+
+
+def as_group_configs(settings: dict, broker_version: str) -> dict:
+    """The share group's settings Kafka `broker_version` takes as group configs (the others: `at_brokers`)."""
+    brokers = at_brokers(settings, broker_version)
+    return {k: v for k, v in settings.items() if f"group.{k}" not in brokers}
 
 
 #: the share group's dead-letter topic (KIP-1191, a group config; brokers from DLQ_SINCE)
@@ -60,6 +75,23 @@ def poison_keys(cfg) -> dict:
     if out and ack_mode(cfg) != "explicit":
         raise BadInput(f"{', '.join(k for k in SHARE_POISON if k in given)} needs share.acknowledgement.mode=explicit (an "
                        "implicit member can neither reject nor release)")
+    return out
+
+
+def crash_records(cfg) -> list[tuple[int, int]]:
+    """The records (partition, offset of the run's first topic) whose delivery kills a member (SHARE_CRASH_RECORDS);
+    BadInput for one that is not `<partition>:<offset>`, or in implicit mode (the member commits the poll's other
+    acknowledgements before it dies)."""
+    given = str(dict(cfg.client_settings).get(SHARE_CRASH_RECORDS, ""))
+    out = []
+    for item in (x.strip() for x in given.split(",") if x.strip()):
+        p, _, o = item.partition(":")
+        if not (p.isdigit() and o.isdigit()):
+            raise BadInput(f"{SHARE_CRASH_RECORDS}: {item!r} is not <partition>:<offset> (0:60)")
+        out.append((int(p), int(o)))
+    if out and ack_mode(cfg) != "explicit":
+        raise BadInput(f"{SHARE_CRASH_RECORDS} needs share.acknowledgement.mode=explicit (the member acknowledges the "
+                       "poll's other records before it dies)")
     return out
 
 

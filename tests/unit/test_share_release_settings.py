@@ -1,0 +1,63 @@
+"""Where a share group's settings go on each release: group configs where the release has them, else the brokers'
+own `group.share.*` config at start (Kafka 4.2 has no group config `share.delivery.count.limit`); what a share run
+on a release without share groups is told."""
+import pytest
+
+from harness.base.errors import BadInput
+from harness.cluster.base import BrokerSettings
+from harness.plan.config import RunConfig, plan
+from harness.plan.kinds.share import as_group_configs, at_brokers, share_group_configs
+
+
+def cfg(scenario="share-member-kill", **given):
+    return RunConfig.for_scenario(scenario, seed=1, **given)
+
+
+def test_kafka_4_2_takes_the_delivery_limit_and_record_locks_at_the_brokers_and_4_3_as_group_configs():
+    s = share_group_configs(cfg())
+    assert at_brokers(s, "4.2.2") == {"group.share.delivery.count.limit": "4",
+                                      "group.share.partition.max.record.locks": "100"}
+    assert "share.delivery.count.limit" not in as_group_configs(s, "4.2.2")
+    assert as_group_configs(s, "4.2.2")["share.record.lock.duration.ms"] == "5000"
+    assert at_brokers(s, "4.3.1") == {} and as_group_configs(s, "4.3.1") == s
+
+
+def test_the_plan_puts_them_in_the_brokers_config_with_the_runs_group_set_value():
+    p = plan(cfg(group_settings=(("share.delivery.count.limit", "3"),)), version="4.2.2")
+    assert p.broker_settings["group.share.delivery.count.limit"] == "3"
+    assert p.settings["share.delivery.count.limit"] == "3"  # what the observer and members are told
+    assert plan(cfg(), version="4.4.0").broker_settings == {}
+    props = BrokerSettings.for_brokers(3, p.broker_settings).properties()
+    assert props["group.share.delivery.count.limit"] == "3"
+
+
+class Shared:
+    backend = "local"
+
+    def __init__(self, props):
+        self.settings = BrokerSettings.for_brokers(3, props)
+        self.version = "4.2.2"
+
+    def racks_in_use(self):
+        return ["r0", "r1", "r2"]
+
+    def broker_ids(self):
+        return [1, 2, 3]
+
+
+def test_a_shared_cluster_must_have_been_started_with_them_and_a_contradicting_broker_set_is_refused():
+    needed = {"group.share.delivery.count.limit": "4", "group.share.partition.max.record.locks": "100"}
+    assert plan(cfg(), version="4.2.2", shared=Shared(needed)).broker_settings == needed
+    with pytest.raises(BadInput) as e:
+        plan(cfg(), version="4.2.2", shared=Shared({}))
+    assert "group.share.delivery.count.limit=4" in str(e.value) and "shared cluster" in str(e.value)
+    with pytest.raises(BadInput) as e:
+        plan(cfg(broker_settings=(("group.share.delivery.count.limit", "6"),)), version="4.2.2")
+    assert "contradicts" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_kafka_4_1_is_refused_up_front_with_the_reason():
+    with pytest.raises(BadInput) as e:
+        plan(cfg(), version="4.1.2")
+    msg = str(e.value)
+    assert "needs Kafka 4.2 or newer" in msg and "preview in 4.1" in msg and "4.1.2" in msg and "\n" not in msg
