@@ -140,6 +140,16 @@ def rebalance_cause(facts: PlanFacts) -> Answer:
     return True, "the group's coordinator logs each rebalance with its reason and the member it names"
 
 
+def coordinator_claims(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to ask for the assignment"
+    if facts.team_slots != "none":
+        return False, "a slot runs a program of the team's own, whose client.id (by which the coordinator names it) " \
+                      "need not be its member id"
+    return True, "the coordinator's assignment is recorded through the run, and the harness's members name " \
+                 "themselves (client.id) by their member id"
+
+
 def strict_stickiness(facts: PlanFacts) -> Answer:
     """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
     by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
@@ -218,7 +228,8 @@ def share_poison(facts: PlanFacts) -> Answer:
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
                  "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
-                 "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause},
+                 "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause,
+                 "coordinator_claims": coordinator_claims},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),

@@ -139,8 +139,12 @@ class ConsumerGroup:
         return {}
 
     def members_started(self, members: list) -> None:
-        """The scenario's first members are up (`members`, as the pool started them); nothing to do for a consumer
-        group."""
+        """The scenario's first members are up (`members`, as the pool started them): from now until they stopped,
+        the group's assignment as its coordinator reports it is recorded (`group_assignment`,
+        harness/kinds/group_watch.py), on real brokers (the fake backend has no coordinator to ask)."""
+        if getattr(self.ctx.cluster, "backend", None) != "fake":
+            from harness.kinds.group_watch import GroupAssignmentWatch
+            self.watch = GroupAssignmentWatch(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event).start()
 
     # -- waiting
     def stable_timeout(self) -> float:
@@ -158,11 +162,15 @@ class ConsumerGroup:
 
     # -- the end
     def finish(self) -> None:
-        """After the members stopped; nothing more to read for a consumer group."""
+        """After the members stopped: the coordinator's assignment is no longer recorded; nothing more to read."""
+        self.close()
 
     def close(self) -> None:
-        """The run is over, however it ended (the runner's teardown, before its history closes): stop what the kind
-        started beside the members; nothing for a consumer group."""
+        """The run is over, however it ended (the runner's teardown, before its history closes), or its members
+        stopped: stop recording the group's assignment."""
+        watch, self.watch = getattr(self, "watch", None), None
+        if watch is not None:
+            watch.stop()
 
 
 

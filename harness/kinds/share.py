@@ -105,12 +105,6 @@ class ShareGroup(ConsumerGroup):
             from harness.kinds.share_watch import ShareAssignmentWatch
             self.watch = ShareAssignmentWatch(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event).start()
 
-    def close(self) -> None:
-        """Stop recording the group's assignment (after the members stopped, or the run ended otherwise)."""
-        watch, self.watch = getattr(self, "watch", None), None
-        if watch is not None:
-            watch.stop()
-
     # -- waiting
     def settled(self, observer, live: set[str]) -> tuple[bool, object, str]:
         """Every live member delivered records since its start: `balance.share`, the checker's rule."""

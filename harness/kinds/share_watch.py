@@ -4,15 +4,16 @@ Neither confluent-kafka's ShareConsumer nor the Java KafkaShareConsumer tells it
 was given, and confluent-kafka's Admin has no share-group calls; the group coordinator says it in its answer to
 ShareGroupDescribe (v1, Kafka 4.1+): each member's id, client id (the harness sets it to the member's own id),
 epoch and assigned partitions. `ShareAssignmentWatch` asks for it every `interval_s` from a thread of the runner,
-the requests encoded and the answers decoded by kio (harness/kafka/frames.py, as the request proxy's own questions), and writes a `share_assignment` event (harness.jsonl) whenever the answer changes:
+the requests encoded and the answers decoded by kio (harness/kafka/frames.py, as the request proxy's own questions), and
+writes a `share_assignment` event (harness.jsonl) whenever the answer changes (the loop is assignment_watch.py's):
 
 - `members`: one entry per member the coordinator lists, `{member, consumer_id, epoch, partitions}`, partitions as
   [topic, partition] pairs, sorted; `group_epoch`, `assignment_epoch` and `state` (the group's);
 - `asked_mono`: when the request went out (the answer held at some time in [asked_mono, mono]);
-- `interval_s`: how often it asks, so that a checker knows how late a change may be seen;
+- `interval_s`: how often it asks, so that a checker knows how late a change may be seen; `longest_gap_s`;
 - `error`: why the coordinator could not be asked or did not answer (then `members` is null). Written once when
   an answer fails after one succeeded (or before any did), and the next answer that succeeds is written whatever
-  it says: the events between say where the history is blind.
+  it says: the events between say where the history is blind; `stopped` on the last, when the watch stops.
 
 `share_served` (harness/invariants/share/partitions.py) judges from these events that every subscribed partition
 has a live member while the group has members. Its requests go through the brokers' advertised addresses (the
@@ -21,8 +22,6 @@ Toxiproxy listeners), as the members' do.
 from __future__ import annotations
 
 import socket
-import threading
-import time
 
 from kio.schema.errors import ErrorCode
 from kio.schema.find_coordinator.v4.request import FindCoordinatorRequest
@@ -32,9 +31,9 @@ from kio.schema.share_group_describe.v1.response import ShareGroupDescribeRespon
 from kio.static.primitive import i8
 
 from harness.kafka.frames import request_frame, response_body
+from harness.kinds.assignment_watch import INTERVAL_S, AssignmentWatch
 
 CLIENT_ID = "harness-share-watch"
-INTERVAL_S = 0.5
 TIMEOUT_S = 2.0
 
 
@@ -105,41 +104,28 @@ def describe(address: tuple[str, int], group_id: str) -> dict:
             "group_epoch": int(g.group_epoch), "assignment_epoch": int(g.assignment_epoch), "state": g.group_state}
 
 
-class ShareAssignmentWatch:
+def asker(bootstrap: str, group_id: str):
+    """`ask()` for the watch: the coordinator found once (and again after a failure), then ShareGroupDescribe."""
+    coordinator = None
+
+    def ask() -> dict:
+        nonlocal coordinator
+        try:
+            coordinator = coordinator or find_coordinator(bootstrap, group_id)
+            return describe(coordinator, group_id)
+        except AskError:
+            coordinator = None  # moved, down or unreachable: found again next time
+            raise
+        except Exception as e:  # an answer kio could not read: said in the history, never a silent gap
+            coordinator = None
+            raise AskError(f"{type(e).__name__}: {e}") from None
+    return ask
+
+
+class ShareAssignmentWatch(AssignmentWatch):
     """Asks the coordinator every `interval_s` and writes `share_assignment` on each change (module docstring)."""
 
     def __init__(self, bootstrap: str, group_id: str, event, *, interval_s: float = INTERVAL_S) -> None:
-        self.bootstrap, self.group_id, self.event, self.interval_s = bootstrap, group_id, event, interval_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"share-watch-{group_id}", daemon=True)
-        self.asked = self.answered = 0
-
-    def start(self) -> "ShareAssignmentWatch":
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=TIMEOUT_S * 3)
-
-    def _loop(self) -> None:
-        coordinator, last = None, None
-        while not self._stop.is_set():
-            asked = time.monotonic()
-            self.asked += 1
-            try:
-                coordinator = coordinator or find_coordinator(self.bootstrap, self.group_id)
-                seen = describe(coordinator, self.group_id)
-                self.answered += 1
-            except AskError as e:
-                coordinator = None  # moved, down or unreachable: found again next time
-                seen = {"members": None, "error": str(e)[:300]}
-            except Exception as e:  # an answer kio could not read: said in the history, never a silent gap
-                coordinator = None
-                seen = {"members": None, "error": f"{type(e).__name__}: {e}"[:300]}
-            if seen != last and not self._stop.is_set():
-                self.event("share_assignment", asked_mono=asked, interval_s=self.interval_s,
-                           **{"error": None, "group_epoch": None, "assignment_epoch": None, "state": None, **seen})
-                last = seen
-            self._stop.wait(max(0.0, self.interval_s - (time.monotonic() - asked)))
+        super().__init__("share_assignment", asker(bootstrap, group_id), event, name=f"share-watch-{group_id}",
+                         defaults={"group_epoch": None, "assignment_epoch": None, "state": None},
+                         interval_s=interval_s)

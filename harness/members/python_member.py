@@ -19,8 +19,9 @@ handler began.
 `HARNESS_MISBEHAVE` makes it break the rules on purpose, to prove the checkers catch it:
   - `process-after-revoke`: keeps reading and recording partitions after they were revoked from it
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, once its assignment
-    has been quiet for CLAIM_QUIET_S after its second one (the group's first can settle; a claim made in a partition's
-    hand-over could end before anyone else held it), until its next rebalance, when it records it revoked and stops
+    has been quiet for CLAIM_QUIET_S after its second one, or CLAIM_FIRST_QUIET_S after its first when no second
+    comes (the group's first can settle; a claim made in a partition's hand-over could end before anyone else held it;
+    a consumer-protocol member on a quiet machine often gets all it will get in one assignment), until its next rebalance, when it records it revoked and stops
   - `rejoin-storm`: from STORM_AFTER_S after its first assignment, for STORM_FOR_S, it rejoins as a new member
     every STORM_EVERY_S while it stays up: a rebalance storm, which convergence_balance must fail
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
@@ -53,6 +54,8 @@ from harness.members.python_settings import (client_version, commit_mode, effect
 STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 #: claim-extra: how long its assignment must have been quiet before it claims (the group's other members have theirs)
 CLAIM_QUIET_S = 1.0
+#: claim-extra: how long a first assignment must have been quiet when no second one came (the group settled on it)
+CLAIM_FIRST_QUIET_S = 4.0
 
 
 def protocol_config(protocol: str) -> dict:
@@ -204,8 +207,10 @@ class Member:
 
     def _claim_extra(self) -> None:
         """Claim the first partition it does not hold, from its main loop (not a rebalance callback) once its assignment
-        has been quiet for CLAIM_QUIET_S after its second one; a metadata call that fails is tried again next loop."""
-        if self.claimed or self.assignments < 2 or not self.held or time.monotonic() - self.changed < CLAIM_QUIET_S:
+        has been quiet for CLAIM_QUIET_S after its second one (CLAIM_FIRST_QUIET_S after its first); a metadata call
+        that fails is tried again next loop."""
+        quiet = CLAIM_QUIET_S if self.assignments >= 2 else CLAIM_FIRST_QUIET_S
+        if self.claimed or self.assignments < 1 or not self.held or time.monotonic() - self.changed < quiet:
             return
         try:
             md = self.consumer.list_topics(self.topic, timeout=10)

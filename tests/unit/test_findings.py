@@ -294,6 +294,8 @@ def _first_verdicts(run_dir: Path = FIRST_GIVEN_AWAY) -> dict:
     # cannot be told, so the checkers of the assignment's shape and stickiness say unknown (not this finding's)
     for name in ("assignor_shape", "strict_stickiness"):
         assert verdicts.pop(name).status == "unknown", name
+    # and before the coordinator's assignment was recorded (group_assignment): the members' claims are unjudged
+    assert "not recorded" in verdicts.pop("coordinator_claims").message
     return verdicts
 
 

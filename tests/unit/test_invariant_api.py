@@ -20,7 +20,7 @@ NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "
 def test_checker_names_in_order():
     assert list(CHECKERS) == ["exclusive_ownership", "coverage_liveness", "bounded_migrations", "subscribed_only",
                               "assignor_shape", "strict_stickiness", "convergence_balance", "rebalance_cause", "group_settled", "static_membership", "record_integrity", "commit_progress",
-                              "coordinator_survival", "expected_refusal"]
+                              "coordinator_survival", "coordinator_claims", "expected_refusal"]
 
 
 def test_check_all_on_a_good_history():
@@ -34,7 +34,8 @@ def test_check_all_on_a_good_history():
         "commit_progress": "valid", "coordinator_survival": "skipped", "expected_refusal": "skipped",  # no broker log
         "subscribed_only": "valid", "strict_stickiness": "skipped",  # one stable point
         "assignor_shape": "skipped",  # the members' starts recorded no settings: the plan decides (judge, `applies`)
-        "rebalance_cause": "unknown"}  # no broker log: the coordinator's rebalances are unseen
+        "rebalance_cause": "unknown",  # no broker log: the coordinator's rebalances are unseen
+        "coordinator_claims": "unknown"}  # the coordinator's assignment was not recorded
     assert vs["assignor_shape"].message.startswith("at 0.7s the assignor in force cannot be told: a's start recorded no")
     assert all(v.name == n for n, v in vs.items())
     json.dumps({n: v.to_dict() for n, v in vs.items()})

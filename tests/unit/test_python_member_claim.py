@@ -1,5 +1,6 @@
 """The Python member's claim-extra self-test (HARNESS_MISBEHAVE=claim-extra), without a broker: it claims a partition
-it does not hold only from its main loop, once its assignment has been quiet for CLAIM_QUIET_S after its second one,
+it does not hold only from its main loop, once its assignment has been quiet for CLAIM_QUIET_S after its second one
+(CLAIM_FIRST_QUIET_S after its first when no second comes),
 so the claim lands in a settled group, held by another member; a rebalance callback never claims, and a metadata
 call that fails is tried again later instead of ending the member."""
 from __future__ import annotations
@@ -56,8 +57,8 @@ def test_the_claim_waits_for_a_quiet_assignment_after_the_second_one(claimer, tm
     monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
     m = claimer()
     m.on_assign(None, [TP("t", 0), TP("t", 1), TP("t", 2)])
-    now[0] += 5.0
-    m._claim_extra()  # one assignment, however long quiet: the group's first may still be settling
+    now[0] += pm.CLAIM_FIRST_QUIET_S - 0.1
+    m._claim_extra()  # one assignment, quiet for less than CLAIM_FIRST_QUIET_S: the group's first may still be settling
     m.on_revoke(None, [TP("t", 2)])
     m.on_assign(None, [])  # the second, in a hand-over: partition 2 has no owner yet
     now[0] += pm.CLAIM_QUIET_S / 2
@@ -87,3 +88,18 @@ def test_a_rebalance_callback_never_claims_and_a_failed_metadata_call_is_tried_a
     assert errors and not errors[0]["fatal"] and "claim-extra: list_topics" in errors[0]["error"]
     m._claim_extra()
     assert m.claimed and m.side_parts == {("t", 2)}
+
+
+def test_a_first_assignment_quiet_long_enough_is_claimed_on(claimer, tmp_path, monkeypatch):
+    """A consumer-protocol member often gets all it will get in one assignment: it claims once that one has been
+    quiet for CLAIM_FIRST_QUIET_S."""
+    now = [100.0]
+    monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
+    m = claimer()
+    m.on_assign(None, [TP("t", 0), TP("t", 1)])
+    now[0] += pm.CLAIM_FIRST_QUIET_S - 0.1
+    m._claim_extra()
+    assert not m.claimed
+    now[0] += 0.1
+    m._claim_extra()
+    assert m.claimed and claims(tmp_path)[-1] == [["t", 2]]

@@ -123,4 +123,5 @@ def test_an_unreachable_coordinator_is_an_error_event_not_a_silent_gap():
     watch = ShareAssignmentWatch(f"127.0.0.1:{port}", "g", lambda t, **f: events.append(f), interval_s=0.02).start()
     time.sleep(0.2)
     watch.stop()
-    assert len(events) == 1 and events[0]["members"] is None and "ConnectionRefusedError" in events[0]["error"]
+    assert len(events) == 2 and events[0]["members"] is None and "ConnectionRefusedError" in events[0]["error"]
+    assert events[1]["stopped"] and events[1]["members"] is None  # the answers end with the watch

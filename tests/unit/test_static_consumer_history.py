@@ -42,6 +42,8 @@ PER_RECORD = ("record_integrity", "commit_progress")
 #: the checkers of the assignment's shape, which need the brokers' group.consumer.assignors: the fixtures were
 #: recorded before the runs wrote it, so these say unknown on them (the assignor in force cannot be told)
 BEFORE_ASSIGNORS = ("assignor_shape", "strict_stickiness")
+#: recorded before the coordinator's assignment was (`group_assignment`): unknown, never a pass
+BEFORE_WATCH = ("coordinator_claims",)
 
 
 def events(path: Path) -> list[dict]:
@@ -64,7 +66,8 @@ def test_a_static_member_killed_under_the_consumer_protocol_keeps_its_partitions
     assert "cannot join the group because the instance id is owned by member" in s.message  # the broker's refusal
     assert "m12" in s.message
     assert all(v[k].status in ("unknown", "skipped") for k in BEFORE_ASSIGNORS)
-    judged = {k: x for k, x in v.items() if k not in PER_RECORD + BEFORE_ASSIGNORS}
+    assert v["coordinator_claims"].status == "unknown" and "not recorded" in v["coordinator_claims"].message
+    judged = {k: x for k, x in v.items() if k not in PER_RECORD + BEFORE_ASSIGNORS + BEFORE_WATCH}
     assert all(x.status in ("valid", "skipped") for x in judged.values()), {
         k: x.message for k, x in judged.items() if x.status not in ("valid", "skipped")}
 

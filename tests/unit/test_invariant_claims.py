@@ -1,0 +1,163 @@
+"""coordinator_claims: each member's ownership held against the group coordinator's own answers (`group_assignment`)."""
+from histbuild import (assigned, effective, ev, fault_end, fault_start, group_settings, history, join, member_exit,
+                       revoked, run_end, run_start, settings)
+
+from harness.invariants import applies, claims, exclusive, judge
+from harness.invariants.applies import PlanFacts
+
+
+def answer(t: float, members: dict | None, *, state: str = "stable", group_type: str = "classic", gap: float = 0.5,
+           error: str | None = None, stopped: bool = False, took: float = 0.01) -> dict:
+    """The watch's event: the answer asked at t - took, written at t; `members` name -> partitions (None: blind)."""
+    ms = None if members is None else [{"member": m, "consumer_id": f"id-{m}", "instance_id": None,
+                                        "partitions": [["t", p] for p in ps]} for m, ps in sorted(members.items())]
+    return ev("group_assignment", t, "harness", members=ms, group_type=group_type, state=state, asked_mono=t - took,
+              interval_s=0.5, longest_gap_s=gap, error=error, **({"stopped": True} if stopped else {}))
+
+
+def start(backend: str = "local", **kw) -> dict:
+    return run_start(0.0, backend=backend, **kw)
+
+
+def scale_out(own: dict | None = None) -> list:
+    """a:[0,1], b:[2,3]; c joins at 10 (cooperative): a and b revoke 1 and 3 at 11.0, c is given both at 12.0. The
+    coordinator's answers: before, round one (11.2: 1 and 3 taken away), round two (11.8: c has them)."""
+    return [start(), *join("a", 0.1, [0, 1], effective=own), *join("b", 0.2, [2, 3], effective=own),
+            answer(1.0, {"a": [0, 1], "b": [2, 3]}, gap=None),
+            *join("c", 10.0, effective=own), answer(10.6, {"a": [], "b": [], "c": []}, state="preparing_rebalancing"),
+            answer(11.2, {"a": [0], "b": [2], "c": []}), revoked("a", 11.0, [1]), revoked("b", 11.0, [3]),
+            answer(11.8, {"a": [0], "b": [2], "c": [1, 3]}), assigned("c", 12.0, [1, 3]),
+            answer(19.5, None, stopped=True), run_end(20.0)]
+
+
+def check(h, **kw):
+    return claims.check(h, settings(**kw))
+
+
+def test_holdings_the_coordinator_gave_pass():
+    v = check(history(scale_out()))
+    assert v.status == "valid", v.message
+    assert v.measurements["judged"] == 6 and v.measurements["never_given"] == 0
+
+
+def test_a_claim_in_a_transfer_gap_fails_though_nobody_else_held_it():
+    # a claims 3 between b's revocation (11.0) and c's assignment (12.0): no overlap, so exclusive_ownership
+    # passes; the coordinator's answer of 11.2, given while a held it, lists 3 for nobody
+    h = history(scale_out(), assigned("a", 11.05, [3]), revoked("a", 11.9, [3]))
+    assert exclusive.check(h, settings()).status == "valid"
+    v = check(h)
+    assert v.status == "invalid", v.message
+    assert v.measurements["never_given"] == 1
+    w = v.witnesses[0]
+    assert w["member"] == "a" and w["type"] == "assigned", w
+    assert "a held partition 3 from 11.050 to 11.900 but the coordinator never gave it to a" in w["why"], w["why"]
+    assert "its answer asked at 11.190 lists partition 3 for no member" in w["why"], w["why"]
+    assert "a held partition 3" in v.message
+
+
+def test_a_claim_of_another_members_partition_fails():
+    h = history(scale_out(), assigned("a", 14.0, [2]), revoked("a", 16.0, [2]))
+    v = check(h)
+    assert v.status == "invalid" and "for b" in v.witnesses[0]["why"], v.witnesses
+
+
+def test_a_claim_between_two_answers_is_unknown_not_valid():
+    # a holds 2 for 0.2 s between two samples of an unchanged answer (0.5 s apart): nothing says it was not given
+    h = history(scale_out(), assigned("a", 14.0, [2]), revoked("a", 14.2, [2]))
+    v = check(h)
+    assert v.status == "unknown" and "between" in v.message, v.message
+    assert v.measurements["between_samples"] == 1
+
+
+def test_a_partition_kept_past_the_allowance_fails():
+    # b is never told to give 3 up in its own record: it keeps it to the end, 8.8 s after the coordinator took it;
+    # its allowance is its heartbeat 0.5 s + max.poll.interval.ms 5 s (its own start)
+    own = effective(max_poll_ms=5000)
+    evs = [e for e in scale_out(own) if not (e["type"] == "revoked" and e["member"] == "b")]
+    v = check(history(evs))
+    assert v.status == "invalid", v.message
+    why = v.witnesses[0]["why"]
+    assert v.measurements["kept_past_allowance"] == 1 and "b held partition 3 until 20.000, 8.8s after" in why, why
+    assert "max.poll.interval.ms) 5s" in why and "heartbeat 0.5s" in why, why
+
+
+def test_the_members_own_rebalance_timeout_decides_not_the_runs():
+    # the same history judged twice: b kept 3 for 8.8 s after the coordinator took it
+    def kept(own):
+        return history([e for e in scale_out(own) if not (e["type"] == "revoked" and e["member"] == "b")])
+    # b's own max.poll.interval.ms is 5 s: invalid, though the run-wide 300 s would have let it pass
+    assert check(kept(effective(max_poll_ms=5000)), max_poll_interval_s=300.0).status == "invalid"
+    assert check(kept(None), max_poll_interval_s=300.0).status == "valid"  # no settings recorded: the run's
+    # b's own is 60 s: valid, though the run-wide 5 s would have failed it
+    assert check(kept(effective(max_poll_ms=60000)), max_poll_interval_s=5.0).status == "valid"
+    assert check(kept(None), max_poll_interval_s=5.0).status == "invalid"
+
+
+def test_time_under_a_fault_extends_the_allowance():
+    own = effective(max_poll_ms=5000)
+    evs = [e for e in scale_out(own) if not (e["type"] == "revoked" and e["member"] == "b")]
+    assert check(history(evs, fault_start(11.5, "f1", ["b"]), fault_end(16.0, "f1"))).status == "valid"
+
+
+def test_a_holding_that_starts_while_the_classic_group_rebalances_is_given():
+    # c is given 1 while the group is completing its rebalance (no assignments listed), then the stable answer
+    # lists it: the start falls in a blind stretch of its grant
+    evs = [start(), *join("a", 0.1, [0, 1, 2, 3]), answer(1.0, {"a": [0, 1, 2, 3]}),
+           *join("c", 5.0), answer(5.6, {"a": [], "c": []}, state="completing_rebalancing"), revoked("a", 5.7, [2, 3]),
+           assigned("c", 6.2, [2, 3]), answer(6.5, {"a": [0, 1], "c": [2, 3]}), answer(19.5, None, stopped=True),
+           run_end(20.0)]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+
+
+def test_consumer_protocol_answers_are_read_in_every_state():
+    # librdkafka names no consumer-protocol state ("unknown"): the answer still lists the assignment
+    gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    own = effective(protocol="consumer", max_poll_ms=5000)
+    evs = [start(), gs, *join("a", 0.1, [0, 1], effective=own), *join("b", 0.2, [2, 3], effective=own),
+           answer(1.0, {"a": [0, 1], "b": [2, 3]}, state="unknown", group_type="consumer"),
+           assigned("a", 4.0, [2]), revoked("a", 6.0, [2]), answer(19.5, None, stopped=True), run_end(20.0)]
+    v = check(history(evs))
+    assert v.status == "invalid" and v.measurements["never_given"] == 1, v.message
+
+
+def test_a_killed_members_holdings_end_at_its_exit():
+    evs = [*scale_out(), member_exit("b", 15.0, how="kill"), answer(15.5, {"a": [0], "b": [2], "c": [1, 3]})]
+    assert check(history(evs)).status == "valid"
+
+
+def test_no_answer_recorded_is_unknown():
+    evs = [e for e in scale_out() if e["type"] != "group_assignment"]
+    v = check(history(evs))
+    assert v.status == "unknown" and "not recorded" in v.message
+
+
+def test_errors_covering_a_claim_leave_it_unjudged():
+    # the coordinator could not be asked from 13 to 17: a's claim of 2 in that time may have been given
+    evs = [*scale_out(), answer(13.0, None, error="DescribeConsumerGroups: timed out"), assigned("a", 14.0, [2]),
+           revoked("a", 15.0, [2]), answer(17.0, {"a": [0], "b": [2], "c": [1, 3]})]
+    v = check(history(evs))
+    assert v.status == "valid", v.message  # given possibly (blind), released at once
+
+
+def test_the_fake_backend_and_unknown_names_skip():
+    fake = [e if e["type"] != "run_start" else start("fake") for e in scale_out()]
+    assert check(history(fake)).status == "skipped"
+    stranger = [*scale_out(), answer(15.0, {"a": [0], "b": [2], "app-1": [1, 3]})]
+    v = check(history(stranger))
+    assert v.status == "skipped" and "app-1" in v.message
+
+
+def test_the_plan_says_when_it_applies():
+    assert applies.coordinator_claims(PlanFacts(kind="consumer", protocol="consumer", members=3))[0] is True
+    assert applies.coordinator_claims(PlanFacts(kind="consumer", protocol="consumer", members=3,
+                                                backend="fake"))[0] is False
+    no, why = applies.coordinator_claims(PlanFacts(kind="consumer", protocol="classic-cooperative", members=3,
+                                                   team_slots="some"))
+    assert no is False and "client.id" in why
+
+
+def test_judge_runs_it_for_consumer_groups():
+    h = history(scale_out(), assigned("a", 11.05, [3]), revoked("a", 11.9, [3]))
+    assert judge(h)[claims.NAME].status == "invalid"
