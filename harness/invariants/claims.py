@@ -33,13 +33,21 @@ For each ownership interval [s, e] of M and p (e: its end, or the history's end 
     within that allowance extends it. Holding p past it is invalid, naming the answer that no longer listed p and A
     with its source.
 
+The members' final stop (after the workload drained, the harness stops them one after another, each leave a
+rebalance that hands the leavers' partitions to those still up) churns the group faster than the watch samples it:
+a holding taken up from that stop's start on that falls between two answers is counted (`between_samples_at_stop`)
+and named in the verdict, not judged; it is the harness's teardown, no step of the scenario. Anywhere else it is
+`unknown`.
+
 `unknown` when the history has no `group_assignment` event (the coordinator's assignment was not recorded), or a
 holding could not be judged ((a) between samples, a setting the allowance needs not recorded): never a pass.
 `skipped` on the fake backend (no coordinator to ask) and when the coordinator names a member the history does not
 know (a team's program whose client.id is not its member id: whose claims are whose cannot be told). A killed
 member's holdings end at its exit; a member restarted under its own name (a bounce) is judged against what the
-coordinator lists under that name, its old and new instance alike. Measurements: `answers`, `blind_s`, `holdings`,
-`judged`, `between_samples`, `never_given`, `kept_past_allowance`.
+coordinator lists under that name, its old and new instance alike. A static member is known by its instance id: the
+entry is the member running with it (the latest started by the asking), since the classic coordinator keeps the
+first instance's client id across a static rejoin. Measurements: `answers`, `blind_s`, `holdings`,
+`judged`, `between_samples`, `between_samples_at_stop`, `never_given`, `kept_past_allowance`.
 """
 from __future__ import annotations
 
@@ -83,7 +91,7 @@ class Grant:
 def answers(tl) -> list[Answer]:
     """The `group_assignment` events up to the history's end, as answers (module docstring)."""
     evs = [e for _, e in tl.control if e["type"] == EVENT and e["mono"] <= tl.end]
-    out = []
+    out, instances = [], _instances(tl)
     for e, nxt in zip(evs, [*evs[1:], None]):
         gap = nxt.get("longest_gap_s") if nxt else None
         gap = float(gap) if isinstance(gap, (int, float)) and gap > 0 else float(e.get("interval_s") or 0)
@@ -91,9 +99,27 @@ def answers(tl) -> list[Answer]:
         if e.get("members") is not None:
             held = {}
             for m in e["members"]:
-                held.setdefault(m["member"], set()).update(tl.layout.of_event(m))
+                held.setdefault(_whose(instances, m, float(e["asked_mono"])), set()).update(tl.layout.of_event(m))
         out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e))
     return _between_rebalances(out)
+
+
+def _instances(tl) -> dict[str, list[tuple[float, str]]]:
+    """instance id -> (start, member) of each life run with it, in start order."""
+    out: dict[str, list[tuple[float, str]]] = {}
+    for ls in tl.lives.values():
+        for lf in ls:
+            if lf.instance_id:
+                out.setdefault(lf.instance_id, []).append((lf.start, lf.member))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _whose(instances: dict, m: dict, t: float) -> str:
+    """The member an answer's entry is: a static member by its instance id (the one of the lives with it that started
+    last by `t`: the classic coordinator keeps the first instance's client id across a static rejoin, `ClassicGroup.
+    replaceStaticMember` changing only the member id), any other by its client id."""
+    started = [x for s, x in instances.get(m.get("instance_id") or "", ()) if s <= t]
+    return started[-1] if started else m["member"]
 
 
 def _rebalancing(a: Answer) -> bool:
@@ -105,7 +131,9 @@ def _rebalancing(a: Answer) -> bool:
 def _between_rebalances(ans: list[Answer]) -> list[Answer]:
     """A classic group's answers while it rebalances, read as what the coordinator's record was then: its assignment
     changes only when the rebalance completes (SyncGroup), so each member holds by it what the stable answer before
-    or the one after lists for it; blind when an error, the watch's start or its end lies between."""
+    or the one after lists for it, or what the answer itself lists (the record of the previous generation, or empty
+    when a rebalance began while members awaited their SyncGroup); blind when an error, the watch's start or its end
+    lies between."""
     out = list(ans)
     for i, a in enumerate(ans):
         if not _rebalancing(a):
@@ -115,8 +143,9 @@ def _between_rebalances(ans: list[Answer]) -> list[Answer]:
         if before is None or after is None or before.held is None or after.held is None:
             out[i] = replace(a, held=None)
             continue
-        out[i] = replace(a, held={m: before.held.get(m, set()) | after.held.get(m, set())
-                                  for m in set(before.held) | set(after.held)})
+        own = a.held or {}
+        out[i] = replace(a, held={m: before.held.get(m, set()) | after.held.get(m, set()) | own.get(m, set())
+                                  for m in set(before.held) | set(after.held) | set(own)})
     return out
 
 
@@ -233,12 +262,15 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     bad = _unjudgeable(history, tl, ans)
     if bad:
         return bad
-    counts = {"valid": 0, "never_given": 0, "kept": 0, "between": 0, "unread": 0}
+    counts = {"valid": 0, "never_given": 0, "kept": 0, "between": 0, "unread": 0, "between_at_stop": 0}
     ws, unread = [], []
+    stop = tl.workload_end if tl.workload_end is not None and tl.end_before else INF
     for o in tl.ownerships:
         if o.start > tl.end:
             continue
         got, w = judge_holding(tl, ans, o)
+        if got == "between" and o.start >= stop - CLOCK_SLACK_S:
+            got = "between_at_stop"  # the harness's own final stop (module docstring)
         counts[got] += 1
         if got in ("never_given", "kept"):
             ws.append(w)
@@ -247,7 +279,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     blind = sum(a.until - a.asked for a in ans if a.held is None and a.until > a.asked)
     meas = {"answers": len(ans), "blind_s": secs(blind), "holdings": sum(counts.values()),
             "judged": counts["valid"] + counts["never_given"] + counts["kept"], "between_samples": counts["between"],
-            "never_given": counts["never_given"], "kept_past_allowance": counts["kept"]}
+            "between_samples_at_stop": counts["between_at_stop"], "never_given": counts["never_given"],
+            "kept_past_allowance": counts["kept"]}
     if ws:
         what = [f"{counts['never_given']} holding(s) of a partition the coordinator never gave the member"] \
             * bool(counts["never_given"]) + [f"{counts['kept']} holding(s) kept past the coordinator's revocation "
@@ -261,6 +294,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                         f"its answers (shorter than its sampling): not judged", measurements=meas)
     if not counts["valid"]:
         return verdict(NAME, "unknown", "no holding to judge", measurements=meas)
+    at_stop = (f"; {counts['between_at_stop']} taken up in the members' final stop (from {stop:.3f}) fell between "
+               f"its answers, not judged" if counts["between_at_stop"] else "")
     return verdict(NAME, "valid", f"every one of {counts['valid']} holdings was given by the coordinator and released "
                                   f"within the member's allowance ({len(ans)} answers of the coordinator, blind "
-                                  f"{blind:.1f}s)", measurements=meas)
+                                  f"{blind:.1f}s){at_stop}", measurements=meas)

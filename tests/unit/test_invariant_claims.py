@@ -161,3 +161,56 @@ def test_the_plan_says_when_it_applies():
 def test_judge_runs_it_for_consumer_groups():
     h = history(scale_out(), assigned("a", 11.05, [3]), revoked("a", 11.9, [3]))
     assert judge(h)[claims.NAME].status == "invalid"
+
+
+def test_a_static_member_back_under_its_instance_id_is_the_one_the_coordinator_lists():
+    """a (instance s0) is killed at 5.0 and a2 comes back with s0 at 6.0, given a's partitions without a rebalance.
+    The classic coordinator keeps the first instance's client id (`replaceStaticMember` changes only the member id):
+    its answers go on naming a. By the instance id they are a2's; by the client id alone a2 held what was never
+    given to it."""
+    def static_answer(t: float, iid: str | None) -> dict:
+        e = answer(t, {"a": [0, 1], "b": [2, 3]})
+        e["members"][0]["instance_id"] = iid
+        return e
+
+    def evs(iid):
+        return [start(), *join("a", 0.1, [0, 1], instance_id="s0"), *join("b", 0.2, [2, 3]), static_answer(1.0, iid),
+                member_exit("a", 5.0, how="kill"), *join("a2", 6.0, [0, 1], instance_id="s0"),
+                static_answer(7.0, iid), static_answer(9.0, iid), answer(19.5, None, stopped=True), run_end(20.0)]
+    v = check(history(evs("s0")))
+    assert v.status == "valid", v.message
+    v = check(history(evs(None)))
+    assert v.status == "invalid" and "a2 held partition 0" in v.message, v.message
+
+
+def test_a_classic_answer_while_rebalancing_counts_what_it_lists_itself():
+    """As a real classic-cooperative run's final stop showed it: a left (generation 2 gives b partition 1 at 10.3),
+    then b's own leave starts a rebalance; the answer asked in it (10.4, PreparingRebalance) lists the record of
+    generation 2, b with 0-3, and the one after is the empty group. What the answer lists itself was given."""
+    evs = [start(), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), answer(1.0, {"a": [0, 1], "b": [2, 3]}),
+           revoked("a", 10.0, [0, 1]), member_exit("a", 10.1), assigned("b", 10.3, [0, 1]),
+           answer(10.45, {"b": [0, 1, 2, 3]}, state="preparing_rebalancing"), revoked("b", 10.6, [0, 1, 2, 3]),
+           member_exit("b", 10.7), answer(10.9, {}, state="empty"), answer(19.5, None, stopped=True), run_end(20.0)]
+    v = check(history(evs))
+    assert v.status == "valid", v.message
+    evs[evs.index(next(e for e in evs if e.get("state") == "preparing_rebalancing"))] = answer(
+        10.45, {"b": [2, 3]}, state="preparing_rebalancing")
+    v = check(history(evs))
+    assert v.status == "invalid" and "b held partition 0 from 10.300" in v.message, v.message
+
+
+def test_a_holding_between_answers_in_the_final_stop_is_counted_not_unknown():
+    """After the workload drained the harness stops the members one after another: b takes a's partitions for 0.2 s
+    between two answers. Counted and named, not judged; the same holding before the drain is unknown."""
+    def evs(drained_at: float):
+        return [start(), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), answer(1.0, {"a": [0, 1], "b": [2, 3]}),
+                ev("drained", drained_at, "harness"), ev("member_stop", 14.0, "harness", member="a"),
+                revoked("a", 14.0, [0, 1]), member_exit("a", 14.1), assigned("b", 14.2, [0, 1]),
+                ev("member_stop", 14.3, "harness", member="b"), revoked("b", 14.4, [0, 1, 2, 3]),
+                member_exit("b", 14.45), answer(14.6, {}, state="empty"), answer(19.5, None, stopped=True),
+                run_end(20.0)]
+    v = check(history(evs(13.0)))
+    assert v.status == "valid" and v.measurements["between_samples_at_stop"] == 2, v.message  # 0 and 1
+    assert "2 taken up in the members' final stop" in v.message
+    v = check(history(evs(14.5)))
+    assert v.status == "unknown" and v.measurements["between_samples"] == 2, v.message
