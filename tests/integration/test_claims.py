@@ -23,10 +23,10 @@ def verdicts(root: Path) -> dict:
     return json.loads((run / "verdicts.json").read_text())
 
 
-@pytest.mark.parametrize("protocol", ["consumer", "classic-cooperative"])
+@pytest.mark.parametrize("group_protocol", ["consumer", "classic-cooperative"])
 @pytest.mark.parametrize("misbehave", ["claim-extra", None])
-def test_a_claim_the_coordinator_never_made_fails(protocol, misbehave, tmp_path):
-    cmd = [sys.executable, "-m", "harness", "run", "member-kill", "--seed", "1", "--protocol", protocol,
+def test_a_claim_the_coordinator_never_made_fails(group_protocol, misbehave, tmp_path):
+    cmd = [sys.executable, "-m", "harness", "run", "member-kill", "--seed", "1", "--protocol", group_protocol,
            "--runs-root", str(tmp_path), "--quiet"] + (["--misbehave", misbehave] if misbehave else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     v = verdicts(tmp_path)["coordinator_claims"]
