@@ -12,9 +12,9 @@ answer changes:
   event) and on the last event (`stopped`);
 - `group_type` (`classic` or `consumer`, `unknown` when the client could not tell) and `state` (lower case:
   `stable`, `preparing_rebalancing`, `completing_rebalancing`, `empty`, `dead`; `unknown` for the consumer
-  protocol's own states, which librdkafka does not name). A classic group's coordinator lists its members'
-  assignments only while it is stable (DescribeGroups leaves them out during a rebalance): `coordinator_claims`
-  reads a classic answer in another state as blind;
+  protocol's own states, which librdkafka does not name). A classic group's coordinator lists, while it
+  rebalances, the previous generation's assignments (or none, after a rebalance began while members awaited their
+  SyncGroup): `coordinator_claims` reads such an answer with the stable answers around it;
 - `asked_mono`, `interval_s`, `longest_gap_s`: when it asked, how often, and how far apart unchanged answers were.
 
 Started for consumer-group runs on real brokers with the first members, stopped after their final stop. Its admin
