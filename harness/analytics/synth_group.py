@@ -81,12 +81,19 @@ class Story:
     ids: dict = field(default_factory=dict)  # member -> its group member id
     held: dict = field(default_factory=dict)  # member -> its partitions now (sorted)
     generation: int = 0
+    coordinator_free: float = 0.0  # the coordinator handles one request at a time: its next line comes no sooner
     prod: tuple = (0.0, 0.0)  # the producer's first and last ack
     end: float = 0.0
 
     def emit(self, key: str, mono: float, event_type: str, /, **fields) -> None:
         ev = {"type": event_type, "mono": round(mono, 6), "wall": round(mono + self.wall0, 6), **fields}
         self.files.setdefault(key, []).append((mono, json.dumps(ev, separators=(",", ":")) + "\n"))
+
+    def handled(self, mono: float) -> float:
+        """When the coordinator handles a request that reached it at `mono` (after the one it handles now)."""
+        at = max(mono, self.coordinator_free)
+        self.coordinator_free = at + 0.002  # its lines for one request, each stamped to the millisecond, stay together
+        return at
 
     def broker(self, mono: float, message: str) -> None:
         wall = round(mono + self.wall0, 3)  # the brokers stamp their lines to the millisecond
@@ -155,13 +162,15 @@ def member_id(rng: random.Random, protocol: str, m: str) -> str:
     return f"{m}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def bump_lines(s: Story, at: float, cause: str) -> None:
+def bump_lines(s: Story, at: float, cause: str) -> float:
     """The consumer protocol coordinator's lines for one epoch: its cause, the bump, the new target."""
+    at = s.handled(at)
     s.generation += 1
     s.broker(at, f"[GroupId {s.group}] {cause}")
     s.broker(at + 0.0005, f"[GroupId {s.group}] Bumped group epoch to {s.generation} with metadata hash {HASH}.")
     s.broker(at + 0.001, f"[GroupId {s.group}] Computed a new target assignment for epoch {s.generation} with "
                          f"'uniform' assignor in 0ms.")
+    return at
 
 
 def classic_round(s: Story, prepare: float, reason: str, stable: float) -> None:
@@ -226,16 +235,18 @@ def reason_of(s: Story, m: str) -> str:
     return f"explicit `LeaveGroup` request for ({s.ids[m]}) members."
 
 
-def join_lines(s: Story, m: str, at: float, first: bool) -> None:
-    """The coordinator's lines for `m` joining at `at` (the consumer protocol's epoch; a classic join's ids)."""
+def join_lines(s: Story, m: str, at: float, first: bool) -> float:
+    """The coordinator's lines for `m` joining at `at` (the consumer protocol's epoch; a classic join's ids); returns
+    when it logged them."""
     if s.shape.protocol == "consumer":
-        bump_lines(s, at, f"Member {s.ids[m]} joins the consumer group using the consumer protocol.")
-        return
+        return bump_lines(s, at, f"Member {s.ids[m]} joins the consumer group using the consumer protocol.")
     state = "Empty" if first and s.generation == 0 else ("PreparingRebalance" if not first else "Stable")
+    at = s.handled(at)
     s.broker(at, f"Dynamic member with unknown member id joins group {s.group} in {state} state. Created a new member "
                  f"id {s.ids[m]} and requesting the member to rejoin with this id.")
     s.broker(at + 0.002, f"Pending dynamic member with id {s.ids[m]} joins group {s.group} in {state} state. Adding "
                          f"to the group now.")
+    return at
 
 
 def start_member(s: Story, rng: random.Random, m: str, at: float) -> float:
@@ -282,17 +293,17 @@ def join_wave(s: Story, rng: random.Random, wave: list[str], at: float) -> float
     for i, m in enumerate(wave):
         joined.append((start_member(s, rng, m, at + 0.01 * i) + 0.05, m))
     joined.sort()
+    logged = []
     for i, (t, m) in enumerate(joined):
-        join_lines(s, m, t, i == 0)
+        logged.append(join_lines(s, m, t, i == 0))
         s.held[m] = []
-    first, last = joined[0][0], joined[-1][0]
-    return reassign(s, rng, last + 0.01, joined[0][1], first + 0.003)
+    return reassign(s, rng, logged[-1] + 0.01, joined[0][1], logged[0] + 0.003)
 
 
-def stop_members(s: Story, rng: random.Random, leavers: list[str], at: float) -> tuple[float, float]:
+def stop_members(s: Story, rng: random.Random, leavers: list[str], at: float) -> tuple[float, float, float]:
     """The harness stops `leavers` together from `at` (SIGTERM to each); each commits, revokes what it holds and
-    leaves; returns (the last leave line, the last exit)."""
-    last_line = last_exit = at
+    leaves; returns (the first leave line, the last, the last exit)."""
+    lines, last_exit = [], at
     for i, m in enumerate(leavers):
         stop = at + 0.0005 * i
         s.emit("harness", stop, "member_stop", member=m)
@@ -302,17 +313,19 @@ def stop_members(s: Story, rng: random.Random, leavers: list[str], at: float) ->
         s.emit(m, stop + 0.07, "stopped", member=m, reason="sigterm")
         line = stop + 0.075
         if s.shape.protocol == "consumer":
-            bump_lines(s, line, f"Member {s.ids[m]} left the consumer group.")
+            line = bump_lines(s, line, f"Member {s.ids[m]} left the consumer group.")
         else:
+            line = s.handled(line)
             s.broker(line, f"[Group {s.group}] Member {s.ids[m]} has left group through explicit `LeaveGroup` "
                            f"request; client reason: not provided")
         exit_at = stop + 0.17 + rng.uniform(0, 0.02)
         s.emit("harness", exit_at, "member_exit", member=m, how="graceful", code=0)
-        last_line, last_exit = max(last_line, line), max(last_exit, exit_at)
-    return last_line, last_exit
+        lines.append(line)
+        last_exit = max(last_exit, exit_at)
+    return lines[0], lines[-1], last_exit
 
 
-def empty_lines(s: Story, first: str, first_leave: float) -> None:
+def empty_lines(s: Story, first: str, first_leave: float, last_leave: float) -> None:
     """A classic group whose members all leave: the first leave prepares a generation no one rejoins."""
     if s.shape.protocol == "consumer":
         return
@@ -320,4 +333,4 @@ def empty_lines(s: Story, first: str, first_leave: float) -> None:
                                    f"generation {s.generation} (reason: explicit `LeaveGroup` request for "
                                    f"({s.ids[first]}) members.).")
     s.generation += 1
-    s.broker(first_leave + 0.001, f"Group {s.group} with generation {s.generation} is now empty.")
+    s.broker(last_leave + 0.001, f"Group {s.group} with generation {s.generation} is now empty.")

@@ -99,8 +99,7 @@ def play(shape: g.Shape, run_id: str) -> g.Story:
     action(s, 1, at, "sleep", {"s": half}, at + half)
     at += half + 0.0002
     leavers = members[len(members) - shape.members // 3:][::-1]
-    first_line = at + 0.001 + 0.075
-    last_line, last_exit = g.stop_members(s, rng, leavers, at + 0.001)
+    first_line, last_line, last_exit = g.stop_members(s, rng, leavers, at + 0.001)
     ready = g.reassign(s, rng, last_line + 0.01, leavers[0], first_line + 0.0005)
     action(s, 2, at, "scale_in", sched[1][1], last_exit + 0.0002,
            **({"member": leavers[0]} if len(leavers) == 1 else {"members": leavers}))
@@ -112,8 +111,9 @@ def play(shape: g.Shape, run_id: str) -> g.Story:
     drained = s.prod[1] + shape.poll_s + 0.3
     s.emit("harness", drained, "drained", ok=True, missing=0)
     survivors = sorted(s.held, key=lambda m: s.lives[m][0])
-    _, s.end = g.stop_members(s, rng, survivors, drained + 1.0)
-    g.empty_lines(s, survivors[0], drained + 1.0 + 0.075)
+    first_line, last_line, s.end = g.stop_members(s, rng, survivors, drained + 1.0)
+    g.empty_lines(s, survivors[0], first_line, last_line)
+    s.end = max(s.end, last_line + 0.002)
     s.emit("harness", s.end + 0.01, "run_end", status="complete")
     return s
 
