@@ -27,12 +27,13 @@ was told). Without --reference: on the correct run every verdict must be `valid`
 run's plan (run_start's `applies`) said the invariant does not apply; on the --failure-path run, only that
 every invariant got a verdict. Exit status 1 when a check fails.
 
-Before and after: run the same command with the older code first on PYTHONPATH, from outside the repo:
+Before and after: run the same command with the older code first on PYTHONPATH ($BEFORE: its `harness`
+package, say from `git archive`), from outside the repo ($CHECKOUT: this checkout; $RUNS: a scratch directory):
 
-    cd /tmp && PYTHONPATH=/tmp/before-wt /work/main/.venv/bin/python /work/main/bench/judge.py \\
-        --members 300 --partitions 1000 --events 100000 --dir /tmp/judge-300 --save-verdicts /tmp/before.json
-    cd /tmp && /work/main/.venv/bin/python /work/main/bench/judge.py \\
-        --members 300 --partitions 1000 --events 100000 --dir /tmp/judge-300 --reference /tmp/before.json
+    cd $RUNS && PYTHONPATH=$BEFORE $CHECKOUT/.venv/bin/python $CHECKOUT/bench/judge.py \\
+        --members 300 --partitions 1000 --events 100000 --dir $RUNS/judge-300 --save-verdicts $RUNS/before.json
+    cd $RUNS && $CHECKOUT/.venv/bin/python $CHECKOUT/bench/judge.py \\
+        --members 300 --partitions 1000 --events 100000 --dir $RUNS/judge-300 --reference $RUNS/before.json
 
 The first generates the run (kept, and reused when --dir already holds a run of the same shape); the table
 says which harness was imported. Wall times follow the machine's load; CPU times less so.
@@ -134,12 +135,15 @@ def synthetic_run(root: Path, args) -> Path:
         if root.exists():
             import shutil
             shutil.rmtree(root)
-        code = (f"from harness.analytics import synth; synth.generate({str(root)!r}, 1, {args.events}, {args.seed})"
-                if args.failure_path else
-                f"from harness.analytics import synth_run as s, synth_group as g; s.write({str(root)!r}, g.Shape("
-                f"{args.members}, {args.partitions}, {args.events}, {args.protocol!r}, {args.seed}))")
-        done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cmd = (["-c", f"from harness.analytics import synth; synth.generate({str(root)!r}, 1, {args.events}, "
+                      f"{args.seed})"] if args.failure_path else
+               ["-m", "harness.analytics.synth_run", str(root), "--members", str(args.members), "--partitions",
+                str(args.partitions), "--events", str(args.events), "--protocol", args.protocol, "--seed", str(args.seed)])
+        done = subprocess.run([sys.executable, *cmd], env={**os.environ, "PYTHONPATH": str(ROOT)},
                               capture_output=True, text=True)
+        if done.returncode == 2:  # a shape that cannot be: its one line
+            sys.stderr.write(done.stderr)
+            raise SystemExit(2)
         if done.returncode:
             raise SystemExit(f"generating the synthetic run failed:\n{done.stderr}")
         marker.write_text("")
