@@ -152,8 +152,9 @@ def coordinator_claims(facts: PlanFacts) -> Answer:
 
 def strict_stickiness(facts: PlanFacts) -> Answer:
     """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
-    by the members sticky too, and a step that is one cause: it starts members and stops none, or the reverse (after a
-    kill and its replacement the group may answer each with its own rebalance, which the checker does not judge)."""
+    by the members sticky too, and a step that is one cause: it starts one member and stops none, or the reverse (after
+    a kill and its replacement the group may answer each with its own rebalance, which the checker does not judge; it
+    counts each member's start or stop as a cause, so a step that stops or starts several at once is several)."""
     applies, why = bounded_migrations(facts)
     if not applies:
         return applies, why
@@ -167,9 +168,13 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
         return False, f"the brokers' {BROKER_ASSIGNORS} puts {brokers[0]} first, not a strictly sticky assignor"
     if facts.racks:
         return False, f"members are on racks ({', '.join(facts.racks)}): the sticky assignors match racks too"
-    hit = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
+    hit = _first(facts, lambda k, p, eff, live: len(eff.departures) + len(eff.starts) == 1 and not eff.uncertain)
     if hit:
-        return True, f"step {hit[0]} ({hit[1]}) starts or stops members, one cause between two stable assignments"
+        return True, f"step {hit[0]} ({hit[1]}) starts or stops a member, one cause between two stable assignments"
+    many = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
+    if many:  # the checker counts each member's start or stop as a cause of its own
+        return False, (f"no step certainly starts or stops one member alone (one cause between two stable "
+                       f"assignments): step {many[0]} ({many[1]}) starts or stops several at once, each its own cause")
     return False, "no step certainly only starts or only stops members (one cause between two stable assignments)"
 
 

@@ -216,10 +216,13 @@ def converged_states(tl) -> list[tuple[float, float]]:
                    | {m for ms in tl.subscriptions.by_member.values() for m, _ in ms if m <= tl.end}
                    | {t for t in tl.growth.times if t <= tl.end})
     out: list[tuple[float, float, tuple]] = []
+    every = tl.subscriptions.all_take_all  # then every partition of every topic is required of the live members
     for i, (t, owners) in enumerate(sweep_owners(tl.ownerships, times, tl.end)):  # tl.owners_at(t), one sweep
         nxt = times[i + 1] if i + 1 < len(times) else tl.end
         if nxt <= t:
             continue
+        if every and sum(1 for xs in owners.values() if xs) < sum(tl.counts_at(t).values()):
+            continue  # fewer partitions held by anyone than are required: one is unowned, incomplete (mid-rebalance)
         if not _assess(tl, t, owners=owners).ok:
             continue
         key = tuple(sorted((p, tuple(sorted(xs))) for p, xs in owners.items() if xs))

@@ -46,6 +46,7 @@ Measurements: `rebalances` (by protocol), `causes` (by kind), `uncaused`, `unrea
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 
 from harness.record.history import History
@@ -166,6 +167,19 @@ class _Judge:
 
     def __init__(self, tl, seen: list[Bump], lines: list[dict]) -> None:
         self.tl, self.seen, self.lines, self.ids = tl, seen, lines, _Ids(tl)
+        # the control events looked up per bump and candidate, indexed once (hundreds of members, of bumps)
+        self.controls: dict[str | None, list[dict]] = {}
+        self.broker_events: list[float] = []  # sorted
+        self.subscription_changes: list[float] = []  # sorted
+        for _, e in tl.control:
+            if e["type"] == "control":
+                self.controls.setdefault(e.get("member"), []).append(e)
+                if "subscription" in e:
+                    self.subscription_changes.append(e["mono"])
+            elif e["type"] == "broker_event":
+                self.broker_events.append(e["mono"])
+        self.broker_events.sort()
+        self.subscription_changes.sort()
 
     def uncaused(self, b: Bump, c: Cause, prev: float) -> str | None:
         """None when the history holds a cause for `c`; else why not."""
@@ -305,11 +319,10 @@ class _Judge:
         return any(e.get("stall") for e in self._controls(x, since, t, "stall"))
 
     def _controls(self, x: str, since: float, t: float, key: str) -> list[dict]:
-        return [e for _, e in self.tl.control if e["type"] == "control" and e.get("member") == x and key in e
-                and since <= e["mono"] <= t]
+        return [e for e in self.controls.get(x, ()) if key in e and since <= e["mono"] <= t]
 
     def _any_subscription_change(self, since: float, t: float) -> bool:
-        return any(e["type"] == "control" and "subscription" in e and since <= e["mono"] <= t for _, e in self.tl.control)
+        return _any_within(self.subscription_changes, since, t)
 
     def _topic_or_broker(self, since: float, t: float, brokers_too: bool = True) -> bool:
         if any(since <= g <= t for g in self.tl.growth.times):
@@ -317,9 +330,15 @@ class _Judge:
         return brokers_too and self._broker_trouble(since, t)
 
     def _broker_trouble(self, since: float, t: float) -> bool:
-        if any(e["type"] == "broker_event" and since <= e["mono"] <= t for _, e in self.tl.control):
+        if _any_within(self.broker_events, since, t):
             return True
         return any(not f.members and f.start < t and f.end > since for f in self.tl.faults)
+
+
+def _any_within(times: list[float], since: float, t: float) -> bool:
+    """Whether a time of the sorted `times` lies in [since, t]."""
+    i = bisect_left(times, since)
+    return i < len(times) and times[i] <= t
 
 
 def _life(tl, x: str, t: float):

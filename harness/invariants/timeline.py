@@ -32,7 +32,7 @@ the last event; events after E are not read.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 import numpy as np
@@ -73,6 +73,8 @@ class Timeline:
         self.end = runs[-1]["mono"] if runs else last
         self.start = start["mono"] if (start := history.run_start()) else first
         self.lives = self._lives()
+        self._life_bounds: list[float] | None = None
+        self._alive_between: dict[tuple, frozenset] = {}  # (next life bound, on it, before) -> who lives then
         self.subscriptions = Subscriptions(self.control, names, self.end)
         self.faults = self._faults()
         self.ownerships = self._ownerships()
@@ -275,7 +277,14 @@ class Timeline:
         return any(covers(lf.start, lf.end, t, before) for lf in self.lives.get(member or "", ()))
 
     def alive_members(self, t: float, before: bool = False) -> set[str]:
-        return {m for m in self.lives if self.alive(m, t, before)}
+        if self._life_bounds is None:  # the lives' starts and ends: between two of them the live set stays the same
+            self._life_bounds = sorted({x for ls in self.lives.values() for lf in ls for x in (lf.start, lf.end)})
+        i = bisect_left(self._life_bounds, t)
+        on_bound = i < len(self._life_bounds) and self._life_bounds[i] == t  # then `before` matters
+        key = (i, on_bound, on_bound and before)
+        if key not in self._alive_between:  # hundreds of members, asked at thousands of moments
+            self._alive_between[key] = frozenset(m for m in self.lives if self.alive(m, t, before))
+        return set(self._alive_between[key])
 
     def affected(self, member: str, t: float) -> bool:
         """Whether an active fault lists the member at t."""
