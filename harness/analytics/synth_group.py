@@ -334,3 +334,33 @@ def empty_lines(s: Story, first: str, first_leave: float, last_leave: float) -> 
                                    f"({s.ids[first]}) members.).")
     s.generation += 1
     s.broker(last_leave + 0.001, f"Group {s.group} with generation {s.generation} is now empty.")
+
+
+def watch_answers(s: Story, interval_s: float = 0.5) -> None:
+    """The coordinator's answers as the runner's group watch writes them (`group_assignment`, only on a change):
+    sampled every `interval_s` from the first member's start to the last exit, each member alive then listed with
+    the partitions it holds (the coordinator gives before its member holds and takes back before it revokes, so a
+    sample of the holdings lists each holding in the answer after its start), and a last, blind event when the
+    watch stops."""
+    first = min(start for start, _ in s.lives.values())
+    t, last, since = first, None, first
+    group_type = "consumer" if s.shape.protocol == "consumer" else "classic"
+    while t <= s.end:
+        held: dict[str, list[int]] = {m: [] for m, (start, stop) in s.lives.items()
+                                      if start <= t and (stop is None or t < stop + 0.1)}
+        for p, owners in s.owners.items():
+            for m, a, r in owners:
+                if a <= t and (r is None or t < r) and m in held:
+                    held[m].append(p)
+        members = [{"member": m, "consumer_id": s.ids[m], "instance_id": None, "partitions": s.tps(ps)}
+                   for m, ps in sorted(held.items())]
+        if members != last:
+            s.emit("harness", t, "group_assignment", members=members, group_type=group_type, state="stable",
+                   asked_mono=round(t - 0.003, 6), interval_s=interval_s, error=None,
+                   longest_gap_s=round(min(interval_s, t - since), 3) if last is not None else None)
+            last = members
+        since = t
+        t += interval_s
+    s.emit("harness", s.end + 0.005, "group_assignment", members=None, group_type=group_type, state="unknown",
+           asked_mono=round(s.end + 0.004, 6), interval_s=interval_s, longest_gap_s=interval_s, error=None,
+           stopped=True)

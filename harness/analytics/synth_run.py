@@ -114,6 +114,7 @@ def play(shape: g.Shape, run_id: str) -> g.Story:
     first_line, last_line, s.end = g.stop_members(s, rng, survivors, drained + 1.0)
     g.empty_lines(s, survivors[0], first_line, last_line)
     s.end = max(s.end, last_line + 0.002)
+    g.watch_answers(s)
     s.emit("harness", s.end + 0.01, "run_end", status="complete")
     return s
 
