@@ -21,12 +21,14 @@
   in `__share_group_state`, which records no acquisition (`share-rack-outage --member java`, seed 1: offset 78 of
   partition 3, held by the killed member when its broker, the leader, was killed, came back with count 1, the
   new leader's persisted batch from 78 with delivery count 1). Measured: `count_kept_after_leader_change`.
-- `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
-  last delivery, at the delivery count limit, released or expired); none is lost through member churn. That
-  holds for the records of partitions added while the group runs (an `add_partitions` action's result: the
-  topic, its count before and after) as for any other: a record there that was never delivered was skipped,
-  and its witness says the partition was added and when; `added_partition_records` and
-  `added_partition_completed` count them. A record whose last recorded delivery ended with its holder's
+- `share_completion`: every record the producer had acknowledged and due to the group ends accepted, rejected or
+  archived (its last delivery, at the delivery count limit, released or expired); none is lost through member
+  churn. Records the group skipped by its own `share.auto.offset.reset=latest` are not due, and a record surely
+  lost fails the run though it did not drain: `skipped.py` (by the recorded policy and the start offsets after
+  the run; measured: `skipped_by_reset_policy`, `lost_surely`). Every record of a partition added while the group
+  runs (an `add_partitions` action's result: the topic, its count before and after) is due: a record there that
+  was never delivered was skipped, and its witness says the partition was added and when;
+  `added_partition_records` and `added_partition_completed` count them. A record whose last recorded delivery ended with its holder's
   exit (a member killed right after it asked for an accept leaves no answer, and the record may never come back
   because the broker took the accept) is done when the brokers say so: it lies below its partition's start
   offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
