@@ -9,7 +9,7 @@ settings are test_invariant_share.GROUP's (delivery count limit 3, lock 5 s) wit
 did not drain unless said (`drained` not ok), the case that read "unknown" before.
 """
 from histbuild import acked, drained, ev, history, member_exit
-from test_invariant_share import GROUP, S, acq, ack, base, consumed
+from test_invariant_share import GROUP, S, acq, ack, base, consumed, watched
 
 from harness.invariants.share import check_share
 
@@ -129,3 +129,25 @@ def test_a_holder_that_left_before_the_answer_below_the_start_offset_is_still_do
 def test_a_record_not_delivered_that_the_start_offset_did_not_pass_stays_unknown_when_undrained():
     v = completion(consumed("m1", 2.0, 0), acked(2.5, 0, 1), starts([["t", 0, 1]]), group=EARLIEST, missing=1)
     assert v.status == "unknown" and "the run did not drain" in v.message, v.message
+
+
+# -- share_served: what the group skipped by its policy, or surely lost, is no wait
+def served(*items, group=LATEST):
+    h = history(base(group=group), watched(), *items)
+    return check_share(h, S, ["share_served"])["share_served"]
+
+
+def test_served_does_not_judge_records_the_group_skipped_by_its_policy():
+    # written at 1.5 and 1.6, the members alive since 1.0, before the first delivery there (offset 2 at 2.2)
+    early = [acked(1.5, 0, 0), acked(1.6, 0, 1), consumed("m1", 2.0, 2), consumed("m2", 3.0, 3)]
+    v = served(*early)
+    assert v.status == "valid" and v.measurements["skipped_by_reset_policy"] == 2, v.message
+    v = served(*early, group=EARLIEST)  # due to the group: they waited, never delivered, until the end
+    assert v.status == "invalid" and {w["offset"] for w in v.witnesses} == {0, 1}, v.message
+    v = served(*early, starts([["t", 0, 4]]), group=EARLIEST)  # passed by the start offset: lost, completion's
+    assert v.status == "valid" and v.measurements["lost_surely"] == 2, v.message
+
+
+def test_served_leaves_records_surely_lost_in_an_added_partition_to_completion():
+    v = served(*skipped_in_added(), starts([["t", 0, 1], ["t", 1, 3]]))
+    assert v.status == "valid" and v.measurements["lost_surely"] == 2, v.message

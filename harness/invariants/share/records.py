@@ -263,15 +263,19 @@ def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, 
                         serving) -> Verdict:
     lost = ended["sure"] + ended["lost"]
     said = f"{limit.says('delivery count limit')}; {skips.policy.says()}"
+    if ended["policy"]:
+        said += f"; {len(ended['policy'])} more skipped by it, not counted"
+    due = f"{len(produced) - len(ended['policy'])} produced records" + (" due to the group" if ended["policy"] else "")
     if ended["sure"] or (lost and drained and drained.get("ok") is not False):
         drain_said = "" if drained and drained.get("ok") is not False else (
             f"; the run did not drain, but {len(ended['sure'])} of them surely lost (passed by the start offset "
             f"after the run or skipped in a partition added while the group ran)")
-        return verdict(name, "invalid", f"{len(lost)} of {len(produced)} produced records neither accepted, rejected "
-                                        f"nor archived ({said}){drain_said}", ended["sure"] + ended["lost"], meas)
+        sure = skipped_summary([(r["topic"], r["partition"], r["offset"]) for r in ended["sure"]])
+        return verdict(name, "invalid", f"{len(lost)} of {due} neither accepted, rejected nor archived ({said})"
+                                        f"{drain_said}" + (f"; surely lost: {sure}" if sure else ""), lost, meas)
     if lost:
-        return verdict(name, "unknown", f"{len(lost)} of {len(produced)} produced records neither accepted, rejected "
-                                        f"nor archived ({said}); the run did not drain", lost, meas)
+        return verdict(name, "unknown", f"{len(lost)} of {due} neither accepted, rejected nor archived ({said}); the "
+                                        f"run did not drain", lost, meas)
     if ended["policy_unknown"]:
         return verdict(name, "unknown", f"{len(ended['policy_unknown'])} record(s) never delivered, written before "
                                         f"the first delivery of their partition: skipped by the reset policy or lost, "
@@ -290,8 +294,6 @@ def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, 
         skipped = [(r["topic"], r["partition"], r["offset"]) for r in ended["policy"]]
         settled += (f"; {len(skipped)} written before the group first initialised their partition, skipped by "
                     f"{skips.policy.says()}: {skipped_summary(skipped)}")
-    due = f"{len(produced) - len(ended['policy'])} produced records due to the group" if ended["policy"] else (
-        f"{len(produced)} produced records")
     return verdict(name, "valid", f"all {due} accepted ({counts['accept']}), "
                                   f"rejected ({counts['reject']}) or archived ({counts['archived']}){settled}",
                    measurements=meas)
