@@ -142,8 +142,11 @@ class Observer:
                 if at + self.share_lock_s + 1.0 <= now and r[0] in self.topics:
                     self._processed.setdefault((r[0], r[1]), set()).add(r[2])
                     del self._share_unsure[r]
-        return sum(len({o for o in offs if o >= self._skipped_below(p)} - self._processed.get(p, set()))
-                   for p, offs in self._acked.items())
+        return sum(len(self._due(p, offs) - self._processed.get(p, set())) for p, offs in self._acked.items())
+
+    def _due(self, tp: tuple[str, int], offs: set[int]) -> set[int]:
+        below = self._skipped_below(tp)
+        return {o for o in offs if o >= below} if below else offs
 
     def _skipped_below(self, tp: tuple[str, int]) -> int:
         """The offset below which a share group under `latest` skipped a partition's records by its policy: the first
