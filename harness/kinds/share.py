@@ -3,7 +3,7 @@
 harness/members/java/ShareMember.java), or any program of the member contract that writes the share events.
 
 The group's configs (record lock duration, delivery count limit, record-lock limit, session timings,
-`share.auto.offset.reset=earliest`) are set on the run's group before the first member joins
+`share.auto.offset.reset=earliest` unless the run says `latest`) are set on the run's group before the first member joins
 (harness/plan/kinds/share.py) and read back into the `group_settings` event, which the checkers judge by.
 "Stable" is `harness.invariants.balance.share`: every live member has been delivered records since it
 started (share groups give a partition to several members, and neither client reports an assignment).
@@ -95,12 +95,14 @@ class ShareGroup(ConsumerGroup):
             share_dlq.read_back(self.ctx, self.dlq)
 
     def members_started(self, members: list) -> None:
-        """The observer learns the delivery count limit (a record released at it is archived, done with) and the
-        record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back).
+        """The observer learns the delivery count limit (a record released at it is archived, done with), the
+        record lock (an acknowledgement whose answer was lost is taken once the lock ran out without it back) and the
+        reset policy (under latest the drain does not wait for what the group skipped by it).
         From now until the members stopped, the group's assignment as its coordinator reports it is recorded
         (`share_assignment`, harness/kinds/share_watch.py)."""
         self.ctx.observer.share_limit = int(self.plan.settings["share.delivery.count.limit"])
         self.ctx.observer.share_lock_s = int(self.plan.settings["share.record.lock.duration.ms"]) / 1000
+        self.ctx.observer.share_reset = str(self.plan.settings["share.auto.offset.reset"]).strip().lower()
         if getattr(self.ctx.cluster, "backend", None) != "fake":
             from harness.kinds.share_watch import ShareAssignmentWatch
             self.watch = ShareAssignmentWatch(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event).start()

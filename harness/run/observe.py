@@ -38,6 +38,9 @@ class Observer:
         self._share_last: dict[tuple, int] = {}  # a share record's latest delivery count
         self.share_lock_s: float | None = None  # the share group's record lock (set by the share kind)
         self._share_unsure: dict[tuple, float] = {}  # accepted or rejected, the answer lost: record -> asked at
+        self.share_reset: str | None = None  # the share group's share.auto.offset.reset (set by the share kind)
+        self._share_first: dict[tuple[str, int], int] = {}  # (topic, partition) -> the lowest offset delivered there
+        self._added: set[tuple[str, int]] = set()  # partitions an add_partitions step added
         self.events_read = 0
 
     def poll(self) -> int:
@@ -81,7 +84,11 @@ class Observer:
             self.share_deliveries.pop(e["member"], None)
         elif t in CONNECT_RUNS:
             self._fold_connect(e, t)
+        elif t == "action_end" and e.get("kind") == "add_partitions" and isinstance(e.get("count"), int):
+            self._added |= {(e.get("topic"), p) for p in range(int(e.get("before") or 0), e["count"])}
         elif t == "share_acquired":
+            tp = (e.get("topic"), e.get("partition"))
+            self._share_first[tp] = min(self._share_first.get(tp, e.get("offset")), e.get("offset"))
             self.share_deliveries[e.get("member")] = self.share_deliveries.get(e.get("member"), 0) + 1
             self._share_last[(e.get("topic"), e.get("partition"), e.get("offset"))] = int(e.get("delivery_count") or 1)
             self._share_unsure.pop((e.get("topic"), e.get("partition"), e.get("offset")), None)  # it came back
@@ -127,14 +134,27 @@ class Observer:
     def unprocessed(self, now: float | None = None) -> int:
         """How many acknowledged records of the run's topics no member has processed yet. A share record accepted
         or rejected whose answer was lost is done once its lock ran out (at `now`, the host's monotonic clock)
-        without it coming back: the broker took the acknowledgement (share_completion counts it so too)."""
+        without it coming back: the broker took the acknowledgement (share_completion counts it so too). A share
+        group under `latest` is not waited for on the records it skipped by that policy (`_skipped_below`)."""
         if self._share_unsure and self.share_lock_s is not None:
             now = time.monotonic() if now is None else now
             for r, at in list(self._share_unsure.items()):
                 if at + self.share_lock_s + 1.0 <= now and r[0] in self.topics:
                     self._processed.setdefault((r[0], r[1]), set()).add(r[2])
                     del self._share_unsure[r]
-        return sum(len(offs - self._processed.get(p, set())) for p, offs in self._acked.items())
+        return sum(len(self._due(p, offs) - self._processed.get(p, set())) for p, offs in self._acked.items())
+
+    def _due(self, tp: tuple[str, int], offs: set[int]) -> set[int]:
+        below = self._skipped_below(tp)
+        return {o for o in offs if o >= below} if below else offs
+
+    def _skipped_below(self, tp: tuple[str, int]) -> int:
+        """The offset below which a share group under `latest` skipped a partition's records by its policy: the first
+        it delivered there, in a partition it consumed from its start (share_completion's rule, which judges them);
+        0 otherwise: every record is waited for, those of a partition added while the group ran above all."""
+        if self.share_reset != "latest" or tp in self._added:
+            return 0
+        return self._share_first.get(tp, 0)
 
     def streams_view(self, live: set[str]) -> dict[str, dict]:
         """Per live Streams instance: its latest tasks snapshot (active, standby), state, and running tasks."""

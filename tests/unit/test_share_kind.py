@@ -117,6 +117,34 @@ def test_draining_counts_a_record_released_at_the_delivery_limit_as_done(tmp_pat
     assert o.unprocessed() == 0 and o.share_deliveries == {"m1": 1}
 
 
+def test_draining_under_latest_waits_for_an_added_partitions_records_not_for_those_skipped_by_the_policy(tmp_path):
+    """Partition 0 (the topic's own) and partition 1 (added by add_partitions): each has offsets 0 and 1 acknowledged
+    and only offset 1 delivered and accepted. Under latest partition 0's offset 0 was skipped by the group's policy;
+    partition 1's is still due (share_completion's rule, KAFKA-20742)."""
+    import json
+
+    from harness.run.observe import Observer
+    hdr = {"type": "header", "schema": "rebalance-history", "version": 1, "source": "member", "member": "m1"}
+    acks = [{"type": "acked", "mono": 0.5, "wall": 0.5, "topic": "t", "partition": p, "offset": o, "key": "k", "seq": 0}
+            for p in (0, 1) for o in (0, 1)]
+    (tmp_path / "producer.jsonl").write_text("\n".join(json.dumps(x) for x in [{**hdr, "source": "producer",
+                                                                                "member": None}, *acks]) + "\n")
+    (tmp_path / "harness.jsonl").write_text("\n".join(json.dumps(x) for x in [
+        {**hdr, "source": "harness", "member": None},
+        {"type": "action_end", "mono": 0.4, "wall": 0.4, "kind": "add_partitions", "topic": "t", "before": 1,
+         "count": 2, "ok": True}]) + "\n")
+    (tmp_path / "member-m1.jsonl").write_text("\n".join(json.dumps(x) for x in [hdr, *[e for p in (0, 1) for e in (
+        {"type": "share_acquired", "mono": 1.0, "wall": 1.0, "member": "m1", "topic": "t", "partition": p,
+         "offset": 1, "delivery_count": 1},
+        {"type": "share_acked", "mono": 1.1, "wall": 1.1, "member": "m1", "topic": "t", "partition": p, "offset": 1,
+         "ack": "accept", "ok": True, "error": None, "requested_mono": 1.05})]]) + "\n")
+    for reset, left in ((None, 2), ("earliest", 2), ("latest", 1)):
+        o = Observer(tmp_path, ["t"])
+        o.share_reset = reset
+        o.poll()
+        assert o.unprocessed() == left, reset
+
+
 def test_the_coordinators_assignment_is_drawn_as_strips_faded_once_the_member_is_gone():
     def said(t, held):
         return ev("share_assignment", t, "harness", asked_mono=t, interval_s=0.5, error=None, group_epoch=1,

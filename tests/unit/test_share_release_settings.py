@@ -61,3 +61,30 @@ def test_kafka_4_1_is_refused_up_front_with_the_reason():
         plan(cfg(), version="4.1.2")
     msg = str(e.value)
     assert "needs Kafka 4.2 or newer" in msg and "preview in 4.1" in msg and "4.1.2" in msg and "\n" not in msg
+
+
+def test_the_reset_policy_is_earliest_unless_the_run_or_its_file_says_latest():
+    assert plan(cfg(), version="4.3.1").settings["share.auto.offset.reset"] == "earliest"
+    p = plan(cfg("share-partitions-added-latest"), version="4.3.1")
+    assert p.settings["share.auto.offset.reset"] == "latest"  # the file's [group] settings
+    assert as_group_configs(p.settings, "4.2.2")["share.auto.offset.reset"] == "latest"  # a group config on 4.2 too
+    given = cfg(group_settings=(("share.auto.offset.reset", "latest"),))
+    assert plan(given, version="4.4.0").settings["share.auto.offset.reset"] == "latest"
+
+
+@pytest.mark.parametrize("value", ["by_duration:PT1M", "none", "newest"])
+def test_a_reset_policy_the_checkers_cannot_judge_is_refused_in_one_line(value):
+    with pytest.raises(BadInput) as e:
+        plan(cfg(group_settings=(("share.auto.offset.reset", value),)), version="4.4.0")
+    assert "share.auto.offset.reset" in str(e.value) and "earliest or latest" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("scenario,runs", [("member-kill", "a consumer group"),
+                                           ("streams-scale-out", "Kafka Streams instances"),
+                                           ("connect-worker-kill", "Kafka Connect workers")])
+def test_a_share_groups_setting_on_another_kind_of_group_is_refused_in_one_line(scenario, runs):
+    with pytest.raises(BadInput) as e:
+        cfg(scenario, group_settings=(("share.auto.offset.reset", "latest"),)).validate()
+    assert str(e.value) == (f"group setting share.auto.offset.reset=latest is a share group's (KIP-932); scenario "
+                            f"{scenario} runs {runs}")

@@ -1,7 +1,7 @@
 """Invariants of share groups (KIP-932, design invariant 10): records held exclusively, redelivered by the
 rules, none lost; partitions served and within their record-lock limit.
 
-A package, a module per concern: `view` (the settings and the derived view), `records` (per record),
+A package, a module per concern: `view` (the settings and the derived view), `records` (per record), `skipped` (records never completed, by the reset policy and the start offsets),
 `partitions` (per partition), `poison` (a record that kills its holder), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.

@@ -22,7 +22,9 @@
   it surely holds them and releases the rest; in implicit mode its `processing_ms` for each record of its largest
   poll; a member that recorded neither makes the verdict `unknown`), never by the slowest poll the same run saw
   (measured: `longest_poll_s`). A record never delivered waited until the members' final stop (`serving_end`), and
-  is judged so. A record that waits behind a backlog while its partition is served is slow, not
+  is judged so, but for one the group skipped by its reset policy, or one surely lost (never delivered and below
+  the first offset delivered in its added partition, or passed by the start offset after the run): no wait but
+  `share_completion`'s to judge (`skipped.py`; measured: `skipped_by_reset_policy`, `lost_surely`). A record that waits behind a backlog while its partition is served is slow, not
   unserved: measured, not judged. Records produced while the group had no live member are not judged, nor is
   the time before the group coordinator first gave any member a partition (its log line "new assignment state:
   ... assignedPartitions=[...]"; before it the share partitions' state is being initialized and nobody can be
@@ -51,7 +53,9 @@ from bisect import bisect_left
 from harness.record.history import History
 from harness.invariants.brokers import said
 from harness.invariants.core import Verdict, secs, verdict
-from harness.invariants.share.records import _view, _w, added_partitions, broker_fault_windows, serving_end
+from harness.invariants.share.records import (_view, _w, added_partitions, broker_fault_windows, serving_end,
+                                              start_offsets)
+from harness.invariants.share.skipped import Skips
 from harness.invariants.share.view import ShareCheckSettings, group_setting
 
 
@@ -277,10 +281,11 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
 
 
 def _waits(history: History, v, s: ShareCheckSettings, bound: float, init: float | None, lives: list,
-           offline: dict) -> tuple[dict, dict, list, int]:
+           offline: dict) -> tuple[dict, dict, list, dict]:
     """Each produced record's wait for its first delivery and its partition's longest time without a delivery
     meanwhile (the partition offline and the time before the first assignment left out): the longest of each per
-    partition, the records over the bound on both, and how many were not judged (no live member at one end)."""
+    partition, the records over the bound on both, and how many were not judged: no live member at one end
+    (`not_judged`), skipped by the group's reset policy or surely lost (share_completion's, `skipped.py`)."""
     serving = serving_end(history, v)
     ack, topics = history.bulk("acked"), set(s.topics)
     served: dict = {}  # (topic, partition) -> the times of its deliveries, sorted
@@ -289,11 +294,18 @@ def _waits(history: History, v, s: ShareCheckSettings, bound: float, init: float
     for times in served.values():
         times.sort()
     waits, gaps, late, skipped = {}, {}, [], 0
+    skips = Skips(history, v, added=added_partitions(history), starts=start_offsets(history),
+                  limit=group_setting(history, "delivery_limit"), slack_s=s.clock_slack_s)
+    gone = {"policy": 0, "sure": 0}
     for c, p, o, t in zip(ack.topic.tolist(), ack.partition.tolist(), ack.offset.tolist(), ack.mono.tolist()):
         topic = history.values[c]
         if topics and topic not in topics:
             continue
         ds = v.deliveries.get((topic, p, o))
+        how = None if ds else skips.classify(topic, p, o, t, ds)[0]
+        if how in gone:  # skipped by the group's reset policy, or surely lost: share_completion's, no wait
+            gone[how] += 1
+            continue
         first = ds[0].acq if ds else serving  # never delivered: it waited as long as the members served
         if not all(any(a <= x <= b for a, b, _ in lives) for x in (t, first)):
             skipped += 1  # the group had no live member at one end: not judged
@@ -309,7 +321,8 @@ def _waits(history: History, v, s: ShareCheckSettings, bound: float, init: float
             late.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "wait_s": secs(wait),
                          "why": ("never delivered" if not ds else f"first delivered {wait:.1f}s after it was produced")
                          + f"; no record of its partition delivered for {gap:.1f}s meanwhile"})
-    return waits, gaps, late, skipped
+    return waits, gaps, late, {"not_judged": skipped, "skipped_by_reset_policy": gone["policy"],
+                               "lost_surely": gone["sure"]}
 
 
 def check_served(history: History, s: ShareCheckSettings) -> Verdict:
@@ -331,7 +344,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     init = _first_assignment(history)
     lives = sorted(v.lives.values())
     offline = _offline_windows(history)
-    waits, gaps, late, skipped = _waits(history, v, s, bound, init, lives, offline)
+    waits, gaps, late, unjudged_records = _waits(history, v, s, bound, init, lives, offline)
     started = min((a for a, _, _ in lives), default=None)
     said = (f"bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
             f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest a poll may take "
@@ -341,7 +354,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
                     "from each record's production"))
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,
             "max_unserved_while_waiting_s": secs(max(gaps.values(), default=0.0)),
-            "late": len(late), "not_judged": skipped, "bound_s": secs(bound), "poll_bound_s": secs(poll_s),
+            "late": len(late), **unjudged_records, "bound_s": secs(bound), "poll_bound_s": secs(poll_s),
             "longest_poll_s": secs(longest), "longest_poll": longest_at,
             "first_assignment_s": secs(init - started) if init is not None and started is not None else None}
     unassigned = _unassigned(history, v, s, session, beat, offline)

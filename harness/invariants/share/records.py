@@ -21,12 +21,14 @@
   in `__share_group_state`, which records no acquisition (`share-rack-outage --member java`, seed 1: offset 78 of
   partition 3, held by the killed member when its broker, the leader, was killed, came back with count 1, the
   new leader's persisted batch from 78 with delivery count 1). Measured: `count_kept_after_leader_change`.
-- `share_completion`: every record the producer had acknowledged ends accepted, rejected or archived (its
-  last delivery, at the delivery count limit, released or expired); none is lost through member churn. That
-  holds for the records of partitions added while the group runs (an `add_partitions` action's result: the
-  topic, its count before and after) as for any other: a record there that was never delivered was skipped,
-  and its witness says the partition was added and when; `added_partition_records` and
-  `added_partition_completed` count them. A record whose last recorded delivery ended with its holder's
+- `share_completion`: every record the producer had acknowledged and due to the group ends accepted, rejected or
+  archived (its last delivery, at the delivery count limit, released or expired); none is lost through member
+  churn. Records the group skipped by its own `share.auto.offset.reset=latest` are not due, and a record surely
+  lost fails the run though it did not drain: `skipped.py` (by the recorded policy and the start offsets after
+  the run; measured: `skipped_by_reset_policy`, `lost_surely`). Every record of a partition added while the group
+  runs (an `add_partitions` action's result: the topic, its count before and after) is due: a record there that
+  was never delivered was skipped, and its witness says the partition was added and when;
+  `added_partition_records` and `added_partition_completed` count them. A record whose last recorded delivery ended with its holder's
   exit (a member killed right after it asked for an accept leaves no answer, and the record may never come back
   because the broker took the accept) is done when the brokers say so: it lies below its partition's start
   offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 from harness.record.history import History
 from harness.invariants.core import Verdict, secs, verdict, witness
+from harness.invariants.share.skipped import Skips, skipped_summary
 from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 from harness.invariants.terms import faults_of
 
@@ -178,17 +181,19 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
                                   f"counts rising by one{kept_said} ({said})", measurements=meas)
 
 
-def _settle(produced: list, v, limit, added: dict, starts: dict | None, serving: float) -> tuple:
+def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving: float) -> tuple:
     """How each produced record ended: (counts of accepted, rejected, archived and done by the start offset, the
-    lost records, the times to acknowledge, [records in added partitions, of them completed], how many answers
-    were lost, the records whose answer was lost and whose lock could outlive the members)."""
+    records ended otherwise by their class (`Skips.classify`: policy, policy_unknown, sure, lost), the times to
+    acknowledge, [records in added partitions, of them completed], how many answers were lost, the records whose
+    answer was lost and whose lock could outlive the members)."""
     counts = {"accept": 0, "reject": 0, "archived": 0, "start_offset": 0}
-    lost, ttas, in_added, unanswered, open_ = [], [], [0, 0], 0, []
+    ended = {"policy": [], "policy_unknown": [], "sure": [], "lost": []}
+    ttas, in_added, unanswered, open_ = [], [0, 0], 0, []
     for topic, p, o, t in produced:
         ds = v.deliveries.get((topic, p, o))
         last = ds[-1] if ds else None
-        new = added.get((topic, p))
-        in_added[0] += new is not None
+        new = (topic, p) in skips.added
+        in_added[0] += new
         if last and last.ended_by in ("accept", "reject"):
             counts[last.ended_by] += 1
             ttas.append(last.ack["requested_mono"] - t)
@@ -213,16 +218,13 @@ def _settle(produced: list, v, limit, added: dict, starts: dict | None, serving:
         elif last and last.ended_by == "exit" and starts and o < starts.get((topic, p), -1):
             counts["start_offset"] += 1  # done in the brokers' words (the module docstring)
         else:
+            how, said = skips.classify(topic, p, o, t, ds)
             why = ("never delivered" if not ds else
                    f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}")
-            if starts is not None:
-                why += f"; the partition's start offset after the run: {starts.get((topic, p), 'none')}"
-            if new is not None:
-                why += f" (partition {p} added at {new:.1f}s by add_partitions)"
-            lost.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why})
+            ended[how].append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why + said})
             continue
-        in_added[1] += new is not None
-    return counts, lost, ttas, in_added, unanswered, open_
+        in_added[1] += new
+    return counts, ended, ttas, in_added, unanswered, open_
 
 
 def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
@@ -241,32 +243,59 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     if not produced:
         return verdict(name, "unknown", "no record acknowledged by the producer")
     drained = next((e for _, e in history.control() if e.get("type") == "drained"), None)
-    added = added_partitions(history)
+    added, starts = added_partitions(history), start_offsets(history)
+    skips = Skips(history, v, added=added, starts=starts, limit=limit, slack_s=s.clock_slack_s)
     serving = serving_end(history, v)
-    counts, lost, ttas, in_added, unanswered, open_ = _settle(produced, v, limit, added, start_offsets(history),
-                                                              serving)
+    counts, ended, ttas, in_added, unanswered, open_ = _settle(produced, v, limit, skips, starts, serving)
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
-            "archived": counts["archived"], "done_by_start_offset": counts["start_offset"], "lost": len(lost), "answer_lost": unanswered,
+            "archived": counts["archived"], "done_by_start_offset": counts["start_offset"],
+            "lost": len(ended["lost"]) + len(ended["sure"]), "lost_surely": len(ended["sure"]),
+            "skipped_by_reset_policy": len(ended["policy"]), "answer_lost": unanswered,
             **({"added_partition_records": in_added[0], "added_partition_completed": in_added[1]} if added else {}),
             "redelivered_records": sum(len(ds) > 1 for ds in v.deliveries.values()),
             "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value,
-            "answer_lost_unsettled": len(open_)}
+            "answer_lost_unsettled": len(open_), "reset_policy": skips.policy.value}
+    return _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, drained=drained, limit=limit,
+                               skips=skips, lock=v.lock, serving=serving)
+
+
+def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, *, drained, limit, skips, lock,
+                        serving) -> Verdict:
+    lost = ended["sure"] + ended["lost"]
+    said = f"{limit.says('delivery count limit')}; {skips.policy.says()}"
+    if ended["policy"]:
+        said += f"; {len(ended['policy'])} more skipped by it, not counted"
+    due = f"{len(produced) - len(ended['policy'])} produced records" + (" due to the group" if ended["policy"] else "")
+    if ended["sure"] or (lost and drained and drained.get("ok") is not False):
+        drain_said = "" if drained and drained.get("ok") is not False else (
+            f"; the run did not drain, but {len(ended['sure'])} of them surely lost (passed by the start offset "
+            f"after the run or skipped in a partition added while the group ran)")
+        sure = skipped_summary([(r["topic"], r["partition"], r["offset"]) for r in ended["sure"]])
+        return verdict(name, "invalid", f"{len(lost)} of {due} neither accepted, rejected nor archived ({said})"
+                                        f"{drain_said}" + (f"; surely lost: {sure}" if sure else ""), lost, meas)
     if lost:
-        status = "invalid" if drained and drained.get("ok") is not False else "unknown"
-        return verdict(name, status, f"{len(lost)} of {len(produced)} produced records neither accepted, rejected nor "
-                                     f"archived ({limit.says('delivery count limit')})"
-                       + ("" if status == "invalid" else "; the run did not drain"), lost, meas)
+        return verdict(name, "unknown", f"{len(lost)} of {due} neither accepted, rejected nor archived ({said}); the "
+                                        f"run did not drain", lost, meas)
+    if ended["policy_unknown"]:
+        return verdict(name, "unknown", f"{len(ended['policy_unknown'])} record(s) never delivered, written before "
+                                        f"the first delivery of their partition: skipped by the reset policy or lost, "
+                                        f"the history cannot tell ({skips.policy.says()})", ended["policy_unknown"],
+                       meas)
     if open_:
         return verdict(name, "unknown", f"{len(open_)} record(s) whose accept or reject got no answer and whose lock "
                                         f"had not surely run out before the members' final stop at {serving:.3f} "
-                                        f"({v.lock.says('record lock', ' ms')}), nor does the start offset after the "
+                                        f"({lock.says('record lock', ' ms')}), nor does the start offset after the "
                                         f"run pass them: whether the broker took them the history cannot tell",
                        open_, meas)
     settled = (f"; {counts['start_offset']} whose holder left before the answer, below the start offsets the "
                f"brokers gave after the run" if counts["start_offset"] else "")
     settled += f"; {unanswered} of them whose answer was lost, never back" if unanswered else ""
-    return verdict(name, "valid", f"all {len(produced)} produced records accepted ({counts['accept']}), rejected "
-                                  f"({counts['reject']}) or archived ({counts['archived']}){settled}",
+    if ended["policy"]:
+        skipped = [(r["topic"], r["partition"], r["offset"]) for r in ended["policy"]]
+        settled += (f"; {len(skipped)} written before the group first initialised their partition, skipped by "
+                    f"{skips.policy.says()}: {skipped_summary(skipped)}")
+    return verdict(name, "valid", f"all {due} accepted ({counts['accept']}), "
+                                  f"rejected ({counts['reject']}) or archived ({counts['archived']}){settled}",
                    measurements=meas)
 
 

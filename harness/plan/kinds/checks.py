@@ -22,6 +22,14 @@ from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotte
 BROKERS = "brokers"
 
 
+def refuse_share_settings(cfg, sc, runs: str) -> None:
+    """A share group's config (`share.*`, KIP-932) given to a run of another kind: BadInput in one line (the brokers
+    would take it as the group's config and nothing would read it)."""
+    given = next((f"{k}={v}" for k, v in cfg.group_settings if str(k).startswith("share.")), None)
+    if given:
+        raise BadInput(f"group setting {given} is a share group's (KIP-932); scenario {sc.name} runs {runs}")
+
+
 class KindChecks:
     @staticmethod
     def broker_settings(settings: dict, broker_version: str) -> dict:
@@ -47,6 +55,7 @@ class ConsumerChecks(KindChecks):
                     raise BadInput(f"the Java member subscribes to topic names or to one regex, not both "
                                    f"({who}: {', '.join(sub)})")
         check_misbehaviour(cfg)
+        refuse_share_settings(cfg, sc, "a consumer group")
 
     @staticmethod
     def settings(cfg, sc) -> dict:
@@ -70,6 +79,7 @@ class StreamsChecks(KindChecks):
         if cfg.slot_commands or cfg.member != "python":
             raise BadInput(f"scenario {sc.name} runs Kafka Streams instances: --member and slot member commands "
                            "do not apply (a --member-command for every slot does)")
+        refuse_share_settings(cfg, sc, "Kafka Streams instances")
         streams_settings(cfg, sc)
 
     @staticmethod
@@ -89,6 +99,7 @@ class ConnectChecks(KindChecks):
                            "apply (use --connect-set)")
         if cfg.slot_commands or cfg.member_command or cfg.member != "python":
             raise BadInput(f"scenario {sc.name} runs Kafka Connect workers: --member and member commands do not apply")
+        refuse_share_settings(cfg, sc, "Kafka Connect workers")
         connect_settings(cfg, sc)
 
     @staticmethod

@@ -16,6 +16,9 @@ from harness.base.vocabulary import SHARE_CRASH_RECORDS, SHARE_POISON
 from harness.plan.kinds.settings import merge, whole
 
 ACK_MODES = ("explicit", "implicit")
+#: the reset policies the harness runs a share group with: share_completion judges what each skips
+#: (harness/invariants/share/skipped.py); Kafka's `by_duration:<ISO-8601>` skips by record time, which it cannot
+RESET_POLICIES = ("earliest", "latest")
 #: group configs of every share run unless the run says otherwise (Kafka's defaults in comments)
 SHARE_GROUP_DEFAULTS = {
     "share.auto.offset.reset": "earliest",  # latest: records produced before a member joined would be skipped
@@ -33,6 +36,11 @@ def share_group_configs(cfg) -> dict:
     for key, lo in (("share.record.lock.duration.ms", 1000), ("share.delivery.count.limit", 2),
                     ("share.partition.max.record.locks", 1)):
         whole("share group", out, key, lo)
+    reset = str(out["share.auto.offset.reset"]).strip().lower()
+    if reset not in RESET_POLICIES:
+        raise BadInput(f"share group setting share.auto.offset.reset={out['share.auto.offset.reset']!r}: the harness "
+                       f"runs {' or '.join(RESET_POLICIES)} (share_completion judges what each skips; "
+                       f"by_duration skips by record time, which it cannot judge)")
     return {k: str(v) for k, v in out.items()}
 
 
