@@ -93,6 +93,9 @@ PROTOCOL_BEFORE = {"share": "share groups are early access in 4.0 and a preview 
 SHARE_GROUP_CONFIG_SINCE = {"share.delivery.count.limit": (4, 3), "share.partition.max.record.locks": (4, 3)}
 #: a share group's dead-letter topic (KIP-1191, a group config)
 DLQ_SINCE = (4, 4)
+#: brokers that start partitions added to a topic a share group already consumes at offset 0 whatever the group's
+#: share.auto.offset.reset (KAFKA-20742; before, under latest, their first records were skipped: docs/findings.md)
+ADDED_PARTITIONS_FROM_ZERO_SINCE = (4, 4)
 #: brokers from KIP896_SINCE dropped the request versions of clients before OLDEST_CLIENT_FOR_4 (KIP-896)
 KIP896_SINCE, OLDEST_CLIENT_FOR_4 = (4, 0), (2, 1)
 #: kafka-features' `upgrade --release-version` (the brokers' metadata version after a roll); `--metadata` before

@@ -24,7 +24,7 @@ from harness.cluster.backends import new_backend
 from harness.plan.backends import ABILITIES
 from harness.cluster.base import BrokerSettings
 from harness.base.errors import BadInput
-from harness.base.versions import DLQ_SINCE, PROTOCOL_SINCE, newest_major_minor
+from harness.base.versions import ADDED_PARTITIONS_FROM_ZERO_SINCE, DLQ_SINCE, PROTOCOL_SINCE, newest_major_minor
 from harness.base.vocabulary import COMMIT_MODES, CONSUMER_PROTOCOLS, SELF_TEST_COMMIT_MODES
 from harness.plan.kinds.share import dlq_topic
 from harness.run.progress import log
@@ -139,12 +139,20 @@ def moved_to(name: str) -> frozenset[str]:
 @functools.cache
 def kafka_since(name: str) -> tuple[int, int]:
     """The oldest Kafka (major, minor) a scenario's own settings need beyond its protocol's: a share group with a
-    dead-letter topic (its file's `[group] settings`) needs 4.4; (0, 0) for the others."""
+    dead-letter topic (its file's `[group] settings`) needs 4.4; a share group under share.auto.offset.reset=latest
+    whose topic grows is drawn only on brokers with KAFKA-20742's fix (before, it fails on that known bug every
+    time: run it there by name to see it); (0, 0) for the others."""
     text = scenarios.builtin_text(name)
     if text is None:
         return (0, 0)
-    group = scenario_file.parse(text, f"{name}.toml").group.settings
-    return DLQ_SINCE if dlq_topic(group) else (0, 0)
+    parsed = scenario_file.parse(text, f"{name}.toml")
+    group = parsed.group.settings
+    if dlq_topic(group):
+        return DLQ_SINCE
+    grows = any(step.action == "add_partitions" for step in parsed.steps)
+    if str(group.get("share.auto.offset.reset", "")).lower() == "latest" and grows:
+        return ADDED_PARTITIONS_FROM_ZERO_SINCE
+    return (0, 0)
 
 
 def _newest_of(kv: str) -> tuple[int, int]:
