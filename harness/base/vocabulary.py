@@ -1,7 +1,7 @@
 """The harness's words, each defined once: the kinds of group and their group protocols, what each consumer-group
 protocol runs with (`group.protocol` and the assignor, in librdkafka's and the Java client's spelling), the built-in
-member programs, the commit modes, the self-tests (`--misbehave`) with their help text, and the share members'
-own settings.
+member programs, the commit modes, the request faults' actions, the self-tests (`--misbehave`) with their help
+text, and the share members' own settings.
 
 It sits in `base` because everything that speaks these words imports it: the plan (what a run may ask for), the
 invariants (which import only `record` and `base`), the Python members (run as scripts under any confluent-kafka
@@ -83,6 +83,12 @@ ASSIGNMENT = {
 }
 
 # -- commits
+
+# -- request faults
+
+#: the request proxy's actions on a matched request (harness/kproxy/rules.py), each also a schedule step of that name
+#: (harness/plan/actions.py) and a `fault_start` kind (docs/history.md)
+REQUEST_FAULTS = ("delay_request", "hold_request", "drop_request", "drop_response", "error_response", "disconnect")
 
 #: how a consumer-group member commits (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll's records
 #: synchronously (the default, and the Java member's only mode) or asynchronously, by the client's auto-commit,

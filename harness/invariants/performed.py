@@ -23,9 +23,9 @@ the request proxy's windows, which come when the member sends the request, from 
   a `broker_event` stopping (`kill`, `terminate`) and one starting each broker of the fault; a group config a
   `group_settings` event in [S, E] reading back each setting the step set; an added partition a count above the
   one before; an autoscaler its lag samples.
-- a request fault (`delay_request`, `hold_request`, `drop_request`, `drop_response`, `error_response`): the
-  request proxy's windows (`fault_start` with the step's `rule`) number at least the rule's `count` (its
-  `action_end` says it), or one for a rule bounded by time only; `wait_request_fault`: `reached`.
+- a request fault (`delay_request`, `hold_request`, `drop_request`, `drop_response`, `error_response`,
+  `disconnect`): the request proxy's windows (`fault_start` with the step's `rule`) number at least the rule's
+  `count` (its `action_end` says it), or one for a rule bounded by time only; `wait_request_fault`: `reached`.
 - `move_leaders`: the leaders it moved (`moved`).
 
 Verdict: `valid` when every step's effect is there; `unknown` naming each step that did not happen (its number,
@@ -38,13 +38,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from harness.base.vocabulary import REQUEST_FAULTS
 from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 
 NAME = "schedule_performed"
 #: steps whose ok end is their whole effect
 WAITS = frozenset({"sleep", "wait_stable", "workload_rate", "wait_offsets_compacted", "clear_request_faults"})
-REQUEST_FAULTS = frozenset({"delay_request", "hold_request", "drop_request", "drop_response", "error_response"})
 #: the fault each step records (nemesis.fault's kind), where it records one
 FAULT_OF = {"pause_member": "pause", "poll_stall": "poll_stall", "change_subscription": "subscription_change",
             "leave_during_join": "leave_during_join", "add_partitions": "add_partitions", "group_config": "group_config",

@@ -1,8 +1,8 @@
 """A Kafka-protocol-aware proxy for request faults (docs/design.md, "The request proxy").
 
 `KafkaProxy` listens in front of each broker and forwards frames; rules (`delay_request`, `hold_request`,
-`drop_request`, `drop_response`, `error_response`) act on the requests of one API from one member or all,
-to one broker or all, and every fault applied is recorded as `fault_start` / `fault_end`.
+`drop_request`, `drop_response`, `error_response`, `disconnect`) act on the requests of one API from one member or
+all, to one broker or all, and every fault applied is recorded as `fault_start` / `fault_end`.
 
 May import: `base`, `kafka` (kio's frames). Started by the local backend's client path (`harness.cluster`),
 its rules installed by the nemesis; the plan reads its rules and answers as data to check a schedule.
@@ -10,9 +10,9 @@ its rules installed by the nemesis; the plan reads its rules and answers as data
 from harness.kproxy.answers import Unanswerable
 from harness.kproxy.identity import member_of
 from harness.kproxy.proxy import KafkaProxy
-from harness.kproxy.rules import (Rule, Seen, delay_request, drop_request, drop_response, error_response,
-                                  hold_request)
+from harness.kproxy.rules import (Rule, Seen, delay_request, disconnect, drop_request, drop_response,
+                                  error_response, hold_request)
 from harness.kproxy.wire import API_KEYS, API_NAMES
 
-__all__ = ["API_KEYS", "API_NAMES", "KafkaProxy", "Rule", "Seen", "Unanswerable", "delay_request", "drop_request",
-           "drop_response", "error_response", "hold_request", "member_of"]
+__all__ = ["API_KEYS", "API_NAMES", "KafkaProxy", "Rule", "Seen", "Unanswerable", "delay_request", "disconnect",
+           "drop_request", "drop_response", "error_response", "hold_request", "member_of"]

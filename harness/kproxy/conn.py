@@ -3,8 +3,8 @@
 Kafka answers the requests of a connection in the order they were sent, and clients rely on it (the Java
 client takes an answer out of order for a broken connection). So the connection keeps a queue of the
 requests it sent on, in order: an answer the proxy made itself (`error_response`) waits there until every
-broker answer before it was delivered; a broker answer whose request was marked (`drop_response`) is
-dropped there. A request with no answer at all (Produce with acks=0) is passed over when a later answer
+broker answer before it was delivered; a broker answer whose request was marked (`drop_response`,
+`disconnect`) is dropped there, after every answer before it was delivered. A request with no answer at all (Produce with acks=0) is passed over when a later answer
 arrives.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ class Pending:
 
     correlation_id: int
     answer: bytes | None = None      # the proxy's own answer, when it made one
-    drop: object = None              # a drop_response's fault: the broker's answer is not delivered
-    then: str = "stall"
+    drop: object = None              # a drop_response's or disconnect's fault: the broker's answer is not delivered
+    then: str = "stall"              # after it: "stall", "pass" (drop_response) or "close" (disconnect)
 
 
 @dataclass(eq=False)
@@ -36,9 +36,10 @@ class Conn:
     upstream_writer: asyncio.StreamWriter
     peer: str = ""
     pending: deque = field(default_factory=deque)
-    muted: bool = False      # after a drop_request with `stall`: no more requests go on to the broker
+    muted: bool = False      # after a drop_request with `stall` or a disconnect: no more requests go on to the broker
     deaf: bool = False       # after a drop_response with `stall`: no more answers reach the client
     open_faults: dict = field(default_factory=dict)  # fault id -> fault ended when the connection closes
+    lost: list | None = None  # after a disconnect: the requests sent behind it, [API, correlation id] each
     closed: bool = False
 
     def send_on(self, payload: bytes, correlation_id: int, *, drop=None, then: str = "stall") -> None:
@@ -66,6 +67,7 @@ class Conn:
             self._deliver(payload)
         elif answered.then == "stall":
             self.deaf = True
+        # "pass" and "close" (a disconnect: the proxy closes the connection next) drop this answer only
         self._flush()
         return answered
 

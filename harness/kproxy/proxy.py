@@ -5,7 +5,8 @@ It forwards bytes frame by frame (harness.kproxy.wire) and applies the installed
 in a daemon thread, so that the runner installs and lifts rules with plain calls, a hold can wait on
 another member's request or on a `threading.Event` the runner sets, and every fault it applies is recorded
 through the `record` callback the owner gives (the run's event sink: `fault_start` / `fault_end` with the
-API, member, broker and correlation id; docs/history.md).
+API, member, broker and correlation id; a disconnect's end also lists the requests lost with the connection;
+docs/history.md).
 """
 from __future__ import annotations
 
@@ -228,6 +229,8 @@ class KafkaProxy:
                 member = self.member_of(head.client_id)
                 self._observe(head.api_key, member)
                 if conn.muted:
+                    if conn.lost is not None:  # behind a disconnect: lost with the connection
+                        conn.lost.append({"api": head.api, "correlation_id": head.correlation_id})
                     continue
                 live = self._match(head.api_key, member, conn.broker)
                 if live is None:
@@ -245,6 +248,9 @@ class KafkaProxy:
                 if answered is not None and answered.drop is not None and answered.then == "pass":
                     conn.open_faults.pop(answered.drop, None)
                     self._end(answered.drop, "dropped")
+                elif answered is not None and answered.drop is not None and answered.then == "close":
+                    self._disconnect(conn, answered.drop)
+                    return
                 await conn.client_writer.drain()
         except (FrameError, ConnectionError) as e:
             _log.debug("kproxy: broker %s connection for %s: %s", conn.broker, conn.peer, e)
@@ -281,6 +287,10 @@ class KafkaProxy:
             outcome = await self._hold(live, member)
             conn.send_on(payload, head.correlation_id)
             self._finish(conn, fid, outcome)
+        elif rule.action == "disconnect":  # ends when the broker's answer came and the connection was closed
+            conn.open_faults[fid] = True
+            conn.send_on(payload, head.correlation_id, drop=fid, then="close")
+            conn.muted, conn.lost = True, []
         elif rule.action == "drop_request":
             if rule.then == "stall":
                 conn.muted = True
@@ -290,6 +300,13 @@ class KafkaProxy:
         else:  # drop_response: ends when the answer is dropped (pass) or the connection closes (stall)
             conn.open_faults[fid] = True
             conn.send_on(payload, head.correlation_id, drop=fid, then=rule.then)
+
+    def _disconnect(self, conn: Conn, fid: str) -> None:
+        """A disconnect's answer came (and was discarded): close the client's connection and the broker's, the
+        requests sent behind it lost."""
+        conn.open_faults.pop(fid, None)
+        self._end(fid, "disconnected", lost=conn.lost or [])
+        self._close(conn)
 
     def _finish(self, conn: Conn, fid: str, outcome: str) -> None:
         if conn.open_faults.pop(fid, None) is not None:
@@ -337,8 +354,8 @@ class KafkaProxy:
                    client_id=head.client_id, broker=conn.broker, rule=live.rule_id, **extra)
         return fid
 
-    def _end(self, fid: str, outcome: str) -> None:
-        self._emit("fault_end", fault_id=fid, outcome=outcome)
+    def _end(self, fid: str, outcome: str, **extra) -> None:
+        self._emit("fault_end", fault_id=fid, outcome=outcome, **extra)
 
     def _emit(self, type_: str, **fields) -> None:
         try:

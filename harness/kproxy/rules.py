@@ -17,13 +17,21 @@ Actions:
 - `drop_response`: the request reaches the broker, its answer never reaches the client.
 - `error_response`: the request never reaches the broker; the proxy answers it with `error` (a name as the
   protocol has it, NOT_COORDINATOR, or a number), a real response of its API and version.
+- `disconnect`: the request reaches the broker; when its answer comes back the proxy discards it and closes the
+  client's connection (both sides, after delivering the answers before it): the client sees its connection
+  closed with the request in flight, not a timeout, and knows not whether the broker applied it. The requests
+  the client sent behind it on that connection are lost with it, as a real disconnect loses them: they never
+  reach the broker and are never answered (the record lists them). A request the broker never answers (a
+  JoinGroup it parks until the rebalance ends, at most its rebalance timeout) keeps the connection open until
+  the answer comes or the client closes it.
 
 The drops take `then`: Kafka answers the requests of a connection in order, so a client meets a lost
 answer only by a timeout. `stall` (the default) makes the rest of the connection go quiet as a lost packet
 would: after a dropped request no later request of the connection reaches the broker, after a dropped
 answer no later answer reaches the client, until the client closes the connection. `pass` drops that one
 only and lets the rest through: librdkafka matches answers by correlation id and lives with that, the Java
-client takes an answer out of order for a broken connection.
+client takes an answer out of order for a broken connection. A `disconnect` is the lost answer a client
+learns of at once: its connection closes, and it sends the request again (or gives it up) on a new one.
 
 The delays, holds and stalls keep the connection's order: the requests behind a held one wait for it.
 """
@@ -33,11 +41,14 @@ import random
 import threading
 from dataclasses import dataclass, field
 
+from harness.base.vocabulary import REQUEST_FAULTS
 from harness.kproxy.answers import error_code_of
 from harness.kproxy.wire import api_key_of
 
-ACTIONS = ("delay_request", "hold_request", "drop_request", "drop_response", "error_response")
+ACTIONS = REQUEST_FAULTS
 THEN = ("stall", "pass")
+#: the actions that take `then`
+DROPS = ("drop_request", "drop_response")
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,8 @@ class Rule:
             error_code_of(self.error)
         if self.then not in THEN:
             raise ValueError(f"{self.action}: then must be one of {', '.join(THEN)}, not {self.then!r}")
+        if self.then != "stall" and self.action not in DROPS:
+            raise ValueError(f"{self.action}: then is for {' and '.join(DROPS)} only")
 
     @property
     def delay_range(self) -> tuple[float, float]:
@@ -113,7 +126,7 @@ class Rule:
                 out[k] = getattr(self, k)
         if self.action == "delay_request":
             out["delay_s"] = list(self.delay_range) if isinstance(self.delay_s, (tuple, list)) else self.delay_s
-        if self.action in ("drop_request", "drop_response"):
+        if self.action in DROPS:
             out["then"] = self.then
         if self.until:
             out["until"] = [f"seen {c.api} from {c.member or 'another member'}" if isinstance(c, Seen) else "event"
@@ -144,6 +157,12 @@ def drop_response(api: str, *, member: str | None = None, broker: int | None = N
                   duration_s: float | None = None, then: str = "stall") -> Rule:
     """Forward matching requests, never deliver their answers."""
     return Rule("drop_response", api, member, broker, count, duration_s, then=then)
+
+
+def disconnect(api: str, *, member: str | None = None, broker: int | None = None, count: int | None = 1,
+               duration_s: float | None = None) -> Rule:
+    """Forward matching requests, discard their answers and close the client's connection."""
+    return Rule("disconnect", api, member, broker, count, duration_s)
 
 
 def error_response(api: str, *, error: str | int, member: str | None = None, broker: int | None = None,

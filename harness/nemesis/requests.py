@@ -129,6 +129,12 @@ class RequestActions:
         return self._install(rules.drop_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, count=_count(count, duration_s), then=then)
 
+    @performs("disconnect")
+    def _do_disconnect(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
+                       duration_s: float | None = None, wait_s: float | None = None):
+        return self._install(rules.disconnect, api=api, slot=slot, broker=broker, duration_s=duration_s,
+                             wait_s=wait_s, count=_count(count, duration_s))
+
     @performs("error_response")
     def _do_error_response(self, api: str, error: str | int, slot: int | str = "all", broker: int | str = "all",
                            count: int | None = None,

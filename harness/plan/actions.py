@@ -232,14 +232,16 @@ _REQUEST_SPECS = (
     ActionSpec("error_response", _API + (_p("error", str | int),) + _WHO + (_p("count", int | None, None),) + _SPENT,
                "The proxy answers requests of `api` with `error` (NOT_COORDINATOR, ...) in the broker's stead.",
                needs=REQ, settles=False),
+    ActionSpec("disconnect", _TARGET + (_p("count", int | None, None),) + _SPENT,
+               "Requests of `api` reach the broker; when the broker answers one the proxy discards the answer and closes "
+               "the client's connection (the requests the client sent behind it on that connection are lost with it).",
+               needs=REQ, settles=False),
     ActionSpec("wait_request_fault", (_p("timeout_s", float, 30.0), _p("applied", int, 1)),
                "Wait until the last request fault installed was applied to `applied` requests (at most `timeout_s`; "
                "the result says whether it was).", needs=REQ, settles=False),
     ActionSpec("clear_request_faults", (), "Lift every request fault of the schedule; held requests go on.",
                needs=REQ, settles=False),
 )
-#: the request faults proper (the actions that install a rule)
-REQUEST_FAULTS = ("delay_request", "hold_request", "drop_request", "drop_response", "error_response")
 #: name -> spec, in the order above (the request faults last: harness/request_actions.py)
 ACTIONS: dict[str, ActionSpec] = {s.name: s for s in _SPECS + _REQUEST_SPECS}
 #: the actions the random mix draws from, as many times each as its weight, in the registry's order

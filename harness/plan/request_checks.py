@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 
-from harness.plan.actions import ACTIONS, REQUEST_FAULTS, needs_requests
+from harness.base.vocabulary import REQUEST_FAULTS
+from harness.plan.actions import ACTIONS, needs_requests
 from harness.plan.backends import ABILITIES
 from harness.base.errors import BadInput
 from harness.kproxy import rules
@@ -18,7 +19,7 @@ from harness.kproxy.answers import Unanswerable, check_answerable
 from harness.kproxy.wire import API_KEYS
 
 _BUILD = {"delay_request": rules.delay_request, "hold_request": rules.hold_request, "drop_request": rules.drop_request,
-          "drop_response": rules.drop_response, "error_response": rules.error_response}
+          "drop_response": rules.drop_response, "error_response": rules.error_response, "disconnect": rules.disconnect}
 #: the parameters of a step that are not the rule's own
 _OURS = ("slot", "broker", "until_api", "until_slot", "until_step", "wait_s")
 

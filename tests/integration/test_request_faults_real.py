@@ -8,6 +8,11 @@ Then:
   and the timeline draws the hold on the member's row;
 - FENCED_MEMBER_EPOCH answered to one ConsumerGroupHeartbeat of slot 0 (consumer protocol): the correct member
   loses its partitions and joins again (an assignment after the fault), and the run passes;
+- every OffsetCommit of slot 0 disconnected for as long as it lives (classic-eager), then the member killed: each
+  commit reaches the coordinator, the member's connection is closed instead of answered and its commit fails with a
+  transport error within seconds (not a request timeout), and the member that takes its partitions over starts
+  past every offset the killed member saw committed: the coordinator holds offsets that only disconnected requests
+  carried; the run passes;
 - a member that goes on reading its partitions after the answer to its LeaveGroup was dropped (`--misbehave
   keep-after-leave` on race-leave-lost) fails `exclusive_ownership`.
 A run that fails only as a registered finding whose marks in its history cover every failing witness (on a loaded
@@ -109,6 +114,68 @@ def test_a_fenced_member_epoch_answer_makes_a_correct_member_rejoin(tmp_path, py
           and e["type"] in ("lost", "revoked", "assigned")]
     gave_up = next(i for i, e in enumerate(m1) if e["type"] in ("lost", "revoked"))
     assert any(e["type"] == "assigned" and e.get("partitions") for e in m1[gave_up:]), m1
+    assert all(v["status"] in ("valid", "skipped") for v in verdicts.values()), verdicts
+
+
+DISCONNECTED_COMMITS = """
+name = "disconnected-commits"
+protocols = ["classic-eager"]
+[members]
+count = 2
+[[steps]]
+action = "disconnect"
+after = 2.0
+api = "OffsetCommit"
+slot = 0
+duration_s = 30.0
+[[steps]]
+action = "wait_request_fault"
+timeout_s = 20.0
+applied = 2
+[[steps]]
+action = "sleep"
+s = 2.0
+[[steps]]
+action = "kill_member"
+slot = 0
+[[steps]]
+action = "clear_request_faults"
+"""
+
+
+def _offsets(events) -> dict:
+    """The highest offset per (topic, partition) the `committed` events carry."""
+    out: dict = {}
+    for e in events:
+        for t, p, o in e["offsets"]:
+            out[(t, p)] = max(out.get((t, p), -1), o)
+    return out
+
+
+def test_a_disconnected_commit_is_applied_by_the_broker_while_the_member_sees_its_connection_closed(tmp_path,
+                                                                                                   pytestconfig):
+    r, d, h, verdicts = run(tmp_path, pytestconfig, DISCONNECTED_COMMITS, "--protocol", "classic-eager")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    faults = _request_faults(h, "disconnect")
+    assert {(s["member"], s["api"]) for s, _ in faults} == {("m1", "OffsetCommit")}, faults
+    assert len([e for _, e in faults if e and e["outcome"] == "disconnected"]) >= 2, faults
+    opened = faults[0][0]["mono"]
+    kill = next(e["mono"] for e in h.of_type("member_exit") if e["member"] == "m1" and e["how"] == "kill")
+    commits = [e for e in h.of_type("committed") if e.get("member") == "m1"]
+    # the member saw its connection closed: a commit failed with a transport error, seconds after the first
+    # disconnect, far below a request timeout (librdkafka's request.timeout.ms: 30 s)
+    failed = [e for e in commits if not e["ok"] and opened <= e["mono"] <= kill]
+    assert failed and "_TRANSPORT" in failed[0]["error"] and failed[0]["mono"] - opened < 5.0, commits[-3:]
+    assert not [e for e in commits if e["ok"] and e.get("requested_mono", e["mono"]) > opened], \
+        "a commit m1 asked for in the window was answered"
+    # the broker applied them: m2 takes m1's partitions over at offsets past every one m1 saw committed
+    seen_ok = _offsets(e for e in commits if e["ok"])
+    first: dict = {}
+    for e in h.of_type("processed"):
+        if e.get("member") == "m2" and e["mono"] > kill:
+            first.setdefault((e["topic"], e["partition"]), e["first_offset"])
+    moved = {tp: first[tp] for tp in _offsets(commits) if tp in first}
+    assert moved and all(o > seen_ok.get(tp, -1) for tp, o in moved.items()), (moved, seen_ok)
     assert all(v["status"] in ("valid", "skipped") for v in verdicts.values()), verdicts
 
 

@@ -26,10 +26,11 @@ def control(m: str, t: float, **change) -> dict:
     return ev("control", t, "member", member=m, seq=1, **change)
 
 
-def proxy(t: float, rule: str, n: int) -> dict:
-    return ev("fault_start", t, "harness", fault_id=f"kp{n}", kind="error_response", targets=["m1"],
+def proxy(t: float, rule: str, n: int, kind: str = "error_response") -> dict:
+    answer = {"error": "NOT_COORDINATOR", "error_code": 16} if kind == "error_response" else {}
+    return ev("fault_start", t, "harness", fault_id=f"kp{n}", kind=kind, targets=["m1"],
               members_affected=["m1"], brokers_affected=[1], member="m1", api="Heartbeat", api_version=4,
-              correlation_id=n, client_id="m1", broker=1, rule=rule, error="NOT_COORDINATOR", error_code=16)
+              correlation_id=n, client_id="m1", broker=1, rule=rule, **answer)
 
 
 def restart(b: int, t: float, down: str = "terminate") -> list[dict]:
@@ -94,6 +95,8 @@ CASES = [
      [fault_start(11, "f1", [], "leader_restart", [2]), *restart(2, 11.5), fault_end(14, "f1")]),
     ("error_response", "error_response", {"api": "Heartbeat", "error": "NOT_COORDINATOR", "count": 2},
      {"rule": "r1", "member": "m1", "count": 2}, [proxy(11, "r1", 1), proxy(12, "r1", 2)]),
+    ("disconnect", "disconnect", {"api": "Heartbeat", "count": 2}, {"rule": "r1", "member": "m1", "count": 2},
+     [proxy(11, "r1", 1, "disconnect"), proxy(12, "r1", 2, "disconnect")]),
     ("delay_request by time", "delay_request", {"api": "Heartbeat", "delay_s": 1, "duration_s": 3},
      {"rule": "r1", "member": "m1", "count": None}, [proxy(11, "r1", 1)]),
 ]

@@ -14,8 +14,8 @@ from kio.schema.errors import ErrorCode
 from kio.schema.join_group.v5.request import JoinGroupRequest
 from kio.serial import entity_writer
 
-from harness.kproxy import (KafkaProxy, Seen, Unanswerable, answers, delay_request, drop_request, drop_response,
-                            error_response, hold_request)
+from harness.kproxy import (KafkaProxy, Seen, Unanswerable, answers, delay_request, disconnect, drop_request,
+                            drop_response, error_response, hold_request)
 from harness.kproxy.wire import parse_request_head, request_bytes
 from harness.base.tools import free_ports
 
@@ -232,6 +232,58 @@ def test_drop_response_reaches_the_broker_only(setup):
     assert _answers(c2, 2, timeout_s=0.5) == []
     assert [s[0] for s in broker.seen if s[2] == "m2"] == ["Heartbeat", "Fetch"]
     assert [e["kind"] for e in events if e["type"] == "fault_start"] == ["drop_response", "drop_response"]
+
+
+def _ends(events, n=1, timeout_s=3.0):
+    """The fault_end events, once there are `n` of them (the proxy records from its own thread)."""
+    deadline = time.monotonic() + timeout_s
+    while len(ends := [e for e in events if e["type"] == "fault_end"]) < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return ends
+
+
+def test_disconnect_applies_the_request_then_closes_the_connection(setup):
+    from harness.record import schema as hs
+    proxy, broker, events, client = setup
+    broker.slow[HEARTBEAT] = 0.3                   # the requests behind it reach the proxy before its answer
+    rid = proxy.install(disconnect("Heartbeat", member="m1"))
+    c = client()
+    for corr, api in enumerate((FETCH, HEARTBEAT, FETCH, JOIN), 1):
+        _ask(c, api, corr)
+    t0 = time.monotonic()
+    c.settimeout(3)
+    assert struct.unpack(">i", _read(c)[:4])[0] == 1                 # the answer before it is delivered
+    assert _read(c) is None and time.monotonic() - t0 < 1.5          # then the connection closes: no timeout
+    assert [s[:2] for s in broker.seen] == [("Fetch", 1), ("Heartbeat", 2)]  # applied; those behind it lost
+    (end,) = _ends(events)
+    (start,) = [e for e in events if e["type"] == "fault_start"]
+    assert (start["kind"], start["api"], start["member"], start["correlation_id"], start["rule"]) == \
+        ("disconnect", "Heartbeat", "m1", 2, rid)
+    assert end["outcome"] == "disconnected" and end["mono"] - start["mono"] >= 0.3
+    assert end["lost"] == [{"api": "Fetch", "correlation_id": 3}, {"api": "JoinGroup", "correlation_id": 4}]
+    header = {"type": "header", "schema": "rebalance-history", "version": 1, "source": "harness", "member": None}
+    for e in (start, end):
+        assert hs.validate_line(header, {**e, "wall": time.time()}) == [], e
+    again = client()                                                 # the client's retry on a new connection:
+    _ask(again, HEARTBEAT, 1)                                        # the rule took its one request
+    assert _answers(again, 1) == [1] and proxy.applied(rid) == 1
+
+
+def test_disconnect_of_a_request_whose_client_closes_first_ends_closed(setup):
+    proxy, broker, events, client = setup
+    broker.slow[SYNC] = 0.5
+    proxy.install(disconnect("SyncGroup", count=2))
+    c = client()
+    _ask(c, SYNC, 1)
+    time.sleep(0.1)
+    c.close()                                                        # before the broker's answer
+    assert [e["outcome"] for e in _ends(events)] == ["closed"]
+    other = client()                                                 # another member's: disconnected, unlisted
+    _ask(other, SYNC, 7, member="m2")
+    other.settimeout(3)
+    assert _read(other) is None
+    assert [(e["outcome"], e.get("lost")) for e in _ends(events, 2)] == [("closed", None), ("disconnected", [])]
+    assert [s[:3] for s in broker.seen] == [("SyncGroup", 1, "m1"), ("SyncGroup", 7, "m2")]
 
 
 def test_error_response_waits_its_turn(setup):

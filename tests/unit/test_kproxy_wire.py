@@ -10,7 +10,8 @@ from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
 from harness.kproxy import answers, member_of
-from harness.kproxy.rules import LiveRule, Seen, delay_request, drop_response, error_response, hold_request
+from harness.kproxy.rules import (LiveRule, Rule, Seen, delay_request, disconnect, drop_response, error_response,
+                                  hold_request)
 from harness.kproxy.wire import (API_KEYS, API_NAMES, FrameError, parse_request_head, read_frame, request_bytes,
                                  response_correlation)
 
@@ -93,6 +94,26 @@ def test_rules_validate_when_made():
         drop_response("Heartbeat", then="later")
     with pytest.raises(ValueError, match="delay_s"):
         delay_request("Fetch", delay_s=(2, 1))
+    with pytest.raises(ValueError, match="unknown Kafka API 'OffsetComit'"):
+        disconnect("OffsetComit")
+    with pytest.raises(ValueError, match="disconnect: count must be at least 1, not 0"):
+        disconnect("OffsetCommit", count=0)
+    with pytest.raises(ValueError, match="disconnect: duration_s must be positive"):
+        disconnect("OffsetCommit", duration_s=0)
+    with pytest.raises(ValueError, match="disconnect: then is for drop_request and drop_response only"):
+        Rule("disconnect", "OffsetCommit", then="pass")
+
+
+def test_a_disconnect_rule_takes_one_request_by_default_and_describes_itself_without_then():
+    d = disconnect("ConsumerGroupHeartbeat", member="m1", broker=2)
+    assert (d.action, d.api_key, d.count) == ("disconnect", 68, 1)
+    assert d.describe() == {"action": "disconnect", "api": "ConsumerGroupHeartbeat", "member": "m1", "broker": 2,
+                            "count": 1}
+    live = LiveRule(disconnect("OffsetCommit", member="m1", count=2), rule_id="r1", now=0.0)
+    assert live.matches(API_KEYS["OffsetCommit"], "m1", 3, 0.1) and not live.matches(API_KEYS["OffsetCommit"], "m2",
+                                                                                      3, 0.1)
+    live.take(), live.take()
+    assert not live.matches(API_KEYS["OffsetCommit"], "m1", 3, 0.2)
 
 
 def test_rule_matching_counts_and_lifetimes():

@@ -39,6 +39,12 @@ def _check(*steps, brokers=3, shared=None):
     ("hold_request", {"api": "SyncGroup", "until_slot": -1}, "until_slot is a member slot"),
     ("hold_request", {"api": "SyncGroup", "count": 0}, "count must be at least 1"),
     ("error_response", {"api": "JoinGroup", "error": "NOT_COORDINATOR", "wait_s": -1}, "wait_s is 0 or more"),
+    ("disconnect", {"api": "OffsetComit"}, "step 1 (disconnect): unknown Kafka API 'OffsetComit'; did you mean "
+                                           "OffsetCommit"),
+    ("disconnect", {"api": "OffsetCommit", "count": 0}, "step 1 (disconnect): disconnect: count must be at least 1"),
+    ("disconnect", {"api": "OffsetCommit", "duration_s": -2.0}, "duration_s must be positive, not -2.0"),
+    ("disconnect", {"api": "OffsetCommit", "slot": -1}, "slot is a member slot (0 or more) or \"all\""),
+    ("disconnect", {"api": "OffsetCommit", "broker": 0}, "broker is 1 to 3"),
 ])
 def test_a_request_fault_that_cannot_work_is_one_line_of_bad_input(kind, params, why):
     with pytest.raises(BadInput) as e:
@@ -50,7 +56,8 @@ def test_request_faults_that_can_work_pass_the_checks():
     _check(("hold_request", {"api": "SyncGroup", "slot": 0, "until_api": "JoinGroup", "until_step": 2}),
            ("delay_request", {"api": "Fetch", "delay_s": [0.1, 0.3], "broker": 2, "duration_s": 5.0}),
            ("error_response", {"api": "ConsumerGroupHeartbeat", "error": "FENCED_MEMBER_EPOCH"}),
-           ("drop_response", {"api": "LeaveGroup", "then": "pass"}), ("clear_request_faults", {}))
+           ("drop_response", {"api": "LeaveGroup", "then": "pass"}),
+           ("disconnect", {"api": "OffsetCommit", "slot": 0, "count": 2, "broker": 3}), ("clear_request_faults", {}))
 
 
 def test_a_shared_cluster_without_the_proxy_is_refused_with_a_request_fault_only():
@@ -127,9 +134,19 @@ def test_a_slot_is_the_member_in_it_now_and_all_is_none(nem):
         "skipped": "slot 0 has no live member"}
 
 
+def test_a_disconnect_step_installs_a_disconnect_of_the_slots_member_and_takes_no_then(nem):
+    out = nem.perform(Action("disconnect", {"api": "OffsetCommit", "slot": 2, "count": 2, "broker": 1}))
+    assert out == {"rule": "r1", "member": "m3", "count": 2}
+    r = nem.cluster.kproxy.rules["r1"]
+    assert (r.action, r.api, r.member, r.broker, r.count) == ("disconnect", "OffsetCommit", "m3", 1, 2)
+    with pytest.raises(BadInput, match=r"then: unknown parameter of disconnect \(it takes: api, slot, broker, count, "
+                                       r"duration_s, wait_s"):
+        loads('name = "x"\n[[steps]]\naction = "disconnect"\napi = "OffsetCommit"\nthen = "pass"\n', "x.toml")
+
+
 def test_without_a_count_a_rule_takes_one_request_or_every_request_while_its_duration_lasts(nem):
     rules = nem.cluster.kproxy.rules
-    for kind, extra in (("drop_request", {}), ("drop_response", {}), ("hold_request", {}),
+    for kind, extra in (("drop_request", {}), ("drop_response", {}), ("hold_request", {}), ("disconnect", {}),
                         ("error_response", {"error": "NOT_COORDINATOR"})):
         nem.perform(Action(kind, {"api": "ConsumerGroupHeartbeat", "slot": 0, **extra}))
         assert rules[f"r{len(rules)}"].count == 1, kind
