@@ -4,7 +4,8 @@ members misbehave on purpose, and pass the same scenarios run correctly.
 Setup: `harness run FILE` in a subprocess, each run on its own 3-broker local cluster of the newest Kafka release
 (`latest`), classic-cooperative:
 - a member left with a topic it dropped (docs/examples/drop-a-topic.toml): three Python members (the newest
-  confluent-kafka installed) read orders (6 partitions) and payments (3); slot 0 drops payments. With `--misbehave
+  confluent-kafka installed) read orders (3 partitions) and payments (6), slot 2 orders alone, so that slot 0 surely
+  holds payments; slot 0 drops payments. With `--misbehave
   keep-dropped-topic` its `control` event records the new subscription while its client keeps the old one, so the
   coordinator goes on giving it payments;
 - a broken assignor (docs/examples/grow-and-shrink.toml): three Java members (on the brokers' own kafka-clients); a
