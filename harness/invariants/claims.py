@@ -91,7 +91,7 @@ class Grant:
 def answers(tl) -> list[Answer]:
     """The `group_assignment` events up to the history's end, as answers (module docstring)."""
     evs = [e for _, e in tl.control if e["type"] == EVENT and e["mono"] <= tl.end]
-    out, instances = [], _instances(tl)
+    out = []
     for e, nxt in zip(evs, [*evs[1:], None]):
         gap = nxt.get("longest_gap_s") if nxt else None
         gap = float(gap) if isinstance(gap, (int, float)) and gap > 0 else float(e.get("interval_s") or 0)
@@ -99,27 +99,16 @@ def answers(tl) -> list[Answer]:
         if e.get("members") is not None:
             held = {}
             for m in e["members"]:
-                held.setdefault(_whose(instances, m, float(e["asked_mono"])), set()).update(tl.layout.of_event(m))
+                held.setdefault(_whose(tl, m, float(e["asked_mono"])), set()).update(tl.layout.of_event(m))
         out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e))
     return _between_rebalances(out)
 
 
-def _instances(tl) -> dict[str, list[tuple[float, str]]]:
-    """instance id -> (start, member) of each life run with it, in start order."""
-    out: dict[str, list[tuple[float, str]]] = {}
-    for ls in tl.lives.values():
-        for lf in ls:
-            if lf.instance_id:
-                out.setdefault(lf.instance_id, []).append((lf.start, lf.member))
-    return {k: sorted(v) for k, v in out.items()}
-
-
-def _whose(instances: dict, m: dict, t: float) -> str:
+def _whose(tl, m: dict, t: float) -> str:
     """The member an answer's entry is: a static member by its instance id (the one of the lives with it that started
     last by `t`: the classic coordinator keeps the first instance's client id across a static rejoin, `ClassicGroup.
     replaceStaticMember` changing only the member id), any other by its client id."""
-    started = [x for s, x in instances.get(m.get("instance_id") or "", ()) if s <= t]
-    return started[-1] if started else m["member"]
+    return tl.with_instance(m.get("instance_id"), t) or m["member"]
 
 
 def _rebalancing(a: Answer) -> bool:

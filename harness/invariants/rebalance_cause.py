@@ -131,7 +131,7 @@ class _Ids:
         if client in self.tl.lives:
             return client
         for instance in (c.instance_id, client):  # a classic static member's id starts with its instance id
-            if instance and (m := _latest(self.tl, instance, c.event["mono"] + CLOCK_SLACK_S)):
+            if instance and (m := self.tl.with_instance(instance, c.event["mono"] + CLOCK_SLACK_S)):
                 return m
         return None
 
@@ -344,11 +344,6 @@ def _any_within(times: list[float], since: float, t: float) -> bool:
 def _life(tl, x: str, t: float):
     ls = [lf for lf in tl.lives.get(x, ()) if lf.start <= t]
     return ls[-1] if ls else None
-
-
-def _latest(tl, instance_id: str, t: float) -> str | None:
-    lives = [lf for ls in tl.lives.values() for lf in ls if lf.instance_id == instance_id and lf.start <= t]
-    return max(lives, key=lambda lf: lf.start).member if lives else None
 
 
 def _what(b: Bump) -> str:

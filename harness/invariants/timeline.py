@@ -276,6 +276,21 @@ class Timeline:
     def alive(self, member: str | None, t: float, before: bool = False) -> bool:
         return any(covers(lf.start, lf.end, t, before) for lf in self.lives.get(member or "", ()))
 
+    def with_instance(self, instance_id: str | None, t: float) -> str | None:
+        """The member whose life under group.instance.id `instance_id` started last by `t` (None: none had)."""
+        if not instance_id:
+            return None
+        index = self.__dict__.get("_instances")
+        if index is None:
+            index = {}
+            for ls in self.lives.values():
+                for lf in ls:
+                    if lf.instance_id:
+                        index.setdefault(lf.instance_id, []).append((lf.start, lf.member))
+            index = self.__dict__["_instances"] = {k: sorted(v) for k, v in index.items()}
+        started = [x for s, x in index.get(instance_id, ()) if s <= t]
+        return started[-1] if started else None
+
     def alive_members(self, t: float, before: bool = False) -> set[str]:
         if self._life_bounds is None:  # the lives' starts and ends: between two of them the live set stays the same
             self._life_bounds = sorted({x for ls in self.lives.values() for lf in ls for x in (lf.start, lf.end)})
