@@ -18,7 +18,10 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
   (`revoked`, or a graceful exit): what was processed must be committed before the partition is given
   up, or within the mode's own interval, whichever comes first.
 - **Excused** (not judged): the ownership ended ungracefully (`lost`, or m killed or crashed) by
-  t + B + G (at-least-once: the next owner re-reads); D is past E; or in [t, D] a fault affecting m or
+  t + B + G (at-least-once: the next owner re-reads), or, under `sync` and `async`, after t with nothing between:
+  t was m's last poll of p in it and m recorded no commit outcome after t (it died with the commit that follows the
+  poll's records in flight; a member that polls on without committing is judged on its earlier polls); D is past
+  E; or in [t, D] a fault affecting m or
   naming brokers is active, or a `broker_event` happens (a pause, a broker restart, a coordinator move or
   a blackhole rightly makes commits fail or wait). Faults that name neither m nor a broker (another
   member's pause, a scale-out, a subscription change, an autoscaler) move the group: they excuse nothing.
@@ -137,7 +140,7 @@ class _Judgment:
         c0 = self.commits.before(p, t)
         owed = (i >= 0) & (t < np.array([o.end for o in owns])[ii]) & (last + 1 > c0)
         deadline = np.minimum(t + bound, g_end) + g
-        lost = owed & (u_end <= t + bound + g)
+        lost = owed & ((u_end <= t + bound + g) | self._died_committing(member, p, per, ii, t, u_end))
         late = owed & ~lost & (deadline > tl.end)
         faulted = owed & ~lost & ~late & self.bad.overlaps(member, t, deadline)
         judged = owed & ~lost & ~late & ~faulted
@@ -173,6 +176,16 @@ class _Judgment:
             why, cut = _why(s, float(g_end[k]), float(deadline[k]), refusals.get(k), o.end_event)
             self.stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), s, cut, why,
                                 refusals[k][0] if refusals.get(k) else None))
+
+
+    def _died_committing(self, member: str, p: int, per: list, ii: np.ndarray, t: np.ndarray,
+                         u_end: np.ndarray) -> np.ndarray:
+        """For each processed event of (member, p) at t: whether it was the member's last poll of p before its
+        ownership ended ungracefully and, under `sync` or `async`, the member recorded no commit outcome after it:
+        it died with the commit that follows each poll's records in flight (a kill mid-commit), at-least-once."""
+        modes = np.array([x[3].mode in ("sync", "async") for x in per])[ii]
+        later = np.append(t[1:], INF)  # when the member next processed records of p
+        return modes & np.isfinite(u_end) & (later >= u_end) & ~self.commits.outcome_in(member, t, u_end)
 
 
 def _why(s: CommitSettings, given_up: float, deadline: float, refused, end_event) -> tuple[str, dict | None]:
@@ -308,6 +321,13 @@ class _Commits:
             self.by_p[p] = (c.mono[row[k]], c.c_offset[sel[k]], ok[k], c.member[row[k]], c.seq[row[k]],
                             np.minimum(c.requested[row[k]], c.mono[row[k]]))
         self.history = history
+        self.outcomes = (c.mono, c.member)  # every commit outcome a member recorded, of any partition
+
+    def outcome_in(self, member: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """For each (lo, hi]: whether the member recorded a commit outcome (ok or not, any partition) in it."""
+        mono, mem = self.outcomes
+        mono = np.sort(mono[self._of(mem, member)])
+        return np.searchsorted(mono, hi, "right") > np.searchsorted(mono, lo, "right")
 
     def before(self, p: int, t: np.ndarray) -> np.ndarray:
         """For each time, the offset of the last successful commit of p at or before it (-1: none)."""

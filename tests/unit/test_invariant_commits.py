@@ -215,6 +215,24 @@ def test_a_lost_partition_or_a_killed_member_need_not_have_committed():
     assert check(graceful).status == "invalid"  # a graceful stop commits before it closes
 
 
+def test_a_member_killed_with_its_commit_in_flight_is_excused_but_not_one_that_polled_on():
+    """A sync member killed 1.5 s after its last poll's records, having recorded nothing since (its commit in flight
+    when it died, as a loaded machine makes a commit take over the 1 s grace): excused. The same member having
+    recorded a commit outcome after that poll (of another partition) is judged; and one that went on polling
+    partition 1 without ever committing it stalls on its earlier polls all the same."""
+    last_poll = [processed("a", 10.0, 1, 0, 9), processed("a", 10.002, 0, 0, 4)]
+    in_flight = [*steady(40.0), *last_poll, member_exit("a", 11.5, how="kill")]
+    v = check(in_flight)
+    assert v.status == "skipped" and v.measurements["excused"]["lost_or_killed"] == 2, v.message
+    other_commit = [*steady(40.0), *last_poll, committed("a", 10.3, {0: 5}), member_exit("a", 11.5, how="kill")]
+    v = check(other_commit)
+    assert v.status == "invalid" and v.measurements["stalled_partitions"] == [1], v.message
+    polled_on = [*steady(40.0), processed("a", 8.0, 1, 0, 9), processed("a", 9.0, 1, 10, 19),
+                 processed("a", 10.0, 1, 20, 29), member_exit("a", 11.5, how="kill")]
+    v = check(polled_on)
+    assert v.status == "invalid" and v.measurements["stalls"] == 2, v.message
+
+
 def test_a_rebalance_or_another_members_fault_excuses_nothing():
     """A fault naming only b, and an autoscaler naming no one, do not excuse a's missing commits."""
     others = [fault_start(5.0, "f1", members=["b"]), fault_end(30.0, "f1"),
