@@ -33,7 +33,10 @@ cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance cause
   previous epoch, or the previous epoch came just after a regex refresh that it did not apply (the coordinator scans
   off its own thread and writes the result as an epoch of its own; a request in between takes the scan line).
 - **metadata** (consumer protocol: the subscribed topics' partitions or racks changed, or a regex was refreshed): a
-  topic grew, or a broker event or fault happened, since the previous epoch.
+  topic grew, or a broker event or fault happened, since the previous epoch; for a regex refresh (`Scanned N topics`)
+  also a member that brought a new regex since the last refresh, a scan of more topics than the previous scan saw
+  (the coordinator rescans when its image gains a topic), or, since a scan that changes nothing logs no epoch of its
+  own and its line goes to the next epoch, that epoch's other line or an unstated cause.
 
 A static member coming back within its session timeout is not a rebalance under either protocol and is not looked
 for here (`static_membership` judges that it did not move partitions).
@@ -46,6 +49,7 @@ Measurements: `rebalances` (by protocol), `causes` (by kind), `uncaused`, `unrea
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import Counter
 
@@ -63,6 +67,7 @@ COOPERATIVE_ROUND = "need to revoke partitions"
 STREAMS_FOLLOWUP = "triggered followup rebalance"
 #: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
 REGEX_REFRESH = "to refresh regular expressions"
+SCANNED = re.compile(r"\] Scanned (\d+) topics to refresh regular expressions")
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -185,11 +190,21 @@ class _Judge:
         """None when the history holds a cause for `c`; else why not."""
         t = b.mono + CLOCK_SLACK_S
         if c.kind == "metadata":
-            since = self._last_regex_refresh(b) if REGEX_REFRESH in (c.event.get("message") or "") else prev
+            scan = REGEX_REFRESH in (c.event.get("message") or "")
+            since = self._last_regex_refresh(b) if scan else prev
             if self._topic_or_broker(prev, t) or (since < prev and self._regex_brought(since, t)):
                 return None
-            return (f"no topic grew, no broker event or fault happened since {_at(self.tl, prev)}"
-                    + (f", and no member brought a new regex since {_at(self.tl, since)}" if since < prev else ""))
+            if scan and (len(b.causes) > 1 or self._scan_saw_new_topics(c) or
+                         self._any_subscription_change(prev, t) or self._refresh_pending(b)):
+                # a scan whose result changed nothing logs no epoch of its own, so its line goes to the next epoch,
+                # whose cause is then its other line or an unstated one; a scan of more topics than the last one
+                # saw is the coordinator's image gaining a topic (any topic created in the cluster is rescanned)
+                return None
+            if scan:
+                return (f"no topic grew, no broker event or fault happened and no member changed its subscription "
+                        f"since {_at(self.tl, prev)}, no member brought a new regex since the last refresh "
+                        f"({_at(self.tl, since)}), and the scan counted no more topics than the previous one")
+            return f"no topic grew, no broker event or fault happened since {_at(self.tl, prev)}"
         if c.kind == "unstated":
             if self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t) or self._refresh_pending(b):
                 return None
@@ -291,12 +306,21 @@ class _Judge:
             REGEX_REFRESH in (c.event.get("message") or "") for c in x.causes)]
         return before[-1] if before else self.tl.start
 
+    def _scan_saw_new_topics(self, c: Cause) -> bool:
+        """Whether this scan line counts more topics than the coordinator's previous scan of the group did."""
+        counts = [int(m[1]) for e in self.lines if e["mono"] <= c.event["mono"] and e is not c.event
+                  and (m := SCANNED.search(e.get("message") or ""))]
+        now = SCANNED.search(c.event.get("message") or "")
+        return bool(counts and now) and int(now[1]) > counts[-1]
+
     def _refresh_pending(self, b: Bump) -> bool:
         """Whether the epoch before `b` was logged after a regex refresh it did not apply: the coordinator scans the
         topics off its own thread and logs the scan there, then writes the result as a new epoch; an epoch another
         request bumped in between takes the scan line as its own cause, and the epoch that applies it has none."""
         before = [x for x in self.seen if x.mono <= b.mono and x is not b]
-        return bool(before) and any(REGEX_REFRESH in (c.event.get("message") or "") for c in before[-1].causes)
+        if not before or len(before[-1].causes) < 2:  # an epoch whose one line is the scan was the scan's own
+            return False
+        return any(REGEX_REFRESH in (c.event.get("message") or "") for c in before[-1].causes)
 
     def _regex_brought(self, since: float, t: float) -> bool:
         """Whether a member started or changed its subscription in (since, t] to one that holds a regex (`^...`)."""

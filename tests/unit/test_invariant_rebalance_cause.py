@@ -174,3 +174,28 @@ def test_an_epoch_that_applies_a_regex_refresh_logged_before_the_epoch_in_betwee
     assert v.status == "valid" and v.measurements["causes"]["unstated"] == 1, v.message
     v = judged([*consumer_run(), *[e for e in lines if e is not scan], run_end(20.0)])
     assert v.status == "invalid" and "no regex refresh was pending" in v.message, v.message
+
+
+def test_a_scan_that_changed_nothing_gives_its_line_to_the_next_epoch_whose_cause_is_its_own():
+    """As a loaded CI run logged it: b joined with a regex (first scan, epoch 3); ten seconds on the coordinator scans
+    again (a topic was created somewhere in the cluster), finds the same topics and bumps nothing; a's subscription
+    change then bumps epoch 4, logged with no reason (DEBUG), after the scan's line. Epoch 4 is a's subscription
+    change. Without it nothing caused epoch 4: invalid. A second scan counting more topics than the first is the
+    coordinator's image gaining one: a cause of the epoch that applies it."""
+    regex = effective(protocol="consumer")
+    first = [*join("b", 4.9, effective=regex, subscription=["^pay.*"]),
+             consumer_line(5.0, f"Member {B_ID} joins the consumer group using the consumer protocol."),
+             consumer_line(5.0, "Bumped group epoch to 2 with metadata hash 5."),
+             consumer_line(5.2, "Scanned 3 topics to refresh regular expressions [(^pay.*)] in 5ms."),
+             consumer_line(5.21, "Bumped group epoch to 3 with metadata hash 5.")]
+    again = consumer_line(15.3, "Scanned 3 topics to refresh regular expressions [(^pay.*)] in 4ms.")
+    change = ev("control", 16.0, "member", member="a", seq=1, subscription=["t", "u"])
+    bump = consumer_line(16.1, "Bumped group epoch to 4 with metadata hash 9.")
+    v = judged([*consumer_run(), *first, again, change, bump, run_end(30.0)])
+    assert v.status == "valid", v.message
+    v = judged([*consumer_run(), *first, again, bump, run_end(30.0)])
+    assert v.status == "invalid" and "no member brought a new regex since the last refresh" in v.message, v.message
+    grew = consumer_line(15.3, "Scanned 4 topics to refresh regular expressions [(^pay.*)] in 4ms.")
+    v = judged([*consumer_run(), *first, grew, consumer_line(15.31, "Bumped group epoch to 4 with metadata hash 9."),
+                run_end(30.0)])
+    assert v.status == "valid", v.message
