@@ -63,6 +63,7 @@ def _real(h: History, topic: str) -> str:
     return next(t for t, _ in h.run_start()["settings"]["topics"] if t.endswith(f"-{topic}"))
 
 
+@pytest.mark.nightly  # two runs, over two minutes; subscribed_only's must-fail histories are unit tests
 def test_a_member_left_with_a_topic_it_dropped_fails_subscribed_only(tmp_path, pytestconfig):
     rc, out, d, h, v = run(tmp_path, pytestconfig, "clean-drop", DROP_A_TOPIC)
     assert rc == 0, out[-4000:]

@@ -15,8 +15,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 
 @pytest.mark.parametrize("example, run_protocol, group_kind, settings, steps", [
-    ("streams-kill-and-replace", "classic", "streams", ("streams_settings", {"num.standby.replicas": 1}),
-     ["sleep", "kill_member", "wait_stable"]),
+    pytest.param("streams-kill-and-replace", "classic", "streams", ("streams_settings", {"num.standby.replicas": 1}),
+                 ["sleep", "kill_member", "wait_stable"], marks=pytest.mark.nightly),  # the longest in ./dev test
     ("connect-kill-past-delay", "sessioned", "connect",
      ("connect_settings", {"scheduled.rebalance.max.delay.ms": 4000, "harness.source.tasks": 2}),
      ["sleep", "kill_member", "wait_stable"]),

@@ -56,6 +56,7 @@ def test_defeated_warmups_fail_the_suite(tmp_path):
     assert "witness:" in out and "harness replay" in out, out[-4000:]
 
 
+@pytest.mark.nightly  # over two minutes; the defeated-warmups self-test above stays in ./dev test
 def test_exactly_once_claimed_but_not_kept_fails_output_integrity(run_scenario):
     """Instances run at_least_once while the run is judged as exactly_once_v2 (`fake-eos`); one is SIGKILLed
     before its first commit (the kill comes 2-4 s after the first stable point, the commit interval is 30 s),

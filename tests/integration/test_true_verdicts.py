@@ -41,6 +41,7 @@ def verdicts(d: Path) -> dict:
     return json.loads((d / "verdicts.json").read_text())
 
 
+@pytest.mark.nightly  # two runs, near two minutes; judged by the member's own timeout in unit tests too
 def test_a_static_member_away_within_its_rolled_timeout_keeps_its_partitions(tmp_path):
     r = harness("run", "docs/examples/static-roll-long-absence.toml", "--seed", "1", "--runs-root", str(tmp_path))
     out = r.stdout + r.stderr
