@@ -10,6 +10,7 @@ A machine where no engine answers and none can start gets one line and exit 2 (`
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import logging
 import os
@@ -101,7 +102,11 @@ def ensure_engine(*, progress=_log.info) -> str:
             raise SetupError(f"DOCKER_HOST={host} does not answer; start that engine or unset DOCKER_HOST "
                              f"so the harness starts its own")
     own = OwnEngine.default()
-    start_engine(own, progress=progress)
+    own.data_root.mkdir(parents=True, exist_ok=True)
+    with open(own.data_root / ".start.lock", "w") as lock:  # two processes at once (./dev smoke's background
+        fcntl.flock(lock, fcntl.LOCK_EX)                     # image build and the docker test): one starts it
+        if not answers(own.host):
+            start_engine(own, progress=progress)
     return _use(own.host)
 
 

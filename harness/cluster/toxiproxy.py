@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 import os
 import subprocess
@@ -36,12 +37,17 @@ def server_binary(*, progress=_log.info) -> Path:
         return binary
     go = require_tool("go", why="build the Toxiproxy server")
     d.mkdir(parents=True, exist_ok=True)
-    progress(f"building Toxiproxy {TOXIPROXY_VERSION} with go install ...")
-    env = {**os.environ, "GOBIN": str(d)}
-    with open(d / "build.log", "w") as log:
-        r = subprocess.run([go, "install", f"{MODULE}@{TOXIPROXY_VERSION}"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    if r.returncode != 0 or not binary.exists():
-        raise SetupError(f"go install of Toxiproxy {TOXIPROXY_VERSION} failed (see {d / 'build.log'})")
+    with open(d / ".lock", "w") as lock:  # two processes at once (./dev smoke's background image build): one builds
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.exists():
+            return binary
+        progress(f"building Toxiproxy {TOXIPROXY_VERSION} with go install ...")
+        env = {**os.environ, "GOBIN": str(d)}
+        with open(d / "build.log", "w") as log:
+            r = subprocess.run([go, "install", f"{MODULE}@{TOXIPROXY_VERSION}"], env=env, stdout=log,
+                               stderr=subprocess.STDOUT)
+        if r.returncode != 0 or not binary.exists():
+            raise SetupError(f"go install of Toxiproxy {TOXIPROXY_VERSION} failed (see {d / 'build.log'})")
     return binary
 
 
