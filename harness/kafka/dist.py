@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.base.errors import BadInput, SetupError
 from harness.base.tools import cache_dir, require_tool
 from harness.base.versions import ALIASES, is_prefix, is_release, version_key
+from harness.kafka.maven_libs import local_repository, mvn_command
 
 _log = logging.getLogger(__name__)
 
@@ -56,10 +57,10 @@ class KafkaDist:
 
 
 def _mvn(args: list[str], *, cwd: Path, log: Path) -> subprocess.CompletedProcess:
-    mvn = require_tool("mvn", why="resolve Apache Kafka from Maven Central")
+    mvn = mvn_command(why="resolve Apache Kafka from Maven Central")
     require_tool("java", why="run the Kafka brokers")
     with open(log, "w") as out:
-        return subprocess.run([mvn, "-B", "-q", *args], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.run([*mvn, *args], cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
 
 
 def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False) -> list[str]:
@@ -70,7 +71,7 @@ def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False)
     """
     work = cache_dir() / "kafka"
     work.mkdir(parents=True, exist_ok=True)
-    meta = Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka" / artifact / "maven-metadata-central.xml"
+    meta = local_repository() / "org" / "apache" / "kafka" / artifact / "maven-metadata-central.xml"
     if refresh or not meta.exists():
         r = _mvn(["-U", "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:get",
                   f"-Dartifact={GROUP}:{artifact}:RELEASE:pom", "-Dtransitive=false"],

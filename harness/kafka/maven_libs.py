@@ -15,6 +15,18 @@ from harness.base.tools import require_tool
 DAY_S = 24 * 3600
 
 
+def local_repository() -> Path:
+    """Maven's local repository as the harness uses it: ~/.m2/repository of $HOME. Maven itself would take Java's
+    user.home (the account's home from the password database), which differs where HOME is set elsewhere (a CI
+    job's, a clean set-up's): every Maven call is told this one, so what it fetches is where the harness reads it."""
+    return Path.home() / ".m2" / "repository"
+
+
+def mvn_command(*, why: str) -> list[str]:
+    """`mvn` in batch mode, quiet, with the local repository above; SetupError naming `why` when Maven is missing."""
+    return [require_tool("mvn", why=why), "-B", "-q", f"-Dmaven.repo.local={local_repository()}"]
+
+
 def resolve_libs(pom: str, base: Path, *, artifact: str, version: str, progress) -> Path:
     """The runtime dependencies of `pom` in base/libs, resolved once per pom text; BadInput when Maven
     Central has no such `artifact` `version` (or one of its dependencies: remembered for a day, so that a
@@ -27,14 +39,14 @@ def resolve_libs(pom: str, base: Path, *, artifact: str, version: str, progress)
     if missing.exists() and missing.read_text().strip() == stamp and time.time() - missing.stat().st_mtime < DAY_S:
         raise BadInput(f"{artifact} {version} cannot be resolved from Maven Central (see {base / 'resolve.log'}; "
                        f"tried within the last day)")
-    mvn = require_tool("mvn", why=f"resolve {artifact} from Maven Central")
+    mvn = mvn_command(why=f"resolve {artifact} from Maven Central")
     done.unlink(missing_ok=True)
     shutil.rmtree(libs, ignore_errors=True)
     (base / "pom.xml").write_text(pom)
     progress(f"resolving {artifact} {version} from Maven Central ...")
     log = base / "resolve.log"
     with open(log, "w") as out:
-        r = subprocess.run([mvn, "-B", "-q", "dependency:copy-dependencies", "-DoutputDirectory=libs",
+        r = subprocess.run([*mvn, "dependency:copy-dependencies", "-DoutputDirectory=libs",
                             "-DincludeScope=runtime"], cwd=base, stdout=out, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL)
     if r.returncode != 0:
