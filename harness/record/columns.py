@@ -119,6 +119,10 @@ def _dict_columns(type_: str, ds: list[dict], mdef, code) -> dict:
         raise HistoryFormatError(f"a {type_} event lacks a field or has a wrong one ({e!r}): {ds[0]!r:.200}") from None
 
 
+#: the most offsets a committed line may name and still be read by the numpy path (one layout per count)
+MAX_OFFSETS = 16
+
+
 def _template(line: bytes, type_: str) -> tuple[list, set] | None:
     """A compact line's layout, [(literal, kind, field)]: a value of kind n or s (number, string) follows each literal
     but the last; and the line's dict. None when the line cannot serve."""
@@ -131,6 +135,7 @@ def _template(line: bytes, type_: str) -> tuple[list, set] | None:
         or d.get("type") != type_
         or not {k for k, c in spec.items() if c != "c"} <= d.keys()
         or not isinstance(d.get("ok"), (bool, type(None)))
+        or (type_[0] == "c" and "offsets" not in d)  # a committed line without offsets: the dict path's
     ):
         return None
     for i, (k, v) in enumerate(d.items()):
@@ -143,11 +148,13 @@ def _template(line: bytes, type_: str) -> tuple[list, set] | None:
             k == "offsets"
             and type_[0] == "c"
             and type(v) is list
-            and len(v) == 1
-            and type(v[0]) is list
-            and list(map(type, v[0])) == [str, int, int]
-        ):  # one committed offset: [[topic, partition, offset]]
-            out, lit = out + [(lit + '[["', "s", "c_topic"), ('",', "n", "c_partition"), (",", "n", "c_offset")], "]]"
+            and 1 <= len(v) <= MAX_OFFSETS
+            and all(type(x) is list and list(map(type, x)) == [str, int, int] for x in v)
+        ):  # k committed offsets: [[topic, partition, offset], ...], the j-th one's fields named "c_topic#j" etc.
+            for j in range(len(v)):
+                out += [(lit + '[["' if not j else '],["', "s", f"c_topic#{j}"), ('",', "n", f"c_partition#{j}"),
+                        (",", "n", f"c_offset#{j}")]
+            lit = "]]"
         elif isinstance(v, (int, float)) and not isinstance(v, bool) and kind != "c":
             out, lit = out + [(lit, "n", k)], ""
         elif isinstance(v, str) and kind in (None, "c"):

@@ -141,34 +141,37 @@ class History:
     def _fast(self, ch: _Chunk, t: str, lines, kind, mono, mdef) -> list:
         """Read the lines of a bulk type laid out compactly (as the writers do) with numpy, without dicts."""
         np, out, spec = ch.np, [], {key: (col, kd) for col, key, kd in _SPEC[t]} | (_COMMITTED if t[0] == "c" else {})
-        for _ in range(3):  # a few layouts (field orders) per block
+        for _ in range(3 if t[0] != "c" else 8):  # a few layouts (field orders; a committed line's offset count)
             if not len(lines) or not (got := _template(ch.line(lines[0]), t)):
                 break
             (tmpl, keys), cols, (ok, spans) = got, {}, ch.match(got[0], lines)
+            k = sum(1 for _, _, key in tmpl if key and key.startswith("c_topic#"))  # a committed line's offsets
             for key in [key for _, kd, key in tmpl if kd == "n"]:
-                col, kd = spec.get(key, (None, "f"))
+                base, _, j = key.partition("#")
+                col, kd = spec.get(base, (None, "f"))
                 v, good = ch.number(*(x[idx := np.flatnonzero(ok)] for x in spans[key]), kd == "i", col is not None)
                 ok[idx[~good]] = False
-                cols.update({col: (idx, v)} if col else {})
+                cols.update({col + (f"#{j}" if j else ""): (idx, v)} if col else {})
             if not ok.any():
                 break
             cols = {c: v[ok[idx]] for c, (idx, v) in cols.items()} | {
-                col: (
-                    ch.strings(*(x[ok] for x in spans[key]), self._code_list)
-                    if key in spans
+                col + suffix: (
+                    ch.strings(*(x[ok] for x in spans[key + suffix]), self._code_list)
+                    if key + suffix in spans
                     else np.full(
                         int(ok.sum()), self._code_list([mdef if key == "member" and key not in keys else None])[0]
                     )
                 )
                 for key, (col, kd) in spec.items()
                 if kd == "c"
+                for suffix in ([f"#{j}" for j in range(k)] if key == "c_topic" else [""])
             }
-            if t == "committed":  # one offset per row
-                cols |= dict(
-                    ok=np.full(len(m := cols["mono"]), int(bool(keys.get("ok")))),
-                    c_row=np.arange(len(m)),
-                    requested=cols.get("requested", m),
-                )
+            if t == "committed":  # k offsets per row, row by row
+                m = cols["mono"]
+                for c in ("c_topic", "c_partition", "c_offset"):
+                    cols[c] = np.stack([cols.pop(f"{c}#{j}") for j in range(k)], 1).ravel()
+                cols |= dict(ok=np.full(len(m), int(bool(keys.get("ok")))), c_row=np.repeat(np.arange(len(m)), k),
+                             requested=cols.get("requested", m))
             got = lines[ok]
             kind[got], mono[got] = _KIND[t], cols["mono"]
             out, lines = out + [(t, got, cols)], lines[~ok]

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from harness.record.history import BULK_TYPES, History, HistoryFormatError, HistoryWriter, read_file
@@ -111,6 +112,9 @@ def _write_run(d, n=300):
         if i % 7 == 0:
             ms["m1"]._write({"type": "committed", "mono": tick(), "wall": 1.0, "offsets": [["t", 0, offs[0]]],
                              "ok": True, "error": None})
+        if i % 13 == 0:  # a commit of several partitions (the compact reader's layout per offset count)
+            ms["m2"]._write({"type": "committed", "mono": tick(), "wall": 1.0,
+                             "offsets": [["t", 1, offs[1]], ["t", 0, offs[0]]][: 1 + i % 2], "ok": True, "error": None})
         if i % 11 == 0:
             p._write({"type": "failed", "mono": tick(), "wall": 1.0, "topic": "t", "key": "x", "seq": 0,
                       "error": "e"})
@@ -153,7 +157,8 @@ def test_columns_hold_what_the_dicts_say(tmp_path):
                    for e in plain if e["type"] == "processed"]
     c = h.bulk("committed")
     assert [(c.c_row[i], vals[c.c_topic[i]], c.c_partition[i], c.c_offset[i]) for i in range(len(c.c_row))] == \
-        [(r, *e["offsets"][0]) for r, e in enumerate(x for x in plain if x["type"] == "committed")]
+        [(r, *o) for r, e in enumerate(x for x in plain if x["type"] == "committed") for o in e["offsets"]]
+    assert max(len(e["offsets"]) for e in plain if e["type"] == "committed") == 2
 
 
 def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path):
@@ -228,6 +233,10 @@ def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path):
         '{"type":"committed","mono":2.63,"offsets":[],"ok":1}',
         '{"type":"committed","mono":2.64,"offsets":[["t",1,7]]}',
         '{"type":"committed","mono":2.65,"offsets":[["t",0,5]],"ok":true}',
+        '{"type":"committed","mono":2.66,"offsets":[["t",0,6],["t",1,8]],"ok":true}',
+        '{"type":"committed","mono":2.67,"offsets":[["t",0,7],["t",1,9]],"ok":true}',
+        '{"type":"committed","mono":2.68,"offsets":[["t",0,8],["u",1,9],["t",2,1]],"ok":false,"error":"x"}',
+        '{"type":"committed","mono":2.69,"ok":true}',
         '{"type":"stopped","mono":2.7}',
     ]
     (tmp_path / "member-m1.jsonl").write_text(hdr + "\n".join(lines) + "\n")
@@ -256,3 +265,18 @@ def test_a_wrong_bulk_line_among_compact_ones_is_refused(tmp_path, line, what):
     (tmp_path / "member-m1.jsonl").write_text(hdr + f"{good}\n{line}\n{good}\n")
     with pytest.raises(HistoryFormatError, match=what):
         History.load(tmp_path)
+
+
+def test_compact_commits_of_several_partitions_take_the_numpy_path(tmp_path, monkeypatch):
+    """A member commits every partition it processed at once: such lines are read as columns, not parsed as dicts
+    (one layout per offset count), and hold what the dicts say."""
+    import harness.record.history as hist_mod
+    parsed = []
+    real = hist_mod._dict_columns
+    monkeypatch.setattr(hist_mod, "_dict_columns", lambda t, ds, *a: parsed.append((t, len(ds))) or real(t, ds, *a))
+    _write_run(tmp_path, n=600)
+    h = History.load(tmp_path)
+    assert not [p for p in parsed if p[0] == "committed"], parsed
+    c = h.bulk("committed")
+    assert len(c.c_row) > c.n and set(np.bincount(c.c_row).tolist()) == {1, 2}
+    assert _columns(h) == _columns(History(_plain(tmp_path)))
