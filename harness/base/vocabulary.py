@@ -1,7 +1,7 @@
 """The harness's words, each defined once: the kinds of group and their group protocols, what each consumer-group
 protocol runs with (`group.protocol` and the assignor, in librdkafka's and the Java client's spelling), the built-in
-member programs, the commit modes, the request faults' actions, the self-tests (`--misbehave`) with their help
-text, and the share members' own settings.
+member programs, the ways a member changes its subscription when told to, the commit modes, the request faults'
+actions, the self-tests (`--misbehave`) with their help text, and the share members' own settings.
 
 It sits in `base` because everything that speaks these words imports it: the plan (what a run may ask for), the
 invariants (which import only `record` and `base`), the Python members (run as scripts under any confluent-kafka
@@ -81,6 +81,16 @@ ASSIGNMENT = {
                                       "org.apache.kafka.clients.consumer.CooperativeStickyAssignor", eager=False),
     "consumer": Assignment("consumer", SERVER_DEFAULT_ASSIGNOR, None, eager=False),
 }
+
+# -- member controls
+
+#: how a member changes its subscription when told to (the `change_subscription` step's `subscribe_by`, the control
+#: file's and the `control` event's; docs/member-contract.md, "Controls"): one `subscribe()` call with the new list
+#: (the client moves from one subscription to the other in the group), or `unsubscribe()` then `subscribe()` (the
+#: member leaves the group, giving up every partition, and joins afresh, as an application that tears its
+#: subscription down does)
+SUBSCRIBE_BY = ("subscribe", "unsubscribe-subscribe")
+DEFAULT_SUBSCRIBE_BY = SUBSCRIBE_BY[0]
 
 # -- commits
 

@@ -18,7 +18,8 @@ the request proxy's windows, which come when the member sends the request, from 
   `group_config`, `autoscale`, `restart_all`, the network and broker faults, the leader moves): its `fault_start`
   of the performer's kind in [S, E] with its `fault_end`, naming the member (`members_affected`) or brokers
   (`brokers_affected`) the step's result names. A poll stall and a subscription change also need the member's
-  own `control` event applying it; a broker restart (`broker_bounce`, `kill_coordinator`,
+  own `control` event applying it (a subscription change the way its `subscribe_by` asked: an event without the
+  field went the default way, one `subscribe()`); a broker restart (`broker_bounce`, `kill_coordinator`,
   `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`, `rack_outage`, `restart_partition_leader`)
   a `broker_event` stopping (`kill`, `terminate`) and one starting each broker of the fault; a group config a
   `group_settings` event in [S, E] reading back each setting the step set; an added partition a count above the
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.base.vocabulary import REQUEST_FAULTS
+from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY, REQUEST_FAULTS
 from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 
@@ -151,8 +152,13 @@ def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> lis
     if kind in ("poll_stall", "change_subscription"):
         key = "stall" if kind == "poll_stall" else "subscription"
         who = e.get("member")
-        if not [c for c in ix.of("control", lo, hi, member=who) if key in c and (key != "stall" or c[key] is True)]:
+        done = [c for c in ix.of("control", lo, hi, member=who) if key in c and (key != "stall" or c[key] is True)]
+        by = p.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) if kind == "change_subscription" else None
+        if not done:
             out.append(f"no control event of {who} applying the {key}")
+        elif by is not None and not any(c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) == by for c in done):
+            out.append(f"{who}'s control event applied the subscription by "
+                       f"{done[-1].get('subscribe_by', DEFAULT_SUBSCRIBE_BY)}, not by {by} as the step asked")
     if kind in RESTARTS_BROKERS:
         for b in f.get("brokers_affected") or ():
             down = [x for x in ix.of("broker_event", f["mono"], f_end, broker=b) if x.get("what") in ("kill", "terminate")]

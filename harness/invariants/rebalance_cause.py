@@ -14,7 +14,11 @@ cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance cause
   needs to have lost its membership since (its `lost` event, an `error`, a stall or fault, the coordinator expiring,
   removing or fencing it). A new id while every running member holds one is a rebalance without a cause.
 - **leave**: the member was stopping or had stopped (`member_stop`, its exit), was stalled (a poll past
-  max.poll.interval.ms makes a client leave) or applied a subscription control (an unsubscribe).
+  max.poll.interval.ms makes a client leave) or applied a subscription control (an unsubscribe: `subscribe_by`
+  `unsubscribe-subscribe`, or a client that leaves on any new subscription). A subscription control counts from
+  the harness's asking (its `subscription_change` fault's start) to the member's `control` event: the member
+  writes the event once the change is made, after its client left and, maybe, joined again. The join that
+  follows such a leave is a member that held no id in the group (its old id left).
 - **expire** (its session expired, or it was fenced for it): the member had died (an exit without a leave), a fault
   touched it, it was stalled, or a broker event or broker fault happened within its session timeout before the line
   (its heartbeats may have had nowhere to go). A live, unfaulted, polling member whose session the coordinator
@@ -68,6 +72,8 @@ STREAMS_FOLLOWUP = "triggered followup rebalance"
 #: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
 REGEX_REFRESH = "to refresh regular expressions"
 SCANNED = re.compile(r"\] Scanned (\d+) topics to refresh regular expressions")
+#: the fault the nemesis brackets a subscription change with, from the control's asking to the member's answer
+SUBSCRIPTION_FAULT = "subscription_change"
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -175,16 +181,20 @@ class _Judge:
         # the control events looked up per bump and candidate, indexed once (hundreds of members, of bumps)
         self.controls: dict[str | None, list[dict]] = {}
         self.broker_events: list[float] = []  # sorted
-        self.subscription_changes: list[float] = []  # sorted
+        # each subscription control: (member, when it was asked for, when the member said it applied it)
+        self.resubscriptions: list[tuple[str | None, float, float]] = []
+        asked = [(f.start, f.end, f.start_event.get("targets") or ())
+                 for f in tl.faults if f.kind == SUBSCRIPTION_FAULT]
         for _, e in tl.control:
             if e["type"] == "control":
                 self.controls.setdefault(e.get("member"), []).append(e)
                 if "subscription" in e:
-                    self.subscription_changes.append(e["mono"])
+                    began = min((s for s, end, who in asked if e.get("member") in who and s <= e["mono"] <= end),
+                                default=e["mono"])
+                    self.resubscriptions.append((e.get("member"), began, e["mono"]))
             elif e["type"] == "broker_event":
                 self.broker_events.append(e["mono"])
         self.broker_events.sort()
-        self.subscription_changes.sort()
 
     def uncaused(self, b: Bump, c: Cause, prev: float) -> str | None:
         """None when the history holds a cause for `c`; else why not."""
@@ -248,7 +258,7 @@ class _Judge:
                 f"nothing since made it lose its membership (no lost, error, leave, expiry, stall or fault)")
     def _leave(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if life.end <= t or self.tl.shutdown_start(life) <= t or self._stalled(x, life.start, t) or \
-                self._controls(x, life.start, t, "subscription"):
+                self._resubscribed(x, life.start, t):
             return None
         return f"{x} left the group while it ran on (no stop, stall or subscription change since its start)"
 
@@ -286,7 +296,7 @@ class _Judge:
     def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:
             return None
-        if self._controls(x, prev, t, "subscription") or self._topic_or_broker(prev, t, brokers_too=False):
+        if self._resubscribed(x, prev, t) or self._topic_or_broker(prev, t, brokers_too=False):
             return None
         if any(prev <= e["mono"] <= t for _, e in self.tl.member_events(x, {"revoked", "lost"})):
             return None  # the cooperative second round, as librdkafka asks for it without a reason
@@ -296,7 +306,7 @@ class _Judge:
                 f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}")
 
     def _subscription(self, x, life, c: Cause, prev: float, t: float) -> str | None:
-        if self._controls(x, prev, t, "subscription") or prev <= life.start <= t:
+        if self._resubscribed(x, prev, t) or prev <= life.start <= t:
             return None
         return f"{x} applied no subscription change since {_at(self.tl, prev)}"
 
@@ -345,8 +355,15 @@ class _Judge:
     def _controls(self, x: str, since: float, t: float, key: str) -> list[dict]:
         return [e for e in self.controls.get(x, ()) if key in e and since <= e["mono"] <= t]
 
+    def _resubscribed(self, x: str | None, since: float, t: float) -> bool:
+        """Whether x (None: any member) applied a subscription control within [since, t]: its `control` event at
+        or after `since`, for a change the harness asked for by `t`. A member writes that event once its change is
+        made, and its client may have left, rejoined or sent its new subscription before: the change's
+        `subscription_change` fault brackets the asking and the answer, so a line within it is the change's."""
+        return any((x is None or m == x) and at >= since and began <= t for m, began, at in self.resubscriptions)
+
     def _any_subscription_change(self, since: float, t: float) -> bool:
-        return _any_within(self.subscription_changes, since, t)
+        return self._resubscribed(None, since, t)
 
     def _topic_or_broker(self, since: float, t: float, brokers_too: bool = True) -> bool:
         if any(since <= g <= t for g in self.tl.growth.times):

@@ -9,8 +9,8 @@ every one of them:
   generated here: `HistorySchema.java` from harness/record/history.schema.json, so that every Java history header
   names the schema version the Python reader takes (a schema bump cannot leave a Java program behind), and
   `Vocabulary.java` from harness/base/vocabulary.py, so that the Java members speak the harness's words (protocol
-  -> group.protocol and assignor, the commit mode, the self-tests' names, the share members' own settings) as the
-  plan, the Python members and the invariants do;
+  -> group.protocol and assignor, the commit mode, the ways to change a subscription, the self-tests' names, the
+  share members' own settings) as the plan, the Python members and the invariants do;
 - one lock per program and version (one build at a time across processes), a stamp of everything the build
   depends on, javac for Java 17, one jar (its resources inside), then the program's own step (the Java
   member's class-data archive) before the stamp is written.
@@ -136,6 +136,10 @@ def vocabulary_java() -> str:
          vocab.STREAMS_PROTOCOLS[0]),
         ("The share group's protocol", "String SHARE_PROTOCOL", vocab.SHARE_PROTOCOLS[0]),
         ("The commit mode of the Java member (its only one)", "String COMMIT_MODE", vocab.DEFAULT_COMMIT_MODE),
+        ("How a member changes its subscription when told to (the control file's subscribe_by)",
+         "List<String> SUBSCRIBE_BY", vocab.SUBSCRIBE_BY),
+        ("The way a subscription control takes when the control file names none", "String DEFAULT_SUBSCRIBE_BY",
+         vocab.DEFAULT_SUBSCRIBE_BY),
         ("A share member's own settings: the setting -> the acknowledgement it always gives the records of the keys "
          "it names", "Map<String, String> SHARE_POISON", vocab.SHARE_POISON),
         ("A share member's own setting: the records (partition:offset of the first topic) whose delivery kills it",

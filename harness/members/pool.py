@@ -16,6 +16,9 @@ from harness.base.procs import Proc
 from harness.base.vocabulary import DEFAULT_COMMIT_MODE
 from harness.record.rundir import member_control, member_history, member_log
 
+#: a control file's fields that say how to apply another control rather than being one (docs/member-contract.md)
+QUALIFIES = {"subscribe_by": "subscription"}
+
 MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
 
 
@@ -218,8 +221,9 @@ class MemberPool:
         send SIGUSR1 to the process that wrote `started`, wait for its `control` event of that seq (returned).
         Indeterminate when the member does not take such a control or does not answer."""
         takes = set(m.started.get("controls") or ())
-        if not set(change) <= takes:
-            raise Indeterminate(f"member {m.member_id} does not take the {', '.join(sorted(set(change) - takes))} "
+        asked = {QUALIFIES.get(k, k) for k in change}
+        if not asked <= takes:
+            raise Indeterminate(f"member {m.member_id} does not take the {', '.join(sorted(asked - takes))} "
                                 f"control (its `started` event lists {sorted(takes) or 'none'}; docs/member-contract.md)")
         m.control_seq += 1
         tmp = m.control_path.with_suffix(".tmp")

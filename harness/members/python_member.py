@@ -43,7 +43,7 @@ import confluent_kafka  # noqa: E402
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition  # noqa: E402
 
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
-from harness.base.vocabulary import ASSIGNMENT  # noqa: E402
+from harness.base.vocabulary import ASSIGNMENT, DEFAULT_SUBSCRIBE_BY, SUBSCRIBE_BY  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT  # noqa: E402
 from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
@@ -434,17 +434,25 @@ class Member:
         if c.get("seq", 0) <= self.control_seq:
             return
         self.control_seq = c["seq"]
+        by = c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
+        if "subscription" in c and by not in SUBSCRIBE_BY:
+            self.hist.event("error", member=self.member_id, fatal=False, error=f"control file: subscribe_by {by!r} "
+                            f"is none of {', '.join(SUBSCRIBE_BY)}")
+            return
         if "stall" in c:
             self.stalled = bool(c["stall"])
         if "subscription" in c:
             self.subscription = list(c["subscription"])
+            c = {**c, "subscribe_by": by}
             if self.misbehave != "keep-dropped-topic":  # that one records the change, its client keeps the old
                 self.client_subscription = self.subscription
+                if by != DEFAULT_SUBSCRIBE_BY:  # leave the group (every partition revoked), then join afresh
+                    self.consumer.unsubscribe()
                 self._subscribe()
         if c.get("stop"):  # a hosted consumer's graceful stop (harness/members/hosted.py): leave as on SIGTERM
             self.running = False
         self.hist.event("control", member=self.member_id, seq=self.control_seq,
-                        **{k: c[k] for k in ("stall", "subscription", "stop") if k in c})
+                        **{k: c[k] for k in ("stall", "subscription", "subscribe_by", "stop") if k in c})
 
 
 def _commit_key(tpo: list) -> tuple:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from harness.plan.actions import Setting, performs
+from harness.base.errors import Indeterminate
+from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY
+from harness.plan.actions import Setting, SubscribeBy, performs
 from harness.kafka.config_keys import setting_text as _text
 from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.nemesis.lag import Autoscaler, Policy, group_lag
@@ -57,18 +59,26 @@ class GroupActions:
         return {"topic": real, "before": before, "count": count, "producer_saw_s": saw}
 
     @performs("change_subscription")
-    def _do_change_subscription(self, slot: int, subscription: list[str]):
+    def _do_change_subscription(self, slot: int, subscription: list[str],
+                                subscribe_by: SubscribeBy = DEFAULT_SUBSCRIBE_BY):
         """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now
         on, without a restart; a later restart of the slot keeps the new subscription. An empty list: every
-        topic of the run (with an unchanged subscription, a resubscribe)."""
+        topic of the run (with an unchanged subscription, a resubscribe). `subscribe_by` says how (vocabulary's
+        SUBSCRIBE_BY): one subscribe() call, or unsubscribe() then subscribe(); a member whose `control` event
+        does not say it went the way asked (a team's program that does not know the field) makes the run
+        indeterminate, unless the way asked is the default."""
         m = self.live_slot(slot)
         if m is None:
             return {"skipped": f"slot {slot} has no live member"}
         real = self.kind.real_subscription(tuple(subscription))
         self.specs[slot] = replace(self.specs[slot], topics=real)
         with self.fault("subscription_change", targets=[m.member_id]):
-            self.pool.control(m, subscription=list(real))
-        return {"member": m.member_id, "subscription": list(real)}
+            done = self.pool.control(m, subscription=list(real), subscribe_by=subscribe_by)
+        went = done.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
+        if went != subscribe_by:
+            raise Indeterminate(f"member {m.member_id} was asked to change its subscription by {subscribe_by} and "
+                                f"its control event says {went!r} (docs/member-contract.md, Controls)")
+        return {"member": m.member_id, "subscription": list(real), "subscribe_by": went}
 
     @performs("settings_roll")
     def _do_settings_roll(self, client_settings: dict[str, Setting] | None = None, static: bool | None = None,

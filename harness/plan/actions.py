@@ -13,12 +13,15 @@ This module imports nothing that starts a process: reading or checking a scenari
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
-from harness.base.vocabulary import GROUP_KINDS
+from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY, GROUP_KINDS, SUBSCRIBE_BY
 
 #: a client or group setting's value as a file writes it (passed on as text)
 Setting = str | int | float | bool
+#: how a member changes its subscription (`change_subscription`'s `subscribe_by`; a scenario file's other word is
+#: refused with the words it takes)
+SubscribeBy = Literal[SUBSCRIBE_BY]
 #: the abilities an action may need from the cluster backend (harness/cluster/base.py's optional protocols)
 #: (an ability -> what an action needing it does, as a refusal says it)
 NEEDS = {"kill": "kills, stops or restarts brokers (Killable)",
@@ -130,9 +133,12 @@ _SPECS = (
                "group settling in between.", kinds=CONSUMER,
                mix=lambda rng, ctx, slot: {"static": rng.choice([True, False]), "down_s": _u(rng, 0.2, 1.0)}),
     # a run of the mix has one topic: the member resubscribes to it (librdkafka leaves and rejoins)
-    ActionSpec("change_subscription", (SLOT, _p("subscription", list[str])),
+    ActionSpec("change_subscription", (SLOT, _p("subscription", list[str]),
+                                       _p("subscribe_by", SubscribeBy, DEFAULT_SUBSCRIBE_BY)),
                "The member resubscribes without a restart (names of `[[topics]]`, `^regexes`; empty: every topic); "
-               "the slot keeps it across later restarts.", kinds=CONSUMER,
+               "the slot keeps it across later restarts. `subscribe_by`: one `subscribe()` with the new list, or "
+               "`\"unsubscribe-subscribe\"`: `unsubscribe()` first (the member leaves the group), then `subscribe()`.",
+               kinds=CONSUMER,
                mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []}),
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
     # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a

@@ -278,9 +278,6 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
         if a.kind == "change_subscription":
             if a.params.get("subscription"):  # an empty one is every topic of the run
                 check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params["subscription"])})
-            if cfg.member == "java" and cfg.slot_command(int(a.params.get("slot", 0))) is None:
-                raise BadInput(f"step {i} (change_subscription): the Java member takes no subscription control "
-                               "(only `stall`); run that slot with --member python or a command that does")
         if a.kind == "group_config" and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
             raise BadInput(f"step {i} (group_config) needs Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                            f"or newer (group configs); the cluster runs {version}")

@@ -371,3 +371,9 @@ def test_member_pool_and_python_member_lines_validate(tmp_path):
     member_types = [e["type"] for e in read_file(hist_dir / "member-m1.jsonl")[1]]
     assert member_types[0] == "started" and member_types[-1] == "stopped", member_types
     assert hs.validate_dir(hist_dir) == []
+
+
+def test_a_control_events_ways_to_subscribe_are_the_vocabularys():
+    from harness.base.vocabulary import SUBSCRIBE_BY
+    props = hs.load_schema()["$defs"]["events"]["control"]["properties"]
+    assert tuple(props["subscribe_by"]["enum"]) == SUBSCRIBE_BY

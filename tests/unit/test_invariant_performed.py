@@ -62,6 +62,11 @@ CASES = [
      [fault_start(11, "f1", ["m1"], "poll_stall"), control("m1", 11.1, stall=True), fault_end(13, "f1")]),
     ("change_subscription", "change_subscription", {"slot": 0, "subscription": []}, {"member": "m1", "subscription": ["t"]},
      [fault_start(11, "f1", [], "subscription_change"), control("m1", 11.1, subscription=["t"]), fault_end(12, "f1")]),
+    ("change_subscription by unsubscribe", "change_subscription",
+     {"slot": 0, "subscription": ["u"], "subscribe_by": "unsubscribe-subscribe"},
+     {"member": "m1", "subscription": ["u"], "subscribe_by": "unsubscribe-subscribe"},
+     [fault_start(11, "f1", [], "subscription_change"),
+      control("m1", 11.1, subscription=["u"], subscribe_by="unsubscribe-subscribe"), fault_end(12, "f1")]),
     ("add_partitions", "add_partitions", {"count": 8}, {"topic": "t", "before": 6, "count": 8},
      [fault_start(11, "f1", [], "add_partitions"), fault_end(12, "f1")]),
     ("group_config", "group_config", {"settings": {"consumer.session.timeout.ms": 10000}},
@@ -204,3 +209,16 @@ def test_a_result_that_says_nothing_changed_is_unknown(name, change, says):
     _, kind, params, result, evidence = next(c for c in CASES if c[0] == name)
     v = performed.check(_history(kind, params, {**result, **change}, evidence))
     assert v.status == "unknown" and says in v.message, v.message
+
+
+def test_a_subscription_change_the_member_made_another_way_than_asked_is_unknown():
+    """Asked to unsubscribe first, the member's control event says it subscribed once (or says nothing of the way, as
+    a program that does not know the field: the default)."""
+    params = {"slot": 0, "subscription": ["u"], "subscribe_by": "unsubscribe-subscribe"}
+    for said in ({"subscribe_by": "subscribe"}, {}):
+        evs = [run_start(0.0), *step("change_subscription", params, member="m1", subscription=["u"]),
+               fault_start(11, "f1", [], "subscription_change"), control("m1", 11.1, subscription=["u"], **said),
+               fault_end(12, "f1"), run_end(30.0)]
+        v = performed.check(History.from_events(evs))
+        assert v.status == "unknown", v.message
+        assert "m1's control event applied the subscription by subscribe, not by unsubscribe-subscribe" in v.message

@@ -1,6 +1,6 @@
 """rebalance_cause: each rebalance the coordinator logged has a cause in the history, by each member's own settings."""
-from histbuild import (broker_said, broker_event, effective, ev, history, join, lost, member_exit, run_end,
-                       run_start, settings, stopped)
+from histbuild import (broker_said, broker_event, effective, ev, fault_end, fault_start, history, join, lost,
+                       member_exit, run_end, run_start, settings, stopped)
 
 from harness.invariants import rebalance_cause
 
@@ -199,3 +199,58 @@ def test_a_scan_that_changed_nothing_gives_its_line_to_the_next_epoch_whose_caus
     v = judged([*consumer_run(), *first, grew, consumer_line(15.31, "Bumped group epoch to 4 with metadata hash 9."),
                 run_end(30.0)])
     assert v.status == "valid", v.message
+
+
+# -- a subscription changed by unsubscribe() then subscribe(): the member leaves the group and joins afresh
+
+def resubscribe(m: str, asked: float, answered: float, fid: str = "f1") -> list[dict]:
+    """The harness asks m to unsubscribe, then subscribe to u (its `subscription_change` fault from `asked`), and m
+    answers with its `control` event at `answered`, once its client has left and subscribed again."""
+    return [fault_start(asked, fid, kind="subscription_change", members=()) | {"targets": [m]},
+            ev("control", answered, "member", member=m, seq=1, subscription=["u"], subscribe_by="unsubscribe-subscribe"),
+            fault_end(answered + 0.01, fid)]
+
+
+def test_an_unsubscribe_leave_and_the_join_after_it_are_caused_under_classic():
+    """a unsubscribes (its LeaveGroup: generation 3), then subscribes and joins with a new id (generation 4). Its
+    `control` event comes after both lines: it is written once the change is made; the change's fault brackets them."""
+    lines = [leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}")]
+    v = judged([*classic_pair(), *resubscribe("a", 10.0, 10.2), *lines, run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 3, "leave": 1}
+
+
+def test_the_same_leave_and_join_with_no_subscription_change_are_invalid():
+    v = judged([*classic_pair(), leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}"), run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+    assert v.measurements["uncaused"] == 1  # the join after the leave is a member that held no id: caused
+
+
+def test_a_subscription_control_asked_for_after_the_leave_is_no_cause_of_it():
+    """The same lines, the change asked for only after them (its fault starting at 10.5 s): the leave came first."""
+    lines = [leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}")]
+    v = judged([*classic_pair(), *lines, *resubscribe("a", 10.5, 10.6), run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+
+
+def test_after_the_unsubscribe_join_a_second_new_id_is_invalid():
+    """a's join after its unsubscribe took the id a-U3; another new id while a-U3 is still in the group and nothing
+    made a lose it is no join of that change."""
+    lines = [leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}"),
+             adding(12.0, 4, "a-44444444-4444-4444-4444-444444444444")]
+    v = judged([*classic_pair(), *resubscribe("a", 10.0, 10.2), *lines, run_end(20.0)])
+    assert v.status == "invalid", v.message
+    assert "a joined again (member id a-4444" in v.message and "nothing since made it lose" in v.message
+
+
+def test_an_unsubscribe_leave_and_the_join_after_it_are_caused_under_the_consumer_protocol():
+    """Under KIP-848 the client keeps its member id: it leaves (epoch -1) and joins again (epoch 0) with it."""
+    lines = [consumer_line(10.05, f"Member {A_ID} left the consumer group."),
+             consumer_line(10.05, "Bumped group epoch to 2 with metadata hash 5."),
+             consumer_line(10.1, f"Member {A_ID} joins the consumer group using the consumer protocol."),
+             consumer_line(10.1, "Bumped group epoch to 3 with metadata hash 6.")]
+    v = judged([*consumer_run(), *resubscribe("a", 10.0, 10.2), *lines, run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2, "leave": 1}
+    v = judged([*consumer_run(), *lines, run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message

@@ -95,3 +95,30 @@ def test_a_quiet_stretch_is_a_point_only_past_the_protocols_rebalance_allowance(
     assert v.status == "unknown" and "ended within the protocol's rebalance allowance" in v.message, v.message
     v = check(run(5000))
     assert v.status == "invalid" and "u-1 of topic u was held by no member" in v.message, v.message
+
+
+def unsubscribed(m: str, t: float, subscription: list[str], held) -> list[dict]:
+    """m changes its subscription by unsubscribe() then subscribe() at t: every partition it held revoked first (it
+    left the group), its `control` event once it subscribed again."""
+    return [revoked(m, t, held), ev("control", t + 0.05, "member", member=m, seq=1, subscription=list(subscription),
+                                    subscribe_by="unsubscribe-subscribe")]
+
+
+def test_an_unsubscribe_then_subscribe_to_one_topic_judged_by_the_new_subscription():
+    """b leaves t and u (unsubscribe) and joins again on u alone: it gets u-0 and u-1, a takes every partition of t."""
+    evs = [*two_topics(), *unsubscribed("b", 10.0, ["u"], [("t", 2), ("t", 3), ("u", 1)]),
+           revoked("a", 10.3, [("u", 0)]), assigned("a", 10.8, [("t", 2), ("t", 3)]),
+           assigned("b", 10.8, [("u", 0), ("u", 1)]), *end()]
+    v = check(evs)
+    assert v.status == "valid", v.message
+    assert v.measurements["points"] == 1  # the assignment after the change (from 10.8 s), judged by b's ['u']
+
+
+def test_an_unsubscribe_then_subscribe_whose_member_is_given_a_dropped_topic_again_is_invalid():
+    """The same change, but the group gives b back t-3 when it joins afresh: b no longer subscribes to t."""
+    evs = [*two_topics(), *unsubscribed("b", 10.0, ["u"], [("t", 2), ("t", 3), ("u", 1)]),
+           revoked("a", 10.3, [("u", 0)]), assigned("a", 10.8, [("t", 2)]),
+           assigned("b", 10.8, [("t", 3), ("u", 0), ("u", 1)]), *end()]
+    v = check(evs)
+    assert v.status == "invalid", v.message
+    assert v.message.startswith("at 10.8s b held t-3 of topic t, which its subscription ['u'] does not take"), v.message

@@ -2,6 +2,7 @@
 before anything starts, what the lookup on Maven Central's list refuses, and what the kinds build and record."""
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -117,3 +118,13 @@ def test_the_java_share_member_runs_a_share_consumer_brokers_from_4_1_take(monke
     meta = kind.prepare()
     assert (meta["client_library"], meta["client_version"], kind.builtin) == ("kafka-clients", "4.2.0",
                                                                               ("java", "Share@4.2.0"))
+
+
+def test_the_java_member_takes_a_subscription_change_either_way():
+    """A change_subscription step in a slot of the Java member is planned (the member takes the `subscription` control,
+    docs/member-contract.md), by unsubscribe() then subscribe() as the example asks."""
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "unsubscribe-subscribe.toml"
+    for proto in ("consumer", "classic-cooperative"):
+        p = plan(RunConfig.for_scenario(str(example), seed=1, member="java", protocol=proto), version="4.4.0")
+        [step] = [a for a in p.schedule if a.kind == "change_subscription"]
+        assert step.params == {"slot": 1, "subscription": ["payments"], "subscribe_by": "unsubscribe-subscribe"}

@@ -134,6 +134,8 @@ STEP = '\n[[steps]]\naction = "broker_bounce"\nbroker = 1\n'
     ('name = "x"\nsteps = []', ["steps", "at least 1"]),
     ('name = "x"\n[members]\nslot_commands = { "one" = "p" }' + STEP, ["members.slot_commands", "one"]),
     ('name = "x"\n[[steps]\naction = 1', ["not valid TOML"]),
+    ('name = "x"\n[[steps]]\naction = "change_subscription"\nslot = 0\nsubscription = []\nsubscribe_by = "unsubscribe"',
+     ["steps[0] (change_subscription)", "subscribe_by", "'unsubscribe'", "'subscribe' or 'unsubscribe-subscribe'"]),
 ])
 def test_bad_files_are_one_line_naming_file_step_and_field(tmp_path, text, needles):
     path = write(tmp_path, text, "bad.toml")

@@ -108,7 +108,7 @@ VOCABULARIES = {"kinds": set(vocab.GROUP_KINDS), "member programs": set(vocab.ME
                 "commit modes": set(vocab.COMMIT_MODES), "sticky assignors": set(vocab.STICKY_ASSIGNORS),
                 **{f"{kind} self-tests": set(ms) for kind, ms in vocab.MISBEHAVIOURS.items()},
                 "assignor classes": {a.java_class for a in vocab.ASSIGNMENT.values() if a.java_class},
-                "share member settings": set(vocab.SHARE_POISON)}
+                "share member settings": set(vocab.SHARE_POISON), "ways to subscribe": set(vocab.SUBSCRIBE_BY)}
 
 
 def _literal_words(node: ast.AST) -> set[str]:
