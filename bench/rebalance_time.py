@@ -265,6 +265,7 @@ def parse_args(argv=None):
     ap.add_argument("--runs-root", default=None, help="where the run directories go (default: a temporary one, kept)")
     ap.add_argument("--out", default=None, help="the rows as JSON")
     ap.add_argument("--append", action="store_true", help="add the rows to those already in --out (table, chart: all)")
+    ap.add_argument("--render-only", action="store_true", help="no runs: the table and chart of the rows in --out")
     ap.add_argument("--markdown", default=None, help="the table as Markdown")
     ap.add_argument("--svg", default=None, help="the chart as SVG")
     a = ap.parse_args(argv)
@@ -276,8 +277,8 @@ def parse_args(argv=None):
             raise ValueError(f"unknown case or protocol {', '.join(bad)}")
         if not 0 <= a.processing_ms <= 60000:
             raise ValueError(f"--processing-ms wants 0 to 60000 ms, got {a.processing_ms:g}")
-        if a.append and not a.out:
-            raise ValueError("--append adds to --out: give --out")
+        if (a.append or a.render_only) and not a.out:
+            raise ValueError("--append and --render-only read --out: give --out")
         a.client = client_settings(refresh_seconds(a.metadata_refresh), settings(a.client_set, "--client-set"))
         a.shapes = {c: case_shape(c, a.members) for c in a.cases}
     except (ValueError, BadInput) as e:
@@ -288,6 +289,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     a = parse_args(argv)
+    if a.render_only:
+        return _write_outputs(a, json.loads(Path(a.out).read_text()))
     from harness.cluster.backends import new_backend
     from harness.cluster.base import BrokerSettings
     root = Path(a.runs_root or tempfile.mkdtemp(prefix="rebalance-time-"))
@@ -309,6 +312,10 @@ def main(argv=None) -> int:
                     Path(a.out).write_text(json.dumps(rows, indent=1))
     finally:
         cluster.stop()
+    return _write_outputs(a, rows)
+
+
+def _write_outputs(a, rows: list[dict]) -> int:
     print(markdown(rows))
     if a.markdown:
         Path(a.markdown).write_text(markdown(rows))

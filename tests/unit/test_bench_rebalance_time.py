@@ -65,6 +65,7 @@ def test_members_resizes_partitions_900_only(bench):
     (["--cases", "partitions-900", "--client-set", "debug"], "--client-set wants KEY=VALUE"),
     (["--cases", "partitions-901"], "unknown case or protocol partitions-901"),
     (["--cases", "partitions-900", "--append"], "give --out"),
+    (["--render-only"], "give --out"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_a_cluster(bench, capsys, argv, says):
     with pytest.raises(SystemExit) as e:
@@ -105,3 +106,12 @@ def test_the_table_and_chart_say_each_rows_processing_time_and_refresh(bench):
     chart = bench.svg(rows)
     assert ">partitions-900 consumer<" in chart
     assert ">partitions-900 classic-eager 100m 20ms refresh default (300)<" in chart
+
+
+def test_render_only_writes_the_table_and_chart_of_the_saved_rows_without_a_cluster(bench, tmp_path):
+    import json
+    out, md, chart = tmp_path / "rows.json", tmp_path / "rows.md", tmp_path / "chart.svg"
+    out.write_text(json.dumps([row(), row(protocol="classic-eager", settled_s=None, why="never settled")]))
+    assert bench.main(["--out", str(out), "--render-only", "--markdown", str(md), "--svg", str(chart)]) == 0
+    assert "| partitions-900 | classic-eager | 10 | 100 | 0 | 5 | not settled (never settled) |" in md.read_text()
+    assert "never settled</text>" in chart.read_text()
