@@ -7,6 +7,9 @@ timestamps):
 - the action (CreatePartitions) and its end (history/harness.jsonl);
 - the coordinator's lines about the group (history/brokers.jsonl): `Bumped group epoch`, `Computed a new target
   assignment`, `Computed new metadata hash`, ...;
+- with `--cluster-dir`, when each broker's metadata loader created the new partitions' local logs (its broker.log:
+  the first and last `Created log for partition` line); the group coordinator hears of a topic change from the same
+  thread after that;
 - per member (its client's `debug=cgrp,metadata` lines in logs/member-*.log, told apart by `client.id`, which the
   harness sets to the member's id; and its history/member-*.jsonl): when its client first had the topic's metadata
   with the new partition count (`METADATA` lines), when its heartbeat first received a target assignment after the
@@ -31,6 +34,27 @@ CLIENT_STEPS = (
     ("heartbeat_target", r"ConsumerGroupHeartbeat received target assignment"),
     ("reconcile_start", r"Reconciliation starts with new target assignment"),
 )
+
+
+#: a broker.log line of the local backend: ISO time, thread, level, logger, text
+BROKER_LINE = re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})\+0000 \[(?P<thread>[^\]]+)\] \w+ \S+ - "
+                         r"(?P<text>.*)$")
+
+
+def local_logs_created(text: str, topic: str, old_partitions: int, after: float) -> tuple[float, float, int] | None:
+    """(first, last, count) of a broker.log's `Created log for partition TOPIC-N` lines for the new partitions
+    (N >= old_partitions) at or after `after` (wall s): when the broker's metadata loader created their local replicas;
+    None when it logged none."""
+    from datetime import datetime, timezone
+    rx = re.compile(rf"^Created log for partition {re.escape(topic)}-(\d+) ")
+    times = []
+    for raw in text.splitlines():
+        m = BROKER_LINE.match(raw)
+        if m and (c := rx.match(m["text"])) and int(c[1]) >= old_partitions:
+            ts = datetime.strptime(m["ts"], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+            if ts >= after:
+                times.append(ts)
+    return (min(times), max(times), len(times)) if times else None
 
 
 def client_lines(text: str) -> list[dict]:
@@ -63,7 +87,7 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
 
 
-def timeline(run_dir: Path) -> dict:
+def timeline(run_dir: Path, cluster_dir: Path | None = None) -> dict:
     """The run's timeline (module docstring): action, coordinator lines, and per member its steps' wall times."""
     hist = run_dir / "history"
     harness = _jsonl(hist / "harness.jsonl")
@@ -83,15 +107,21 @@ def timeline(run_dir: Path) -> dict:
         steps = first_steps(lines, member, topic, new, t0)
         steps["assigned_new"] = first_new_assigned(evs, old, t0)
         members[member] = {k: None if v is None else round(v - t0, 3) for k, v in steps.items()}
+    logs = {}
+    for path in sorted(cluster_dir.glob("broker-*/broker.log")) if cluster_dir else ():
+        if got := local_logs_created(path.read_text(errors="replace"), topic, old, t0):
+            logs[path.parent.name] = {"first": round(got[0] - t0, 3), "last": round(got[1] - t0, 3), "count": got[2]}
     return {"run_dir": str(run_dir), "topic": topic, "partitions_before": old, "partitions_after": new,
             "action_end": round(end["wall"] - t0, 3), "coordinator": coord, "members": members,
-            "client_lines": len(lines)}
+            "client_lines": len(lines), "local_logs": logs}
 
 
 def report(t: dict, coordinator_lines: int = 12) -> str:
     """The timeline as text: the action, the coordinator's first lines, a row per member."""
     out = [f"{t['run_dir']}: {t['topic']} {t['partitions_before']} -> {t['partitions_after']} partitions; "
            f"seconds after the action's start", f"  {t['action_end']:8.3f}  CreatePartitions returned (action_end)"]
+    out += [f"  {v['first']:8.3f}  {b}: created its first local log of a new partition; its last ({v['count']} in "
+            f"all) at {v['last']:.3f}" for b, v in sorted(t.get("local_logs", {}).items())]
     out += [f"  {c['t']:8.3f}  broker {c['broker']}: {c['text'][:160]}" for c in t["coordinator"][:coordinator_lines]]
     names = [n for n, _ in CLIENT_STEPS] + ["assigned_new"]
     out.append("  member  " + "  ".join(f"{n:>17}" for n in names))
@@ -108,13 +138,16 @@ def main(argv=None) -> int:
     ap.add_argument("run_dir")
     ap.add_argument("--coordinator-lines", type=int, default=12, help="how many of the brokers' lines to print")
     ap.add_argument("--json", action="store_true", help="the whole timeline as JSON")
+    ap.add_argument("--cluster-dir", default=None,
+                    help="the local cluster's directory (broker-N/broker.log): when each broker created the new "
+                         "partitions' local logs (bench/rebalance_time.py: RUNS_ROOT/cluster)")
     a = ap.parse_args(argv)
     d = Path(a.run_dir)
     if not (d / "history" / "harness.jsonl").exists():
         print(f"rebalance_timeline: {d} is not a run directory (no history/harness.jsonl)", file=sys.stderr)
         return 2
     try:
-        t = timeline(d)
+        t = timeline(d, Path(a.cluster_dir) if a.cluster_dir else None)
     except StopIteration:
         print(f"rebalance_timeline: {d} has no add_partitions action with its end", file=sys.stderr)
         return 2

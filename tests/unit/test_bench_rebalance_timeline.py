@@ -80,3 +80,23 @@ def test_the_report_has_a_row_per_member_and_says_when_no_client_lines_were_logg
 def test_a_directory_that_is_not_a_run_is_refused_with_exit_2(tl, tmp_path, capsys):
     assert tl.main([str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+def test_a_brokers_local_logs_of_the_new_partitions_are_timed_from_its_log(tl, run_dir):
+    from datetime import datetime, timezone
+
+    def line(t: float, text: str) -> str:
+        iso = datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+        return f"{iso}+0000 [kafka-1-metadata-loader-event-handler] INFO kafka.log.LogManager - {text}\n"
+
+    cluster = run_dir / "cluster"
+    (cluster / "broker-1").mkdir(parents=True)
+    (cluster / "broker-1" / "broker.log").write_text(
+        line(T0 - 8, f"Created log for partition {TOPIC}-5 in /data with properties {{}}")  # an old one, before
+        + line(T0 + 0.5, f"Created log for partition {TOPIC}-100 in /data with properties {{}}")
+        + line(T0 + 0.6, f"Created log for partition {TOPIC}-99 in /data with properties {{}}")  # not a new one
+        + line(T0 + 7.25, f"Created log for partition {TOPIC}-999 in /data with properties {{}}")
+        + line(T0 + 7.5, f"Created log for partition {TOPIC}x-999 in /data with properties {{}}"))  # another topic
+    t = tl.timeline(run_dir, cluster)
+    assert t["local_logs"] == {"broker-1": {"first": 0.5, "last": 7.25, "count": 2}}
+    assert "broker-1: created its first local log of a new partition; its last (2 in all) at 7.250" in tl.report(t)
