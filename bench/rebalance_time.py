@@ -120,7 +120,7 @@ def row_of(case: str, protocol: str, result, members: int, partitions: int) -> d
     ran = [a for a in meta.get("schedule_ran") or () if a.get("kind") not in ("sleep", "wait_stable")]
     action_s = _action_seconds(result.run_dir, d.get("action_id"))
     return {"case": case, "protocol": protocol, "members": members, "partitions": partitions,
-            **members_ran_with(started_events(result.run_dir)),
+            **members_ran_with(started_events(result.run_dir), meta.get("processing_ms")),
             "kafka_version": meta.get("kafka_version"), "client_version": meta.get("client_version"),
             "assignors": rt.get("assignors"), "action": d.get("kind"), "settled_s": d.get("settled_s"),
             "why": d.get("why"), "action_s": action_s, "unowned_sum_s": d.get("unowned_sum_s"),
@@ -140,10 +140,12 @@ def started_events(run_dir) -> list[dict]:
     return out
 
 
-def members_ran_with(started: list[dict]) -> dict:
+def members_ran_with(started: list[dict], given_processing_ms: float | None = None) -> dict:
     """The processing time (ms per record) and metadata refresh (s; None: librdkafka's default) the members ran with,
-    from their `started` events; a value that differs between members is "mixed", none started is None for both."""
-    proc = {float((e.get("effective") or {}).get("processing_ms") or 0) for e in started}
+    from their `started` events (a member that does not record its processing time: the one the runner gave it,
+    `given_processing_ms`, run.json's); a value that differs between members is "mixed", none started is None."""
+    proc = {float(x if (x := (e.get("effective") or {}).get("processing_ms")) is not None
+                  else given_processing_ms or 0) for e in started}
     refresh = {(e.get("client_config") or {}).get(REFRESH_KEY) for e in started}
     refresh_s = {None if r is None else float(r) / 1000 for r in refresh}
     one = lambda xs: next(iter(xs)) if len(xs) == 1 else ("mixed" if xs else None)  # noqa: E731

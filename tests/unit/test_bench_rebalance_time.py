@@ -87,6 +87,8 @@ def test_a_row_says_what_the_members_ran_with_from_their_started_events(bench):
         "processing_ms": 0.0, "metadata_refresh_s": None, "members_started": 1}  # None: librdkafka's default
     assert bench.members_ran_with([started(20, 5000), started(0, 5000)])["processing_ms"] == "mixed"
     assert bench.members_ran_with([]) == {"processing_ms": None, "metadata_refresh_s": None, "members_started": 0}
+    # a member that does not record its work per record: the runner's (run.json's)
+    assert bench.members_ran_with([{"type": "started", "effective": {}}], 20.0)["processing_ms"] == 20.0
 
 
 def row(**kw):
