@@ -120,7 +120,7 @@ def row_of(case: str, protocol: str, result, members: int, partitions: int) -> d
     ran = [a for a in meta.get("schedule_ran") or () if a.get("kind") not in ("sleep", "wait_stable")]
     action_s = _action_seconds(result.run_dir, d.get("action_id"))
     return {"case": case, "protocol": protocol, "members": members, "partitions": partitions,
-            **members_ran_with(started_events(result.run_dir), meta.get("processing_ms")),
+            **members_ran_with(started_events(result.run_dir), (meta.get("config") or {}).get("processing_ms")),
             "kafka_version": meta.get("kafka_version"), "client_version": meta.get("client_version"),
             "assignors": rt.get("assignors"), "action": d.get("kind"), "settled_s": d.get("settled_s"),
             "why": d.get("why"), "action_s": action_s, "unowned_sum_s": d.get("unowned_sum_s"),
