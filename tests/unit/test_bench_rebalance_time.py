@@ -4,22 +4,18 @@ cluster starts); each row says what its members ran with, from their `started` e
 
 Setup: the bench module loaded from its file; hand-made `started` events and rows.
 """
-import importlib.util
 from pathlib import Path
 
+import benchmod
 import pytest
 
 from harness.plan import scenario_file
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "rebalance_time.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("rebalance_time", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmod.load("rebalance_time")
 
 
 def test_the_scenario_file_carries_processing_time_client_settings_and_group_size(bench):

@@ -6,23 +6,19 @@ the action are not taken for the member's.
 Setup: a hand-made run directory (harness, broker and member histories, one member log of librdkafka lines as
 confluent-kafka writes them, two clients in one process).
 """
-import importlib.util
 import json
 from pathlib import Path
 
+import benchmod
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "rebalance_timeline.py"
 T0 = 1000.0
 TOPIC = "t-1"
 
 
 @pytest.fixture(scope="module")
 def tl():
-    spec = importlib.util.spec_from_file_location("rebalance_timeline", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmod.load("rebalance_timeline")
 
 
 def jsonl(path: Path, events: list[dict]) -> None:
