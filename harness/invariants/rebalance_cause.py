@@ -60,7 +60,7 @@ from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.settings import member_settings, revoke_wait_s
+from harness.invariants.settings import growth_times, member_settings, revoke_wait_s
 
 NAME = "rebalance_cause"
 #: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
@@ -363,7 +363,7 @@ class _Judge:
         return _any_within(self.subscription_changes, since, t)
 
     def _topic_or_broker(self, since: float, t: float, brokers_too: bool = True) -> bool:
-        if any(since <= g <= t for g in self.tl.growth.times):
+        if any(since <= g <= t for g in growth_times(self.tl)):  # from the action's start: the partitions exist then
             return True
         return brokers_too and self._broker_trouble(since, t)
 

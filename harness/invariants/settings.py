@@ -305,11 +305,19 @@ def growth_refresh_s(tl, t: float) -> tuple[float, str] | None:
     return (best, why) if best >= 0 else None
 
 
-def _growth_at(tl, t: float) -> bool:
-    times = tl.history.derived(("growth_disturbances", tl.end), lambda: set(tl.growth.times) | {
+def growth_times(tl) -> list[float]:
+    """Every moment that marks partitions being added, sorted: an `add_partitions` action's start (the partitions
+    exist from the controller's commit, before CreatePartitions answers), its fault's start and end, and the
+    action's end (`Growth`)."""
+    return tl.history.derived(("growth_times", tl.end), lambda: sorted(set(tl.growth.times) | {
         e["mono"] for _, e in tl.control if e["type"] == "action_start" and e.get("kind") == "add_partitions"} | {
-        t for f in tl.faults if f.kind == "add_partitions" for t in (f.start, f.end)})
-    return t in times
+        t for f in tl.faults if f.kind == "add_partitions" for t in (f.start, f.end)}))
+
+
+def _growth_at(tl, t: float) -> bool:
+    times = growth_times(tl)
+    i = bisect_right(times, t)
+    return i > 0 and times[i - 1] == t
 
 
 def disturbance_bound(tl, t: float) -> tuple[float, str]:

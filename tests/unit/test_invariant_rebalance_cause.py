@@ -199,3 +199,18 @@ def test_a_scan_that_changed_nothing_gives_its_line_to_the_next_epoch_whose_caus
     v = judged([*consumer_run(), *first, grew, consumer_line(15.31, "Bumped group epoch to 4 with metadata hash 9."),
                 run_end(30.0)])
     assert v.status == "valid", v.message
+
+
+def test_a_metadata_change_while_partitions_are_being_added_is_caused_from_the_actions_start():
+    """The partitions exist from the controller's commit, before CreatePartitions answers: a classic member that saw
+    them and rejoined before the action's end (a real 100-member run: 0.15 s before it) rejoined for them."""
+    grow = [ev("action_start", 9.0, "harness", action_id="a1", kind="add_partitions", params={"count": 8}),
+            ev("action_end", 10.5, "harness", action_id="a1", kind="add_partitions", ok=True, error=None, topic="t",
+               before=4, count=8)]
+    rejoin = broker_said(10.0, "[GroupCoordinator id=1 topic=__consumer_offsets partition=5] Preparing to rebalance "
+                               f"group g in state PreparingRebalance with old generation 2 (reason: Updating metadata "
+                               f"for member a-{U1} during Stable; client reason: not provided).")
+    v = judged([*classic_pair(), *grow, rejoin, run_end(20.0)])
+    assert v.status == "valid", v.message
+    v = judged([*classic_pair(), rejoin, run_end(20.0)])  # no partitions added: no cause
+    assert v.status == "invalid" and "no subscription change, topic growth" in v.message, v.message
