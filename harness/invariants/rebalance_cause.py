@@ -60,7 +60,7 @@ from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.settings import growth_times, member_settings, revoke_wait_s
+from harness.invariants.settings import growth_times, member_refresh_s, member_settings, revoke_wait_s
 
 NAME = "rebalance_cause"
 #: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
@@ -293,12 +293,17 @@ class _Judge:
             return None
         if self._controls(x, prev, t, "subscription") or self._topic_or_broker(prev, t, brokers_too=False):
             return None
+        # each member's client notices added partitions at its own next metadata refresh, which may come after a
+        # generation another member's rejoin for them started: growth within one refresh of the member's before t
+        if self._topic_or_broker(t - member_refresh_s(self.tl, x, t)[0], t, brokers_too=False):
+            return None
         if any(prev <= e["mono"] <= t for _, e in self.tl.member_events(x, {"revoked", "lost"})):
             return None  # the cooperative second round, as librdkafka asks for it without a reason
         if life.instance_id and prev <= life.start <= t:
             return None
         return (f"{x} rejoined a stable group ({c.client_reason or 'no client reason'}) with no subscription change, "
-                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}")
+                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}, and no topic growth "
+                f"within its metadata refresh ({member_refresh_s(self.tl, x, t)[0]:g}s) before")
 
     def _subscription(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if self._controls(x, prev, t, "subscription") or prev <= life.start <= t:

@@ -293,16 +293,23 @@ def growth_refresh_s(tl, t: float) -> tuple[float, str] | None:
         return None
     best, why = -1.0, ""
     for m in sorted(tl.alive_members(t)) or sorted(tl.lives):
-        life = life_at(tl, m, t)
-        given = ((started_event(tl, life) if life else None) or {}).get("client_config") or {}
-        key = next((k for k in REFRESH_KEYS if k in given), None)
-        try:
-            ms, src = (float(given[key]), f"{key}={given[key]} given") if key else (REFRESH_DEFAULT_MS, "the default")
-        except (TypeError, ValueError):
-            ms, src = REFRESH_DEFAULT_MS, f"{key}={given[key]!r} unreadable, the default"
-        if ms / 1000 > best:
-            best, why = ms / 1000, f"{m}'s metadata refresh {ms / 1000:g}s ({src})"
+        secs, src = member_refresh_s(tl, m, t)
+        if secs > best:
+            best, why = secs, f"{m}'s metadata refresh {secs:g}s ({src})"
     return (best, why) if best >= 0 else None
+
+
+def member_refresh_s(tl, member: str, t: float) -> tuple[float, str]:
+    """How often `member`'s client (its life at t) refreshed its metadata, as given to it (REFRESH_KEYS) or the
+    clients' default: (seconds, source)."""
+    life = life_at(tl, member, t)
+    given = ((started_event(tl, life) if life else None) or {}).get("client_config") or {}
+    key = next((k for k in REFRESH_KEYS if k in given), None)
+    try:
+        ms, src = (float(given[key]), f"{key}={given[key]} given") if key else (REFRESH_DEFAULT_MS, "the default")
+    except (TypeError, ValueError):
+        ms, src = REFRESH_DEFAULT_MS, f"{key}={given[key]!r} unreadable, the default"
+    return ms / 1000, src
 
 
 def growth_times(tl) -> list[float]:

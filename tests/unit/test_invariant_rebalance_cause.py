@@ -214,3 +214,28 @@ def test_a_metadata_change_while_partitions_are_being_added_is_caused_from_the_a
     assert v.status == "valid", v.message
     v = judged([*classic_pair(), rejoin, run_end(20.0)])  # no partitions added: no cause
     assert v.status == "invalid" and "no subscription change, topic growth" in v.message, v.message
+
+
+def test_a_second_member_noticing_added_partitions_at_its_own_refresh_is_caused_within_that_refresh():
+    """Each classic member's client notices the new partition count at its own next metadata refresh: b rejoins for
+    them after a's rejoin already started a generation. Caused within b's refresh interval (as given to its client,
+    or the default 300 s), not beyond it."""
+    grow = [ev("action_start", 9.0, "harness", action_id="a1", kind="add_partitions", params={"count": 8}),
+            ev("action_end", 9.5, "harness", action_id="a1", kind="add_partitions", ok=True, error=None, topic="t",
+               before=4, count=8)]
+
+    def updating(t: float, gen: int, mid: str) -> dict:
+        return preparing(t, gen, f"Updating metadata for member {mid} during Stable; client reason: not provided")
+
+    def run(refresh_ms: str | None):
+        evs = [*classic_pair(), *grow, updating(10.0, 2, f"a-{U1}"), updating(14.0, 3, f"b-{U2}"), run_end(20.0)]
+        if refresh_ms is not None:
+            for e in evs:
+                if e["type"] == "started":
+                    e["client_config"] = {"topic.metadata.refresh.interval.ms": refresh_ms}
+        return judged(evs)
+
+    assert run(None).status == "valid", run(None).message
+    assert run("5000").status == "valid"
+    v = run("2000")
+    assert v.status == "invalid" and "b rejoined a stable group" in v.message and "refresh (2s)" in v.message, v.message
