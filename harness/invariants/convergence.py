@@ -13,7 +13,9 @@ subscription, counts differ by at most one).
 - **Bound** of window i (`settings.disturbance_bound`): the longest session timeout of a member that departed
   at T_i without leaving the group (killed, or a static member: the coordinator must notice), plus the
   protocol's rebalance rounds (one under eager, two under the cooperative and consumer protocols) of the
-  members' rebalance timeout (their `max.poll.interval.ms`), each as recorded for that member at that moment.
+  members' rebalance timeout (their `max.poll.interval.ms`), each as recorded for that member at that moment;
+  for partitions added under a classic protocol, the members' metadata refresh interval instead of a session
+  timeout (the leader learns of them at its next refresh).
 - **Converged** at c: the first converged state in the window that lasts `quiet_period_s` (or to the window's
   end, when the next disturbance comes sooner). Invalid when c - T_i exceeds the bound.
 - **Never converged**: invalid when the window lasted longer than its bound (the group had its chance);

@@ -58,6 +58,9 @@ CONSUMER_CAUSES = (
     ("metadata", re.compile(r"\] Computed new metadata hash")),
     ("metadata", re.compile(r"\] Scanned \d+ topics to refresh regular expressions")),
 )
+#: the metadata hash a consumer-protocol epoch was bumped with (Kafka 4.1 on; 0: none of the subscribed topics was in
+#: the coordinator's metadata image)
+HASH = re.compile(r"Bumped group epoch to \d+ with metadata hash (?P<hash>-?\d+)")
 #: the classic coordinator removing a member that did not rejoin in time (no new generation by itself)
 REMOVED = re.compile(r"Member (?P<m>\S+) in group \S+ has failed, removing it from the group")
 #: a classic member id: the client.id, a dash, a UUID
@@ -113,6 +116,13 @@ def classic_bump(e: dict, m: re.Match) -> Bump:
             bump.causes.append(Cause(kind, _null(d.get("m")), _null(d.get("i")), d.get("c") or "", e))
         break
     return bump
+
+
+def metadata_hash(b: Bump) -> int | None:
+    """The metadata hash the coordinator logged with an epoch bump (None: not logged, a classic generation, or before
+    Kafka 4.1)."""
+    m = HASH.search(b.event.get("message") or "")
+    return int(m["hash"]) if m else None
 
 
 def bumps(lines: list[dict], group: str) -> list[Bump]:

@@ -28,7 +28,8 @@ from __future__ import annotations
 from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
-from harness.invariants.settings import disturbance_bound, life_at, member_settings, rebalance_allowance
+from harness.invariants.settings import (disturbance_bound, growth_refresh_s, life_at, member_settings,
+                                         rebalance_allowance)
 from harness.invariants.terms import INF
 
 NAME = "coverage_liveness"
@@ -165,9 +166,12 @@ def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | N
 def gap_bound(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> tuple[float, str, str | None]:
     """(how long partition p may stay unowned from s, why, the static member whose expected absence this is or
     None): the departed owner's own session timeout when the coordinator has to notice it is gone (a kill, a
-    crash, a static member's stop), nothing when it left or gave the partition up itself; then the rebalance
-    it takes (see `rebalance_allowance`)."""
+    crash, a static member's stop), nothing when it left or gave the partition up itself, the members' metadata
+    refresh for a partition added under a classic protocol (`settings.growth_refresh_s`); then the rebalance it
+    takes (see `rebalance_allowance`)."""
     allow, awhy = rebalance_allowance(tl, s)
+    if se is None and (refresh := growth_refresh_s(tl, s)) is not None:  # a partition added under a classic protocol
+        return refresh[0] + allow, f"{refresh[1]}; then {awhy}", None
     owner = se.get("member") if se is not None else None
     life = life_at(tl, owner, s - 1e-9) if owner else None
     if se is None or life is None or se.get("type") != "member_exit" and not (

@@ -35,7 +35,10 @@ cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance cause
 - **unstated** (consumer protocol: an epoch bumped with no reason logged at INFO; a subscription change is logged
   only at DEBUG): some member changed its subscription, a topic grew, or a broker event or fault happened since the
   previous epoch, or the previous epoch came just after a regex refresh that it did not apply (the coordinator scans
-  off its own thread and writes the result as an epoch of its own; a request in between takes the scan line).
+  off its own thread and writes the result as an epoch of its own; a request in between takes the scan line), or
+  the previous epoch's metadata hash was 0 and this one's is not (the subscribed topics reached the coordinator's
+  metadata image after members had joined: its broker applies a new topic to the image after creating the
+  partitions' local logs).
 - **metadata** (consumer protocol: the subscribed topics' partitions or racks changed, or a regex was refreshed): a
   topic grew, or a broker event or fault happened, since the previous epoch; for a regex refresh (`Scanned N topics`)
   also a member that brought a new regex since the last refresh, a scan of more topics than the previous scan saw
@@ -59,9 +62,9 @@ from collections import Counter
 
 from harness.record.history import History
 from harness.invariants import brokers, timeline
-from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of
+from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
-from harness.invariants.settings import member_settings, revoke_wait_s
+from harness.invariants.settings import growth_times, member_refresh_s, member_settings, revoke_wait_s
 
 NAME = "rebalance_cause"
 #: how far a broker line's time may fall before the harness event that caused it: the brokers' log timestamps are
@@ -216,10 +219,12 @@ class _Judge:
                         f"({_at(self.tl, since)}), and the scan counted no more topics than the previous one")
             return f"no topic grew, no broker event or fault happened since {_at(self.tl, prev)}"
         if c.kind == "unstated":
-            if self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t) or self._refresh_pending(b):
+            if (self._topic_or_broker(prev, t) or self._any_subscription_change(prev, t) or self._refresh_pending(b)
+                    or self._topics_appeared(b)):
                 return None
             return (f"the coordinator logged no reason, and no member changed its subscription, no topic grew, no "
-                    f"regex refresh was pending and no broker event or fault happened since {_at(self.tl, prev)}")
+                    f"regex refresh was pending, the subscribed topics were already in the coordinator's metadata "
+                    f"and no broker event or fault happened since {_at(self.tl, prev)}")
         if c.kind == "join":
             return self._join(c, t)
         xs = self.ids.who(c)
@@ -298,12 +303,17 @@ class _Judge:
             return None
         if self._resubscribed(x, prev, t) or self._topic_or_broker(prev, t, brokers_too=False):
             return None
+        # each member's client notices added partitions at its own next metadata refresh, which may come after a
+        # generation another member's rejoin for them started: growth within one refresh of the member's before t
+        if self._topic_or_broker(t - member_refresh_s(self.tl, x, t)[0], t, brokers_too=False):
+            return None
         if any(prev <= e["mono"] <= t for _, e in self.tl.member_events(x, {"revoked", "lost"})):
             return None  # the cooperative second round, as librdkafka asks for it without a reason
         if life.instance_id and prev <= life.start <= t:
             return None
         return (f"{x} rejoined a stable group ({c.client_reason or 'no client reason'}) with no subscription change, "
-                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}")
+                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}, and no topic growth "
+                f"within its metadata refresh ({member_refresh_s(self.tl, x, t)[0]:g}s) before")
 
     def _subscription(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if self._resubscribed(x, prev, t) or prev <= life.start <= t:
@@ -322,6 +332,15 @@ class _Judge:
                   and (m := SCANNED.search(e.get("message") or ""))]
         now = SCANNED.search(c.event.get("message") or "")
         return bool(counts and now) and int(now[1]) > counts[-1]
+
+    def _topics_appeared(self, b: Bump) -> bool:
+        """Whether the epoch before `b` was bumped with metadata hash 0 and `b` with another: the coordinator's
+        metadata image held none of the subscribed topics and now holds them (members that join just after the run
+        created its topic can reach the coordinator before its broker has applied the topic: the broker creates the
+        new partitions' local logs first, then hands the image to the coordinator), and it bumps the epoch for the
+        new hash without a line of its own."""
+        before = [x for x in self.seen if x.mono <= b.mono and x is not b and x.protocol == "consumer"]
+        return bool(before) and metadata_hash(before[-1]) == 0 and metadata_hash(b) not in (None, 0)
 
     def _refresh_pending(self, b: Bump) -> bool:
         """Whether the epoch before `b` was logged after a regex refresh it did not apply: the coordinator scans the
@@ -366,7 +385,7 @@ class _Judge:
         return self._resubscribed(None, since, t)
 
     def _topic_or_broker(self, since: float, t: float, brokers_too: bool = True) -> bool:
-        if any(since <= g <= t for g in self.tl.growth.times):
+        if any(since <= g <= t for g in growth_times(self.tl)):  # from the action's start: the partitions exist then
             return True
         return brokers_too and self._broker_trouble(since, t)
 

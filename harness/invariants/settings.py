@@ -25,6 +25,10 @@ from harness.invariants.terms import Life
 
 #: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
 CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "heartbeat.interval.ms": 3000}
+#: how often a classic member's client refreshes its metadata (its group leader learns of new partitions then):
+#: librdkafka's topic.metadata.refresh.interval.ms, the Java client's metadata.max.age.ms; both 300000 by default
+REFRESH_KEYS = ("topic.metadata.refresh.interval.ms", "metadata.max.age.ms")
+REFRESH_DEFAULT_MS = 300000
 #: group-side keys per group protocol: (the group config, the brokers' default)
 GROUP_KEYS = {
     "consumer": {"session": ("consumer.session.timeout.ms", "group.consumer.session.timeout.ms"),
@@ -280,11 +284,57 @@ def rebalance_allowance(tl, t: float) -> tuple[float, str]:
     return rounds * rto, f"{rounds} rebalance round{'s' if rounds > 1 else ''} of {rto:g}s ({src})"
 
 
+def growth_refresh_s(tl, t: float) -> tuple[float, str] | None:
+    """Under a classic protocol, when partitions were added at t (an `add_partitions` action or fault started or
+    ended then): the longest metadata refresh interval of the members alive then, as their clients were given it (the
+    client's default otherwise), since the group's leader learns of the new partitions only at its next refresh.
+    None otherwise (the consumer protocol's coordinator learns of them itself)."""
+    if tl.settings.protocol == "consumer" or not _growth_at(tl, t):
+        return None
+    best, why = -1.0, ""
+    for m in sorted(tl.alive_members(t)) or sorted(tl.lives):
+        secs, src = member_refresh_s(tl, m, t)
+        if secs > best:
+            best, why = secs, f"{m}'s metadata refresh {secs:g}s ({src})"
+    return (best, why) if best >= 0 else None
+
+
+def member_refresh_s(tl, member: str, t: float) -> tuple[float, str]:
+    """How often `member`'s client (its life at t) refreshed its metadata, as given to it (REFRESH_KEYS) or the
+    clients' default: (seconds, source)."""
+    life = life_at(tl, member, t)
+    given = ((started_event(tl, life) if life else None) or {}).get("client_config") or {}
+    key = next((k for k in REFRESH_KEYS if k in given), None)
+    try:
+        ms, src = (float(given[key]), f"{key}={given[key]} given") if key else (REFRESH_DEFAULT_MS, "the default")
+    except (TypeError, ValueError):
+        ms, src = REFRESH_DEFAULT_MS, f"{key}={given[key]!r} unreadable, the default"
+    return ms / 1000, src
+
+
+def growth_times(tl) -> list[float]:
+    """Every moment that marks partitions being added, sorted: an `add_partitions` action's start (the partitions
+    exist from the controller's commit, before CreatePartitions answers), its fault's start and end, and the
+    action's end (`Growth`)."""
+    return tl.history.derived(("growth_times", tl.end), lambda: sorted(set(tl.growth.times) | {
+        e["mono"] for _, e in tl.control if e["type"] == "action_start" and e.get("kind") == "add_partitions"} | {
+        t for f in tl.faults if f.kind == "add_partitions" for t in (f.start, f.end)}))
+
+
+def _growth_at(tl, t: float) -> bool:
+    times = growth_times(tl)
+    i = bisect_right(times, t)
+    return i > 0 and times[i - 1] == t
+
+
 def disturbance_bound(tl, t: float) -> tuple[float, str]:
     """How long the group may take to be whole again after the disturbance at t: the longest session timeout of a
     member that departed then without leaving the group (killed, or a static member: the coordinator's detection),
+    or, for partitions added under a classic protocol, the members' metadata refresh interval (`growth_refresh_s`),
     plus the rebalance allowance. (seconds, why)."""
     allow, awhy = rebalance_allowance(tl, t)
+    if (refresh := growth_refresh_s(tl, t)) is not None:
+        return refresh[0] + allow, f"{refresh[1]}; then {awhy}"
     gone = [lf for ls in tl.lives.values() for lf in ls if abs(lf.end - t) < 1e-9 and lf.exit_event is not None]
     worst = max((member_settings(tl, lf.member, t - 1e-6) for lf in gone
                  if lf.how in ("kill", "crash") or lf.instance_id), key=lambda ms: ms.session_timeout_s, default=None)

@@ -133,7 +133,8 @@ class Member:
         self.misbehave = env.get("HARNESS_MISBEHAVE") or None
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
-        self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env), revoke_delay_ms(env))
+        self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env), revoke_delay_ms(env),
+                                                                      self.processing_s * 1000)
         self.conf = conf
         self.consumer = make_consumer(conf)
         self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)

@@ -45,10 +45,11 @@ LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 300
                        "auto.commit.interval.ms": 5000}
 
 
-def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0) -> tuple[dict, list[str]]:
+def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0,
+                       processing_ms: float = 0.0) -> tuple[dict, list[str]]:
     """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
     documented defaults rather than given): the `started` event's `effective` and `effective_defaults`; with the
-    member's own commit mode and revoke handler delay (ms)."""
+    member's own commit mode, revoke handler delay and work per record (ms)."""
     out: dict = {"group.protocol": conf.get("group.protocol", CLASSIC),
                  "partition.assignment.strategy": conf.get("partition.assignment.strategy")
                  if conf.get("group.protocol", CLASSIC) == CLASSIC else None,
@@ -56,7 +57,7 @@ def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0) -> tupl
                  if conf.get("group.protocol", CLASSIC) != CLASSIC else None,
                  "group.instance.id": conf.get("group.instance.id"),
                  "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
-                 "commit_mode": mode, "revoke_delay_ms": revoke_delay, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+                 "commit_mode": mode, "revoke_delay_ms": revoke_delay, "processing_ms": processing_ms, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
     if out["group.protocol"] == CLASSIC and out["partition.assignment.strategy"] is None:
         out["partition.assignment.strategy"] = LIBRDKAFKA_DEFAULT_STRATEGY
     defaults = []

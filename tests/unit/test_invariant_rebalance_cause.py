@@ -254,3 +254,43 @@ def test_an_unsubscribe_leave_and_the_join_after_it_are_caused_under_the_consume
     assert v.measurements["causes"] == {"join": 2, "leave": 1}
     v = judged([*consumer_run(), *lines, run_end(20.0)])
     assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+
+
+def test_a_metadata_change_while_partitions_are_being_added_is_caused_from_the_actions_start():
+    """The partitions exist from the controller's commit, before CreatePartitions answers: a classic member that saw
+    them and rejoined before the action's end (a real 100-member run: 0.15 s before it) rejoined for them."""
+    grow = [ev("action_start", 9.0, "harness", action_id="a1", kind="add_partitions", params={"count": 8}),
+            ev("action_end", 10.5, "harness", action_id="a1", kind="add_partitions", ok=True, error=None, topic="t",
+               before=4, count=8)]
+    rejoin = broker_said(10.0, "[GroupCoordinator id=1 topic=__consumer_offsets partition=5] Preparing to rebalance "
+                               f"group g in state PreparingRebalance with old generation 2 (reason: Updating metadata "
+                               f"for member a-{U1} during Stable; client reason: not provided).")
+    v = judged([*classic_pair(), *grow, rejoin, run_end(20.0)])
+    assert v.status == "valid", v.message
+    v = judged([*classic_pair(), rejoin, run_end(20.0)])  # no partitions added: no cause
+    assert v.status == "invalid" and "no subscription change, topic growth" in v.message, v.message
+
+
+def test_a_second_member_noticing_added_partitions_at_its_own_refresh_is_caused_within_that_refresh():
+    """Each classic member's client notices the new partition count at its own next metadata refresh: b rejoins for
+    them after a's rejoin already started a generation. Caused within b's refresh interval (as given to its client,
+    or the default 300 s), not beyond it."""
+    grow = [ev("action_start", 9.0, "harness", action_id="a1", kind="add_partitions", params={"count": 8}),
+            ev("action_end", 9.5, "harness", action_id="a1", kind="add_partitions", ok=True, error=None, topic="t",
+               before=4, count=8)]
+
+    def updating(t: float, gen: int, mid: str) -> dict:
+        return preparing(t, gen, f"Updating metadata for member {mid} during Stable; client reason: not provided")
+
+    def run(refresh_ms: str | None):
+        evs = [*classic_pair(), *grow, updating(10.0, 2, f"a-{U1}"), updating(14.0, 3, f"b-{U2}"), run_end(20.0)]
+        if refresh_ms is not None:
+            for e in evs:
+                if e["type"] == "started":
+                    e["client_config"] = {"topic.metadata.refresh.interval.ms": refresh_ms}
+        return judged(evs)
+
+    assert run(None).status == "valid", run(None).message
+    assert run("5000").status == "valid"
+    v = run("2000")
+    assert v.status == "invalid" and "b rejoined a stable group" in v.message and "refresh (2s)" in v.message, v.message

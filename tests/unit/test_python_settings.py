@@ -14,3 +14,8 @@ def test_a_classic_member_records_its_strategy_and_no_remote_assignor():
     eff, _ = effective_settings({}, "sync")
     assert eff["group.remote.assignor"] is None
     assert eff["partition.assignment.strategy"] == LIBRDKAFKA_DEFAULT_STRATEGY
+
+
+def test_the_members_work_per_record_is_recorded():
+    assert effective_settings({}, "sync", 0.0, 20.0)[0]["processing_ms"] == 20.0
+    assert effective_settings({}, "sync")[0]["processing_ms"] == 0.0
