@@ -86,11 +86,14 @@ class Proc:
             _registry.pop(self.pid, None)
         return rc
 
-    def terminate_and_wait(self, *, timeout_s: float = 15.0) -> int | None:
-        """SIGTERM, wait up to timeout_s, then SIGKILL; returns the exit code."""
+    def terminate_and_wait(self, *, timeout_s: float = 15.0, signalled: bool = False) -> int | None:
+        """SIGTERM (unless `signalled`: the caller sent it already), wait up to timeout_s, then SIGKILL; returns the
+        exit code. One SIGTERM only: a second can reach a process that handled the first and is already ending
+        (Python gives the default action back during its exit), and kill it."""
         if self.paused:
             self.resume()
-        self.signal(signal.SIGTERM)
+        if not signalled:
+            self.signal(signal.SIGTERM)
         rc = self.wait(timeout_s=timeout_s)
         if rc is None:
             self.signal(signal.SIGKILL)

@@ -66,6 +66,8 @@ def run_hosted(env: dict, member_class) -> int:
     while any(t.is_alive() for t in threads):  # the main thread keeps taking signals
         for t in threads:
             t.join(0.2)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # every consumer ended: a late SIGTERM must not turn the exit
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # into a death by signal (-15, read as a crash)
     bad = {k: v for k, v in codes.items() if v != 0}
     for k, v in sorted(bad.items()):
         print(f"member {k}: ended with {v!r}", flush=True)

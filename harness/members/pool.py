@@ -288,7 +288,7 @@ class MemberPool:
         for x in alone:  # one at a time: each waits for its `stopped` event (the others' processes are already told)
             self.stop(x, timeout_s=timeout_s)
         for x in whole.values():
-            rc = x.proc.terminate_and_wait(timeout_s=timeout_s)
+            rc = x.proc.terminate_and_wait(timeout_s=timeout_s, signalled=True)  # told above, once
             for h in x.hosts:
                 self._exited(h, "graceful" if rc == 0 else "crash", rc)
 
