@@ -8,6 +8,11 @@ poll's records (a refused commit again after the next poll; what is left on a re
 likewise, each outcome recorded from `on_commit`; `auto` by the client (enable.auto.commit, auto.commit.interval.ms
 as given, else 5 s), outcomes from `on_commit`; `never` not at all (a self-test: commit_progress must fail).
 
+Its own setting `harness.offset.store` (in HARNESS_CLIENT_CONFIG; docs/member-contract.md) says what a commit carries:
+`explicit` (the default) the offsets it names; `automatic`, `message`, `offsets` what librdkafka's offset store holds
+(stored as each record is handed over, or by `store_offsets` after processing, by message or by offsets), committed
+by `commit()` without offsets where it would commit (sync, async) or by the auto-commit timer (auto).
+
 `HARNESS_PROCESSING_MS` (default 0) is simulated work: it sleeps that long per record before it records and
 commits a poll's records, and then polls fewer records at a time (about half a second of work per poll).
 

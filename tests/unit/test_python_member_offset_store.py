@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
+from fakemsg import Message
 from harness.base.errors import BadInput
 from harness.base.vocabulary import OFFSET_STORE, OFFSET_STORES
 from harness.members import clients
@@ -21,23 +22,6 @@ from harness.members.python_settings import effective_settings, offset_store, sp
 from harness.record.history import read_file
 
 STATE = "StoreOffsets failed: Local: Erroneous state"
-
-
-class Message:
-    def __init__(self, partition: int, offset: int) -> None:
-        self._p, self._o = partition, offset
-
-    def error(self):
-        return None
-
-    def topic(self):
-        return "t"
-
-    def partition(self):
-        return self._p
-
-    def offset(self):
-        return self._o
 
 
 class Client:
