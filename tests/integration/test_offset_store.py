@@ -31,10 +31,9 @@ def run(tmp_path, protocol: str, store: str):
     return r, History.load(d / "history"), json.loads((d / "verdicts.json").read_text())
 
 
-@pytest.mark.parametrize("protocol, store", [*[("consumer", s) for s in OFFSET_STORES],
-                                             ("classic-cooperative", "message")])
-def test_member_kill_passes_on_each_store_path(tmp_path, protocol, store):
-    r, h, v = run(tmp_path, protocol, store)
+@pytest.mark.parametrize("proto, store", [*[("consumer", s) for s in OFFSET_STORES], ("classic-cooperative", "message")])
+def test_member_kill_passes_on_each_store_path(tmp_path, proto, store):
+    r, h, v = run(tmp_path, proto, store)
     assert r.returncode == 0 and "status: pass" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
     starts = h.of_type("started")
     assert len(starts) >= 4  # three members and the killed one's replacement
