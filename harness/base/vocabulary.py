@@ -113,8 +113,19 @@ MEMBER_SETTING_PREFIX = "harness."
 #: makes a commit refused because the group no longer knows the member (consumer protocol) a lost assignment, the
 #: workaround of docs/findings.md's librdkafka livelock
 LOST_ON_REFUSED_COMMIT = MEMBER_SETTING_PREFIX + "lost.on.refused.commit"
+#: the Python consumer member's own setting of the path its commits' offsets take (docs/member-contract.md): `explicit`
+#: (the default) commits the offsets it names, `commit(offsets=...)`; the others leave the offsets to librdkafka's
+#: offset store and commit what is stored (the auto-commit timer, or `commit()` without offsets): `automatic`
+#: (enable.auto.offset.store=true: stored as each message is handed over), `message` (`store_offsets(message=...)`
+#: after each record is processed) and `offsets` (`store_offsets(offsets=[...])` after each poll's records), both
+#: with enable.auto.offset.store=false
+OFFSET_STORE = MEMBER_SETTING_PREFIX + "offset.store"
+OFFSET_STORES = ("explicit", "automatic", "message", "offsets")
+DEFAULT_OFFSET_STORE = "explicit"
+#: the store paths on which the member stores by itself (enable.auto.offset.store=false)
+MANUAL_OFFSET_STORES = ("message", "offsets")
 #: the Python consumer member's own settings and the values each takes
-PYTHON_MEMBER_SETTINGS = {LOST_ON_REFUSED_COMMIT: ("true", "false")}
+PYTHON_MEMBER_SETTINGS = {LOST_ON_REFUSED_COMMIT: ("true", "false"), OFFSET_STORE: OFFSET_STORES}
 
 # -- self-tests
 

@@ -7,7 +7,12 @@ roll) writes a new `started` with its new values: settings are per life. Older h
 then the run-wide values, and `source` says so: run_start's `commit_mode` (the harness's default, `sync`,
 when it names none) and the `auto.commit.interval.ms` the member was given (its `started` event's
 `client_config`, else run_start's `client_settings`, else the client's default of 5 s). `effective.revoke_delay_ms` is
-how long its revoke handler waits before its commit (HARNESS_REVOKE_DELAY_MS; none: 0).
+how long its revoke handler waits before its commit (HARNESS_REVOKE_DELAY_MS; none: 0). `effective.offset_store` is
+the path its commits' offsets take (the Python member's `harness.offset.store`): `explicit`, the offsets it names;
+`automatic`, `message`, `offsets`, what librdkafka's offset store holds, committed by the auto-commit timer (`auto`)
+or by `commit()` without offsets after each poll's records (`sync`, `async`). The path changes no bound: the stored
+offsets are committed when the mode commits, after the store (`message`, `offsets`: after processing; `automatic`:
+as each record was handed over, before it). It names the path in the messages.
 
 The commit part of a member life's settings, for `commit_progress`: `settings.member_settings` reads the
 same `started` event (found by `settings.life_at` and `settings.started_event`) for the session timings;
@@ -36,6 +41,7 @@ class CommitSettings:
     source: str  # where `mode` came from
     interval_source: str  # where `auto_commit_s` came from
     revoke_delay_s: float = 0.0  # its revoke handler's wait before its commit (`effective.revoke_delay_ms`; none: 0)
+    store: str = ""  # the path its commits' offsets take (`effective.offset_store`; "": its start does not say)
 
     @property
     def retry_bound_s(self) -> float:
@@ -49,15 +55,21 @@ class CommitSettings:
         under `auto`; 0 under `sync`, `async` (they commit after each poll's records) and `never`."""
         return self.auto_commit_s if self.mode == "auto" else 0.0
 
+    def store_words(self) -> str:
+        """E.g. " of the offsets it stored by message (offset_store message)"; "" for the explicit path or none named."""
+        what = {"automatic": "as librdkafka stored them when it handed each record over",
+                "message": "it stored record by record", "offsets": "it stored partition by partition"}.get(self.store)
+        return f", the offsets {what} (offset_store {self.store})" if what else ""
+
     def describe(self) -> str:
         """E.g. "m2, auto-commit every 5 s (librdkafka default) since its start at 12.3 s"."""
         if self.mode == "auto":
-            how = f"auto-commit every {self.auto_commit_s:g} s ({self.interval_source})"
+            how = f"auto-commit every {self.auto_commit_s:g} s ({self.interval_source}){self.store_words()}"
         elif self.mode == "never":
             how = f"commits nothing (commit_mode never, {self.source})"
         else:
-            how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records " \
-                  f"(commit_mode {self.mode}, {self.source})"
+            how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records" \
+                  f"{self.store_words()} (commit_mode {self.mode}, {self.source})"
         wait = f", its revoke handler waiting {self.revoke_delay_s:g} s before its commit" if self.revoke_delay_s else ""
         return f"{self.member}, {how}{wait} since its start at {self.start:.1f} s"
 
@@ -114,7 +126,8 @@ def life_settings(member: str, start: float, started: dict | None, run_start: di
         ms, where = DEFAULT_AUTO_COMMIT_MS, f"{lib} default, assumed: its start names none"
     delay = (eff or {}).get("revoke_delay_ms")
     wait = float(delay) / 1000.0 if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay > 0 else 0.0
-    return CommitSettings(member, start, mode, ms / 1000.0, source, where, wait)
+    store = (eff or {}).get("offset_store")
+    return CommitSettings(member, start, mode, ms / 1000.0, source, where, wait, store if isinstance(store, str) else "")
 
 
 def _library(client: str) -> str:

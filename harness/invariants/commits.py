@@ -13,7 +13,11 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
   committed offset owes nothing new; a partition nobody processed owes nothing.
 - **Bound** B of m's life, by its commit mode: `auto`: its own `auto.commit.interval.ms` (the client
   commits what was consumed at its next tick); `sync` and `async`: 0 (the member commits after each
-  poll's records); `never`: 0 (it promised nothing; the invariant asks for commits all the same).
+  poll's records); `never`: 0 (it promised nothing; the invariant asks for commits all the same). The
+  path the offsets take (`effective.offset_store`: named by the member, or stored in librdkafka's offset
+  store automatically, by message or by offsets, and committed by the timer or by `commit()` without
+  offsets) changes no bound: each path stores a record's offset by the time it is processed, and the mode
+  commits what is stored as it does the offsets it names (`commit_settings`).
 - **Deadline** D = min(t + B, g) + G, where g is the end of the ownership when m gave p up gracefully
   (`revoked`, or a graceful exit): what was processed must be committed before the partition is given
   up, or within the mode's own interval, whichever comes first.
@@ -91,6 +95,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         j.pair(vals[int(proc.member[rs[0]])], int(gpart[rs[0]]), rs)
     m["stalled_partitions"] = tl.names(j.stalled)
     m["lives"] = {f"{s.member}@{s.start:.3f}": {"mode": s.mode, "bound_s": s.bound_s, "source": s.source,
+                                                **({"offset_store": s.store} if s.store else {}),
                                                 **({"interval_source": s.interval_source} if s.mode == "auto" else {})}
                   for s in sorted(j.used.values(), key=lambda s: (s.start, s.member))}
     if m["stalls"]:
@@ -213,8 +218,8 @@ def _summary(used) -> str:
     """The modes judged with, grouped: "sync (run-wide, ...): m1, m2; auto every 5 s (...): m3"."""
     groups: dict[str, list[str]] = {}
     for s in sorted(used, key=lambda s: (s.start, s.member)):
-        key = f"auto-commit every {s.auto_commit_s:g} s ({s.interval_source})" if s.mode == "auto" else \
-            f"commit_mode {s.mode} ({s.source})"
+        key = (f"auto-commit every {s.auto_commit_s:g} s ({s.interval_source})" if s.mode == "auto" else
+               f"commit_mode {s.mode} ({s.source})") + (f", offset_store {s.store}" if s.store else "")
         groups.setdefault(key, []).append(s.member)
     return "; ".join(f"{k}: {', '.join(dict.fromkeys(v))}" for k, v in groups.items()) or "no member life judged"
 

@@ -58,7 +58,8 @@ class ConsumerGroup:
                           for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
                 for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
                     clients.check_settings(self.client_path, self.client_version, cfg.protocol,
-                                           client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}))
+                                           client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}),
+                                           commit_mode=cfg.commit_mode)
         return {"client_version": self.client_version, "client_library": library,
                 "client_settings": client_settings(cfg.protocol, cfg.client_config(), given)}
 

@@ -48,13 +48,15 @@ def client_path(version: str | None, *, progress=_log.info) -> tuple[str, str | 
     return version, str(target)
 
 
-def check_settings(path: str | None, version: str, protocol: str, conf: dict) -> None:
+def check_settings(path: str | None, version: str, protocol: str, conf: dict, *, commit_mode: str = "") -> None:
     """Construct the Python member's consumer with `conf` under the confluent-kafka install at `path` (no
-    broker needed: librdkafka refuses an unknown property or a bad value when the consumer is made).
-    BadInput with librdkafka's own words when it refuses."""
+    broker needed: librdkafka refuses an unknown property or a bad value when the consumer is made), in the commit
+    mode it will run with (its own settings are checked against it). BadInput with librdkafka's own words (or the
+    member's) when it refuses."""
     from harness.members.pool import MEMBER_SCRIPT
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
-    env.update({"HARNESS_CHECK_CONFIG": "1", "HARNESS_PROTOCOL": protocol, "HARNESS_CLIENT_CONFIG": json.dumps(conf)})
+    env.update({"HARNESS_CHECK_CONFIG": "1", "HARNESS_PROTOCOL": protocol, "HARNESS_CLIENT_CONFIG": json.dumps(conf),
+                "HARNESS_COMMIT_MODE": commit_mode})
     if path:
         env["PYTHONPATH"] = os.pathsep.join([path, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     r = subprocess.run([sys.executable, str(MEMBER_SCRIPT)], env=env, capture_output=True, text=True, timeout=60)

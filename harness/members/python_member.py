@@ -8,6 +8,11 @@ poll's records (a refused commit again after the next poll; what is left on a re
 likewise, each outcome recorded from `on_commit`; `auto` by the client (enable.auto.commit, auto.commit.interval.ms
 as given, else 5 s), outcomes from `on_commit`; `never` not at all (a self-test: commit_progress must fail).
 
+Its own setting `harness.offset.store` (in HARNESS_CLIENT_CONFIG; docs/member-contract.md) says what a commit carries:
+`explicit` (the default) the offsets it names; `automatic`, `message`, `offsets` what librdkafka's offset store holds
+(stored as each record is handed over, or by `store_offsets` after processing, by message or by offsets), committed
+by `commit()` without offsets where it would commit (sync, async) or by the auto-commit timer (auto).
+
 `HARNESS_PROCESSING_MS` (default 0) is simulated work: it sleeps that long per record before it records and
 commits a poll's records, and then polls fewer records at a time (about half a second of work per poll).
 
@@ -45,9 +50,10 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_number  # noqa: E402
 from harness.base.vocabulary import ASSIGNMENT, DEFAULT_SUBSCRIBE_BY, SUBSCRIBE_BY  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT  # noqa: E402
+from harness.base.vocabulary import DEFAULT_OFFSET_STORE, LOST_ON_REFUSED_COMMIT  # noqa: E402
 from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
-                                             refused_commit_is_lost, revoke_delay_ms, split_settings)
+                                             offset_store, refused_commit_is_lost, revoke_delay_ms, split_settings,
+                                             store_config)
 
 #: rejoin-storm: when the storm starts (after its first assignment), how long it lasts, how often it rejoins;
 #: keep-after-leave: how long it reads on after it left
@@ -76,9 +82,10 @@ def protocol_config(protocol: str) -> dict:
 def consumer_config(env: dict) -> dict:
     """The consumer's settings: the contract's, the protocol's, then HARNESS_CLIENT_CONFIG as given (the member's own
     `harness.` settings taken out)."""
+    client, own = split_settings(json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"))
     conf = {"enable.auto.commit": commit_mode(env) == "auto", "auto.offset.reset": "earliest",
-            **protocol_config(env["HARNESS_PROTOCOL"]),
-            **split_settings(json.loads(env.get("HARNESS_CLIENT_CONFIG") or "{}"))[0]}
+            **store_config(offset_store(commit_mode(env), client, own)), **protocol_config(env["HARNESS_PROTOCOL"]),
+            **client}
     for key, var in (("bootstrap.servers", "HARNESS_BOOTSTRAP"), ("group.id", "HARNESS_GROUP_ID"),
                      ("client.id", "HARNESS_MEMBER_ID"), ("group.instance.id", "HARNESS_INSTANCE_ID"),
                      ("client.rack", "HARNESS_RACK")):
@@ -134,7 +141,8 @@ class Member:
         self.bootstrap = env["HARNESS_BOOTSTRAP"]
         self._commit_setup(env, conf)
         self.effective, self.effective_defaults = effective_settings(conf, commit_mode(env), revoke_delay_ms(env),
-                                                                      self.processing_s * 1000)
+                                                                      self.processing_s * 1000,
+                                                                      store=self.offset_store)
         self.conf = conf
         self.consumer = make_consumer(conf)
         self.storm_at: float | None = None  # rejoin-storm: when the next rejoin is due (None: not started)
@@ -272,6 +280,8 @@ class Member:
         self.committed: dict[tuple[str, int], int] = {}  # the last offset committed successfully, per partition
         self.refused: set[tuple[str, int]] = set()  # partitions whose last commit failed: retried after the next poll
         self.commit_asked: dict[tuple, list[float]] = {}  # async: offsets asked for -> when (oldest first)
+        self.offset_store = offset_store(self.commit_mode, *split_settings(self.given))  # harness.offset.store
+        self.store_asked: list[float] = []  # async commits of the stored offsets: when each was asked for (oldest first)
         if self.commit_mode in ("async", "auto"):
             conf["on_commit"] = self.on_commit
 
@@ -282,6 +292,10 @@ class Member:
         if self.commit_mode not in ("sync", "async"):
             return
         self.refused &= self.held  # a partition given up is no longer ours to commit
+        if self.offset_store != DEFAULT_OFFSET_STORE:  # what librdkafka stored (a refused commit's too: still stored)
+            if by_part or self.refused:
+                self._commit_stored(asynchronous=self.commit_mode == "async")
+            return
         parts = sorted(tp for tp in {*by_part, *self.refused} if tp in self.held and tp in self.next_offset)
         offsets = [TopicPartition(t, p, self.next_offset[(t, p)]) for (t, p) in parts]
         if offsets:
@@ -294,6 +308,8 @@ class Member:
         with a delay (`revoke_began`: when it began) commits every position of the partitions, committed or not."""
         if self.commit_mode not in ("sync", "async"):
             return
+        if self.offset_store != DEFAULT_OFFSET_STORE:  # every assigned partition's stored offset not committed yet
+            return self._commit_stored(asynchronous=False, revoke_began=revoke_began)
         offsets = [TopicPartition(t, p, o) for (t, p), o in sorted(self.next_offset.items())
                    if (t, p) in self.held and (parts is None or (t, p) in parts)
                    and (revoke_began is not None or self.committed.get((t, p)) != o)]
@@ -319,10 +335,42 @@ class Member:
                     del self.commit_asked[key]
         self._record_commit(ok, err, tpo, requested, revoke_began)
 
+    def _commit_stored(self, *, asynchronous: bool, revoke_began: float | None = None) -> None:
+        """`commit()` without offsets (harness.offset.store other than explicit): librdkafka commits what it stored of
+        each assigned partition and has not committed yet; `committed` with the offsets the client reports (async:
+        from `on_commit`). Nothing stored (_NO_OFFSET) is no commit; a refusal names what the member stored."""
+        requested = time.monotonic()
+        if asynchronous:
+            self.store_asked.append(requested)
+        try:
+            parts = self.consumer.commit(asynchronous=asynchronous)
+        except KafkaException as e:
+            err = e.args[0] if e.args else e
+            if asynchronous:  # refused at once: no callback will come
+                self.store_asked.pop()
+            if isinstance(err, KafkaError) and err.code() == KafkaError._NO_OFFSET:
+                return
+            tpo = [[t, p, o] for (t, p), o in sorted(self.next_offset.items())
+                   if (t, p) in self.held and self.committed.get((t, p)) != o]
+            return self._record_commit(False, str(err), tpo, requested, revoke_began)
+        if not asynchronous:
+            self._record_outcomes(None, parts or [], requested, revoke_began)
+
     def on_commit(self, err, parts) -> None:
         """A commit's outcome (async: one the member asked for; auto: one the client made), as `committed`."""
+        stored = self.store_asked.pop(0) if self.store_asked else None  # a commit() of the stored offsets asked for
         if err is not None and err.code() == KafkaError._NO_OFFSET:
-            return  # an auto-commit with nothing new to commit: no commit was made
+            return  # nothing new to commit (an auto-commit's tick, a commit() of the stored offsets): no commit made
+        key = _commit_key([[tp.topic, tp.partition, tp.offset] for tp in parts])
+        asked = self.commit_asked.get(key)
+        requested = asked.pop(0) if asked else stored  # async: when the member asked for these offsets
+        if asked == []:
+            del self.commit_asked[key]
+        self._record_outcomes(err, parts, requested)
+
+    def _record_outcomes(self, err, parts, requested: float | None, revoke_began: float | None = None) -> None:
+        """A `committed` event per outcome of a commit the client reports (`err`: the request's error, else each
+        partition's own); partitions with no offset (a commit of the stored offsets skips those committed) left out."""
         if err is not None:
             outcomes = [(False, str(err), parts)]
         else:  # partitions may fail one by one
@@ -330,15 +378,36 @@ class Member:
             outcomes = [(True, None, [tp for tp in parts if tp.error is None])]
             if failed:
                 outcomes.append((False, str(failed[0].error), failed))
-        key = _commit_key([[tp.topic, tp.partition, tp.offset] for tp in parts])
-        asked = self.commit_asked.get(key)
-        requested = asked.pop(0) if asked else None  # async: when the member asked for these offsets
-        if asked == []:
-            del self.commit_asked[key]
         for ok, error, tps in outcomes:
             tpo = [[tp.topic, tp.partition, tp.offset] for tp in tps if tp.offset >= 0]
             if tpo:
-                self._record_commit(ok, error, tpo, requested)
+                self._record_commit(ok, error, tpo, requested, revoke_began)
+
+    def _store(self, msgs: list, by_part: dict) -> None:
+        """After a poll's records are processed, store their offsets in librdkafka's offset store as harness.offset.store
+        says: `message`, each record's (`store_offsets(message=...)`, its offset + 1); `offsets`, each partition's
+        next offset (`store_offsets(offsets=[...])`, one partition a call: the binding raises only when none of a list
+        could be stored). A store librdkafka refuses (a partition no longer assigned: _STATE) is an `error` event with
+        its reason and the offsets refused (`store`: per partition the highest, `count`: the calls refused)."""
+        if self.offset_store == "message":
+            calls = [({"message": m}, (m.topic(), m.partition(), m.offset() + 1)) for m in msgs if not m.error()]
+        elif self.offset_store == "offsets":
+            calls = [({"offsets": [TopicPartition(t, p, self.next_offset[(t, p)])]}, (t, p, self.next_offset[(t, p)]))
+                     for t, p in sorted(by_part)]
+        else:
+            return
+        refused: dict[str, dict[tuple[str, int], int]] = {}
+        counts: dict[str, int] = {}
+        for how, (t, p, o) in calls:
+            try:
+                self.consumer.store_offsets(**how)
+            except KafkaException as e:
+                err = str(e.args[0] if e.args else e)
+                refused.setdefault(err, {})[(t, p)] = max(o, refused.get(err, {}).get((t, p), o))
+                counts[err] = counts.get(err, 0) + 1
+        for err, parts in refused.items():
+            self.hist.event("error", member=self.member_id, fatal=False, error=f"store_offsets: {err}",
+                            store=[[t, p, o] for (t, p), o in sorted(parts.items())], count=counts[err])
 
     def _record_commit(self, ok: bool, err, tpo: list, requested: float | None,
                        revoke_began: float | None = None) -> None:
@@ -398,6 +467,7 @@ class Member:
             if msgs:
                 time.sleep(self.processing_s * len(msgs))  # the simulated work, before the records count as processed
                 by_part = self._record_batch(msgs)
+                self._store(msgs, by_part)
                 self._commit(by_part)
             elif self.refused:  # no record, but a refused commit to retry
                 self._commit({})

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import confluent_kafka
 
-from harness.base.vocabulary import (CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, LIBRDKAFKA_DEFAULT_STRATEGY,
-                                     MEMBER_SETTING_PREFIX, PYTHON_MEMBER_SETTINGS)
+from harness.base.vocabulary import (CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, DEFAULT_OFFSET_STORE,
+                                     LIBRDKAFKA_DEFAULT_STRATEGY, MANUAL_OFFSET_STORES, MEMBER_SETTING_PREFIX,
+                                     OFFSET_STORE, PYTHON_MEMBER_SETTINGS)
 
 
 def commit_mode(env: dict) -> str:
@@ -46,18 +47,21 @@ LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 300
 
 
 def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0,
-                       processing_ms: float = 0.0) -> tuple[dict, list[str]]:
+                       processing_ms: float = 0.0, store: str = DEFAULT_OFFSET_STORE) -> tuple[dict, list[str]]:
     """(what the client runs with of the settings the checkers judge with, the keys taken from librdkafka's
     documented defaults rather than given): the `started` event's `effective` and `effective_defaults`; with the
-    member's own commit mode, revoke handler delay and work per record (ms)."""
+    member's own commit mode, revoke handler delay and work per record (ms), and offset store path (`offset_store`)."""
     out: dict = {"group.protocol": conf.get("group.protocol", CLASSIC),
                  "partition.assignment.strategy": conf.get("partition.assignment.strategy")
                  if conf.get("group.protocol", CLASSIC) == CLASSIC else None,
                  "group.remote.assignor": conf.get("group.remote.assignor")
                  if conf.get("group.protocol", CLASSIC) != CLASSIC else None,
                  "group.instance.id": conf.get("group.instance.id"),
-                 "enable.auto.commit": str(conf.get("enable.auto.commit", "true")).lower() == "true",
-                 "commit_mode": mode, "revoke_delay_ms": revoke_delay, "processing_ms": processing_ms, "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+                 "enable.auto.commit": _true(conf.get("enable.auto.commit", True)),
+                 "enable.auto.offset.store": _true(conf.get("enable.auto.offset.store", True)),
+                 "commit_mode": mode, "offset_store": store, "revoke_delay_ms": revoke_delay,
+                 "processing_ms": processing_ms,
+                 "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
     if out["group.protocol"] == CLASSIC and out["partition.assignment.strategy"] is None:
         out["partition.assignment.strategy"] = LIBRDKAFKA_DEFAULT_STRATEGY
     defaults = []
@@ -84,7 +88,9 @@ def split_settings(given: dict) -> tuple[dict, dict]:
         if key not in PYTHON_MEMBER_SETTINGS:
             raise SystemExit(f"member: unknown member setting {key!r}; known: {', '.join(PYTHON_MEMBER_SETTINGS)}")
         if value not in PYTHON_MEMBER_SETTINGS[key]:
-            raise SystemExit(f"member: {key} is {' or '.join(PYTHON_MEMBER_SETTINGS[key])}, not {given[key]!r}")
+            known = PYTHON_MEMBER_SETTINGS[key]
+            said = " or ".join(known) if len(known) == 2 else "one of " + ", ".join(known)
+            raise SystemExit(f"member: {key} is {said}, not {given[key]!r}")
     return {k: v for k, v in given.items() if k not in own}, own
 
 
@@ -93,3 +99,32 @@ def refused_commit_is_lost(protocol: str, error: str | None) -> bool:
     knows the member, so that its assignment is lost: under the consumer protocol, one of FENCED_COMMIT_ERRORS (the
     classic protocols' librdkafka rejoins by itself on those)."""
     return protocol == "consumer" and error is not None and any(code in error for code in FENCED_COMMIT_ERRORS)
+
+
+def _true(v) -> bool:
+    return str(v).strip().lower() == "true"
+
+
+def offset_store(mode: str, client: dict, own: dict) -> str:
+    """The path the member's commits' offsets take (`harness.offset.store` of its own settings `own`, default
+    `explicit`): under commit mode `auto` `explicit` is the `automatic` store (the client's timer commits what it
+    stored as it handed messages over). Exits with one line when the client settings `client` give
+    enable.auto.offset.store against it: the manual stores need it false, the automatic store true."""
+    store = own.get(OFFSET_STORE, DEFAULT_OFFSET_STORE)
+    if store == DEFAULT_OFFSET_STORE and mode == "auto":
+        store = "automatic"
+    given = client.get("enable.auto.offset.store")
+    if given is None or store == DEFAULT_OFFSET_STORE or _true(given) == (store == "automatic"):
+        return store
+    why = f"{OFFSET_STORE}={store}" if OFFSET_STORE in own else f"commit mode auto (its {OFFSET_STORE} is automatic)"
+    need = "false: it stores the offsets itself" if store in MANUAL_OFFSET_STORES else \
+        "true: librdkafka stores each message's offset as it hands it over"
+    raise SystemExit(f"member: {why} needs enable.auto.offset.store={need}; it was given {given!r}")
+
+
+def store_config(store: str) -> dict:
+    """The client settings of an offset store path: enable.auto.offset.store as the path needs it (`explicit`: the
+    library's default, left unset)."""
+    if store == DEFAULT_OFFSET_STORE:
+        return {}
+    return {"enable.auto.offset.store": store not in MANUAL_OFFSET_STORES}

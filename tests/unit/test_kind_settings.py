@@ -102,13 +102,17 @@ def test_the_consumer_group_checks_records_and_starts_with_the_one_merge(monkeyp
     from harness.plan.config import RunConfig
     checked = []
     monkeypatch.setattr(clients, "client_path", lambda version, progress=None: ("2.12.0", None))
-    monkeypatch.setattr(clients, "check_settings", lambda path, version, protocol, conf: checked.append(conf))
-    cfg = RunConfig.for_scenario("member-kill", seed=1, protocol="consumer", client_settings=(("fetch.min.bytes", "7"),))
+    modes = []
+    monkeypatch.setattr(clients, "check_settings", lambda path, version, protocol, conf, commit_mode:
+                        (checked.append(conf), modes.append(commit_mode)))
+    cfg = RunConfig.for_scenario("member-kill", seed=1, protocol="consumer", client_settings=(("fetch.min.bytes", "7"),),
+                                 commit_mode="auto")
     plan = SimpleNamespace(cfg=cfg, scenario=cfg.scenario_spec, schedule=(), kafka_version="4.3.1", racks=("r0",))
     from runctx import context
     kind = consumer.ConsumerGroup(context(plan, topics=[SimpleNamespace(real="t-r", partitions=6)]))
     recorded = kind.prepare()["client_settings"]
     assert checked == [recorded] and "session.timeout.ms" not in recorded and recorded["fetch.min.bytes"] == "7"
+    assert modes == ["auto"]  # checked in the commit mode it runs with (the member's own settings depend on it)
     pool = MemberPool(merge_settings=client_settings, bootstrap="b", group_id="g", topic="t", history_dir=Path("/nonexistent"), log_dir=Path("/x"),
                       on_event=lambda *a, **k: None, client_config=kind.pool_config())
     assert json.loads(pool._env(kind.member_spec(0), "m1")["HARNESS_CLIENT_CONFIG"]) == recorded

@@ -9,28 +9,12 @@ from types import SimpleNamespace
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
+from fakemsg import Message
 from harness.members import python_member as pm
 from harness.base.vocabulary import LOST_ON_REFUSED_COMMIT
 from harness.members.python_member import consumer_config
 from harness.members.python_settings import refused_commit_is_lost, split_settings
 from harness.record.history import read_file
-
-
-class Message:
-    def __init__(self, partition: int, offset: int) -> None:
-        self._p, self._o = partition, offset
-
-    def error(self):
-        return None
-
-    def topic(self):
-        return "t"
-
-    def partition(self):
-        return self._p
-
-    def offset(self):
-        return self._o
 
 
 class Consumer:

@@ -106,6 +106,7 @@ def test_no_module_but_the_owner_defines_a_word():
 VOCABULARIES = {"kinds": set(vocab.GROUP_KINDS), "member programs": set(vocab.MEMBER_KINDS),
                 **{f"{kind} protocols": set(ps) for kind, ps in vocab.PROTOCOLS_OF.items() if len(ps) > 1},
                 "commit modes": set(vocab.COMMIT_MODES), "sticky assignors": set(vocab.STICKY_ASSIGNORS),
+                "offset store paths": set(vocab.OFFSET_STORES),
                 **{f"{kind} self-tests": set(ms) for kind, ms in vocab.MISBEHAVIOURS.items()},
                 "assignor classes": {a.java_class for a in vocab.ASSIGNMENT.values() if a.java_class},
                 "share member settings": set(vocab.SHARE_POISON), "ways to subscribe": set(vocab.SUBSCRIBE_BY)}
