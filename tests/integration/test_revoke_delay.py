@@ -4,7 +4,8 @@ before its commit, as an application's slow handler does, with the Python member
 Setup: the shared cluster; `member-kill` under classic-cooperative with a 2 s revoke delay: the replacement's join
 makes the survivors give partitions up, each revocation waiting 2 s before it commits the partitions' positions.
 Then: every invariant holds, each member recorded the delay it ran with, and the history has commits made in a
-revoke handler at least 2 s after that handler began (`committed` with `revoke_began`), each before its `revoked`.
+revoke handler at least 2 s after that handler began (`committed` with `revoke_began`), each before its `revoked`,
+at least one taken by the broker (one made while the group moved to a new generation may be refused for it).
 """
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from harness.suite.plugin import assert_run_passes
 
 pytestmark = pytest.mark.integration
 DELAY_MS = 2000
+#: the broker's refusals of a commit whose member's generation moved on meanwhile
+REFUSALS = ("ILLEGAL_GENERATION", "REBALANCE_IN_PROGRESS", "UNKNOWN_MEMBER_ID", "IllegalGeneration",
+            "RebalanceInProgress", "UnknownMemberId")
 
 
 @pytest.mark.parametrize("member", ["python", "java"])
@@ -29,7 +33,10 @@ def test_the_revoke_handler_commits_after_the_delay(run_scenario, member):
     for c in in_handler:
         waited = c["mono"] - c["revoke_began"]
         assert waited >= DELAY_MS / 1000, f"{c['member']} committed {waited:.3f}s after its revocation began"
-        assert c["ok"], c
+        # a member stopping while the group rebalances can be refused for its generation (the broker's own answer,
+        # judged by commit_progress against what comes after: the run passed); seen under load at the final stop
+        assert c["ok"] or any(x in (c.get("error") or "") for x in REFUSALS), c
         revoked = next(e for e in events if e["type"] == "revoked" and e["member"] == c["member"]
                        and e["mono"] >= c["mono"])
         assert {tuple(p) for p in revoked["partitions"]} >= {(t, p) for t, p, _ in c["offsets"]}
+    assert any(c["ok"] for c in in_handler), in_handler
