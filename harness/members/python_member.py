@@ -26,7 +26,8 @@ handler began.
   - `claim-extra`: claims (records as assigned) and reads a partition the group never gave it, once its assignment
     has been quiet for CLAIM_QUIET_S after its second one, or CLAIM_FIRST_QUIET_S after its first when no second
     comes (the group's first can settle; a claim made in a partition's hand-over could end before anyone else held it;
-    a consumer-protocol member on a quiet machine often gets all it will get in one assignment), until its next rebalance, when it records it revoked and stops
+    a consumer-protocol member on a quiet machine often gets all it will get in one assignment), until its next rebalance
+    but for at least CLAIM_HOLD_S, when it records it revoked and stops
   - `rejoin-storm`: from STORM_AFTER_S after its first assignment, for STORM_FOR_S, it rejoins as a new member
     every STORM_EVERY_S while it stays up: a rebalance storm, which convergence_balance must fail
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
@@ -62,6 +63,10 @@ STORM_AFTER_S, STORM_FOR_S, STORM_EVERY_S, KEEP_S = 3.0, 20.0, 1.0, 22.0
 CLAIM_QUIET_S = 1.0
 #: claim-extra: how long a first assignment must have been quiet when no second one came (the group settled on it)
 CLAIM_FIRST_QUIET_S = 4.0
+#: claim-extra: how long a claim is kept at least, through a rebalance that comes sooner: several of the coordinator
+#: watch's samples (0.5 s apart), so that the claim is held against its answers (a 55 ms claim ended by a late join's
+#: rebalance fell between two and could not be judged)
+CLAIM_HOLD_S = 2.0
 
 
 def protocol_config(protocol: str) -> dict:
@@ -155,6 +160,8 @@ class Member:
         self.assignments = 0  # on_assign calls so far
         self.changed = time.monotonic()  # when its assignment last changed (a rebalance callback)
         self.claimed = False  # claim-extra: the one claim made (it lasts until the next rebalance)
+        self.claim_at = 0.0  # claim-extra: when it was made
+        self.claim_end_pending = False  # claim-extra: a rebalance came before CLAIM_HOLD_S: ended from the loop
         self.next_offset: dict[tuple[str, int], int] = {}
 
     # -- rebalance callbacks: record first, then let the client act
@@ -229,7 +236,7 @@ class Member:
         all_parts = sorted(md.topics[self.topic].partitions)
         free = [p for p in all_parts if (self.topic, p) not in self.held]
         if free:
-            self.claimed = True
+            self.claimed, self.claim_at = True, time.monotonic()
             self.hist.event("assigned", member=self.member_id, partitions=[[self.topic, free[0]]])
             self._read_aside({(self.topic, free[0])})
 
@@ -242,9 +249,15 @@ class Member:
         self._subscribe()
         self.storm_at = time.monotonic() + STORM_EVERY_S
 
-    def _end_claim(self) -> None:
+    def _end_claim(self, force: bool = False) -> None:
+        """claim-extra: the claim ends at its next rebalance, but not before CLAIM_HOLD_S (then from the main loop),
+        unless `force` (the member stops)."""
         if self.misbehave != "claim-extra" or not self.side_parts:
             return
+        if not force and time.monotonic() - self.claim_at < CLAIM_HOLD_S:
+            self.claim_end_pending = True
+            return
+        self.claim_end_pending = False
         self.hist.event("revoked", member=self.member_id, partitions=[[t, p] for t, p in sorted(self.side_parts)])
         self.side.unassign()
         self.side_parts = set()
@@ -460,6 +473,8 @@ class Member:
                 self._rejoin()
             if self.misbehave == "claim-extra":
                 self._claim_extra()
+                if self.claim_end_pending:
+                    self._end_claim()
             msgs = self.consumer.consume(num_messages=max(1, min(500, int(0.5 / self.processing_s)))
                                          if self.processing_s else 500, timeout=0.2)
             if msgs and self.given_up:  # what the client still hands over of partitions _give_up took for lost
@@ -474,6 +489,7 @@ class Member:
             if self.side is not None:
                 self._record_batch(self.side.consume(num_messages=500, timeout=0.05))
         try:
+            self._end_claim(force=True)
             self._final_commit()
             self.consumer.close()
             until = time.monotonic() + (KEEP_S if self.misbehave == "keep-after-leave" and self.side else 0)

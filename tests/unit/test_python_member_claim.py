@@ -103,3 +103,51 @@ def test_a_first_assignment_quiet_long_enough_is_claimed_on(claimer, tmp_path, m
     now[0] += 0.1
     m._claim_extra()
     assert m.claimed and claims(tmp_path)[-1] == [["t", 2]]
+
+
+class Side:
+    """The claim's own reader: only unassigned here."""
+
+    def unassign(self) -> None:
+        pass
+
+
+def revokes(tmp_path) -> list[tuple[float, list]]:
+    return [(e["mono"], e["partitions"]) for e in read_file(tmp_path / "m1.jsonl")[1] if e["type"] == "revoked"]
+
+
+def test_a_claim_lasts_at_least_its_hold_through_a_rebalance_that_comes_sooner(claimer, tmp_path, monkeypatch):
+    """A late join's rebalance 55 ms after the claim ended it between two of the coordinator watch's samples: the
+    claim now lasts CLAIM_HOLD_S, then ends from the main loop; a rebalance after the hold ends it at once."""
+    now = [100.0]
+    monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(pm.Member, "_final_commit", lambda self, *a, **kw: None)
+    m = claimer()
+    m.side = Side()
+    m.on_assign(None, [TP("t", 0), TP("t", 1)])
+    now[0] += pm.CLAIM_FIRST_QUIET_S
+    m._claim_extra()
+    assert m.side_parts == {("t", 2)}
+    now[0] += 0.055
+    m.on_revoke(None, [TP("t", 1)])  # the late join's rebalance
+    assert m.side_parts == {("t", 2)} and not [r for r in revokes(tmp_path) if r[1] == [["t", 2]]]
+    now[0] += pm.CLAIM_HOLD_S / 2
+    m._end_claim()  # the loop, still within the hold
+    assert m.side_parts == {("t", 2)}
+    now[0] += pm.CLAIM_HOLD_S / 2
+    m._claim_extra()
+    m._end_claim()  # as the loop does while an end is pending
+    assert m.side_parts == set() and revokes(tmp_path)[-1][1] == [["t", 2]]
+    assert revokes(tmp_path)[-1][0] - 100.0 >= pm.CLAIM_FIRST_QUIET_S + pm.CLAIM_HOLD_S
+
+
+def test_a_stopping_member_ends_its_claim_at_once(claimer, tmp_path, monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(pm.time, "monotonic", lambda: now[0])
+    m = claimer()
+    m.side = Side()
+    m.on_assign(None, [TP("t", 0)])
+    now[0] += pm.CLAIM_FIRST_QUIET_S
+    m._claim_extra()
+    m._end_claim(force=True)
+    assert m.side_parts == set() and revokes(tmp_path)[-1] == (now[0], [["t", 1]])
