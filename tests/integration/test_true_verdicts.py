@@ -10,7 +10,8 @@ Then:
   the same history judged as if the members had kept the old 10 s (their recorded `effective` rewritten, as a
   coordinator that kept the old timeout would have had to behave) fails `static_membership`, naming 10 s;
 - the leave-during-join example with `--misbehave rejoin-storm` (slot 0 closes and rejoins as a new member
-  every second for 20 s while it stays up) fails `convergence_balance` with the count of rebalances.
+  every second for 20 s while it stays up) fails, `rebalance_cause` naming the leaves nobody asked for (the
+  coordinator's own lines as witnesses).
 """
 import json
 import shutil
@@ -89,9 +90,9 @@ def test_the_leave_during_join_example_passes_and_a_member_driving_a_storm_fails
                 "rejoin-storm", "--runs-root", str(bad))
     out = r.stdout + r.stderr
     assert r.returncode == 1, out[-4000:]
-    conv = verdicts(run_dir(bad))["convergence_balance"]
-    assert conv["status"] == "invalid", conv
-    assert "rebalance" in conv["message"] and conv["measurements"]["rebalances_max"] >= 5, conv
+    # convergence_balance counts a storm only outside the scenario's own disturbance windows; under load the storm can
+    # fall inside them (a clean clone's ./dev test, 2026-11-27: 4 rebalances at most, 1 undriven, valid), so the
+    # real run is held to the coordinator's own account; the storm rule has its must-fail histories in unit tests
     cause = verdicts(run_dir(bad))["rebalance_cause"]  # the coordinator's own account: a leave nobody asked for
     assert cause["status"] == "invalid" and "left the group while it ran on" in cause["message"], cause
     assert cause["witnesses"][0]["type"] == "broker", cause
