@@ -1,8 +1,8 @@
 """The stable points (harness/invariants/stable_points.py) as the assignment checkers find them: which last stretch
 of a window counts as an assignment the group settled on, from what the history holds, without a wait of the
 runner."""
-from histbuild import effective, join, member_exit, member_start, run_end, run_start, settings, started, assigned, \
-    history
+from histbuild import assigned, effective, history, join, member_exit, member_start, revoked, run_end, run_start, \
+    settings, started
 
 from harness.invariants import subscribed
 from harness.invariants.stable_points import stable_points
@@ -73,3 +73,17 @@ def test_a_static_member_taken_up_again_is_not_waited_for():
            *join("b", 0.2, [2, 3], instance_id="s1", subscription=["t"], effective=eff), member_exit("b", 8.0),
            *join("b2", 8.5, [2, 3], instance_id="s1", subscription=["t"], effective=eff), run_end(20.0)]
     assert [round(p.start, 1) for p in points(evs).points] == [0.7, 9.0]
+
+
+def test_an_answer_before_a_live_member_was_given_anything_is_no_point():
+    """A Java member joins seconds after its process starts under load: a gets everything at 0.6 s while b, started
+    at 0.2 s, has no assignment yet; c starts at 8 s. The stretch [0.6, 8) answered a's join, not b's: no point (a
+    CI run judged m1:6, m2:0 there under uniform). Once b was given its share, the quiet stretch is a point."""
+    eff = effective()
+    evs = [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3], subscription=["t"], effective=eff),
+           member_start("b", 0.2), started("b", 0.3, subscription=["t"], effective=eff)]
+    got = points([*evs, member_start("c", 8.0), started("c", 8.1, subscription=["t"], effective=eff),
+                  run_end(9.0)])
+    assert not [p for p in got.points if p.start < 8.0], got.points
+    handed = [*evs, revoked("a", 4.0, [2, 3]), assigned("b", 4.1, [2, 3]), run_end(12.0)]
+    assert [round(p.start, 1) for p in points(handed).points] == [4.1], points(handed).why_none()
