@@ -20,6 +20,14 @@ those with a cause in the members' histories. This module only reads the lines (
   changed), `Scanned N topics to refresh regular expressions`. An epoch bumped with none of these before it is
   `unstated`: Kafka 4.x logs a member's subscription change only at DEBUG.
 
+A coordinator that lost its partition of `__consumer_offsets` without knowing it yet (cut off from the controller,
+while another broker loaded the partition at a newer leader epoch) goes on expiring and fencing members in its own
+memory until it learns; its writes fail and no member talks to it. Its lines are not the group's: a line of a broker
+whose last load of the group's partition (`Scheduling loading of metadata from __consumer_offsets-P with epoch E`)
+is older than another broker's is marked `deposed` and read for nothing else (seen on the docker backend: broker 3,
+cut off for 17 s, fenced the three members 6 s after broker 1 took the group over and went on until it learnt 20 s
+after the heal).
+
 A member is named by its group member id: the classic coordinator makes it `<client.id>-<uuid>` (the harness sets
 client.id to the member's own name; a static member's starts with its instance id), the consumer protocol's client
 draws a random one (`rebalance_cause` tells whose it is from its first join).
@@ -66,6 +74,11 @@ REMOVED = re.compile(r"Member (?P<m>\S+) in group \S+ has failed, removing it fr
 #: a classic member id: the client.id, a dash, a UUID
 CLASSIC_ID = re.compile(r"^(?P<client>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 MEMBER_ID_IN = re.compile(r"memberId=(?P<m>[^,)]+)")
+#: a coordinator loading a partition of __consumer_offsets at a partition leader epoch (Kafka 4.x)
+LOADING = re.compile(r"\[GroupCoordinator id=(?P<b>\d+)\] (?:Scheduling|Finished) loading of metadata from "
+                     r"__consumer_offsets-(?P<p>\d+) with epoch (?P<e>\d+)")
+#: the partition of __consumer_offsets a group line is about (Kafka 4.x's log context)
+PARTITION_OF = re.compile(r"\[GroupCoordinator id=\d+ topic=__consumer_offsets partition=(?P<p>\d+)\]")
 INSTANCE_IN = re.compile(r"groupInstanceId=(?P<i>[^,)]+)")
 
 
@@ -92,6 +105,7 @@ class Bump:
     number: int  # the new generation or epoch
     event: dict
     causes: list[Cause] = field(default_factory=list)
+    deposed: str | None = None  # why its broker was no longer the group's coordinator (its bumps are not the group's)
 
 
 def _null(v: str | None) -> str | None:
@@ -126,29 +140,68 @@ def metadata_hash(b: Bump) -> int | None:
 
 
 def bumps(lines: list[dict], group: str) -> list[Bump]:
-    """Every new generation or epoch of `group` the coordinators logged, in time order, each with its causes."""
+    """Every new generation or epoch of `group` the coordinators logged, in time order, each with its causes (a line
+    of a deposed coordinator gives a Bump marked `deposed`, and no cause to any other)."""
     out: list[Bump] = []
-    pending: list[Cause] = []
+    pending: dict[object, list[Cause]] = {}  # per broker: a cause line belongs to that broker's next bump
+    last: dict[object, Bump] = {}
+    loads = _Loads()
     for e in sorted(lines, key=lambda x: x["mono"]):
         text = e.get("message") or ""
-        if group not in text:
+        if loads.read(e, text) or group not in text:
             continue
+        b = e.get("broker")
+        deposed = loads.deposed(b, text)
         if (m := PREPARING.search(text)) and m["group"] == group:
             out.append(classic_bump(e, m))
+            out[-1].deposed = deposed
             continue
         if (m := BUMPED.search(text)) and m["group"] == group:
             number = int(m["epoch"] or m["epoch2"])
-            if out and out[-1].protocol == "consumer" and out[-1].number == number:
+            if b in last and last[b].protocol == "consumer" and last[b].number == number:
                 continue  # "Computed a new target assignment" after its own "Bumped group epoch"
-            out.append(Bump(e["mono"], "consumer", number, e, pending or [Cause("unstated", None, None, "", e)]))
-            pending = []
+            causes = pending.pop(b, None) or [Cause("unstated", None, None, "", e)]
+            last[b] = Bump(e["mono"], "consumer", number, e, causes, deposed)
+            out.append(last[b])
             continue
         for kind, pat in CONSUMER_CAUSES:
             if r := pat.search(text):
                 d = r.groupdict()
-                pending.append(Cause(kind, _null(d.get("m")), _null(d.get("i")), d.get("c") or "", e, _null(d.get("old"))))
+                pending.setdefault(b, []).append(
+                    Cause(kind, _null(d.get("m")), _null(d.get("i")), d.get("c") or "", e, _null(d.get("old"))))
                 break
     return out
+
+
+class _Loads:
+    """Which broker last loaded each partition of __consumer_offsets, at which partition leader epoch."""
+
+    def __init__(self) -> None:
+        self.epochs: dict[int, dict[object, int]] = {}  # partition -> broker -> the newest epoch it loaded at
+
+    def read(self, e: dict, text: str) -> bool:
+        """Take a loading line (True), else False."""
+        m = LOADING.search(text)
+        if m is None:
+            return False
+        p, b, epoch = int(m["p"]), int(m["b"]), int(m["e"])
+        held = self.epochs.setdefault(p, {})
+        if epoch > held.get(b, -1):
+            held[b] = epoch
+        return True
+
+    def deposed(self, broker, text: str) -> str | None:
+        """Why the broker that logged this group line was no longer the coordinator of its partition, else None."""
+        m = PARTITION_OF.search(text) or re.search(r"\(__consumer_offsets-(?P<p>\d+)\)", text)
+        if m is None or broker is None:
+            return None
+        held = self.epochs.get(int(m["p"]), {})
+        mine = held.get(broker)
+        newer = [(e, b) for b, e in held.items() if b != broker and mine is not None and e > mine]
+        if not newer:
+            return None
+        epoch, other = max(newer)
+        return f"broker {broker} loaded __consumer_offsets-{m['p']} at leader epoch {mine}, broker {other} at {epoch}"
 
 
 def client_of(member_id: str | None) -> str | None:

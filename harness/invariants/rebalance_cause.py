@@ -45,6 +45,10 @@ cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance cause
   (the coordinator rescans when its image gains a topic), or, since a scan that changes nothing logs no epoch of its
   own and its line goes to the next epoch, that epoch's other line or an unstated cause.
 
+A generation or epoch logged by a coordinator already deposed (another broker loaded the group's partition of
+`__consumer_offsets` at a newer leader epoch: `coordinator_log`) is not the group's and is not judged; the verdict
+counts them (`deposed`).
+
 A static member coming back within its session timeout is not a rebalance under either protocol and is not looked
 for here (`static_membership` judges that it did not move partitions).
 
@@ -52,7 +56,7 @@ for here (`static_membership` judges that it did not move partitions).
 the brokers' logs were not collected or could not be read, when the lines hold no rebalance at all, or when the
 coordinator gave no reason these patterns read; `skipped` on the fake backend (no coordinator); `valid` otherwise.
 Consumer groups only (Streams, Connect and share groups have their own checkers).
-Measurements: `rebalances` (by protocol), `causes` (by kind), `uncaused`, `unread`.
+Measurements: `rebalances` (by protocol), `causes` (by kind), `uncaused`, `unread`, `deposed`.
 """
 from __future__ import annotations
 
@@ -98,7 +102,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     return _judged(tl, seen, group, brokers.said(history))
 
 
-def _judged(tl, seen: list[Bump], group: str, lines: list[dict]) -> Verdict:
+def _judged(tl, logged: list[Bump], group: str, lines: list[dict]) -> Verdict:
+    seen = [b for b in logged if b.deposed is None]
+    deposed = [b for b in logged if b.deposed is not None]
     judge = _Judge(tl, seen, lines)
     bad, wits, unread, kinds = [], [], [], Counter()
     for i, b in enumerate(seen):
@@ -119,15 +125,17 @@ def _judged(tl, seen: list[Bump], group: str, lines: list[dict]) -> Verdict:
             bad.append(text)
             wits.append(witness(c.event, text))
     m = {"rebalances": dict(Counter(b.protocol for b in seen)), "causes": dict(kinds), "uncaused": len(bad),
-         "unread": len(unread)}
+         "unread": len(unread), "deposed": len(deposed)}
     for status, lines in (("invalid", bad), ("unknown", unread)):
         if lines:
             more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
             return verdict(NAME, status, lines[0] + more, wits if status == "invalid" else (), m)
     if not seen:
         return verdict(NAME, "unknown", f"the coordinator's lines hold no rebalance of group {group}", measurements=m)
+    aside = (f"; {len(deposed)} bumps logged by a deposed coordinator not judged (the first {_at(tl, deposed[0].mono)}"
+             f": {deposed[0].deposed})") if deposed else ""
     return verdict(NAME, "valid", f"each of {len(seen)} rebalances had a cause in the history "
-                   f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})", measurements=m)
+                   f"({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}){aside}", measurements=m)
 
 
 class _Ids:

@@ -1,5 +1,6 @@
 """rebalance_cause: each rebalance the coordinator logged has a cause in the history, by each member's own settings."""
-from histbuild import (broker_said, broker_event, effective, ev, fault_end, fault_start, history, join, lost,
+from histbuild import (broker_said, broker_event, effective, ev, fault_end, fault_start, group_settings, history, join,
+                       lost,
                        member_exit, run_end, run_start, settings, stopped)
 
 from harness.invariants import rebalance_cause
@@ -294,3 +295,34 @@ def test_a_second_member_noticing_added_partitions_at_its_own_refresh_is_caused_
     assert run("5000").status == "valid"
     v = run("2000")
     assert v.status == "invalid" and "b rejoined a stable group" in v.message and "refresh (2s)" in v.message, v.message
+
+
+def loading(t: float, broker: int, epoch: int) -> dict:
+    return broker_said(t, f"[GroupCoordinator id={broker}] Scheduling loading of metadata from __consumer_offsets-5 "
+                          f"with epoch {epoch}", broker=broker)
+
+
+def test_a_deposed_coordinators_epochs_are_not_the_groups():
+    """The docker broker-partition run: broker 1, the coordinator, was cut off from 1 s to 9 s; broker 2 loaded the
+    group's partition at leader epoch 1 at 8 s, and broker 1, not knowing, fenced a live member for its session at
+    20 s (more than its 6 s session after the fault). Those lines are not the group's: valid, counted. The same line
+    from broker 1 while it still led the partition is judged (invalid), and so is one of broker 2 after it took over."""
+    fence = f"Member {A_ID} fenced from the group because the member session expired."
+    gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    run = [*consumer_run(), gs, loading(0.05, 1, 0), fault_start(1.0, "f1", ["a"], kind="broker_partition", brokers=[1]),
+           loading(8.0, 2, 1), fault_end(9.0, "f1")]
+    v = judged([*run, consumer_line(20.0, fence), consumer_line(20.0, "Bumped group epoch to 2 with metadata hash 5."),
+                run_end(30.0)])
+    assert v.status == "valid" and v.measurements["deposed"] == 1, v.message
+    assert "deposed coordinator" in v.message and "broker 2 at 1" in v.message, v.message
+    alone = [*consumer_run(), gs, loading(0.05, 1, 0), consumer_line(20.0, fence),
+             consumer_line(20.0, "Bumped group epoch to 2 with metadata hash 5."), run_end(30.0)]
+    v = judged(alone)
+    assert v.status == "invalid" and "a was alive, untouched by any fault" in v.message, v.message
+    taken = [*run, broker_said(20.0, f"[GroupCoordinator id=2 topic=__consumer_offsets partition=5] [GroupId g] {fence}",
+                               broker=2),
+             broker_said(20.0, "[GroupCoordinator id=2 topic=__consumer_offsets partition=5] [GroupId g] Bumped group "
+                               "epoch to 2 with metadata hash 5.", broker=2), run_end(30.0)]
+    v = judged(taken)
+    assert v.status == "invalid" and v.measurements["deposed"] == 0, v.message
