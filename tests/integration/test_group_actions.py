@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.verdict_text import not_held
+
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +72,7 @@ def test_group_actions_on_a_real_cluster(tmp_path, proto):
     r = harness("run", str(f), "--seed", "1", "--protocol", protocol, "--quiet", "--runs-root", str(tmp_path))
     run_dir = next(tmp_path.glob(f"*-group-actions-{protocol}-1"))
     verdicts = json.loads((run_dir / "verdicts.json").read_text())
-    assert r.returncode == 0, (verdicts, r.stderr[-2000:])
+    assert r.returncode == 0, not_held(verdicts) + "\n" + r.stderr[-2000:]
     hist = run_dir / "history"
     faults = [e["kind"] for e in events(hist / "harness.jsonl") if e["type"] == "fault_start"]
     assert faults == ["poll_stall", "subscription_change", "leave_during_join"], faults
@@ -105,14 +107,14 @@ def test_group_actions_on_a_real_cluster(tmp_path, proto):
 def test_poll_stall_then_roll_example_and_replay(tmp_path):
     example = ROOT / "docs" / "examples" / "poll-stall-then-roll.toml"
     r = harness("run", str(example), "--seed", "1", "--quiet", "--runs-root", str(tmp_path))
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     run_dir = next(tmp_path.glob("*-poll-stall-then-roll-consumer-1"))
     hist = events(run_dir / "history" / "harness.jsonl")
     assert [e["config"] for e in hist if e["type"] == "group_config"] == [
         {"consumer.session.timeout.ms": "10000"}, {"consumer.session.timeout.ms": "45000"}]
     assert {e["kind"] for e in hist if e["type"] == "fault_start"} == {"poll_stall", "group_config"}
     again = harness("replay", str(run_dir), "--quiet", "--runs-root", str(tmp_path / "replay"))
-    assert again.returncode == 0, (again.stdout[-3000:], again.stderr[-2000:])
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
     meta = json.loads((run_dir / "run.json").read_text())
     rmeta = json.loads((next((tmp_path / "replay").iterdir()) / "run.json").read_text())
     assert rmeta["schedule"] == meta["schedule"]

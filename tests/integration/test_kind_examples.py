@@ -25,7 +25,7 @@ def test_a_kind_example_runs_through_the_cli_and_passes(tmp_path, example, run_p
     path = EXAMPLES / f"{example}.toml"
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--seed", "1", "--quiet",
                         "--runs-root", str(tmp_path)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (run_dir,) = [p.parent for p in tmp_path.rglob("run.json")]
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["config"]["scenario"] == example and meta["config"]["scenario_file"] == str(path)

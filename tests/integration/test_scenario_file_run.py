@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "kill-and-
 def test_example_file_runs_and_passes(tmp_path):
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(EXAMPLE), "--seed", "1", "--quiet",
                         "--runs-root", str(tmp_path)], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-3000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     run_dir = next(tmp_path.glob("*-kill-and-bounce-classic-cooperative-1"))
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["config"]["scenario"] == "kill-and-bounce"

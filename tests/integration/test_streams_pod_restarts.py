@@ -24,7 +24,7 @@ def test_kept_state_restores_little_and_wiped_state_restores_all(tmp_path):
     r = subprocess.run([sys.executable, "-m", "harness.cli", "run", "streams-pod-restarts", "--protocol", "classic",
                         "--seed", "1", "--quiet", "--runs-root", str(tmp_path)], cwd=ROOT, capture_output=True,
                        text=True, timeout=900)
-    assert r.returncode == 0, (r.stdout[-3000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     run_dir = next(tmp_path.glob("*-streams-pod-restarts-classic-1"))
     meta = json.loads((run_dir / "run.json").read_text())
     kept, wiped = [a["result"] for a in meta["schedule_ran"] if a["kind"] == "bounce"]

@@ -28,7 +28,7 @@ def test_team_member_beside_the_harness_members(tmp_path):
            "--client-set", "fetch.wait.max.ms=100", "--group-set", "consumer.heartbeat.interval.ms=500"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=dict(os.environ))
     run_dir = next(tmp_path.glob("*-member-kill-*"))
-    assert r.returncode == 0, (r.returncode, r.stdout[-3000:], r.stderr[-2000:], run_dir)
+    assert r.returncode == 0, f"{run_dir}: exit {r.returncode}\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
 
     meta = json.loads((run_dir / "run.json").read_text())
     assert meta["config"]["slot_commands"] == [[1, [sys.executable, str(TEAM)]]]

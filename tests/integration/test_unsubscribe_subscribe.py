@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.verdict_text import not_held
+
 pytestmark = [pytest.mark.integration]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "unsubscribe-subscribe.toml"
@@ -50,7 +52,7 @@ def test_unsubscribe_then_subscribe_on_a_real_cluster(tmp_path, program, proto):
                 "--runs-root", str(tmp_path))
     run_dir = next(tmp_path.glob(f"*-unsubscribe-subscribe-{protocol}-1"))
     verdicts = json.loads((run_dir / "verdicts.json").read_text())
-    assert r.returncode == 0, ({k: (v["status"], v["message"]) for k, v in verdicts.items()}, r.stderr[-2000:])
+    assert r.returncode == 0, not_held(verdicts) + "\n" + r.stderr[-2000:]
     for name in ("rebalance_cause", "subscribed_only", "schedule_performed"):
         assert verdicts[name]["status"] == "valid", (name, verdicts[name]["message"])
     hist = run_dir / "history"
