@@ -39,6 +39,12 @@ them (one rebalance or several).
   its exit (it sends no LeaveGroup under the classic protocols, and "temporarily leaves" with epoch -2 under
   the consumer protocol, keeping its assignment: KIP-345, KIP-848), so a newcomer that started before then
   was balanced against it.
+- Under the consumer protocol the coordinator's assignor is sticky to its previous *target* assignment, not to what
+  the members hold (KIP-848): a member that joined gets its target only once the others have revoked what it
+  names. A snapshot taken while a member of that protocol that started before it had been given nothing yet may
+  not be the target (the coordinator may already have given that member partitions the snapshot shows on
+  another; seen: m2's target [2, 3] computed while m1 held all four, then m3's join computed from that target): it
+  is no starting point of a transition (the transition runs from the snapshot before it).
 - Violation: moves > fewest + `migration_slack`.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
@@ -94,16 +100,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     tl = timeline.build(history, settings)
     if tl.partitions <= 0:
         return verdict(NAME, "unknown", "partition count unknown: set partitions")
-    snaps = tl.snapshots()
-    if not snaps:
-        return verdict(NAME, "unknown", "the assignment was never complete: no stable snapshot")
-    if len(snaps) == 1:
-        return verdict(NAME, "skipped", "one stable assignment and no transition to judge",
-                       measurements={"transitions": 0})
+    assignors = _Assignors(tl, settings.protocol)
+    snaps = _starting_points(tl, assignors)
+    if isinstance(snaps, Verdict):
+        return snaps
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
     rows, problems, wits, not_sticky, unjudged, loose = [], [], [], 0, 0, {}
-    assignors = _Assignors(tl, settings.protocol)
     for s1, s2 in zip(snaps, snaps[1:]):
         runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
         if any(not sticky for sticky, _ in runs):
@@ -141,8 +144,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             row["subscriptions"] = len(set(subs.values()))
         rows.append(row)
         if len(moved) > least + settings.migration_slack:
-            problems.append(f"at {s2.start:.3f} {len(moved)} partitions moved where {least} would reach balance "
-                            f"(slack {settings.migration_slack})")
+            problems.append(f"at {s2.start - tl.start:.1f}s {len(moved)} partitions moved where {least} would reach "
+                            f"balance (slack {settings.migration_slack})")
             for p in moved:
                 o = next(o for o in tl.by_partition[p] if o.member == s2.owners[p] and o.start <= s2.start < o.end)
                 wits.append(witness(o.start_event, f"partition {tl.name(p)} moved from {s1.owners[p]} to "
@@ -165,6 +168,33 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
                                   f"fewest plus {settings.migration_slack}", (), m)
+
+
+def _starting_points(tl, assignors) -> list | Verdict:
+    """The snapshots transitions run between (those not taken while a consumer-protocol target may have been ahead
+    of them), or the verdict when fewer than two are left."""
+    snaps = tl.snapshots()
+    if not snaps:
+        return verdict(NAME, "unknown", "the assignment was never complete: no stable snapshot")
+    kept = [s for s in snaps if not _target_ahead(tl, s, assignors)]
+    if len(kept) > 1:
+        return kept
+    ahead = len(snaps) - len(kept)
+    aside = f" ({ahead} more taken while a consumer-protocol member awaited its first assignment)" if ahead else ""
+    return verdict(NAME, "skipped", f"{len(kept)} stable assignment{aside} and no transition to judge",
+                   measurements={"transitions": 0})
+
+
+def _target_ahead(tl, s, assignors) -> bool:
+    """Whether the snapshot may not be the consumer-protocol coordinator's target: a member of that protocol had
+    started before it and had been given nothing yet (module docstring)."""
+    for x, ls in tl.lives.items():
+        life = next((lf for lf in ls if lf.start < s.start < lf.end), None)
+        if life is None or not assignors.consumer(x, s.start):
+            continue
+        if not any(life.start <= e["mono"] <= s.start for _, e in tl.member_events(x, ("assigned",))):
+            return True
+    return False
 
 
 def _given_back(tl, s2, fenced: set[str], held1: dict[str, set[int]]) -> set[str]:
@@ -225,15 +255,26 @@ class _Assignors:
 
     def at(self, member: str, t: float) -> tuple[bool, str]:
         """(sticky, "m3 runs classic-eager (range), its started event") for the member's life at t."""
+        key, st = self._started(member, t)
+        if key not in self.cache:
+            self.cache[key] = self._read(member, st)
+        return self.cache[key]
+
+    def consumer(self, member: str, t: float) -> bool:
+        """Whether the member's life at t runs the consumer protocol (read from where `at` reads its assignor)."""
+        st = self._started(member, t)[1]
+        eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
+        if eff is not None and eff.get("group.protocol") in (CLASSIC, "consumer"):
+            return eff["group.protocol"] == "consumer"
+        return (st["protocol"] if st.get("protocol") in protocols.PROTOCOLS else self.run_protocol) == "consumer"
+
+    def _started(self, member: str, t: float) -> tuple[tuple, dict]:
+        """((member, its life's start), the life's `started` event or {}) for the member's life at t."""
         ls = self.tl.lives.get(member, ())
         life = next((lf for lf in ls if lf.start <= t < lf.end), None) or \
             next((lf for lf in reversed(ls) if lf.start <= t), None) or (ls[0] if ls else None)
         lo, hi = (life.start, life.end) if life else (float("-inf"), float("inf"))
-        key = (member, lo)
-        if key not in self.cache:
-            st = next((e for e in self.started.get(member, ()) if lo <= e["mono"] < hi), None) or {}
-            self.cache[key] = self._read(member, st)
-        return self.cache[key]
+        return (member, lo), next((e for e in self.started.get(member, ()) if lo <= e["mono"] < hi), None) or {}
 
     def _read(self, member: str, st: dict) -> tuple[bool, str]:
         eff = st.get("effective") if isinstance(st.get("effective"), dict) else None

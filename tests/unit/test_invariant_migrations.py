@@ -1,7 +1,7 @@
 """bounded_migrations: a sticky assignor moves no more partitions than reaching balance needs."""
 import pytest
 from histbuild import (assigned, effective, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end,
-                       settings, steady)
+                       run_start, settings, steady)
 
 from harness.invariants import migrations
 
@@ -339,3 +339,25 @@ def test_a_phantom_holding_more_than_its_quota_may_keep_the_larger_one():
     """Seven members for eight partitions (one gets two): a kept member holding three and a phantom holding two
     both hold more than one; the broker may give the two to either, so a may have to give two up."""
     assert migrations.min_moves(8, [f"m{i}" for i in range(6)], {"m2": 3, "m0": 1}, phantoms={"x0": 2}) == 2
+
+
+def target_ahead(protocol: str) -> list[dict]:
+    """a gets all four at 0.6 s; b and c started at 0.2 s and 0.4 s and are given nothing until a revokes three at
+    4 s: the coordinator had computed b's target [2, 3] before c joined and c's [1] from that target, so a keeps one
+    (a CI run of the consumer protocol: 3 moves where 2 reach balance from what a held)."""
+    eff = effective(protocol=protocol)
+    return [run_start(0.0), *join("a", 0.1, [0, 1, 2, 3], effective=eff), *join("b", 0.2, effective=eff),
+            *join("c", 0.4, effective=eff), revoked("a", 4.0, [1, 2, 3]), assigned("c", 4.5, [1]),
+            assigned("b", 4.6, [2, 3])]
+
+
+def test_a_snapshot_before_a_consumer_protocol_member_was_given_anything_is_no_starting_point():
+    v = check(history([*target_ahead("consumer"), run_end(20.0)]), protocol="consumer")
+    assert v.status == "skipped" and "1 more taken while a consumer-protocol member awaited" in v.message, v.message
+    # the same under classic-cooperative: the assignor starts from what the members own
+    v = check(history([*target_ahead("classic"), run_end(20.0)]))
+    assert v.status == "invalid" and "at 4.6s 3 partitions moved where 2" in v.message, v.message
+    # a needless move later under the consumer protocol is still found
+    later = [revoked("a", 10.0, [0]), revoked("c", 10.0, [1]), assigned("a", 11.0, [1]), assigned("c", 11.0, [0])]
+    v = check(history([*target_ahead("consumer"), *later, run_end(20.0)]), protocol="consumer")
+    assert v.status == "invalid" and "2 partitions moved where 0" in v.message, v.message
