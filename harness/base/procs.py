@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import faulthandler
 import signal
 import subprocess
 import threading
@@ -124,7 +125,11 @@ atexit.register(kill_all)
 def install_signal_handlers() -> None:
     """SIGTERM and SIGHUP end the harness like Ctrl-C does: unwinding, so every `with` cleans up. SIGINT
     is set to raise KeyboardInterrupt too, explicitly: a process started in the background by a
-    non-interactive shell (a CI job's `cmd &`) inherits SIGINT ignored, and Python then leaves it so."""
+    non-interactive shell (a CI job's `cmd &`) inherits SIGINT ignored, and Python then leaves it so.
+    SIGUSR1 prints every thread's stack to stderr and goes on (`kill -USR1 <pid>`: where a run that seems stuck,
+    or slow to stop, is waiting)."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+
     def _raise(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -17,6 +17,9 @@ from tests.integration.leftovers import assert_gone, listening_ports
 
 pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
+#: how long the stop may take: the pool's grace for its runs' teardowns (a minute), then killing what is left and
+#: stopping the session cluster (a CI run under two test files at a time took over a minute once, unexplained)
+STOP_S = 150
 
 
 def _interrupt_when_ready(cmd, *, runs: int = 1):
@@ -35,7 +38,15 @@ def _interrupt_when_ready(cmd, *, runs: int = 1):
         names = " ".join(" ".join(c.cmdline()) for c in children)
         ports = listening_ports(pids)
         proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=60)
+        try:
+            rest, _ = proc.communicate(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGUSR1)  # every thread's stack (harness/base/procs.py), then give up
+            time.sleep(3)
+            proc.kill()
+            rest, _ = proc.communicate()
+            raise AssertionError(f"still running {STOP_S} s after SIGINT; its output and thread stacks:\n"
+                                 + ("".join(seen) + rest)[-12000:]) from None
     finally:
         if proc.poll() is None:
             proc.kill()
