@@ -10,8 +10,10 @@ import atexit
 import ctypes
 import os
 import faulthandler
+import io
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -128,7 +130,11 @@ def install_signal_handlers() -> None:
     non-interactive shell (a CI job's `cmd &`) inherits SIGINT ignored, and Python then leaves it so.
     SIGUSR1 prints every thread's stack to stderr and goes on (`kill -USR1 <pid>`: where a run that seems stuck,
     or slow to stop, is waiting)."""
-    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.__stderr__, all_threads=True, chain=False)
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        pass  # no stderr with a file descriptor to write to: the stacks cannot be printed, the rest holds
+
 
     def _raise(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
