@@ -15,7 +15,8 @@ from the group's first assignment (of any partition of the topic; the start of t
 ignored) up to W; a stretch still open at W counts up to W. It is a violation when it exceeds
 `max_unowned_s`. Faults do not pause this clock: a partition held by a paused member is owned, one
 whose owner was killed is not. Partitions of a topic no member of the run ever subscribes to are not
-measured.
+measured, and a partition is measured only while some live member subscribes to its topic (a topic a member takes
+up midway through the run is owned from then).
 
 Tolerances: none of its own. The end state and the gaps are held to the protocol's bounds as each member
 ran with them (`settings`); the bound is needed only when the end state is not whole, so a run whose end is
@@ -84,7 +85,7 @@ def _judge_gaps(tl: timeline.Timeline, horizon: float, problems: list[str], wits
             key = (g, d if d is not None else tl.start)
             per_dist[key] = per_dist.get(key, 0.0) + (e - s)
             if e - s > bound:
-                problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s:.3f} "
+                problems.append(f"partition {p} had no live owner for {e - s:.3f}s from {s - tl.start:.1f}s "
                                 f"(bound {bound:.1f}s: {why})")
                 if se is not None:
                     wits.append(witness(se, f"partition {p} left without an owner here"))
@@ -94,7 +95,7 @@ def _judge_gaps(tl: timeline.Timeline, horizon: float, problems: list[str], wits
         bound, why = disturbance_bound(tl, t)
         if total > bound and not any(f"partition {tl.name(g)} had" in x for x in problems):
             problems.append(f"partition {tl.name(g)} was unowned {total:.3f}s in all after the disturbance at "
-                            f"{t:.3f} (bound {bound:.1f}s: {why})")
+                            f"{t - tl.start:.1f}s (bound {bound:.1f}s: {why})")
     for g in {g for g in gaps} - set(by_p):
         by_p[g] = 0.0
     m["unowned_s_by_partition"] = {tl.name(p): secs(v) for p, v in sorted(by_p.items())}
@@ -206,5 +207,27 @@ def unowned_stretches(tl: timeline.Timeline, horizon: float) -> dict[int, list[t
                 reach, reach_ev = o.end, o.end_event
         if reach < horizon:
             gs.append((reach, horizon, reach_ev, None))
-        out[p] = gs
+        out[p] = [piece for g in gs for piece in _while_required(tl, p, *g)]
     return out
+
+
+def _while_required(tl: timeline.Timeline, p: int, s: float, e: float, se, ee) -> list[tuple]:
+    """The parts of the unowned stretch [s, e) during which some live member subscribed to the partition's topic
+    (`Timeline.required`): before a member subscribes to a topic, or after the last one dropped it, nobody has to
+    own its partitions (a member given a regex midway through the run owns the matching topic only from then). Each
+    part keeps the stretch's opening or closing event where it shares its end."""
+    subs = tl.subscriptions
+    if not subs.declared or subs.all_take_all:
+        return [(s, e, se, ee)]
+    cuts = {s, e} | {t for ch in subs.by_member.values() for t, _ in ch if s < t < e}
+    cuts |= {x for ls in tl.lives.values() for lf in ls for x in (lf.start, lf.end) if s < x < e}
+    cuts = sorted(cuts)
+    parts: list[list[float]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        if p not in tl.required(a):
+            continue
+        if parts and parts[-1][1] == a:
+            parts[-1][1] = b
+        else:
+            parts.append([a, b])
+    return [(a, b, se if a == s else None, ee if b == e else None) for a, b in parts]

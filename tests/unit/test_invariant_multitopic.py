@@ -11,7 +11,7 @@ import pytest
 
 from harness.invariants import CheckSettings, check_all, judge
 from harness.invariants import convergence, coverage, exclusive, integrity, migrations, static, timeline
-from tests.unit.histbuild import (acked, assigned, drained, history, join, member_exit, processed, revoked, run_end,
+from tests.unit.histbuild import (acked, assigned, drained, ev, history, join, member_exit, processed, revoked, run_end,
                                   run_start, started)
 
 O, P = "orders", "payments"
@@ -209,6 +209,22 @@ def test_a_partition_of_the_second_topic_unowned_past_the_protocols_bound_is_inv
     h = group({"a": ([O, P], tps(O, 0, 1, 2) + tps(P, 0)), "b": ([P], [])})  # fresh: the views are kept per history
     within = coverage.check(h, multi(max_poll_interval_s=60.0))  # 2 rounds of 60 s: the group may still rebalance
     assert within.status == "unknown" and "['payments-1'] have no live owner" in within.message
+
+
+def test_a_topic_taken_up_midway_is_owned_from_then_not_from_the_first_assignment():
+    """b subscribes to orders only; at 30 s it takes payments up (a control event) and is given both partitions at
+    30.5 s: payments had no subscriber before, so nobody had to own them (a real run was judged unowned 24.2 s, past
+    2 rounds of 12 s, from the first assignment). Given them only at 55 s, the 25 s since its subscription is a gap."""
+    def run(given: float):
+        evs = [run_start(0.0), *join("a", 0.1, tps(O, 0, 1, 2), subscription=[O]),
+               *join("b", 0.2, [], subscription=[O]),
+               ev("control", 30.0, "member", member="b", seq=1, subscription=[O, P]),
+               assigned("b", given, tps(P, 0, 1), topic=P), run_end(60.0)]
+        return coverage.check(history(evs), multi())
+    v = run(30.5)
+    assert v.status == "valid" and v.measurements["max_unowned_s"] <= 0.5, v.message
+    v = run(55.0)
+    assert v.status == "invalid" and "had no live owner for 25.000s from 30.0s" in v.message, v.message
 
 
 # ---------------------------------------------------------------- bounded_migrations
