@@ -22,6 +22,8 @@ MODES = ("fail", "xfail")
 PROPERTY = "known_finding"
 _PENDING = pytest.StashKey[list]()  # the findings settle() met in the test being run
 _SETTLED = pytest.StashKey[list]()  # (test id, finding ids, excused) of the session
+_XFAILED = pytest.StashKey[set]()  # the tests whose call was reported xfailed
+_CONFIG: dict = {}  # the session's config, for the report hook (which is given none)
 
 
 def add_option(group) -> None:
@@ -80,15 +82,34 @@ def _note(config, known) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """The findings a test was settled with: JUnit properties of its test case, and the session's summary."""
+    """The findings a test was settled with: JUnit properties of its test case (and so of its teardown report, which
+    the summary reads)."""
     outcome = yield
-    report = outcome.get_result()
+    outcome.get_result()
     pending = item.config.stash.get(_PENDING, [])
     if not pending:
         return
     item.user_properties.extend((PROPERTY, i) for i in pending)  # junitxml writes them from the teardown report
-    item.config.stash.setdefault(_SETTLED, []).append((item.nodeid, list(pending), hasattr(report, "wasxfail")))
     pending.clear()
+
+
+def pytest_runtest_logreport(report):
+    """Collect the settled tests from the reports, where the session's summary is written: in the controller too
+    when pytest-xdist runs the tests in workers (a worker's stash is not the controller's; the summary said
+    "0 tests excused" under `./dev test`'s two workers although one was)."""
+    config = _CONFIG.get("config")
+    if config is None:
+        return
+    xfailed = config.stash.setdefault(_XFAILED, set())
+    if report.when == "call" and hasattr(report, "wasxfail"):
+        xfailed.add(report.nodeid)
+    ids = [v for k, v in getattr(report, "user_properties", ()) if k == PROPERTY]
+    if report.when == "teardown" and ids:
+        config.stash.setdefault(_SETTLED, []).append((report.nodeid, ids, report.nodeid in xfailed))
+
+
+def pytest_configure(config):
+    _CONFIG["config"] = config
 
 
 def summary(config) -> list[str]:

@@ -91,3 +91,13 @@ def test_under_fail_the_known_finding_fails_and_the_summary_says_so(tmp_path):
     assert _props(cases["test_excused"]) == [("known_finding", LIVELOCK)]
     assert f"harness known findings: 0 tests excused (--harness-known-findings fail), 1 failed as known findings\n" \
            f"  failed test_some.py::test_excused: {LIVELOCK}\n" in r.stdout, out
+
+
+def test_the_summary_counts_the_tests_excused_in_pytest_xdist_workers(tmp_path):
+    """./dev test runs two workers: the summary is written by the controller, from the workers' reports (it said
+    "0 tests excused" there although a test was)."""
+    r, cases, _ = _session(tmp_path, "--harness-known-findings", "xfail", "-n", "2")
+    out = r.stdout + r.stderr
+    assert cases["test_excused"].find("skipped") is not None, out
+    assert f"harness known findings: 1 test excused (--harness-known-findings xfail)\n" \
+           f"  excused test_some.py::test_excused: {LIVELOCK}\n" in r.stdout, out
