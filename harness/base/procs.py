@@ -56,6 +56,22 @@ class Proc:
             _registry[p.pid] = p
         return p
 
+    @classmethod
+    def spawn_piped(cls, cmd: list[str], *, name: str, log_path: Path | None = None) -> "Proc":
+        """Start cmd as `spawn` does, its stdin and stdout pipes of the caller's (text, line by line) and its stderr
+        to log_path: a helper process the caller talks to."""
+        err = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        try:
+            popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
+                                     bufsize=1, start_new_session=True, preexec_fn=_child_setup)
+        finally:
+            if log_path:
+                err.close()
+        p = cls(popen, name=name, log_path=log_path)
+        with _lock:
+            _registry[p.pid] = p
+        return p
+
     def alive(self) -> bool:
         return self.popen.poll() is None
 

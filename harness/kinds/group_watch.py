@@ -18,14 +18,22 @@ answer changes:
 - `asked_mono`, `interval_s`, `longest_gap_s`: when it asked, how often, and how far apart unchanged answers were.
 
 Started for consumer-group runs on real brokers with the first members, stopped after their final stop. Its admin
-client is its own, bootstrapped from the brokers' advertised addresses (the Toxiproxy listeners, as the members'),
-each request bounded by TIMEOUT_S so that a broker down delays the next answer, never the run.
+client is its own, in a process of its own (`asker`: librdkafka can abort the process that calls it), bootstrapped
+from the brokers' advertised addresses (the Toxiproxy listeners, as the members'), each request bounded by TIMEOUT_S
+so that a broker down delays the next answer, never the run.
 """
 from __future__ import annotations
+
+import json
+import select
+import signal
+import sys
 
 from harness.kinds.assignment_watch import INTERVAL_S, AssignmentWatch
 
 TIMEOUT_S = 2.0
+#: how much longer than its own request and result timeouts the watch waits for its admin process's answer
+ANSWER_SLACK_S = 3.0
 
 
 def _name(x) -> str:
@@ -43,24 +51,60 @@ def describe(admin, group_id: str, *, timeout_s: float = TIMEOUT_S) -> dict:
             "group_type": _name(getattr(g, "type", None)), "state": _name(getattr(g, "state", None))}
 
 
-def asker(bootstrap: str, group_id: str):
-    """`ask()` for the watch, on an admin client of its own (made at the first request)."""
-    admin = None
+def asker(bootstrap: str, group_id: str) -> "_ProcessAsker":
+    """`ask()` for the watch, on an admin client in a process of its own (made at the first request, and again
+    after that process ended): librdkafka's DescribeConsumerGroups can abort the process that calls it (an
+    assertion, `rd_kafka_enq_once_del_source_return: eonce->refcnt > 0`, when a request times out: confluentinc/
+    librdkafka#4605, open), and an abort must cost the watch an answer, not the run (it ended a CI run's harness,
+    exit -6, right after a first answer timed out)."""
+    return _ProcessAsker(bootstrap, group_id)
 
-    def ask() -> dict:
-        nonlocal admin
-        if admin is None:
-            from confluent_kafka.admin import AdminClient
-            admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": int(TIMEOUT_S * 1000),
-                                 "reconnect.backoff.max.ms": 500, "log_level": 2,
-                                 "client.id": "harness-group-watch"})
+
+class _ProcessAsker:
+    """Asks harness/kinds/group_watch_proc.py one line at a time; `close()` ends that process."""
+
+    def __init__(self, bootstrap: str, group_id: str) -> None:
+        self.cmd = [sys.executable, "-m", "harness.kinds.group_watch_proc", bootstrap, group_id, str(TIMEOUT_S)]
+        self.proc = None
+
+    def __call__(self) -> dict:
+        from harness.base.procs import Proc
+        if self.proc is None or not self.proc.alive():
+            self.proc = Proc.spawn_piped(self.cmd, name="group-watch")
+        proc = self.proc
+        p = proc.popen
         try:
-            return describe(admin, group_id)
-        except Exception as e:  # the client's own words (KafkaException's KafkaError), or a timeout
-            err = e.args[0] if e.args else None
-            said = err.str() if hasattr(err, "str") else f"{type(e).__name__}: {e}"
-            raise RuntimeError(f"DescribeConsumerGroups: {said}") from None
-    return ask
+            p.stdin.write("ask\n")
+            p.stdin.flush()
+            ready, _, _ = select.select([p.stdout], [], [], TIMEOUT_S * 2 + ANSWER_SLACK_S)
+            line = p.stdout.readline() if ready else ""
+        except (OSError, ValueError):
+            line = ""
+        if not line:
+            raise RuntimeError(f"DescribeConsumerGroups: {self._ended(proc)}") from None
+        got = json.loads(line)
+        if "error" in got:
+            raise RuntimeError(f"DescribeConsumerGroups: {got['error']}")
+        return got["answer"]
+
+    def _ended(self, proc) -> str:
+        """Why no answer came (the process is ended, and made again at the next ask)."""
+        rc = proc.wait(timeout_s=0.2)
+        if rc is None:
+            proc.kill()
+            why = f"no answer within {TIMEOUT_S * 2 + ANSWER_SLACK_S:g} s from the watch's admin process (ended)"
+        else:
+            why = f"the watch's admin process ended (exit {rc})"
+            if rc == -signal.SIGABRT:
+                why += ": librdkafka aborted (confluentinc/librdkafka#4605 ends DescribeConsumerGroups so)"
+        if self.proc is proc:
+            self.proc = None
+        return why + "; made again at the next ask"
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.terminate_and_wait(timeout_s=5.0)
 
 
 class GroupAssignmentWatch(AssignmentWatch):
@@ -70,3 +114,10 @@ class GroupAssignmentWatch(AssignmentWatch):
         super().__init__("group_assignment", ask or asker(bootstrap, group_id), event,
                          name=f"group-watch-{group_id}", defaults={"group_type": None, "state": None},
                          interval_s=interval_s)
+
+    def stop(self) -> None:
+        """As the loop's stop, then the admin process ends."""
+        super().stop()
+        close = getattr(self.ask, "close", None)
+        if close is not None:
+            close()

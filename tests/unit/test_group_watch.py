@@ -2,13 +2,17 @@
 client's answer (confluent-kafka's own description classes), and the loop it shares with the share watch
 (harness/kinds/assignment_watch.py): changes only, errors once, the spacing of unchanged answers, the last event.
 The real coordinator's answers are recorded in every real consumer-group run (tests/integration/test_claims.py)."""
+import os
+import sys
 import time
 from concurrent.futures import Future
+
+import pytest
 
 from confluent_kafka import ConsumerGroupState, ConsumerGroupType, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import ConsumerGroupDescription, MemberAssignment, MemberDescription
 
-from harness.kinds.group_watch import GroupAssignmentWatch, describe
+from harness.kinds.group_watch import GroupAssignmentWatch, _ProcessAsker, describe
 
 
 class Admin:
@@ -81,3 +85,28 @@ def test_the_fake_backend_gets_no_watch():
     kind.members_started([])
     assert getattr(kind, "watch", None) is None
     kind.close()  # nothing to stop
+
+
+CHILD = """
+import json, os, sys
+for i, _ in enumerate(sys.stdin):
+    if i == 1:
+        os.abort()  # as librdkafka's assertion does (confluentinc/librdkafka#4605)
+    print(json.dumps({"answer": {"members": [], "group_type": "consumer", "state": "stable", "n": i}}), flush=True)
+"""
+
+
+def test_the_admin_process_aborting_costs_one_answer_not_the_run():
+    """The watch asks through a process of its own: when it aborts, that ask fails naming the abort, and the next
+    one starts another process and is answered."""
+    ask = _ProcessAsker("127.0.0.1:1", "g")
+    ask.cmd = [sys.executable, "-c", CHILD]
+    try:
+        assert ask()["n"] == 0
+        with pytest.raises(RuntimeError, match=r"exit -6\): librdkafka aborted"):
+            ask()
+        assert ask()["n"] == 0  # a new process
+        pid = ask.proc.pid
+    finally:
+        ask.close()
+    assert ask.proc is None and not os.path.exists(f"/proc/{pid}")  # ended and reaped
