@@ -44,29 +44,27 @@ class Proc:
     def spawn(cls, cmd: list[str], *, log_path: Path | None, name: str, env: dict | None = None,
               cwd: str | None = None) -> "Proc":
         """Start cmd in a new process group, stdout and stderr to log_path."""
-        out = open(log_path, "ab") if log_path else subprocess.DEVNULL
-        try:
-            popen = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env=env, cwd=cwd, start_new_session=True, preexec_fn=_child_setup)
-        finally:
-            if log_path:
-                out.close()
-        p = cls(popen, name=name, log_path=log_path)
-        with _lock:
-            _registry[p.pid] = p
-        return p
+        return cls._start(cmd, name=name, log_path=log_path, stdin=subprocess.DEVNULL, stdout=None, env=env, cwd=cwd)
 
     @classmethod
     def spawn_piped(cls, cmd: list[str], *, name: str, log_path: Path | None = None) -> "Proc":
         """Start cmd as `spawn` does, its stdin and stdout pipes of the caller's (text, line by line) and its stderr
         to log_path: a helper process the caller talks to."""
-        err = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        return cls._start(cmd, name=name, log_path=log_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          text=True, bufsize=1)
+
+    @classmethod
+    def _start(cls, cmd: list[str], *, name: str, log_path: Path | None, stdin, stdout, **extra) -> "Proc":
+        """Popen in a new session that dies with its parent thread (PR_SET_PDEATHSIG), registered for `kill_all`;
+        stderr (and stdout, when None) to log_path."""
+        out = open(log_path, "ab") if log_path else subprocess.DEVNULL
         try:
-            popen = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
-                                     bufsize=1, start_new_session=True, preexec_fn=_child_setup)
+            popen = subprocess.Popen(cmd, stdin=stdin, stdout=out if stdout is None else stdout,
+                                     stderr=subprocess.STDOUT if stdout is None else out,
+                                     start_new_session=True, preexec_fn=_child_setup, **extra)
         finally:
             if log_path:
-                err.close()
+                out.close()
         p = cls(popen, name=name, log_path=log_path)
         with _lock:
             _registry[p.pid] = p
