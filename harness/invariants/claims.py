@@ -5,6 +5,10 @@ What a member says it holds (its ownership intervals, `assigned` .. `revoked`/`l
 its answers to DescribeConsumerGroups asked every `interval_s` while the run went on (harness/kinds/group_watch.py;
 the coordinator names each member by its client id, which the harness's members set to their member id).
 
+An answer lists for a member what the coordinator says it holds and, under the consumer protocol, its target
+assignment too (what the coordinator decided to give it: it sends a partition once its previous owner revoked it,
+and a new target may take it back within one sampling gap; a static member with a regex rejoining held a
+partition of its target 110 ms before the resolved regex moved it, and the holding fell between two answers).
 An answer holds at some time in [asked_mono, mono]; unchanged answers are not written, so an event's answer held at
 every sample until the next event, samples at most the next event's `longest_gap_s` apart. An answer is *blind*
 when it says nothing of the assignment: an error (the coordinator could not be asked) and the watch's end (`stopped`);
@@ -99,7 +103,10 @@ def answers(tl) -> list[Answer]:
         if e.get("members") is not None:
             held = {}
             for m in e["members"]:
-                held.setdefault(_whose(tl, m, float(e["asked_mono"])), set()).update(tl.layout.of_event(m))
+                mine = held.setdefault(_whose(tl, m, float(e["asked_mono"])), set())
+                mine.update(tl.layout.of_event(m))
+                if m.get("target"):  # the consumer protocol's decision, given once the previous owner revoked
+                    mine.update(tl.layout.of_event({"partitions": m["target"]}))
         out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e))
     return _between_rebalances(out)
 

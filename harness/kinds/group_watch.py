@@ -7,8 +7,8 @@ partitions, with the group's type and state. `GroupAssignmentWatch` asks every `
 runner (the loop is assignment_watch.py's, as the share watch's) and writes a `group_assignment` event whenever the
 answer changes:
 
-- `members`: `{member, consumer_id, instance_id, partitions}` per member, partitions as [topic, partition] pairs,
-  sorted; null with an `error` (the coordinator could not be asked or refused: the history is blind until the next
+- `members`: `{member, consumer_id, instance_id, partitions, target}` per member, partitions as [topic, partition]
+  pairs, sorted; `target` the consumer protocol's target assignment (null for a classic group); null with an `error` (the coordinator could not be asked or refused: the history is blind until the next
   event) and on the last event (`stopped`);
 - `group_type` (`classic` or `consumer`, `unknown` when the client could not tell) and `state` (lower case:
   `stable`, `preparing_rebalancing`, `completing_rebalancing`, `empty`, `dead`; `unknown` for the consumer
@@ -44,11 +44,21 @@ def describe(admin, group_id: str, *, timeout_s: float = TIMEOUT_S) -> dict:
     """The `group_assignment` fields of the coordinator's answer (the client's exception on an error)."""
     g = admin.describe_consumer_groups([group_id], request_timeout=timeout_s)[group_id].result(timeout=timeout_s * 2)
     members = [{"member": m.client_id, "consumer_id": m.member_id, "instance_id": m.group_instance_id or None,
-                "partitions": sorted([tp.topic, int(tp.partition)]
-                                     for tp in ((m.assignment.topic_partitions if m.assignment else None) or ()))}
-               for m in g.members or ()]
+                "partitions": _pairs(m.assignment), "target": _target(m)} for m in g.members or ()]
     return {"members": sorted(members, key=lambda m: (m["member"], m["consumer_id"])),
             "group_type": _name(getattr(g, "type", None)), "state": _name(getattr(g, "state", None))}
+
+
+def _pairs(assignment) -> list:
+    return sorted([tp.topic, int(tp.partition)]
+                  for tp in ((assignment.topic_partitions if assignment else None) or ()))
+
+
+def _target(member) -> list | None:
+    """The member's target assignment (the consumer protocol's: what the coordinator decided to give it, which it
+    gets once the previous owners revoked), None where the answer has none (a classic group)."""
+    target = getattr(member, "target_assignment", None)
+    return None if target is None else _pairs(target)
 
 
 def asker(bootstrap: str, group_id: str) -> "_ProcessAsker":

@@ -37,10 +37,21 @@ def test_describe_reads_members_partitions_type_and_state():
     admin = Admin(g)
     got = describe(admin, "g", timeout_s=1.5)
     assert admin.asked == [(["g"], 1.5)]
-    assert got == {"members": [{"member": "m1", "consumer_id": "id-m1", "instance_id": None, "partitions": [["t", 0]]},
+    assert got == {"members": [{"member": "m1", "consumer_id": "id-m1", "instance_id": None, "partitions": [["t", 0]],
+                                "target": None},
                                {"member": "m2", "consumer_id": "id-m2", "instance_id": "g-s1",
-                                "partitions": [["t", 1], ["t", 3]]}],
+                                "partitions": [["t", 1], ["t", 3]], "target": None}],
                    "group_type": "classic", "state": "stable"}
+
+
+def test_describe_reads_a_consumer_protocol_members_target_assignment():
+    """The target (what the coordinator decided to give the member) beside what it holds."""
+    m = MemberDescription("id-m1", "m1", "/127.0.0.1", MemberAssignment([TopicPartition("t", 0)]),
+                          target_assignment=MemberAssignment([TopicPartition("t", 2), TopicPartition("t", 0)]))
+    g = ConsumerGroupDescription("g", False, [m], "", ConsumerGroupState.STABLE, None, type=ConsumerGroupType.CONSUMER)
+    got = describe(Admin(g), "g", timeout_s=1.5)
+    assert got["members"] == [{"member": "m1", "consumer_id": "id-m1", "instance_id": None,
+                               "partitions": [["t", 0]], "target": [["t", 0], ["t", 2]]}]
 
 
 def test_a_rebalancing_classic_group_is_said_so():

@@ -7,10 +7,13 @@ from harness.invariants.applies import PlanFacts
 
 
 def answer(t: float, members: dict | None, *, state: str = "stable", group_type: str = "classic", gap: float = 0.5,
-           error: str | None = None, stopped: bool = False, took: float = 0.01) -> dict:
-    """The watch's event: the answer asked at t - took, written at t; `members` name -> partitions (None: blind)."""
+           error: str | None = None, stopped: bool = False, took: float = 0.01, targets: dict | None = None) -> dict:
+    """The watch's event: the answer asked at t - took, written at t; `members` name -> partitions (None: blind);
+    `targets` name -> the consumer protocol's target assignment."""
     ms = None if members is None else [{"member": m, "consumer_id": f"id-{m}", "instance_id": None,
-                                        "partitions": [["t", p] for p in ps]} for m, ps in sorted(members.items())]
+                                        "partitions": [["t", p] for p in ps],
+                                        **({"target": [["t", p] for p in targets[m]]} if targets else {})}
+                                       for m, ps in sorted(members.items())]
     return ev("group_assignment", t, "harness", members=ms, group_type=group_type, state=state, asked_mono=t - took,
               interval_s=0.5, longest_gap_s=gap, error=error, **({"stopped": True} if stopped else {}))
 
@@ -214,3 +217,29 @@ def test_a_holding_between_answers_in_the_final_stop_is_counted_not_unknown():
     assert "2 taken up in the members' final stop" in v.message
     v = check(history(evs(14.5)))
     assert v.status == "unknown" and v.measurements["between_samples"] == 2, v.message
+
+
+def test_a_short_holding_of_a_partition_in_the_members_target_is_given():
+    """Consumer protocol: b revoked 3 for c's target; c held it 0.1 s between two answers before a new target took it
+    back (a static member whose regex resolved after its join). The answer before lists 3 in c's target: given. The
+    same holding with 3 in nobody's target is unknown (between two answers), and so is one of a partition in another
+    member's target only."""
+    gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    own = effective(protocol="consumer", max_poll_ms=5000)
+
+    def run(targets: dict | None, part: int = 3):
+        return check(history([
+            start(), gs, *join("a", 0.1, [0, 1], effective=own), *join("b", 0.2, [2, 3], effective=own),
+            answer(1.0, {"a": [0, 1], "b": [2, 3]}, group_type="consumer", state="unknown"),
+            *join("c", 10.0, effective=own), revoked("b", 10.2, [3]),
+            answer(10.5, {"a": [0, 1], "b": [2], "c": []}, group_type="consumer", state="unknown", targets=targets),
+            assigned("c", 10.6, [part]), revoked("c", 10.7, [part]), assigned("b", 10.8, [3]),
+            answer(11.0, {"a": [0, 1], "b": [2, 3], "c": []}, group_type="consumer", state="unknown"),
+            answer(19.5, None, stopped=True), run_end(20.0)]))
+    v = run({"a": [0, 1], "b": [2], "c": [3]})
+    assert v.status == "valid", v.message
+    v = run({"a": [0, 1], "b": [2], "c": []})
+    assert v.status == "unknown" and v.measurements["between_samples"] == 1, v.message
+    v = run({"a": [0, 1], "b": [2], "c": [3]}, part=0)
+    assert v.status == "unknown" and v.measurements["between_samples"] == 1, v.message
