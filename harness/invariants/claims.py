@@ -17,7 +17,8 @@ so is the time before the watch's first answer. A classic group's answer while i
 rebalance completes (SyncGroup): such an answer is read as the union, per member, of the stable answers before and
 after it (blind when an error, the watch's start or end lies between). For a member M and a partition p, a *grant* is a run of consecutive
 answers that list p for M or are blind: M may have been given p from the sample before its first answer (its
-`asked_mono` less its `longest_gap_s`) until the first answer after it that is not blind and does not list p for
+`asked_mono` less its own `longest_gap_s`, the spacing of the samples up to it, or less the spacing after it when
+that is longer) until the first answer after it that is not blind and does not list p for
 M, whose `mono` bounds the revocation.
 
 For each ownership interval [s, e] of M and p (e: its end, or the history's end when still held):
@@ -73,7 +74,8 @@ CLASSIC_SAYS = ("stable", "empty")
 @dataclass(frozen=True)
 class Answer:
     """One written answer: it held at some time in [asked, mono] and at every sample until `until` (the next
-    answer's asking), the samples at most `gap` apart; `held` member -> global partitions, None when blind."""
+    answer's asking), the samples at most `gap` apart; `held` member -> global partitions, None when blind;
+    `before`: at most how long before `asked` the previous sample was (its own event's `longest_gap_s`)."""
 
     asked: float
     mono: float
@@ -81,6 +83,7 @@ class Answer:
     gap: float
     held: dict | None
     event: dict
+    before: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,10 @@ def answers(tl) -> list[Answer]:
                 mine.update(tl.layout.of_event(m))
                 if m.get("target"):  # the consumer protocol's decision, given once the previous owner revoked
                     mine.update(tl.layout.of_event({"partitions": m["target"]}))
-        out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e))
+        own = e.get("longest_gap_s")
+        before = float(own) if isinstance(own, (int, float)) and own > 0 else float(e.get("interval_s") or 0)
+        out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e,
+                          before))
     return _between_rebalances(out)
 
 
@@ -151,8 +157,8 @@ def grants(ans: list[Answer], member: str, p: int) -> list[Grant]:
     out, lo = [], -INF
     for a in ans:
         has = a.held is None or p in a.held.get(member, ())
-        if has and lo is None:
-            lo = a.asked - a.gap
+        if has and lo is None:  # from the sample before it: its own event says how far back that was at most
+            lo = a.asked - max(a.before, a.gap)
         elif not has and lo is not None:
             out.append(Grant(lo, a.mono, a))
             lo = None

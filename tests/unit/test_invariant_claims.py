@@ -243,3 +243,27 @@ def test_a_short_holding_of_a_partition_in_the_members_target_is_given():
     assert v.status == "unknown" and v.measurements["between_samples"] == 1, v.message
     v = run({"a": [0, 1], "b": [2], "c": [3]}, part=0)
     assert v.status == "unknown" and v.measurements["between_samples"] == 1, v.message
+
+
+def test_a_grant_reaches_back_to_the_sample_before_its_first_answer_by_that_answers_own_spacing():
+    """The watch's samples were 1.2 s apart before the answer that first lists 3 for c (its own longest_gap_s) and
+    0.5 s after it: c, given 3 at 11.1 s, before the answer asked at 11.99 s, was given it after the sample before
+    (10.79 s at the earliest). Reaching back by the later spacing alone (to 11.49 s) left the holding between two
+    answers (a CI smoke run's m3 after the coordinator fenced m2). A holding before the previous sample still fails."""
+    gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    own = effective(protocol="consumer", max_poll_ms=5000)
+
+    def run(given: float):
+        return check(history([
+            start(), gs, *join("a", 0.1, [0, 1], effective=own), *join("b", 0.2, [2, 3], effective=own),
+            *join("c", 5.0, effective=own),
+            answer(6.0, {"a": [0, 1], "b": [2, 3], "c": []}, group_type="consumer", state="unknown"),
+            revoked("b", given - 0.1, [3]), assigned("c", given, [3]),
+            answer(12.0, {"a": [0, 1], "b": [2], "c": [3]}, group_type="consumer", state="unknown", gap=1.2),
+            answer(12.5, {"a": [0, 1], "b": [2], "c": [3]}, group_type="consumer", state="stable", gap=0.5),
+            answer(19.5, None, stopped=True), run_end(20.0)]))
+    v = run(11.1)
+    assert v.status == "valid", v.message
+    v = run(9.0)  # held 1.8 s before the answer that first lists it, with the sample at 10.79 s between
+    assert v.status != "valid", v.message
