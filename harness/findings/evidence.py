@@ -213,6 +213,45 @@ def first_assignment_given_away(run_dir: str | Path) -> list[Mark]:
     return marks
 
 
+#: the coordinator fencing a consumer-protocol member that did not move off an epoch within its rebalance timeout
+FENCED_IN_TRANSITION = "fenced from the group because it failed to transition from epoch"
+#: how long after the member learnt it was fenced (its `lost`) the group's handing over is still the mark's
+HANDOVER_S = 1.0
+
+
+def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-848-first-assignment-not-reconciled's mark: a member that kept its first assignment unchanged
+    (no revocation, no new assignment) from the moment it got it until it learnt it was fenced (its `lost`), with
+    the coordinator's line fencing a member for not moving off an epoch within its rebalance timeout between the
+    two, and no fault started meanwhile: the member went on polling while the group's target had moved, never
+    revoked, and the coordinator gave its partitions away at the fence (docs/findings.md). The mark: that member and
+    its partitions, from the assignment to HANDOVER_S after its `lost`; the members given them are the coordinator
+    giving them away."""
+    try:
+        lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return []
+    fences = sorted(e["mono"] for e in lines if FENCED_IN_TRANSITION in str(e.get("message")) and "mono" in e)
+    faults = [e["mono"] for e in _control(run_dir) or () if e.get("type") == "fault_start"]
+    marks = []
+    for member, events in _members(run_dir):
+        moves = [e for e in events if e.get("type") in ("assigned", "revoked", "lost") and _tps(e)]
+        first = next((i for i, e in enumerate(moves) if e["type"] == "assigned"), None)
+        if first is None or first + 1 >= len(moves) or moves[first + 1]["type"] != "lost":
+            continue
+        got, lost = moves[first], moves[first + 1]
+        if not _tps(got) <= _tps(lost) or any(got["mono"] <= t <= lost["mono"] for t in faults):
+            continue
+        fenced = [t for t in fences if got["mono"] < t <= lost["mono"]]
+        if fenced:
+            marks.append(Mark(frozenset({member}), frozenset(_tps(got)), got["mono"], lost["mono"] + HANDOVER_S,
+                              f"{member} held its first assignment ({_names(_tps(got))}) from {got['mono']:.3f}, "
+                              f"unchanged, until it learnt at {lost['mono']:.3f} that it was fenced; the coordinator "
+                              f"fenced a member for not moving off an epoch at {fenced[0]:.3f}",
+                              held_from=got["mono"]))
+    return marks
+
+
 def batch_skipped_at_rebalance(run_dir: str | Path) -> list[Mark]:
     """librdkafka-2.0-batch-skip's mark: a member that held a partition throughout, whose two batches of it in a row
     leave offsets out, with an `assigned` of that member (an incremental rebalance that left it the partition)

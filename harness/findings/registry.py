@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
+                                       first_assignment_never_reconciled,
                                        first_assignment_given_away, illegal_generation_lost,
                                        share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
@@ -102,6 +103,17 @@ KNOWN = (
                           "it (load 20-35) and 1 in the lead's acceptance run (load 15-20); member-kill on the "
                           "consumer protocol in the report-page test 1 of 2 (load 22-35); 0 in the project's CI",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-the-coordinator-already-gave-away"),
+    Finding("librdkafka-848-first-assignment-not-reconciled",
+            "librdkafka, consumer protocol: a member polling on keeps its first assignment after the group's target "
+            "moved (another member joined before it reconciled), never revokes, and is fenced at its rebalance "
+            "timeout (\"failed to transition from epoch N within T ms\"); the coordinator gives its partitions "
+            "to others while it still holds them, until it learns it was fenced (open: mechanism not pinned down, "
+            "no client debug lines yet)",
+            invariants=("exclusive_ownership", "rebalance_cause"), protocols=("consumer",), client_below=None,
+            evidence=first_assignment_never_reconciled,
+            expected_rate="broker-partition --protocol consumer (docker, seed 2133575392) in a clean clone's "
+                          "./dev smoke beside three local runs at a time: 1 run (2026-11-28), before the fault",
+            doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
             "share-partition leader is closed at its request timeout, a record is handed to it twice with the same "

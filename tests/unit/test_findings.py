@@ -348,3 +348,50 @@ def test_the_first_assignment_finding_needs_the_moved_target_and_the_revocation_
     moved = {**verdicts, "exclusive_ownership": dataclasses.replace(v, witnesses=(v.witnesses[0], elsewhere))}
     assert known(FIRST_GIVEN_AWAY, moved) is None
     assert known(_first_copy(tmp_path / "d"), verdicts) is not None
+
+
+NOT_RECONCILED = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "first-assignment-not-reconciled"
+NOT_RECONCILED_ID = "librdkafka-848-first-assignment-not-reconciled"
+
+
+def _not_reconciled_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
+    hist = tmp_path / "run" / "history"
+    hist.mkdir(parents=True)
+    for p in (NOT_RECONCILED / "history").iterdir():
+        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True)
+                                                 if not drop(p.name, x)))
+    meta = json.loads((NOT_RECONCILED / "run.json").read_text())
+    meta["config"].update(config)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    return tmp_path / "run"
+
+
+def test_a_first_assignment_kept_past_the_groups_target_fails_and_names_its_finding(tmp_path):
+    # a clean clone's ./dev smoke (docker, broker-partition, consumer protocol, Kafka 4.4.0, confluent-kafka 2.16.1),
+    # before the fault: m2 took all six partitions at epoch 2 and kept them, polling, while the target moved to
+    # epoch 4 (two each); the coordinator fenced it 20 s later for not moving off epoch 2 and gave its partitions to
+    # m3 and m1 before m2 learnt it (its `lost` 20 ms after m3's assignment)
+    from harness.record.history import History
+    from harness.invariants import judge
+    verdicts = judge(History.load(NOT_RECONCILED / "history"))
+    failed = {n for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
+    assert failed == {"exclusive_ownership", "rebalance_cause"}, {n: verdicts[n].message for n in failed}
+    got = known(NOT_RECONCILED, verdicts)
+    assert got is not None and got.finding.id == NOT_RECONCILED_ID
+    (mark,) = got.marks
+    assert mark.members == {"m2"} and {p for _, p in mark.partitions} == set(range(6))
+    # not without the coordinator's fencing line, not when m2 revoked in between, not on another protocol
+    no_fence = _not_reconciled_copy(tmp_path / "a", drop=lambda n, x: "failed to transition from epoch" in x)
+    assert known(no_fence, verdicts) is None
+    first = next(x for x in (NOT_RECONCILED / "history" / "member-m2.jsonl").read_text().splitlines()
+                 if '"type":"assigned"' in x)
+
+    moved = _not_reconciled_copy(tmp_path / "b", drop=lambda n, x: False)
+    lines = (moved / "history" / "member-m2.jsonl").read_text().splitlines(keepends=True)
+    at = lines.index(first + "\n")
+    t = json.loads(first)["mono"] + 1.0
+    lines.insert(at + 1, json.dumps({**json.loads(first), "type": "revoked", "mono": t, "wall": t}) + "\n")
+    (moved / "history" / "member-m2.jsonl").write_text("".join(lines))
+    assert known(moved, verdicts) is None
+    assert known(_not_reconciled_copy(tmp_path / "c", protocol="classic-cooperative"), verdicts) is None
+    assert known(_not_reconciled_copy(tmp_path / "d"), verdicts) is not None
