@@ -112,7 +112,9 @@ KNOWN = (
             invariants=("exclusive_ownership", "rebalance_cause"), protocols=("consumer",), client_below=None,
             evidence=first_assignment_never_reconciled,
             expected_rate="broker-partition --protocol consumer (docker, seed 2133575392) in a clean clone's "
-                          "./dev smoke beside three local runs at a time: 1 run (2026-11-28), before the fault",
+                          "./dev smoke beside three local runs at a time: 1 run (2026-11-28), before the fault; "
+                          "the group-actions integration test (consumer) in the next clean clone's ./dev test, two "
+                          "files at a time: 1 run (rebalance_cause alone, the fence at m2's 12 s rebalance timeout)",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "

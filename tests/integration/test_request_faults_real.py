@@ -27,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.findings.registry import known
 from harness.record.history import History
-from harness.suite.known import line, settle
+from tests.integration.verdict_text import settle_known
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,10 +46,7 @@ def run(tmp_path, pytestconfig, text: str, *args):
                 *args)
     (d,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     v = json.loads((d / "verdicts.json").read_text())
-    excuse = known(d, v) if r.returncode == 1 else None
-    if excuse is not None:  # a Kafka or client finding whose marks cover the failure (docs/findings.md)
-        said = "".join(f"\n  {n}: invalid: {x['message']}" for n, x in v.items() if x["status"] == "invalid")
-        settle(pytestconfig, f"run {d}: fail{said}\n{line(excuse)}", excuse)
+    settle_known(pytestconfig, r.returncode, d, v)  # a Kafka or client finding whose marks cover the failure
     return r, d, History.load(d / "history"), v
 
 
