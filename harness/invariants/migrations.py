@@ -188,13 +188,8 @@ def _starting_points(tl, assignors) -> list | Verdict:
 def _target_ahead(tl, s, assignors) -> bool:
     """Whether the snapshot may not be the consumer-protocol coordinator's target: a member of that protocol had
     started before it and had been given nothing yet (module docstring)."""
-    for x, ls in tl.lives.items():
-        life = next((lf for lf in ls if lf.start < s.start < lf.end), None)
-        if life is None or not assignors.consumer(x, s.start):
-            continue
-        if not any(life.start <= e["mono"] <= s.start for _, e in tl.member_events(x, ("assigned",))):
-            return True
-    return False
+    return any(any(lf.start < s.start < lf.end for lf in ls) and assignors.consumer(x, s.start)
+               and not tl.given_by(x, s.start) for x, ls in tl.lives.items())
 
 
 def _given_back(tl, s2, fenced: set[str], held1: dict[str, set[int]]) -> set[str]:

@@ -188,15 +188,9 @@ class _Confirmation:
         """Whether every partition that has to be owned at `a` is held by a member alive then, and every member alive
         then was given an assignment in its life by `a` (one that was not has perhaps not joined yet: an answer that
         gives everything to the others may be the group's answer to an earlier join, its own still to come)."""
-        if not all(self._given(m, a) for m in self.tl.alive_members(a)):
+        if not all(self.tl.given_by(m, a) for m in self.tl.alive_members(a)):
             return False
         return all(any(self.tl.alive(m, a) for m in owners.get(p, ())) for p in self.tl.required(a))
-
-    def _given(self, member: str, a: float) -> bool:
-        """Whether the member's life alive at `a` recorded an `assigned` event (empty ones too) by `a`."""
-        life = life_at(self.tl, member, a)
-        since = life.start if life is not None else self.tl.start
-        return any(since <= e["mono"] <= a for _, e in self.tl.member_events(member, ("assigned",)))
 
     def _revoke_wait(self, a: float) -> float:
         """The longest wait before its commit a revoke handler of a member alive at `a` takes (`revoke_wait_s`)."""

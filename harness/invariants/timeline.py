@@ -276,6 +276,12 @@ class Timeline:
     def alive(self, member: str | None, t: float, before: bool = False) -> bool:
         return any(covers(lf.start, lf.end, t, before) for lf in self.lives.get(member or "", ()))
 
+    def given_by(self, member: str, t: float) -> bool:
+        """Whether the member's life alive at t (else its last begun by t) recorded an `assigned` event, empty ones
+        too, by t: one given nothing yet may not have joined the group."""
+        since = max((lf.start for lf in self.lives.get(member, ()) if lf.start <= t), default=self.start)
+        return any(since <= e["mono"] <= t for _, e in self.member_events(member, ("assigned",)))
+
     def with_instance(self, instance_id: str | None, t: float) -> str | None:
         """The member whose life under group.instance.id `instance_id` started last by `t` (None: none had)."""
         if not instance_id:
