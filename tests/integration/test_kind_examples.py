@@ -17,9 +17,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 @pytest.mark.parametrize("example, run_protocol, group_kind, settings, steps", [
     pytest.param("streams-kill-and-replace", "classic", "streams", ("streams_settings", {"num.standby.replicas": 1}),
                  ["sleep", "kill_member", "wait_stable"], marks=pytest.mark.nightly),  # the longest in ./dev test
-    ("connect-kill-past-delay", "sessioned", "connect",
-     ("connect_settings", {"scheduled.rebalance.max.delay.ms": 4000, "harness.source.tasks": 2}),
-     ["sleep", "kill_member", "wait_stable"]),
+    pytest.param("connect-kill-past-delay", "sessioned", "connect",
+                 ("connect_settings", {"scheduled.rebalance.max.delay.ms": 4000, "harness.source.tasks": 2}),
+                 ["sleep", "kill_member", "wait_stable"], marks=pytest.mark.nightly),  # two minutes; Connect's smoke
+                 # case (a worker killed, sessioned) runs in ./dev smoke
 ])
 def test_a_kind_example_runs_through_the_cli_and_passes(tmp_path, example, run_protocol, group_kind, settings, steps):
     path = EXAMPLES / f"{example}.toml"

@@ -96,6 +96,7 @@ def _said(result) -> str:
     return " ".join(e["message"] for e in _broker_lines(result))
 
 
+@pytest.mark.nightly  # two minutes; the Streams smoke case and the refused migration above run in ./dev test
 def test_streams_moves_to_the_streams_protocol_and_back_keeping_its_state(run_scenario):
     """KIP-1071's offline migration: the application stops, starts on `streams`, stops, starts on `classic`;
     the coordinator converts the empty group each way, and every task starts on the state it had."""

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.nightly]  # over a minute; scenario files run
+# through the CLI in ./dev test in test_request_faults_real.py and through the plugin in test_two_topics.py
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "kill-and-bounce.toml"
 
 

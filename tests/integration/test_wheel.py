@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nightly]  # pip and PyPI, near a minute and a half under load
 
 ROOT = Path(__file__).resolve().parents[2]
 BARE = ("seed", "protocol", "backend", "kafka-version", "client-version", "runs-root", "misbehave", "member",
