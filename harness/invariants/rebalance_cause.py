@@ -3,9 +3,10 @@
 Each new generation (classic) or group epoch (consumer protocol) and the reason the coordinator gave for it come from
 its own log lines (`coordinator_log.bumps`). Each reason names a member by its group member id, which is told as the
 lines go: a classic id starts with the member's client.id (the harness's member name) or, for a static member, its
-instance id; any other id (the consumer protocol's, drawn by the client; a team's program's) is, from its first join,
-one of the members running then that held no id in the group (when several started together it may be any of them,
-and a cause of any of them counts). Each reason is matched with a cause in the history, searched from that member's
+instance id; a consumer-protocol id (drawn by the client) that the group watch's answers list (`group_assignment`:
+`consumer_id` beside the member's client id) is that member; any other id (a team's program's, or one the watch
+never saw) is, from its first join, one of the members running then that held no id in the group (when several
+started together it may be any of them, and a cause of any of them counts). Each reason is matched with a cause in the history, searched from that member's
 life start (or, for what a generation answers, from the previous generation or epoch) up to the line. Which events
 cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance causes"):
 
@@ -147,11 +148,14 @@ class _Ids:
         self.tl = tl
         self.live: dict[str, frozenset] = {}  # member id -> who it may be
         self.first: dict[str, float] = {}  # member id -> when the coordinator first named it
+        self.named = _watched_ids(tl)  # consumer-protocol member id -> the member the group watch listed with it
 
     def direct(self, c: Cause) -> str | None:
         client = client_of(c.member_id)
         if client in self.tl.lives:
             return client
+        if (named := self.named.get(c.member_id or "")) is not None:
+            return named
         for instance in (c.instance_id, client):  # a classic static member's id starts with its instance id
             if instance and (m := self.tl.with_instance(instance, c.event["mono"] + CLOCK_SLACK_S)):
                 return m
@@ -182,6 +186,18 @@ class _Ids:
 
     def forget(self, member_id: str | None) -> None:
         self.live.pop(member_id or "", None)
+
+
+def _watched_ids(tl) -> dict[str, str]:
+    """Each member id the group watch's answers list (`consumer_id`) with the client id of one of the run's members,
+    as that member (a client keeps its consumer-protocol id for its life, through a rejoin; docs/history.md)."""
+    out: dict[str, str] = {}
+    for _, e in tl.control:
+        if e["type"] == "group_assignment" and e.get("group_type") == "consumer":  # a classic id tells its client
+            for m in e.get("members") or ():
+                if m.get("consumer_id") and m.get("member") in tl.lives:
+                    out.setdefault(m["consumer_id"], m["member"])
+    return out
 
 
 class _Judge:

@@ -326,3 +326,47 @@ def test_a_deposed_coordinators_epochs_are_not_the_groups():
                                "epoch to 2 with metadata hash 5.", broker=2), run_end(30.0)]
     v = judged(taken)
     assert v.status == "invalid" and v.measurements["deposed"] == 0, v.message
+
+
+C_ID = "CCCCCCCCCCCCCCCCCCCCCC"
+
+
+def watched(t: float, **ids: str) -> dict:
+    """The group watch's answer listing each member with its consumer-protocol id."""
+    return ev("group_assignment", t, "harness", group_type="consumer", state="unknown", asked_mono=t - 0.05,
+              interval_s=0.5, longest_gap_s=None, error=None,
+              members=[{"member": m, "consumer_id": i, "instance_id": None, "partitions": [], "target": []}
+                       for m, i in ids.items()])
+
+
+def fenced_in_transition(faulted: str, watch: bool) -> list[dict]:
+    """a and b start together (ids A and B, epochs 1 and 2), c joins at 5 s (epoch 3), a request fault touches
+    `faulted` at 6 s, and the coordinator fences B at 25.5 s for not moving off epoch 2 within its 20 s."""
+    eff = effective(protocol="consumer", max_poll_ms=20000)
+    gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                      "group.consumer.heartbeat.interval.ms": "500"})
+    return [run_start(0.0), gs, *join("a", 0.1, [0, 1], effective=eff), *join("b", 0.1, [2, 3], effective=eff),
+            consumer_line(0.3, f"Member {A_ID} joins the consumer group using the consumer protocol."),
+            consumer_line(0.3, "Bumped group epoch to 1 with metadata hash 5."),
+            consumer_line(0.35, f"Member {B_ID} joins the consumer group using the consumer protocol."),
+            consumer_line(0.35, "Bumped group epoch to 2 with metadata hash 5."),
+            *([watched(1.0, a=A_ID, b=B_ID)] if watch else []),
+            *join("c", 4.8, effective=eff),
+            consumer_line(5.0, f"Member {C_ID} joins the consumer group using the consumer protocol."),
+            consumer_line(5.0, "Bumped group epoch to 3 with metadata hash 5."),
+            fault_start(6.0, "f1", [faulted], kind="error_response"), fault_end(6.1, "f1"),
+            consumer_line(25.5, f"Member {B_ID} fenced from the group because it failed to transition from epoch 2 "
+                                f"within 20000ms."),
+            consumer_line(25.5, "Bumped group epoch to 4 with metadata hash 5."), run_end(30.0)]
+
+
+def test_a_consumer_protocol_id_the_group_watch_listed_is_that_member():
+    """a and b joined together, so from the lines alone B may be either, and a's fault excuses B's fence. The group
+    watch listed B with b: the fence is b's, and b was untouched (invalid, naming b alone); a fault on b causes it."""
+    v = judged(fenced_in_transition("a", watch=False))
+    assert v.status == "valid", v.message
+    v = judged(fenced_in_transition("a", watch=True))
+    assert v.status == "invalid" and "b was alive, untouched by any fault" in v.message, v.message
+    assert "may be any of" not in v.message and "a was alive" not in v.message, v.message
+    v = judged(fenced_in_transition("b", watch=True))
+    assert v.status == "valid", v.message
