@@ -220,35 +220,35 @@ HANDOVER_S = 1.0
 
 
 def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
-    """librdkafka-848-first-assignment-not-reconciled's mark: a member that kept its first assignment unchanged
-    (no revocation, no new assignment) from the moment it got it until it learnt it was fenced (its `lost`), with
-    the coordinator's line fencing a member for not moving off an epoch within its rebalance timeout between the
-    two, and no fault started meanwhile: the member went on polling while the group's target had moved, never
-    revoked, and the coordinator gave its partitions away at the fence (docs/findings.md). The mark: that member and
-    its partitions, from the assignment to HANDOVER_S after its `lost`; the members given them are the coordinator
-    giving them away."""
+    """librdkafka-848-first-assignment-not-reconciled's mark: a member that kept its first assignment since it joined
+    (the first of its life, or the first after a `lost`: librdkafka rejoins from the same join state) unchanged (no
+    revocation, no new assignment) until it learnt it was fenced (its `lost`), with the coordinator's line fencing a
+    member for not moving off an epoch within its rebalance timeout between the two, and no fault touching that
+    member (aimed at it, or at no member: a broker's) started meanwhile: the member went on polling while the
+    group's target had moved, never revoked, and the coordinator gave its partitions away at the fence
+    (docs/findings.md). The mark: that member and its partitions, from the assignment to HANDOVER_S after its
+    `lost`; the members given them are the coordinator giving them away."""
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
         return []
     fences = sorted(e["mono"] for e in lines if FENCED_IN_TRANSITION in str(e.get("message")) and "mono" in e)
-    faults = [e["mono"] for e in _control(run_dir) or () if e.get("type") == "fault_start"]
+    faults = [e for e in _control(run_dir) or () if e.get("type") == "fault_start"]
     marks = []
     for member, events in _members(run_dir):
         moves = [e for e in events if e.get("type") in ("assigned", "revoked", "lost") and _tps(e)]
-        first = next((i for i, e in enumerate(moves) if e["type"] == "assigned"), None)
-        if first is None or first + 1 >= len(moves) or moves[first + 1]["type"] != "lost":
-            continue
-        got, lost = moves[first], moves[first + 1]
-        if not _tps(got) <= _tps(lost) or any(got["mono"] <= t <= lost["mono"] for t in faults):
-            continue
-        fenced = [t for t in fences if got["mono"] < t <= lost["mono"]]
-        if fenced:
-            marks.append(Mark(frozenset({member}), frozenset(_tps(got)), got["mono"], lost["mono"] + HANDOVER_S,
-                              f"{member} held its first assignment ({_names(_tps(got))}) from {got['mono']:.3f}, "
-                              f"unchanged, until it learnt at {lost['mono']:.3f} that it was fenced; the coordinator "
-                              f"fenced a member for not moving off an epoch at {fenced[0]:.3f}",
-                              held_from=got["mono"]))
+        touched = [e["mono"] for e in faults if member in (e.get("members_affected") or [member])]
+        for i, (got, lost) in enumerate(zip(moves, moves[1:])):
+            joined = not any(e["type"] == "assigned" for e in moves[:i]) or moves[i - 1]["type"] == "lost"
+            if got["type"] != "assigned" or lost["type"] != "lost" or not joined or not _tps(got) <= _tps(lost) \
+                    or any(got["mono"] <= t <= lost["mono"] for t in touched):
+                continue
+            if fenced := [t for t in fences if got["mono"] < t <= lost["mono"]]:
+                marks.append(Mark(frozenset({member}), frozenset(_tps(got)), got["mono"], lost["mono"] + HANDOVER_S,
+                                  f"{member} held its first assignment since it joined ({_names(_tps(got))}) from "
+                                  f"{got['mono']:.3f}, unchanged, until it learnt at {lost['mono']:.3f} that it was "
+                                  f"fenced; the coordinator fenced a member for not moving off an epoch at "
+                                  f"{fenced[0]:.3f}", held_from=got["mono"]))
     return marks
 
 

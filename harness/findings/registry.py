@@ -104,8 +104,9 @@ KNOWN = (
                           "consumer protocol in the report-page test 1 of 2 (load 22-35); 0 in the project's CI",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-the-coordinator-already-gave-away"),
     Finding("librdkafka-848-first-assignment-not-reconciled",
-            "librdkafka, consumer protocol: a member polling on keeps its first assignment after the group's target "
-            "moved (another member joined before it reconciled), never revokes, and is fenced at its rebalance "
+            "librdkafka, consumer protocol: a member polling on keeps its first assignment since it joined or "
+            "rejoined after the group's target moved (another member joined before it reconciled), never revokes, "
+            "and is fenced at its rebalance "
             "timeout (\"failed to transition from epoch N within T ms\"); the coordinator gives its partitions "
             "to others while it still holds them, until it learns it was fenced (open: mechanism not pinned down, "
             "no client debug lines yet)",
@@ -114,7 +115,10 @@ KNOWN = (
             expected_rate="broker-partition --protocol consumer (docker, seed 2133575392) in a clean clone's "
                           "./dev smoke beside three local runs at a time: 1 run (2026-11-28), before the fault; "
                           "the group-actions integration test (consumer) in the next clean clone's ./dev test, two "
-                          "files at a time: 1 run (rebalance_cause alone, the fence at m2's 12 s rebalance timeout)",
+                          "files at a time: 1 run (rebalance_cause alone, the fence at m2's 12 s rebalance timeout); "
+                          "the "
+                          "fenced-answer integration test in the project's CI (2026-11-28), two files at a time: 1 "
+                          "run, which member not recorded (0 of 19 runs here)",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "

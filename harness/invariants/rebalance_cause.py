@@ -6,9 +6,10 @@ lines go: a classic id starts with the member's client.id (the harness's member 
 instance id; a consumer-protocol id (drawn by the client) that the group watch's answers list (`group_assignment`:
 `consumer_id` beside the member's client id) is that member; any other id (a team's program's, or one the watch
 never saw) is, from its first join, one of the members running then that held no id in the group (when several
-started together it may be any of them, and a cause of any of them counts). Each reason is matched with a cause in the history, searched from that member's
-life start (or, for what a generation answers, from the previous generation or epoch) up to the line. Which events
-cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance causes"):
+started together it may be any of them, and a cause of any of them counts). Each reason is matched with a cause in
+the history, searched from that member's life start (or, for what a generation answers, from the previous generation
+or epoch) up to the line. Which events cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance
+causes"):
 
 - **join**: a member that held no id in the group (its first join in its life, or its old id left, expired or was
   removed); a classic member known by its client.id that joins with a new id while its old one is still in the group

@@ -395,3 +395,46 @@ def test_a_first_assignment_kept_past_the_groups_target_fails_and_names_its_find
     assert known(moved, verdicts) is None
     assert known(_not_reconciled_copy(tmp_path / "c", protocol="classic-cooperative"), verdicts) is None
     assert known(_not_reconciled_copy(tmp_path / "d"), verdicts) is not None
+
+
+def _with_rejoin_before(tmp_path, fault_on: str, fault_at_hold: str | None = None) -> Path:
+    """The kept run with m2's first assignment made a rejoin's: an earlier assignment of the same partitions 2 s
+    before it, lost 1 s before it under a request fault on `fault_on` (a FENCED_MEMBER_EPOCH answer makes librdkafka
+    drop its partitions and rejoin); with `fault_at_hold`, a fault on that member while m2 then holds them."""
+    run = _not_reconciled_copy(tmp_path, drop=lambda n, x: False)
+    path = run / "history" / "member-m2.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    first = next(x for x in lines if '"type":"assigned"' in x)
+    got = json.loads(first)
+    t = got["mono"]
+    earlier = [json.dumps({**got, "mono": t - 2.0, "wall": got["wall"] - 2.0}) + "\n",
+               json.dumps({**got, "type": "lost", "mono": t - 1.0, "wall": got["wall"] - 1.0}) + "\n"]
+    at = lines.index(first)
+    path.write_text("".join(lines[:at] + earlier + lines[at:]))
+
+    def fault(fid, who, when):
+        return json.dumps({"type": "fault_start", "mono": when, "wall": got["wall"] + when - t, "fault_id": fid,
+                           "kind": "error_response", "targets": [who], "members_affected": [who],
+                           "brokers_affected": [1]}) + "\n"
+    control = run / "history" / "harness.jsonl"
+    extra = fault("kp1", fault_on, t - 1.05) + (fault("kp2", fault_at_hold, t + 0.5) if fault_at_hold else "")
+    control.write_text(control.read_text() + extra)
+    return run
+
+
+def test_the_first_assignment_after_a_rejoin_kept_past_the_target_is_the_same_finding(tmp_path):
+    # CI's fenced-answer test (2026-11-28): a member that rejoined after a FENCED_MEMBER_EPOCH answer kept the
+    # assignment its rejoin got and was fenced 20 s later for not moving off the epoch; librdkafka rejoins from the
+    # join state it first joins from, so that assignment is a first one too
+    from harness.findings.evidence import first_assignment_never_reconciled
+    from harness.record.history import History
+    from harness.invariants import judge
+    verdicts = judge(History.load(NOT_RECONCILED / "history"))
+    rejoined = _with_rejoin_before(tmp_path / "a", fault_on="m2")
+    (mark,) = first_assignment_never_reconciled(rejoined)
+    assert mark.members == {"m2"} and "first assignment since it joined" in mark.says
+    got = known(rejoined, verdicts)
+    assert got is not None and got.finding.id == NOT_RECONCILED_ID
+    # a fault on another member while m2 holds it does not touch m2; one on m2 does, and is then no mark
+    assert len(first_assignment_never_reconciled(_with_rejoin_before(tmp_path / "b", "m2", "m1"))) == 1
+    assert first_assignment_never_reconciled(_with_rejoin_before(tmp_path / "c", "m2", "m2")) == []
