@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from harness.record.history import History
-from tests.integration.verdict_text import settle_known
+from tests.integration.verdict_text import not_held, settle_known
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ action = "scale_out"
 
 def test_a_held_sync_group_makes_the_members_rebalance_take_the_holds_length(tmp_path, pytestconfig):
     r, d, h, verdicts = run(tmp_path, pytestconfig, HELD_SYNC, "--protocol", "classic-eager")
-    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert r.returncode == 0, not_held(verdicts) + "\n" + (r.stdout + r.stderr)[-2000:]
     (start, end), = _request_faults(h, "hold_request")
     assert (start["member"], start["api"], end["outcome"]) == ("m1", "SyncGroup", "timeout")
     assert 3.9 <= end["mono"] - start["mono"] < 5.0
@@ -103,7 +103,7 @@ timeout_s = 20.0
 
 def test_a_fenced_member_epoch_answer_makes_a_correct_member_rejoin(tmp_path, pytestconfig):
     r, d, h, verdicts = run(tmp_path, pytestconfig, FENCED, "--protocol", "consumer")
-    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert r.returncode == 0, not_held(verdicts) + "\n" + (r.stdout + r.stderr)[-2000:]
     (start, end), = _request_faults(h, "error_response")
     assert (start["member"], start["error"], end["outcome"]) == ("m1", "FENCED_MEMBER_EPOCH", "answered")
     m1 = [e for e in h.events if e.get("member") == "m1" and e["mono"] > start["mono"]
@@ -152,7 +152,7 @@ def _offsets(events) -> dict:
 def test_a_disconnected_commit_is_applied_by_the_broker_while_the_member_sees_its_connection_closed(tmp_path,
                                                                                                    pytestconfig):
     r, d, h, verdicts = run(tmp_path, pytestconfig, DISCONNECTED_COMMITS, "--protocol", "classic-eager")
-    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert r.returncode == 0, not_held(verdicts) + "\n" + (r.stdout + r.stderr)[-2000:]
     faults = _request_faults(h, "disconnect")
     assert {(s["member"], s["api"]) for s, _ in faults} == {("m1", "OffsetCommit")}, faults
     assert len([e for _, e in faults if e and e["outcome"] == "disconnected"]) >= 2, faults
