@@ -321,7 +321,8 @@ class _Judge:
             return None
         return (f"{x} was alive, untouched by any fault, polling and not told to wait in its revoke handler, with no "
                 f"broker event since {_at(self.tl, since)} (its transition from epoch {c.client_reason}, and its "
-                f"rebalance timeout {ms.max_poll_s:g}s, {ms.source})")
+                f"rebalance timeout {ms.max_poll_s:g}s, "
+                f"{'max.poll.interval.ms of its client as it started' if ms.recorded else ms.source})")
 
     def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:

@@ -368,5 +368,6 @@ def test_a_consumer_protocol_id_the_group_watch_listed_is_that_member():
     v = judged(fenced_in_transition("a", watch=True))
     assert v.status == "invalid" and "b was alive, untouched by any fault" in v.message, v.message
     assert "may be any of" not in v.message and "a was alive" not in v.message, v.message
+    assert "rebalance timeout 20s, max.poll.interval.ms of its client as it started" in v.message, v.message
     v = judged(fenced_in_transition("b", watch=True))
     assert v.status == "valid", v.message
