@@ -71,18 +71,26 @@ def new_cluster_id() -> str:
             return cid
 
 
-#: what a broker says in broker.log when it refuses its configuration at start
+#: what a broker says in broker.log when it refuses its configuration at start, or cannot bind a listener
 _REFUSAL = re.compile(r"((?:org\.apache\.kafka\.common\.config\.)?ConfigException: .*|"
-                      r"java\.lang\.IllegalArgumentException: .*|requirement failed: .*)")
+                      r"java\.lang\.IllegalArgumentException: .*|requirement failed: .*|"
+                      r"Socket server failed to bind to .*)")
+
+
+def _tail(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")[-200_000:]
+    except OSError:
+        return ""
 
 
 def startup_failure(log: Path) -> str:
     """The reason a broker gave for exiting at start (a refused setting, most often), as one line, or ''."""
-    try:
-        text = log.read_text(errors="replace")[-200_000:]
-    except OSError:
-        return ""
-    return next((f.strip()[:300] for f in _REFUSAL.findall(text)), "")
+    return next((f.strip()[:300] for f in _REFUSAL.findall(_tail(log))), "")
+
+
+#: how many times a start is made when a picked port was taken before it was bound (LocalCluster.start)
+PORT_ATTEMPTS = 3
 
 
 class LocalCluster(ClientPath, Leadership):
@@ -136,7 +144,32 @@ class LocalCluster(ClientPath, Leadership):
         return self._dist(self.requested_version).version
 
     def start(self, *, timeout_s: float = 120.0) -> None:
-        """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered."""
+        """Resolve Kafka, start Toxiproxy, format and start every node, wait until all are registered. The ports are
+        free when picked, but another process may bind one before a broker's JVM does (an outgoing connection takes
+        its local port from the same range): a start that fails so is made again on other ports, from empty data
+        directories, up to PORT_ATTEMPTS times, and said in the progress; any other failure is raised at once."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                return self._start_once(timeout_s)
+            except Exception as e:  # noqa: BLE001 - a bind failure anywhere in the start (a broker, Toxiproxy)
+                if attempt == PORT_ATTEMPTS or not self._port_was_taken(e):
+                    raise
+                self.progress(f"a port picked for the cluster was taken before it was bound ({e}); starting again "
+                              f"on other ports (attempt {attempt + 1} of {PORT_ATTEMPTS})")
+                self.stop()
+                for node in self.nodes.values():
+                    shutil.rmtree(node.data_dir, ignore_errors=True)
+                self.nodes = {}
+
+    def _port_was_taken(self, e: Exception) -> bool:
+        """Whether a failed start failed on a port in use (the error's words, a broker's log, Toxiproxy's log)."""
+        logs = [n.log for n in self.nodes.values()] + [self.work_dir / TOXIPROXY_LOG]
+        for text in [str(e), *(_tail(p) for p in logs)]:
+            if "address already in use" in text.lower():
+                return True
+        return False
+
+    def _start_once(self, timeout_s: float) -> None:
         dist = self._dist(self.requested_version)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         ports = free_ports(5 * self.n + 1)
