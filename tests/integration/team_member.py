@@ -104,7 +104,10 @@ while not stop:
         emit("processed", member=ME, topic=key[0], partition=key[1], first_offset=msg.offset(),
              last_offset=msg.offset(), count=1)
         nxt[key] = msg.offset() + 1
-    todo = [TopicPartition(t, p, o) for (t, p), o in nxt.items() if (t, p) in owned]
+    # a held partition whose last commit the group refused (a rebalance was in progress) is committed again after
+    # this poll even without records (the member contract's `sync` mode)
+    due = {**{k: o for k, o in uncommitted.items() if k in owned}, **{k: o for k, o in nxt.items() if k in owned}}
+    todo = [TopicPartition(t, p, o) for (t, p), o in due.items()]
     if todo:
         commit(todo)
 
