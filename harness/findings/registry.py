@@ -119,7 +119,9 @@ KNOWN = (
                           "files at a time: 1 run (rebalance_cause alone, the fence at m2's 12 s rebalance timeout); "
                           "the "
                           "fenced-answer integration test in the project's CI (2026-11-28), two files at a time: 1 "
-                          "run, which member not recorded (0 of 19 runs here)",
+                          "run, which member not recorded (0 of 19 runs here); the next clean clone's ./dev test "
+                          "here: 2 runs (the fenced-answer test and the two-topic file through the plugin, m1 each "
+                          "time, its first assignment of all six partitions at epoch 2)",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
