@@ -1,5 +1,6 @@
 """convergence_balance: complete, balanced and quiet within the bound after the last disturbance."""
-from histbuild import (assigned, broker_event, drained, effective, ev, fault_end, fault_start, history, join, lost, member_exit,
+from histbuild import (assigned, broker_event, drained, effective, ev, fault_end, fault_start, group_settings, history, join,
+                       lost, member_exit,
                        revoked, run_end, run_start, settings, started, steady, stopped)
 
 from harness.invariants import convergence
@@ -248,3 +249,34 @@ def test_the_clusters_own_start_before_the_run_is_no_disturbance():
     h = history(*brokers, *steady())
     v = check(h, max_poll_interval_s=4.0)
     assert v.status == "valid", v.message
+
+
+def _joins_seconds_apart(first_given_before: bool):
+    """Consumer protocol, a clean clone's fenced-answer run: a, b and c start 0.4-0.8 s apart, but under load their
+    joins reach the coordinator after c's start, and each join moves the target (epochs 2, 3, 4): six assignment
+    changes in 3.2 s, all in the window of c's start. With `first_given_before`, b and c had been given their first
+    assignments at the start, and the same six changes come in the window of a's start at 21.6 s (one join)."""
+    eff = effective(protocol="consumer")
+    t0 = 20.0 if first_given_before else 0.0
+    evs = [run_start(0.0)]
+    evs.append(group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
+                                            "group.consumer.heartbeat.interval.ms": "500"}))
+    if first_given_before:
+        evs += [*join("b", 0.1, [6, 7], effective=eff), *join("c", 0.2, [8, 9], effective=eff),
+                *join("a", 21.6, effective=eff)]
+    else:
+        evs += [*join("a", 1.6, effective=eff), *join("b", 2.1, effective=eff), *join("c", 2.8, effective=eff)]
+    moves = [(4.4, "a", assigned, [0, 1, 2, 3, 4, 5]), (5.0, "a", revoked, [3, 4, 5]), (5.7, "b", assigned, [3, 4, 5]),
+             (6.3, "a", revoked, [2]), (6.9, "c", assigned, [2]), (7.0, "b", revoked, [5]), (7.6, "c", assigned, [5])]
+    evs += [make(m, t0 + t, parts) for t, m, make, parts in moves]
+    return history(evs, run_end(t0 + 40.0))
+
+
+def test_the_first_members_joins_seconds_apart_are_each_a_join_of_their_own():
+    """Six rebalances where three members were first given an assignment: each join explains its own rounds (valid);
+    the same six where only one member joined (the others had theirs before) are a storm."""
+    v = check(_joins_seconds_apart(False), protocol="consumer")
+    assert v.measurements["rebalances_undriven"] == 0 and "storm" not in v.message, (v.measurements, v.message)
+    v = check(_joins_seconds_apart(True), protocol="consumer")
+    assert v.status == "invalid" and "rebalances nothing drove" in v.message, v.message
+    assert v.measurements["rebalances_undriven"] == 3, v.measurements
