@@ -239,9 +239,10 @@ def converged_states(tl) -> list[tuple[float, float]]:
 def _undriven(tl, settings, W: float, before: bool) -> list[tuple[float, int, list]]:
     """(window start, rebalances beyond what its disturbance explains, its bursts) of each storm window with more
     than its protocol's rounds + FOLLOW_UP_REBALANCES rebalances, that many for each member first given an
-    assignment in the window (each joins on its own: the first members' joins, seconds apart under load). The storm windows are the disturbance windows,
-    except that a graceful stop's begins when the stop began (`Timeline.shutdown_start`: its member_stop), as the
-    member revokes and leaves the group then, before it exits; and a `lost` a fault or a broker event explains
+    assignment in the window (each joins on its own: the first members' joins, seconds apart under load). The storm
+    windows are the disturbance windows, except that a graceful stop's begins when the stop began
+    (`Timeline.shutdown_start`: its member_stop), as the member revokes and leaves the group then, before it exits;
+    and a `lost` a fault or a broker event explains
     (`_lost_explained`) is no rebalance here: a member that cannot reach its coordinator drops its assignment on
     its own session timer, one member at a time, while the group itself has not rebalanced."""
     allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
