@@ -28,7 +28,10 @@ causes"):
 - **rejoin** (classic, a member rejoining a Stable group): the cooperative protocol's second round (client reason
   `need to revoke partitions and re-join`, or the member revoked partitions since the previous generation), a
   Streams follow-up (`triggered followup rebalance`), the member's subscription changed, a topic grew, or the member
-  is static and restarted since the previous generation.
+  is static and restarted since the previous generation; for the Java client's `cached metadata has changed`, also
+  any member's subscription change or a topic's growth since the last assignment the member led in its life (the
+  client keeps the metadata it assigned with, through an unsubscribe and subscribe too, and rejoins once its
+  metadata no longer matches it).
 - **fence** (consumer protocol: it did not revoke within its rebalance timeout): the member had died, was stalled or
   faulted, or told to wait in its revoke handler as long as its max.poll.interval.ms, or a broker event or fault
   happened within that timeout before the line.
@@ -78,6 +81,10 @@ NAME = "rebalance_cause"
 CLOCK_SLACK_S = 0.05
 COOPERATIVE_ROUND = "need to revoke partitions"
 STREAMS_FOLLOWUP = "triggered followup rebalance"
+#: the Java client's rejoin when the metadata it took at the last assignment it performed has changed since
+CACHED_METADATA = "cached metadata has changed"
+#: the classic coordinator's line for the assignment a leader sent
+LEADER_ASSIGNED = re.compile(r"Assignment received from leader (?P<m>\S+) for group (?P<g>\S+) for generation")
 #: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
 REGEX_REFRESH = "to refresh regular expressions"
 SCANNED = re.compile(r"\] Scanned (\d+) topics to refresh regular expressions")
@@ -107,7 +114,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
 def _judged(tl, logged: list[Bump], group: str, lines: list[dict]) -> Verdict:
     seen = [b for b in logged if b.deposed is None]
     deposed = [b for b in logged if b.deposed is not None]
-    judge = _Judge(tl, seen, lines)
+    judge = _Judge(tl, seen, lines, group)
     bad, wits, unread, kinds = [], [], [], Counter()
     for i, b in enumerate(seen):
         prev = seen[i - 1].mono if i else tl.start
@@ -204,8 +211,8 @@ def _watched_ids(tl) -> dict[str, str]:
 class _Judge:
     """Matches one cause the coordinator gave with what the history holds."""
 
-    def __init__(self, tl, seen: list[Bump], lines: list[dict]) -> None:
-        self.tl, self.seen, self.lines, self.ids = tl, seen, lines, _Ids(tl)
+    def __init__(self, tl, seen: list[Bump], lines: list[dict], group: str) -> None:
+        self.tl, self.seen, self.lines, self.ids, self.group = tl, seen, lines, _Ids(tl), group
         # the control events looked up per bump and candidate, indexed once (hundreds of members, of bumps)
         self.controls: dict[str | None, list[dict]] = {}
         self.broker_events: list[float] = []  # sorted
@@ -329,6 +336,8 @@ class _Judge:
             return None
         if self._resubscribed(x, prev, t) or self._topic_or_broker(prev, t, brokers_too=False):
             return None
+        if CACHED_METADATA in c.client_reason and self._metadata_moved(x, life, t):
+            return None
         # each member's client notices added partitions at its own next metadata refresh, which may come after a
         # generation another member's rejoin for them started: growth within one refresh of the member's before t
         if self._topic_or_broker(t - member_refresh_s(self.tl, x, t)[0], t, brokers_too=False):
@@ -340,6 +349,18 @@ class _Judge:
         return (f"{x} rejoined a stable group ({c.client_reason or 'no client reason'}) with no subscription change, "
                 f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}, and no topic growth "
                 f"within its metadata refresh ({member_refresh_s(self.tl, x, t)[0]:g}s) before")
+
+    def _metadata_moved(self, x: str, life, t: float) -> bool:
+        """Whether the metadata the Java client x took when it last performed an assignment (in this life) may have
+        changed by t: a member's subscription changed or a topic grew since. The client keeps that snapshot after
+        it stops leading, and after an unsubscribe and subscribe too, and rejoins as soon as its metadata no longer
+        matches it (`ConsumerCoordinator.rejoinNeededOrPending`), so the change may precede the previous
+        generation."""
+        led = [e["mono"] for e in self.lines if life.start <= e["mono"] <= t
+               and (m := LEADER_ASSIGNED.search(e.get("message") or "")) and m["g"] == self.group
+               and client_of(m["m"]) == x]
+        return bool(led) and (self._resubscribed(None, led[-1], t) or
+                              self._topic_or_broker(led[-1], t, brokers_too=False))
 
     def _subscription(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if self._resubscribed(x, prev, t) or prev <= life.start <= t:

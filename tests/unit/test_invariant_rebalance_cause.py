@@ -244,6 +244,33 @@ def test_after_the_unsubscribe_join_a_second_new_id_is_invalid():
     assert "a joined again (member id a-4444" in v.message and "nothing since made it lose" in v.message
 
 
+def led(t: float, gen: int, mid: str) -> dict:
+    return broker_said(t, f"[GroupCoordinator id=1 topic=__consumer_offsets partition=5] Assignment received from "
+                          f"leader {mid} for group g for generation {gen}. The group has 2 members, 0 of which are static.")
+
+
+def test_a_former_leaders_cached_metadata_rejoin_after_its_unsubscribe_is_caused():
+    """A Java client keeps the metadata it took when it last led (generation 2) through an unsubscribe and subscribe:
+    its first generation afterwards (4) done, it rejoins, `cached metadata has changed` (a clean clone's run). The
+    change it rejoins for came before the previous generation, after the assignment it led."""
+    lines = [led(0.5, 2, f"a-{U1}"), leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}"),
+             rejoin(11.0, 4, f"a-{U3}", "cached metadata has changed")]
+    v = judged([*classic_pair(), *resubscribe("a", 10.0, 10.02), *lines, run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 3, "leave": 1, "rejoin": 1}
+
+
+def test_a_cached_metadata_rejoin_needs_a_change_since_the_member_last_led():
+    """The same rejoin where a never led (b did), or where the change came before a's last assignment: no cause."""
+    lines = [leave(10.05, 2, f"a-{U1}"), adding(10.1, 3, f"a-{U3}"),
+             rejoin(11.0, 4, f"a-{U3}", "cached metadata has changed")]
+    v = judged([*classic_pair(), led(0.5, 2, f"b-{U2}"), *resubscribe("a", 10.0, 10.02), *lines, run_end(20.0)])
+    assert v.status == "invalid" and "a rejoined a stable group (cached metadata has changed)" in v.message, v.message
+    v = judged([*classic_pair(), *resubscribe("a", 10.0, 10.02), *lines[:2], led(10.5, 3, f"a-{U3}"), lines[2],
+                run_end(20.0)])
+    assert v.status == "invalid" and "a rejoined a stable group" in v.message, v.message
+
+
 def test_an_unsubscribe_leave_and_the_join_after_it_are_caused_under_the_consumer_protocol():
     """Under KIP-848 the client keeps its member id: it leaves (epoch -1) and joins again (epoch 0) with it."""
     lines = [consumer_line(10.05, f"Member {A_ID} left the consumer group."),
@@ -371,3 +398,18 @@ def test_a_consumer_protocol_id_the_group_watch_listed_is_that_member():
     assert "rebalance timeout 20s, max.poll.interval.ms of its client as it started" in v.message, v.message
     v = judged(fenced_in_transition("b", watch=True))
     assert v.status == "valid", v.message
+
+
+def test_the_kept_run_whose_former_leader_rejoined_for_its_cached_metadata_holds_every_verdict():
+    # a run of the unsubscribe-subscribe example (Java member, classic-cooperative; 2026-11-28, two at a time beside a
+    # CPU hog): m2 led generations 1-2, unsubscribed and subscribed to payments (16.9 s), joined generation 3 as a
+    # follower, then rejoined with `cached metadata has changed` (18.0 s); once judged a rebalance without a cause
+    from pathlib import Path
+
+    from harness.invariants import judge
+    from harness.record.history import History
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "former-leader-cached-metadata" / "history"
+    verdicts = judge(History.load(kept))
+    assert all(v.status in ("valid", "skipped") for v in verdicts.values()), \
+        {n: v.message for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
+    assert verdicts["rebalance_cause"].measurements["causes"]["rejoin"] == 1
