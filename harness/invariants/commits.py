@@ -34,7 +34,9 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
   Otherwise the event is a **stall**, a violation. A failed commit (ok=false) counts for nothing, but
 - **a refused commit is judged against its retry**: when m asked for a commit of p in [t, D] that failed
   at f, D becomes min(f + B, g) + G (its next commit, after the next poll or at the next tick, retries;
-  again for a refused retry). In a classic rebalance a commit waits for the join and is refused
+  again for a refused retry; f counts from when m is first seen back from its next poll, its first records
+  processed or commit asked for after the refusal (or the start of the revoke handler that asked for it), since the retry rides on that poll and the client may hold a
+  poll, as a classic leader fetching metadata for its assignment does). In a classic rebalance a commit waits for the join and is refused
   (ILLEGAL_GENERATION) once the generation moved; a partition revoked after that must still be committed
   before it is given up (the members commit in their revoke callback). A member whose revoke handler waits W
   before its commit (its `effective.revoke_delay_ms`) has D = min(f + B + W, g) + G after a refusal: the poll that
@@ -196,13 +198,15 @@ class _Judgment:
 def _why(s: CommitSettings, given_up: float, deadline: float, refused, end_event) -> tuple[str, dict | None]:
     """Why a stalled record's deadline was what it was, and the give-up event when that set it."""
     g = COMMIT_GRACE_S
-    if given_up + g <= deadline + 1e-9:
-        return f"it gave the partition up at {given_up:.3f}, plus {g:g} s grace", end_event
     if refused is not None:
         why = f"its commit of it was refused at {refused[1]:.3f}, and no retry succeeded within {s.retry_bound_s + g:g} s"
+        if given_up > refused[2] > refused[1]:
+            why += f" of its next poll (seen back at {refused[2]:.3f})"
         if given_up <= deadline:
             return why + f"; it gave the partition up at {given_up:.3f} without committing it again", end_event
         return why, None
+    if given_up + g <= deadline + 1e-9:
+        return f"it gave the partition up at {given_up:.3f}, plus {g:g} s grace", end_event
     return _why_deadline(s), None
 
 
@@ -327,6 +331,9 @@ class _Commits:
                             np.minimum(c.requested[row[k]], c.mono[row[k]]))
         self.history = history
         self.outcomes = (c.mono, c.member)  # every commit outcome a member recorded, of any partition
+        proc = history.bulk("processed")
+        self.processed_at = (proc.mono, proc.member)
+        self.asked_at = (np.minimum(c.requested, c.mono), c.member, c.seq)  # every commit asked for, any partition
 
     def outcome_in(self, member: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """For each (lo, hi]: whether the member recorded a commit outcome (ok or not, any partition) in it."""
@@ -383,11 +390,29 @@ class _Commits:
             if not len(asked):
                 return deadline, last
             j = asked[np.argmax(mono[asked])]
-            last = (int(seq[j]), float(mono[j]))
-            nd = min(float(mono[j]) + bound, given_up) + COMMIT_GRACE_S
+            back = self.back_from_poll(member, float(mono[j]))
+            last = (int(seq[j]), float(mono[j]), back)
+            nd = min(back + bound, given_up) + COMMIT_GRACE_S
             if nd <= deadline:
                 return deadline, last
             deadline = nd
+
+    def back_from_poll(self, member: str, f: float) -> float:
+        """When the member, refused at f, was first seen back from its next poll: its first records processed or
+        commit asked for after f, or the start of the revoke handler that asked for that commit (the retry rides on
+        that poll; the client may hold a poll, as a leader fetching metadata for its assignment does, and so may a
+        loaded machine); f itself when nothing follows."""
+        mono, mem = self.processed_at
+        after = mono[self._of(mem, member) & (mono > f)]
+        first = float(after.min()) if len(after) else INF
+        mono, mem, seq = self.asked_at
+        k = np.flatnonzero(self._of(mem, member) & (mono > f))
+        if len(k):
+            j = k[np.argmin(mono[k])]
+            began = self.history.events_at([int(seq[j])])[int(seq[j])].get("revoke_began")
+            # a commit from the revoke handler: the member's own code ran from the handler's start
+            first = min(first, float(mono[j]), max(f, began) if isinstance(began, (int, float)) else INF)
+        return first if first < INF else f
 
     def last_ok_seq(self, member: str, p: int, t: float) -> int | None:
         mono, _, ok, mem, seq, _ = self.by_p.get(p, _NONE)

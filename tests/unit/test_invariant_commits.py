@@ -198,6 +198,25 @@ def test_a_refused_commit_is_judged_against_its_retry():
     assert gone.witnesses[1]["ok"] is False
 
 
+def test_a_refused_commits_retry_counts_from_the_members_next_poll():
+    """A member refused at 11.1 s is seen again only at 12.9 s (its next poll held by the client, as a classic leader's
+    metadata fetch for its assignment holds it, or by a loaded machine): its retry then covers the record. A member
+    seen back from that poll with records at 12.9 s that does not retry within 1 s stalls, the message naming when it
+    was seen back; one never seen again stalls 1 s after the refusal."""
+    refused = committed("a", 11.1, {0: 30}, ok=False)
+    refused["requested_mono"] = 11.05
+    base = [*steady(40.0), *work("a", 0, 2, 11), processed("a", 11.0, 0, 90, 99), refused]
+    v = check(base, processed("a", 12.9, 0, 100, 109), committed("a", 12.95, {0: 110}))
+    assert v.status == "valid" and v.measurements["retried"] == 1, v.message
+    v = check(base, processed("a", 12.9, 0, 100, 109), committed("a", 14.2, {0: 110}))
+    assert v.status == "invalid", v.message
+    assert "refused at 11.100, and no retry succeeded within 1 s of its next poll (seen back at 12.900)" in v.message
+    v = check(base, committed("a", 14.2, {0: 110}))  # asked at 14.2: that is its retry, seen back then
+    assert v.status == "valid", v.message
+    v = check(base, processed("a", 12.0, 1, 0, 9), committed("a", 14.2, {0: 110}))  # back at 12.0 (partition 1)
+    assert v.status == "invalid" and "seen back at 12.000" in v.message, v.message
+
+
 def test_an_async_commit_asked_for_before_the_revoke_counts():
     ask = committed("a", 10.6, {1: 10})
     ask["requested_mono"] = 10.05
