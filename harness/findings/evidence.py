@@ -10,10 +10,12 @@ a failed run that matched the rest).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.record.format import HistoryFormatError, read_file
+from harness.invariants.coordinator_log import client_of
 from harness.invariants.settings import group_value, latest_at
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, member_histories
 
@@ -249,6 +251,41 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
                                   f"{got['mono']:.3f}, unchanged, until it learnt at {lost['mono']:.3f} that it was "
                                   f"fenced; the coordinator fenced a member for not moving off an epoch at "
                                   f"{fenced[0]:.3f}", held_from=got["mono"]))
+    return marks
+
+
+#: the classic coordinator's line for a member's LeaveGroup
+LEFT = re.compile(r"Member (?P<m>\S+) has left group through explicit `LeaveGroup` request")
+
+
+def left_before_revoking(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-close-leaves-before-revoking's mark: a classic member the runner stopped (`member_stop`) whose
+    LeaveGroup the coordinator logged before the member's revocation of the partitions it held (its first `revoked`
+    after the stop): closed while a rebalance was under way, librdkafka sent the LeaveGroup at once and served the
+    revoke callback after it, so the coordinator could give the partitions to others while the application still
+    held them in its handler (docs/findings.md). The mark: that member and the partitions revoked, from its leave to
+    its revocation (held from when it was given them); the members given them meanwhile are the coordinator's
+    giving them away. A history without the coordinator's lines has no mark."""
+    try:
+        lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return []
+    left = [(client_of(m["m"]), e["mono"]) for e in lines if "mono" in e and (m := LEFT.search(str(e.get("message"))))]
+    stops = [(e.get("member"), e["mono"]) for e in _control(run_dir) or () if e.get("type") == "member_stop"]
+    marks = []
+    for member, events in _members(run_dir):
+        for stop in (t for m, t in stops if m == member):
+            revoked = next((e for e in events if e.get("type") == "revoked" and e["mono"] >= stop and _tps(e)), None)
+            leave = min((t for m, t in left if m == member and stop <= t), default=None)
+            if revoked is None or leave is None or leave >= revoked["mono"]:
+                continue
+            parts = _tps(revoked)
+            given = [e["mono"] for e in events if e.get("type") == "assigned" and e["mono"] <= leave
+                     and _tps(e) & parts]
+            marks.append(Mark(frozenset({member}), frozenset(parts), leave, revoked["mono"],
+                              f"{member}, stopped at {stop:.3f}, left the group at {leave:.3f} (the coordinator's "
+                              f"line) and revoked {_names(parts)} only at {revoked['mono']:.3f}",
+                              held_from=min(given) if given else leave))
     return marks
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, illegal_generation_lost,
-                                       share_count_kept_after_reconnect)
+                                       left_before_revoking, share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
 from harness.findings.match import holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
@@ -123,6 +123,18 @@ KNOWN = (
                           "here: 2 runs (the fenced-answer test and the two-topic file through the plugin, m1 each "
                           "time, its first assignment of all six partitions at epoch 2)",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
+    Finding("librdkafka-close-leaves-before-revoking",
+            "librdkafka, classic cooperative protocol: a consumer closed while a rebalance is under way sends its "
+            "LeaveGroup at once and serves the revoke callback after it, so the coordinator gives the partitions to "
+            "others while the application still holds them in its revoke handler (whose commit then fails, "
+            "_DESTROY); closed in a stable group, the same client revokes first and leaves after",
+            invariants=("exclusive_ownership", "coordinator_claims"), protocols=("classic-cooperative",),
+            client_below=None, evidence=left_before_revoking,
+            expected_rate="the revoke-delay integration test with the Python member (member-kill, classic-cooperative, "
+                          "a 2 s revoke handler; its final stop reaches m3 while m1's leave rebalances the group): 1 "
+                          "run in the integration tests two files at a time beside a CPU hog (2026-11-28); 0 in the "
+                          "six clean clones' ./dev test before it",
+            doc="docs/findings.md#librdkafka-classic-cooperative-a-consumer-closed-mid-rebalance-leaves-before-it-revokes"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
             "share-partition leader is closed at its request timeout, a record is handed to it twice with the same "

@@ -438,3 +438,57 @@ def test_the_first_assignment_after_a_rejoin_kept_past_the_target_is_the_same_fi
     # a fault on another member while m2 holds it does not touch m2; one on m2 does, and is then no mark
     assert len(first_assignment_never_reconciled(_with_rejoin_before(tmp_path / "b", "m2", "m1"))) == 1
     assert first_assignment_never_reconciled(_with_rejoin_before(tmp_path / "c", "m2", "m2")) == []
+
+
+CLOSE_LEAVES = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "close-leaves-before-revoking"
+CLOSE_ID = "librdkafka-close-leaves-before-revoking"
+
+
+def _close_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
+    """The kept run directory with the lines `drop(file name, line)` says left out, its config changed by `config`."""
+    hist = tmp_path / "run" / "history"
+    hist.mkdir(parents=True)
+    for p in (CLOSE_LEAVES / "history").iterdir():
+        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True)
+                                                 if not drop(p.name, x)))
+    meta = json.loads((CLOSE_LEAVES / "run.json").read_text())
+    meta["config"].update(config)
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    return tmp_path / "run"
+
+
+def test_a_member_closed_mid_rebalance_that_left_before_revoking_names_the_finding():
+    # the revoke-delay integration test with the Python member (classic-cooperative, a 2 s revoke handler), its
+    # final stop: m3 was stopped at 89079.687 while m1's leave rebalanced the group; the coordinator logged m3's
+    # LeaveGroup at 89079.820, gave 2, 4 and 5 to m4 at 89080.844, and m3's handler revoked them at 89081.820 (its
+    # commit failing: _DESTROY). The checkers are right: m3's application held them.
+    from harness.record.history import History
+    from harness.invariants import judge
+    verdicts = judge(History.load(CLOSE_LEAVES / "history"))
+    failed = {n for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
+    assert failed == {"exclusive_ownership", "coordinator_claims"}, failed
+    assert verdicts["exclusive_ownership"].message.startswith("partition 2 assigned to m4 at 89080.844 while m3 held it")
+    got = known(CLOSE_LEAVES, verdicts)
+    assert got is not None and got.finding.id == CLOSE_ID
+    (mark,) = got.marks
+    assert mark.members == {"m3"} and {p for _, p in mark.partitions} == {2, 4, 5}
+    assert (round(mark.start, 3), round(mark.end, 3)) == (89079.82, 89081.82)
+    assert "left the group at 89079.820 (the coordinator's line) and revoked" in got.says
+
+
+def test_the_close_finding_needs_the_leave_before_the_revocation_and_the_classic_protocol(tmp_path):
+    from harness.record.history import History
+    from harness.invariants import judge
+    verdicts = judge(History.load(CLOSE_LEAVES / "history"))
+    # the coordinator's line of m3's LeaveGroup not in the history: nothing says it left before it revoked
+    no_leave = _close_copy(tmp_path / "a", drop=lambda n, x: n == "brokers.jsonl" and "Member m3-" in x
+                           and "has left group" in x)
+    assert known(no_leave, verdicts) is None
+    # m3 never revoked after its stop: no revocation the leave came before
+    no_revoke = _close_copy(tmp_path / "b", drop=lambda n, x: n == "member-m3.jsonl" and '"type":"revoked"' in x
+                            and "89081." in x)
+    assert known(no_revoke, verdicts) is None
+    # the same run under another protocol, or as a self-test: not this finding
+    assert known(_close_copy(tmp_path / "c", protocol="consumer"), verdicts) is None
+    assert known(_close_copy(tmp_path / "d", misbehave="claim-extra"), verdicts) is None
+    assert known(_close_copy(tmp_path / "e"), verdicts) is not None
