@@ -299,17 +299,22 @@ def _first_verdicts(run_dir: Path = FIRST_GIVEN_AWAY) -> dict:
     return verdicts
 
 
-def _first_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
-    """The kept run directory with the lines `drop(file name, line)` says left out, its config changed by `config`."""
+def _kept_copy(source: Path, tmp_path, drop, config: dict) -> Path:
+    """A kept run directory copied with the lines `drop(file name, line)` says left out, its config changed."""
     hist = tmp_path / "run" / "history"
     hist.mkdir(parents=True)
-    for p in (FIRST_GIVEN_AWAY / "history").iterdir():
-        kept = [x for x in p.read_text().splitlines(keepends=True) if not drop(p.name, x)]
-        hist.joinpath(p.name).write_text("".join(kept))
-    meta = json.loads((FIRST_GIVEN_AWAY / "run.json").read_text())
+    for p in (source / "history").iterdir():
+        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True)
+                                                 if not drop(p.name, x)))
+    meta = json.loads((source / "run.json").read_text())
     meta["config"].update(config)
     (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
     return tmp_path / "run"
+
+
+def _first_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
+    """The kept run directory with the lines `drop(file name, line)` says left out, its config changed by `config`."""
+    return _kept_copy(FIRST_GIVEN_AWAY, tmp_path, drop, config)
 
 
 def test_a_first_assignment_the_coordinator_gave_away_fails_exclusive_ownership_and_names_the_finding():
@@ -355,15 +360,7 @@ NOT_RECONCILED_ID = "librdkafka-848-first-assignment-not-reconciled"
 
 
 def _not_reconciled_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
-    hist = tmp_path / "run" / "history"
-    hist.mkdir(parents=True)
-    for p in (NOT_RECONCILED / "history").iterdir():
-        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True)
-                                                 if not drop(p.name, x)))
-    meta = json.loads((NOT_RECONCILED / "run.json").read_text())
-    meta["config"].update(config)
-    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
-    return tmp_path / "run"
+    return _kept_copy(NOT_RECONCILED, tmp_path, drop, config)
 
 
 def test_a_first_assignment_kept_past_the_groups_target_fails_and_names_its_finding(tmp_path):
@@ -445,16 +442,7 @@ CLOSE_ID = "librdkafka-close-leaves-before-revoking"
 
 
 def _close_copy(tmp_path, *, drop=lambda name, line: False, **config) -> Path:
-    """The kept run directory with the lines `drop(file name, line)` says left out, its config changed by `config`."""
-    hist = tmp_path / "run" / "history"
-    hist.mkdir(parents=True)
-    for p in (CLOSE_LEAVES / "history").iterdir():
-        hist.joinpath(p.name).write_text("".join(x for x in p.read_text().splitlines(keepends=True)
-                                                 if not drop(p.name, x)))
-    meta = json.loads((CLOSE_LEAVES / "run.json").read_text())
-    meta["config"].update(config)
-    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
-    return tmp_path / "run"
+    return _kept_copy(CLOSE_LEAVES, tmp_path, drop, config)
 
 
 def test_a_member_closed_mid_rebalance_that_left_before_revoking_names_the_finding():
