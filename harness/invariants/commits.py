@@ -35,8 +35,9 @@ Terms as in `timeline` (lives, ownership intervals, faults, E); G is `COMMIT_GRA
 - **a refused commit is judged against its retry**: when m asked for a commit of p in [t, D] that failed
   at f, D becomes min(f + B, g) + G (its next commit, after the next poll or at the next tick, retries;
   again for a refused retry; f counts from when m is first seen back from its next poll, its first records
-  processed or commit asked for after the refusal (or the start of the revoke handler that asked for it), since the retry rides on that poll and the client may hold a
-  poll, as a classic leader fetching metadata for its assignment does). In a classic rebalance a commit waits for the join and is refused
+  processed or commit asked for after the refusal (or the start of the revoke handler that asked for it), since
+  the retry rides on that poll and the client may hold a poll, as a classic leader fetching metadata for its
+  assignment does). In a classic rebalance a commit waits for the join and is refused
   (ILLEGAL_GENERATION) once the generation moved; a partition revoked after that must still be committed
   before it is given up (the members commit in their revoke callback). A member whose revoke handler waits W
   before its commit (its `effective.revoke_delay_ms`) has D = min(f + B + W, g) + G after a refusal: the poll that
