@@ -335,6 +335,7 @@ class _Commits:
         proc = history.bulk("processed")
         self.processed_at = (proc.mono, proc.member)
         self.asked_at = (np.minimum(c.requested, c.mono), c.member, c.seq)  # every commit asked for, any partition
+        self._seen: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def outcome_in(self, member: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """For each (lo, hi]: whether the member recorded a commit outcome (ok or not, any partition) in it."""
@@ -403,16 +404,20 @@ class _Commits:
         commit asked for after f, or the start of the revoke handler that asked for that commit (the retry rides on
         that poll; the client may hold a poll, as a leader fetching metadata for its assignment does, and so may a
         loaded machine); f itself when nothing follows."""
-        mono, mem = self.processed_at
-        after = mono[self._of(mem, member) & (mono > f)]
-        first = float(after.min()) if len(after) else INF
-        mono, mem, seq = self.asked_at
-        k = np.flatnonzero(self._of(mem, member) & (mono > f))
-        if len(k):
-            j = k[np.argmin(mono[k])]
+        if member not in self._seen:  # each member's times, sorted once (a run may hold many refusals)
+            pm, pmem = self.processed_at
+            am, amem, aseq = self.asked_at
+            k = np.flatnonzero(self._of(amem, member))
+            k = k[np.argsort(am[k], kind="stable")]
+            self._seen[member] = (np.sort(pm[self._of(pmem, member)]), am[k], aseq[k])
+        proc, asked, seq = self._seen[member]
+        i = np.searchsorted(proc, f, "right")
+        first = float(proc[i]) if i < len(proc) else INF
+        j = np.searchsorted(asked, f, "right")
+        if j < len(asked):
             began = self.history.events_at([int(seq[j])])[int(seq[j])].get("revoke_began")
             # a commit from the revoke handler: the member's own code ran from the handler's start
-            first = min(first, float(mono[j]), max(f, began) if isinstance(began, (int, float)) else INF)
+            first = min(first, float(asked[j]), max(f, began) if isinstance(began, (int, float)) else INF)
         return first if first < INF else f
 
     def last_ok_seq(self, member: str, p: int, t: float) -> int | None:
