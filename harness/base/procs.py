@@ -6,6 +6,7 @@ registry ends whatever is still running at interpreter exit, on SIGTERM and on C
 """
 from __future__ import annotations
 
+import _thread
 import atexit
 import ctypes
 import os
@@ -150,8 +151,21 @@ def install_signal_handlers() -> None:
         pass  # no stderr with a file descriptor to write to: the stacks cannot be printed, the rest holds
 
 
-    def _raise(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for s in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(s, _raise)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, interrupt)
+
+
+#: logging's module-lock helpers, which os.fork's hooks call around every child started with a preexec_fn
+_FORK_HOOKS = frozenset({"_acquireLock", "_releaseLock"})
+
+
+def interrupt(signum: int, frame) -> None:
+    """The harness's handler of SIGINT, SIGTERM and SIGHUP: KeyboardInterrupt, unwinding every `with`. A signal
+    that lands in one of logging's fork hooks (a child starting: `Proc.spawn` passes a preexec_fn, so the hooks run)
+    is delivered again once the hook has returned: Python ignores an exception raised in a fork hook ("Exception
+    ignored in: <function _releaseLock>"), so the Ctrl-C would be lost and logging's lock left held, which blocks
+    every other thread that logs (a clean clone's Ctrl-C during `--repeat` went unheard for 120 s so)."""
+    if frame is not None and frame.f_code.co_name in _FORK_HOOKS and frame.f_globals.get("__name__") == "logging":
+        _thread.interrupt_main(signum)
+        return
+    raise KeyboardInterrupt() if signum == signal.SIGINT else KeyboardInterrupt(f"signal {signum}")
