@@ -10,7 +10,9 @@ assignment too (what the coordinator decided to give it: it sends a partition on
 and a new target may take it back within one sampling gap; a static member with a regex rejoining held a
 partition of its target 110 ms before the resolved regex moved it, and the holding fell between two answers).
 An answer holds at some time in [asked_mono, mono]; unchanged answers are not written, so an event's answer held at
-every sample until the next event, samples at most the next event's `longest_gap_s` apart. An answer is *blind*
+every sample until the next event, samples at most the next event's `longest_gap_s` apart, but only while the
+coordinator stays: from another broker's load of the group's partition of __consumer_offsets at a newer epoch to
+the next written answer the stretch is blind (a broker cut off from the others goes on answering its stale record). An answer is *blind*
 when it says nothing of the assignment: an error (the coordinator could not be asked) and the watch's end (`stopped`);
 so is the time before the watch's first answer. A classic group's answer while it rebalances lists no assignment
 (DescribeGroups leaves them out until the group is stable again), but the coordinator's record changes only when the
@@ -58,7 +60,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.invariants import timeline
+from harness.invariants import brokers, timeline
+from harness.invariants.coordinator_log import LOADING
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, secs, verdict, witness
 from harness.invariants.rebalance_cause import CLOCK_SLACK_S
 from harness.invariants.settings import member_settings
@@ -114,7 +117,28 @@ def answers(tl) -> list[Answer]:
         before = float(own) if isinstance(own, (int, float)) and own > 0 else float(e.get("interval_s") or 0)
         out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e,
                           before))
-    return _between_rebalances(out)
+    return _between_rebalances(_blind_after_moves(tl, out))
+
+
+def _blind_after_moves(tl, ans: list[Answer]) -> list[Answer]:
+    """Unchanged answers are not written, so a stretch of them stands for the coordinator's record only while the
+    coordinator stays: once another broker loads the group's partition of __consumer_offsets at a newer epoch, the
+    broker the watch asked may be a deposed one answering its stale record (a broker cut off from the others goes on
+    answering), so the stretch is blind from that load to the next written answer."""
+    part = next((h.get("offsets_partition") for h in tl.history.headers if h.get("source") == "broker-log"), None)
+    if part is None:
+        return ans
+    moves = sorted(e["mono"] for e in brokers.said(tl.history) if "mono" in e and
+                   (m := LOADING.search(str(e.get("message")))) and "Finished" in m[0] and int(m["p"]) == part
+                   and int(m["e"]) > 0)
+    out = []
+    for a in ans:
+        cut = next((t for t in moves if a.mono < t < a.until), None)
+        if cut is None:
+            out.append(a)
+            continue
+        out += [replace(a, until=cut), replace(a, asked=cut, mono=cut, held=None, before=0.0)]
+    return out
 
 
 def _whose(tl, m: dict, t: float) -> str:

@@ -267,3 +267,27 @@ def test_a_grant_reaches_back_to_the_sample_before_its_first_answer_by_that_answ
     assert v.status == "valid", v.message
     v = run(9.0)  # held 1.8 s before the answer that first lists it, with the sample at 10.79 s between
     assert v.status != "valid", v.message
+
+
+def _moved(*extra, epoch: int = 1) -> object:
+    """scale_out's history, a claiming 2 (b's) from 14.0 to 16.0, and broker 2 loading the group's partition of
+    __consumer_offsets at `epoch` at 13.0 (the coordinator moving to it), with `extra` events."""
+    from histbuild import broker_said
+    load = broker_said(13.0, f"[GroupCoordinator id=2] Finished loading of metadata from __consumer_offsets-0 with "
+                             f"epoch {epoch} in 10ms where 2ms was spent in the scheduler.")
+    h = history(scale_out(), load, assigned("a", 14.0, [2]), revoked("a", 16.0, [2]), *extra)
+    h.headers = [{"source": "broker-log", "group_id": "g", "offsets_partition": 0}]
+    return h
+
+
+def test_unchanged_answers_after_the_coordinator_moved_are_blind_until_the_watch_writes_again():
+    """A broker cut off from the others goes on answering its stale record after the group's coordinator moved (a
+    clean clone's docker broker-partition run): the unchanged stretch from the move on says nothing. An answer
+    written after the move that still lists 2 for b is the coordinator's again: the claim fails; so it does when the
+    load is the partition's first (epoch 0: no move)."""
+    v = check(_moved())
+    assert v.status == "valid", v.message
+    v = check(_moved(answer(13.5, {"a": [0], "b": [2], "c": [1, 3]})))
+    assert v.status == "invalid" and "for b" in v.witnesses[0]["why"], v.message
+    v = check(_moved(epoch=0))
+    assert v.status == "invalid", v.message
