@@ -25,6 +25,13 @@ Options that shape the members (every row says its processing time and refresh):
 - `--members N`: `partitions-900` with N members instead of ten (ten per process, as every case).
 - `--client-set KEY=VALUE` (repeatable): a client setting for every member, e.g. `debug=cgrp` for the client's
   group-coordination lines in the members' logs.
+- `--per-process N`: members hosted per member process (10 unless told), `--broker-set KEY=VALUE` (repeatable): a
+  broker setting of the bench's cluster (e.g. `group.consumer.heartbeat.interval.ms=5000`, Kafka's default; the
+  harness's cluster uses 500 ms).
+- `--measure` (always on for `scale-300`): what the run cost the machine, per phase (the members' joining, from the
+  first member's start to the step; the step and after): the CPU of each kind of process (brokers, member
+  processes, the harness's group watch, Toxiproxy, the runner) and the brokers' own request latencies and idle
+  figures from their JMX metrics (bench/resources.py).
 
     flock /tmp/realrun.lock env PYTHONPATH=. /work/main/.venv/bin/python bench/rebalance_time.py \\
         --out /tmp/rebalance-time.json --markdown /tmp/rebalance-time.md --svg docs/img/rebalance_time.svg
@@ -97,11 +104,16 @@ def client_settings(refresh_s: float | None, given: tuple[tuple[str, str], ...] 
     return out
 
 
-def case_shape(case: str, members: int | None = None) -> tuple[int, int, list[dict], int]:
-    """(members, partitions, steps, members per process) of a case; `members` resizes `partitions-900` only."""
+def case_shape(case: str, members: int | None = None, per_process: int | None = None) -> tuple[int, int, list[dict], int]:
+    """(members, partitions, steps, members per process) of a case; `members` resizes `partitions-900` only,
+    `per_process` sets the members per process of any case."""
     n, partitions, steps, per = CASES[case]
+    if per_process is not None:
+        if per_process < 1:
+            raise ValueError(f"--per-process wants at least 1, got {per_process}")
+        per = per_process
     if members is None or members == n:
-        return n, partitions, steps, per
+        return n, partitions, steps, min(per, n)
     if case != "partitions-900":
         raise ValueError(f"--members resizes partitions-900 only, not {case}")
     if members < 1:
@@ -264,6 +276,11 @@ def parse_args(argv=None):
     ap.add_argument("--members", type=int, default=None, help="partitions-900's group size (default 10)")
     ap.add_argument("--client-set", action="append", default=[], metavar="KEY=VALUE",
                     help="a client setting for every member; repeatable")
+    ap.add_argument("--per-process", type=int, default=None, help=f"members per member process (default {PER_PROCESS})")
+    ap.add_argument("--broker-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a broker setting of the bench's cluster; repeatable")
+    ap.add_argument("--measure", action="store_true",
+                    help="each kind of process's CPU and the brokers' request latencies per phase (on for scale-300)")
     ap.add_argument("--runs-root", default=None, help="where the run directories go (default: a temporary one, kept)")
     ap.add_argument("--out", default=None, help="the rows as JSON")
     ap.add_argument("--append", action="store_true", help="add the rows to those already in --out (table, chart: all)")
@@ -282,7 +299,8 @@ def parse_args(argv=None):
         if (a.append or a.render_only) and not a.out:
             raise ValueError("--append and --render-only read --out: give --out")
         a.client = client_settings(refresh_seconds(a.metadata_refresh), settings(a.client_set, "--client-set"))
-        a.shapes = {c: case_shape(c, a.members) for c in a.cases}
+        a.shapes = {c: case_shape(c, a.members, a.per_process) for c in a.cases}
+        a.brokers = dict(settings(a.broker_set, "--broker-set"))
     except (ValueError, BadInput) as e:
         print(f"rebalance_time: {e}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -300,7 +318,7 @@ def main(argv=None) -> int:
     print(f"rebalance_time: harness from {sys.modules['harness'].__file__}; runs under {root}", flush=True)
     rows = json.loads(Path(a.out).read_text()) if a.append and Path(a.out).exists() else []
     cluster = new_backend("local", work_dir=root / "cluster", version=a.kafka_version,
-                          settings=BrokerSettings.for_brokers(3, {}), progress=lambda *x: print(*x, flush=True))
+                          settings=BrokerSettings.for_brokers(3, a.brokers), progress=lambda *x: print(*x, flush=True))
     cluster.start()
     try:
         warm_coordinator(cluster.bootstrap())
@@ -317,10 +335,46 @@ def main(argv=None) -> int:
     return _write_outputs(a, rows)
 
 
+def measured_markdown(rows: list[dict]) -> str:
+    """The measured rows' costs: per phase, each kind of process's share of the cores, and the coordinator-heavy
+    requests' mean and worst-interval mean total time (ms) on the busiest broker."""
+    out = ["| case | protocol | members | per process | phase | wall s | brokers | members | group watch | runner | "
+           "toxiproxy | all | heartbeat ms (mean / worst interval, busiest broker) | OffsetFetch ms | "
+           "request handlers idle (lowest) |", "|" + "---|" * 15]
+    for r in rows:
+        m = r.get("measured")
+        if not m:
+            continue
+        for phase, c in m["cpu"].items():
+            sh = c["share_of_cores"]
+            hb = _busiest(m["brokers"], phase, ("ConsumerGroupHeartbeat", "Heartbeat"))
+            of = _busiest(m["brokers"], phase, ("OffsetFetch",))
+            idle = min((b["idle"].get("RequestHandlerAvgIdlePercent", {}).get("min", 1.0)
+                        for b in m["brokers"].values()), default=None)
+            out.append(f"| {r['case']} | {r['protocol']} | {r['members']} | {r.get('per_process', '')} | {phase} | "
+                       f"{c['wall_s']} | " + " | ".join(f"{sh.get(k, 0):.0%}" for k in
+                                                        ("broker", "member", "group_watch", "runner", "toxiproxy"))
+                       + f" | {c['all_share_of_cores']:.0%} | {hb} | {of} | {_f(idle)} |")
+    return "\n".join(out)
+
+
+def _busiest(brokers: dict, phase: str, requests: tuple[str, ...]) -> str:
+    """`mean / worst` ms of the first of `requests` any broker handled in `phase`, on the broker that handled most."""
+    for req in requests:
+        got = [b[phase][req] for b in brokers.values() if req in b.get(phase, {})]
+        if got:
+            x = max(got, key=lambda v: v["requests"])
+            return f"{x['mean_ms']:g} / {x['worst_interval_mean_ms']:g} ({req}, {x['requests']})"
+    return ""
+
+
 def _write_outputs(a, rows: list[dict]) -> int:
     print(markdown(rows))
+    if any(r.get("measured") for r in rows):
+        print(measured_markdown(rows))
     if a.markdown:
-        Path(a.markdown).write_text(markdown(rows))
+        Path(a.markdown).write_text(markdown(rows) + ("\n\n" + measured_markdown(rows)
+                                                      if any(r.get("measured") for r in rows) else ""))
     if a.svg:
         Path(a.svg).parent.mkdir(parents=True, exist_ok=True)
         Path(a.svg).write_text(svg(rows))
@@ -345,15 +399,56 @@ def _run_one(a, cluster, root: Path, path: Path, case: str, protocol: str, membe
     from harness.run.runner import RunConfig, run_scenario
     cfg = RunConfig.for_scenario(str(path), seed=a.seed, protocol=protocol, kafka_version=a.kafka_version,
                                  runs_root=str(root), stable_timeout_s=a.stable_timeout, drain_timeout_s=120.0)
+    measure = a.measure or case == "scale-300"
+    meters = start_meters(cluster, a.kafka_version, root / "measure") if measure else None
     w0, c0 = time.monotonic(), _cpu()
-    res = run_scenario(cfg, cluster=cluster, progress=lambda x: print(f"  {x}", flush=True))
+    try:
+        res = run_scenario(cfg, cluster=cluster, progress=lambda x: print(f"  {x}", flush=True))
+    finally:
+        taken = stop_meters(meters) if meters else None
     row = row_of(case, protocol, res, members, partitions)
+    row["per_process"] = a.shapes[case][3]
+    if taken:
+        row["measured"] = measured(res.run_dir, *taken)
     row["wall_s"], row["runner_cpu_s"] = round(time.monotonic() - w0, 1), round(_cpu() - c0, 1)
     row["runner_cpu_s_per_min"] = round(row["runner_cpu_s"] / max(row["wall_s"] / 60, 1e-9), 2)
     if case == "scale-300":
         row["judging"] = judge_time(res.run_dir)
     print(json.dumps({k: v for k, v in row.items() if k != "ran"}), flush=True)
     return row
+
+
+def start_meters(cluster, version: str, out_dir: Path):
+    """The process CPU sampler and one JmxTool per broker of the bench's local cluster."""
+    from harness.kafka import dist as kafka_dist
+    from resources import BrokerMetrics, ProcessCpu
+    pids = {b: n.proc.pid for b, n in cluster.nodes.items() if n.proc is not None}
+    jmx = BrokerMetrics(pids, kafka_dist.resolve(version).classpath, out_dir / time.strftime("%H%M%S")).start()
+    return ProcessCpu().start(), jmx
+
+
+def stop_meters(meters) -> tuple[list[dict], dict]:
+    cpu, jmx = meters
+    return cpu.stop(), jmx.stop()
+
+
+def measured(run_dir, samples: list[dict], jmx_rows: dict) -> dict:
+    """Per phase: each kind of process's CPU and share of the cores, and per broker the request latencies and the
+    lowest idle shares; the phases from the run's own history (the first member's start, the step's start)."""
+    import os
+    from harness.record.history import read_file
+    from harness.record.rundir import HARNESS_HISTORY, RunDir
+    from resources import cpu_summary, idle_summary, request_summary
+    _, evs = read_file(RunDir(run_dir).history_file(HARNESS_HISTORY))
+    first = min((e["mono"] for e in evs if e["type"] == "member_start"), default=samples[0]["mono"])
+    step = min((e["mono"] for e in evs if e["type"] == "action_start"
+                and e.get("kind") not in ("sleep", "wait_stable")), default=samples[-1]["mono"])
+    bounds = {"joining": (first, step), "step_and_after": (step, samples[-1]["mono"])}
+    wall = {k: (time.time() - time.monotonic() + a) * 1000 for k, (a, _) in bounds.items()}  # JmxTool's clock
+    brokers = {b: {"joining": request_summary(rows, wall["joining"], wall["step_and_after"]),
+                   "step_and_after": request_summary(rows, wall["step_and_after"]), "idle": idle_summary(rows)}
+               for b, rows in jmx_rows.items()}
+    return {"cores": os.cpu_count(), "cpu": cpu_summary(samples, os.cpu_count() or 1, bounds), "brokers": brokers}
 
 
 if __name__ == "__main__":
