@@ -2,13 +2,16 @@
 
 Most of a long history is per-record events (`BULK_TYPES`), written by the harness's own writers in one
 compact layout (`json.dumps(..., separators=(",", ":"))`). Parsing each line into a dict and then into
-columns cost most of a judgment (1,000,000 events: 17.5 s of CPU before, docs/benchmarks.md), and no
-JSON library builds typed columns from JSON lines without a per-line object (orjson, the fastest, still
-makes a dict per line; pyarrow's JSON reader cannot type a heterogeneous history). So this module reads
-them by hand, with numpy: the layout of the first compact line of a block is learned (`_template`), and
-every line of that type is checked byte for byte against it (`_Chunk.match`); numbers are read exactly
-from their digits (`_Chunk.number`: integers as such; floats as digits / 10**k, exact below 16 digits,
-else the standard conversion); strings become codes. Any line that does not match the layout to the byte
+columns cost most of a judgment (1,000,000 events: 17.5 s of CPU before, docs/benchmarks.md). The JSON
+libraries that read JSON lines into typed columns (polars, DuckDB, pyarrow, each given an explicit schema) or
+typed objects (msgspec) were measured on the 165 MB history of bench/judge.py's default run (bench/json_readers.py;
+docs/benchmarks.md, "JSON libraries as the reader"): the fastest takes 1.0 s of CPU, and 0.2 s to import, to read
+the bulk fields alone, none of this reader's other work done; this reader takes 2.4 s. That is over twice the 0.5 s a
+load may take for a run to be judged in under 1 s, so no library was taken up (yet). This module reads the
+lines by hand, with numpy: the layout of the first compact line of a block is learned (`_template`), and every
+line of that type is checked byte for byte against it (`_Chunk.match`); numbers are read exactly from their
+digits (`_Chunk.number`: integers as such; floats as digits / 10**k, exact below 16 digits, else the standard
+conversion); strings become codes. Any line that does not match the layout to the byte
 (other spacing or field order, escapes, non-ASCII, exponents, wrong types) is left to orjson by the
 caller, so a third-party member's valid JSON reads the same; tests/unit/test_history.py holds both paths
 to the same dicts.
