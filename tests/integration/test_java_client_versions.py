@@ -30,6 +30,7 @@ def loaded(run_dir) -> list[str]:
     return [e["client"].split()[1] for e in started]
 
 
+@pytest.mark.nightly  # 40-110 s (the release's build, then a run); the mix below runs that release in CI
 def test_the_java_member_runs_an_older_kafka_clients_against_the_brokers(run_scenario):
     result = run_scenario("member-kill", protocol="classic-cooperative", member="java", client_version=OLDER)
     assert_run_passes(result)
