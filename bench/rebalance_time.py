@@ -26,8 +26,9 @@ Options that shape the members (every row says its processing time and refresh):
 - `--client-set KEY=VALUE` (repeatable): a client setting for every member, e.g. `debug=cgrp` for the client's
   group-coordination lines in the members' logs.
 - `--per-process N`: members hosted per member process (10 unless told), `--broker-set KEY=VALUE` (repeatable): a
-  broker setting of the bench's cluster (e.g. `group.consumer.heartbeat.interval.ms=5000`, Kafka's default; the
-  harness's cluster uses 500 ms).
+  broker setting of the bench's cluster (e.g. `group.consumer.heartbeat.interval.ms=500`, the harness's own; a
+  cluster that runs `scale-300` takes Kafka's 5 s and 45 s for the consumer protocol's heartbeat interval and session
+  timeout unless told otherwise, for every case it runs; each row says the broker settings it ran with).
 - `--measure` (always on for `scale-300`): what the run cost the machine, per phase (the members' joining, from the
   first member's start to the step; the step and after): the CPU of each kind of process (brokers, member
   processes, the harness's group watch, Toxiproxy, the runner) and the brokers' own request latencies and idle
@@ -51,6 +52,11 @@ REFRESH_KEY = "topic.metadata.refresh.interval.ms"
 DEFAULT_REFRESH_S = 5.0  # the bench's refresh unless --metadata-refresh says otherwise
 LIBRDKAFKA_REFRESH_S = 300.0  # librdkafka's own default of REFRESH_KEY (CONFIGURATION.md), for the table
 PER_PROCESS = 10  # members per member process in every case
+#: Kafka's own consumer-protocol heartbeat interval and session timeout (the harness's clusters use 0.5 s and 6 s, quick
+#: for small groups): `scale-300` runs with these unless --broker-set says otherwise, since at 300 members on a 2-core
+#: machine the coordinator's heartbeat answers outlast librdkafka's heartbeat timeout of one 0.5 s interval
+#: (docs/benchmarks.md, "300 members converged and judged")
+KAFKA_GROUP_DEFAULTS = {"group.consumer.heartbeat.interval.ms": "5000", "group.consumer.session.timeout.ms": "45000"}
 #: name -> (members, partitions, steps, members per process)
 CASES = {
     "partitions-900": (10, 100, [{"action": "add_partitions", "after": 2.0, "count": 1000}], PER_PROCESS),
@@ -200,9 +206,9 @@ def _cpu() -> float:
 def markdown(rows: list[dict]) -> str:
     """The table of docs/benchmarks.md: one row per case and protocol, the published figure beside."""
     out = ["| case | protocol | members | partitions | processing ms per record | metadata refresh s | "
-           "trigger to stable s | action s | unowned sum s | "
+           "consumer heartbeat / session s (brokers) | trigger to stable s | action s | unowned sum s | "
            "longest unowned s | partitions unowned | published s | harness / published | verdicts |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         pub = PUBLISHED.get(r["case"], {}).get("consumer" if r["protocol"] == "consumer" else "classic")
         s = r["settled_s"]
@@ -212,11 +218,20 @@ def markdown(rows: list[dict]) -> str:
         proc = r.get("processing_ms")
         out.append(f"| {r['case']} | {r['protocol']} | {r['members']} | {r['partitions']} | "
                    f"{'' if proc is None else proc if isinstance(proc, str) else f'{proc:g}'} | "
-                   f"{refresh_label(r.get('metadata_refresh_s'))} | {st} | "
+                   f"{refresh_label(r.get('metadata_refresh_s'))} | {group_timing_label(r.get('broker_settings'))} | {st} | "
                    f"{_f(r['action_s'])} | {_f(r['unowned_sum_s'])} | {_f(r['unowned_max_s'])} | "
                    f"{r['partitions_unowned'] if r['partitions_unowned'] is not None else ''} | "
                    f"{_f(pub)} | {ratio} | {verdicts} |")
     return "\n".join(out) + "\n"
+
+
+def group_timing_label(brokers: dict | None) -> str:
+    """The consumer protocol's heartbeat interval and session timeout (s) the bench's brokers ran with: the harness's
+    cluster's own (0.5 and 6 s) unless the row's broker settings say otherwise."""
+    from harness.cluster.base import BrokerSettings
+    d = BrokerSettings.for_brokers(3, brokers or {}).properties()
+    return (f"{int(d['group.consumer.heartbeat.interval.ms']) / 1000:g} / "
+            f"{int(d['group.consumer.session.timeout.ms']) / 1000:g}")
 
 
 def _f(x) -> str:
@@ -301,6 +316,8 @@ def parse_args(argv=None):
         a.client = client_settings(refresh_seconds(a.metadata_refresh), settings(a.client_set, "--client-set"))
         a.shapes = {c: case_shape(c, a.members, a.per_process) for c in a.cases}
         a.brokers = dict(settings(a.broker_set, "--broker-set"))
+        if "scale-300" in a.cases:
+            a.brokers = {**KAFKA_GROUP_DEFAULTS, **a.brokers}
     except (ValueError, BadInput) as e:
         print(f"rebalance_time: {e}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -407,7 +424,7 @@ def _run_one(a, cluster, root: Path, path: Path, case: str, protocol: str, membe
     finally:
         taken = stop_meters(meters) if meters else None
     row = row_of(case, protocol, res, members, partitions)
-    row["per_process"] = a.shapes[case][3]
+    row["per_process"], row["broker_settings"] = a.shapes[case][3], a.brokers
     if taken:
         row["measured"] = measured(res.run_dir, *taken)
     row["wall_s"], row["runner_cpu_s"] = round(time.monotonic() - w0, 1), round(_cpu() - c0, 1)

@@ -95,11 +95,12 @@ def row(**kw):
 
 
 def test_the_table_and_chart_say_each_rows_processing_time_and_refresh(bench):
-    rows = [row(), row(members=100, processing_ms=20.0, metadata_refresh_s=None, protocol="classic-eager")]
+    rows = [row(), row(members=100, processing_ms=20.0, metadata_refresh_s=None, protocol="classic-eager",
+                       broker_settings={"group.consumer.heartbeat.interval.ms": "5000"})]
     lines = bench.markdown(rows).splitlines()
-    assert "| processing ms per record | metadata refresh s |" in lines[0]
-    assert lines[2].startswith("| partitions-900 | consumer | 10 | 100 | 0 | 5 | 12.50 |")
-    assert lines[3].startswith("| partitions-900 | classic-eager | 100 | 100 | 20 | default (300) | 12.50 |")
+    assert "| processing ms per record | metadata refresh s | consumer heartbeat / session s (brokers) |" in lines[0]
+    assert lines[2].startswith("| partitions-900 | consumer | 10 | 100 | 0 | 5 | 0.5 / 6 | 12.50 |")
+    assert lines[3].startswith("| partitions-900 | classic-eager | 100 | 100 | 20 | default (300) | 5 / 6 | 12.50 |")
     assert all(ln.count("|") == lines[0].count("|") for ln in lines)
     chart = bench.svg(rows)
     assert ">partitions-900 consumer<" in chart
@@ -111,5 +112,18 @@ def test_render_only_writes_the_table_and_chart_of_the_saved_rows_without_a_clus
     out, md, chart = tmp_path / "rows.json", tmp_path / "rows.md", tmp_path / "chart.svg"
     out.write_text(json.dumps([row(), row(protocol="classic-eager", settled_s=None, why="never settled")]))
     assert bench.main(["--out", str(out), "--render-only", "--markdown", str(md), "--svg", str(chart)]) == 0
-    assert "| partitions-900 | classic-eager | 10 | 100 | 0 | 5 | not settled (never settled) |" in md.read_text()
+    assert "| partitions-900 | classic-eager | 10 | 100 | 0 | 5 | 0.5 / 6 | not settled (never settled) |" in md.read_text()
     assert "never settled</text>" in chart.read_text()
+
+
+def test_scale_300_runs_with_kafkas_heartbeat_and_session_unless_told(bench):
+    a = bench.parse_args(["--cases", "scale-300"])
+    assert a.brokers == {"group.consumer.heartbeat.interval.ms": "5000", "group.consumer.session.timeout.ms": "45000"}
+    a = bench.parse_args(["--cases", "scale-300", "--broker-set", "group.consumer.heartbeat.interval.ms=500"])
+    assert a.brokers["group.consumer.heartbeat.interval.ms"] == "500"
+    assert bench.parse_args(["--cases", "partitions-900"]).brokers == {}
+
+
+def test_each_row_says_the_consumer_heartbeat_and_session_its_brokers_ran_with(bench):
+    assert bench.group_timing_label(None) == "0.5 / 6"  # the harness's cluster's own
+    assert bench.group_timing_label(bench.KAFKA_GROUP_DEFAULTS) == "5 / 45"
