@@ -2,19 +2,28 @@
 
 Most of a long history is per-record events (`BULK_TYPES`), written by the harness's own writers in one
 compact layout (`json.dumps(..., separators=(",", ":"))`). Parsing each line into a dict and then into
-columns cost most of a judgment (1,000,000 events: 17.5 s of CPU before, docs/benchmarks.md). The JSON
-libraries that read JSON lines into typed columns (polars, DuckDB, pyarrow, each given an explicit schema) or
-typed objects (msgspec) were measured on the 165 MB history of bench/judge.py's default run (bench/json_readers.py;
-docs/benchmarks.md, "JSON libraries as the reader"): the fastest takes 1.0 s of CPU, and 0.2 s to import, to read
-the bulk fields alone, none of this reader's other work done; this reader takes 2.4 s. That is over twice the 0.5 s a
-load may take for a run to be judged in under 1 s, so no library was taken up (yet). This module reads the
-lines by hand, with numpy: the layout of the first compact line of a block is learned (`_template`), and every
-line of that type is checked byte for byte against it (`_Chunk.match`); numbers are read exactly from their
-digits (`_Chunk.number`: integers as such; floats as digits / 10**k, exact below 16 digits, else the standard
-conversion); strings become codes. Any line that does not match the layout to the byte
-(other spacing or field order, escapes, non-ASCII, exponents, wrong types) is left to orjson by the
-caller, so a third-party member's valid JSON reads the same; tests/unit/test_history.py holds both paths
-to the same dicts.
+columns cost most of a judgment (1,000,000 events: 17.5 s of CPU before, docs/benchmarks.md).
+
+Two readers of the compact lines fill the same columns; every other line goes to orjson either way:
+
+- The compiled scanner (`_bulkscan.c`, `_Scanned`), built by `pip install -e .` when a C compiler is there: one pass
+  over a block, every line checked and read field by field, strings turned into codes as `History._code_list`
+  makes them. It is hand-written because no maintained library reads fast enough: the JSON libraries that read
+  JSON lines into typed columns (polars, DuckDB, pyarrow, each given an explicit schema) or typed objects (msgspec)
+  were measured on the 165 MB history of bench/judge.py's default run (bench/json_readers.py; docs/benchmarks.md,
+  "JSON libraries as the reader"): the fastest takes 1.0 s of CPU and 0.2 s to import for the bulk fields alone,
+  twice the 0.5 s a load may take for a run to be judged in under 1 s; the scanner takes about 0.25 s.
+- The numpy path (`_Chunk`, `History._fast`), where the scanner is not built: the layout of the first compact line of
+  a block is learned (`_template`), and every line of that type is checked byte for byte against it
+  (`_Chunk.match`); numbers are read exactly from their digits (`_Chunk.number`: integers as such; floats as
+  digits / 10**k, exact below 16 digits, else the standard conversion); strings become codes. About 3 times slower.
+
+Both take a line only when it is in the writers' layout and its values are ones the columns hold as written; any
+line that is not (other spacing or field order, escapes, non-ASCII, exponents, negative numbers, wrong types) is
+left to orjson by the caller, so a third-party member's valid JSON reads the same, and a bad line is refused the
+same way; tests/unit/test_history.py holds both readers to the same dicts. The scanner's rule is per line (the
+header of `_bulkscan.c`): it takes every line the numpy path takes and also the compact lines of layouts beyond the
+few the numpy path learns per block.
 """
 
 from __future__ import annotations
@@ -144,6 +153,10 @@ def _template(line: bytes, type_: str) -> tuple[list, set] | None:
     for i, (k, v) in enumerate(d.items()):
         if not k.isascii() or not k.isprintable() or '"' in k or "\\" in k:
             return None
+        if type_[0] == "c" and (
+            (k == "offsets" and type(v) is not list) or (k == "requested_mono" and type(v) not in (int, float))
+        ):  # the dict path's: a committed line's offsets that are no list, a requested_mono that is no number
+            return None
         lit, kind = lit + ("," if i else "") + f'"{k}":', spec.get(k)
         if k == "type" or (v is None and kind in (None, "c")) or (kind is None and isinstance(v, bool)):
             lit += json.dumps(v)
@@ -240,3 +253,45 @@ class _Chunk:
             return np.full(len(w), code([M[0].tobytes().rstrip(b"\0").decode()])[0], np.int64)
         u, inv = np.unique(np.ascontiguousarray(M).view(f"S{8 * keep.shape[1]}").ravel(), return_inverse=True)
         return np.asarray(code([x.decode() for x in u]), np.int64)[inv.ravel()]
+
+
+try:  # the compiled scanner (_bulkscan.c), built at install when a C compiler is there; else the numpy path
+    from harness.record import _bulkscan as COMPILED
+
+    COMPILED = COMPILED if getattr(COMPILED, "VERSION", None) == 1 else None  # built from another source: not used
+except ImportError:  # pragma: no cover - an install without a C compiler
+    COMPILED = None
+
+
+class _Scanned:
+    """The complete lines of a block read by the compiled scanner: line bounds (`s`, `e`), each line's kind (as
+    History.load keeps it: 255 to be parsed, 0 the header) and mono, and the columns of the compact bulk lines."""
+
+    def __init__(self, buf: bytes, first: bool, mdef, codes: dict) -> None:
+        np, self.buf = _np(), buf
+        _, *cols = COMPILED.scan(buf, first, codes, mdef)
+        self.s, self.e, self.kind, self.mono, *self.cols = [np.frombuffer(c, t) for c, t in zip(cols, "qqBdqqqqqqdqq")]
+        self.table = [np.frombuffer(c, np.int64) for c in cols[13:]]  # committed offsets: topic, partition, offset
+
+    def line(self, i: int) -> bytes:
+        return self.buf[self.s[i] : self.e[i]]
+
+    def pieces(self) -> list:
+        """(type, lines, columns) of each bulk type read, the columns as the numpy path makes them."""
+        np, out = _np(), []
+        member, topic, task, partition, first, last, requested, ok, nofs = self.cols
+        for k, t in enumerate(BULK_TYPES, start=1):
+            if not len(li := np.flatnonzero(self.kind == k)):
+                continue
+            cols = {"mono": self.mono[li]}
+            if t == "processed":
+                cols |= dict(partition=partition[li], first=first[li], last=last[li], task=task[li],
+                             member=member[li], topic=topic[li])
+            elif t == "acked":
+                cols |= dict(topic=topic[li], partition=partition[li], offset=first[li])
+            elif t == "committed":
+                cols |= dict(member=member[li], ok=ok[li], c_row=np.repeat(np.arange(len(li)), nofs[li]),
+                             requested=requested[li], c_topic=self.table[0], c_partition=self.table[1],
+                             c_offset=self.table[2])
+            out.append((t, li, cols))
+        return out

@@ -100,15 +100,25 @@ def _header(path, line: bytes) -> dict:
     return checked_header(path, parsed)
 
 
-def _blocks(path) -> Iterator[tuple[int, bytes]]:
-    """(byte offset, complete lines) of a file by blocks; what follows the last newline (a torn line) is dropped."""
+def _blocks(path) -> Iterator[tuple[int, bytearray]]:
+    """(byte offset, complete lines) of a file by blocks; what follows the last newline (a torn line) is dropped.
+    Each block is a new buffer that the file is read into, after the previous block's last partial line: no copy of
+    a block (two copies of each were a third of the compiled reader's time)."""
     with open(path, "rb") as f:
         carry, pos = b"", 0
-        while block := f.read(CHUNK_BYTES):
-            buf = carry + block if carry else block
-            if cut := buf.rfind(b"\n") + 1:
-                yield pos, buf[:cut]
-            carry, pos = buf[cut:], pos + cut
+        while True:
+            buf = bytearray(len(carry) + CHUNK_BYTES)
+            buf[: len(carry)] = carry
+            with memoryview(buf) as view, view[len(carry) :] as rest:
+                got = f.readinto(rest)
+            if not got:
+                return
+            del buf[len(carry) + got :]
+            cut = buf.rfind(b"\n") + 1
+            carry, pos = bytes(buf[cut:]), pos + cut
+            if cut:
+                del buf[cut:]
+                yield pos - cut, buf
 
 
 def _parse(path, lines: list[bytes], numbers: Sequence[int]) -> tuple[list, list[int]]:

@@ -16,7 +16,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from harness.record.columns import _COMMITTED, _SPEC, _WORD, Bulk, _Chunk, _dict_columns, _np, _template
+from harness.record import columns as _columns
+from harness.record.columns import _COMMITTED, _SPEC, _WORD, Bulk, _Chunk, _dict_columns, _np, _Scanned, _template
 from harness.record.format import (
     BULK_TYPES,
     CHUNK_BYTES,
@@ -109,14 +110,11 @@ class History:
         for path in sorted(Path(history_dir).glob(GLOB)):
             fh, lineno = None, 0
             for pos, buf in _blocks(path):
-                ch, first = _Chunk(buf), fh is None
-                self.headers += [(fh := _File(path, _header(path, ch.line(0)), n)).header] if first else []
+                if first := fh is None:
+                    self.headers.append((fh := _File(path, _header(path, buf[: buf.index(b"\n")]), n)).header)
                 mdef = fh.header.get("member") if fh.header.get("source") == "member" else None
-                lines, mono, pieces, kind = np.arange(first, m := len(ch.s)), np.zeros(m), [], np.zeros(m, np.uint8)
-                kind[lines] = 255  # not read yet; 254: blank
-                word = ch.u64[ch.s[plain := lines[ch.plain[lines]]] + 8]  # bytes 8 to 15 of {"type":"acked",...
-                for t in BULK_TYPES:
-                    pieces += self._fast(ch, t, plain[word == _WORD[t]], kind, mono, mdef)
+                ch, kind, mono, pieces = self._block(buf, first, mdef)
+                lines = np.arange(first, len(ch.s))
                 evs, blank = _parse(path, list(map(ch.line, rest := np.flatnonzero(kind == 255))), rest + lineno)
                 kind[rest[blank]] = 254
                 cl, cd = self._dicts(evs, fh.header, mdef, pieces, np.delete(rest, blank).tolist(), kind, mono)
@@ -137,6 +135,20 @@ class History:
         self._control = sorted(zip(inv[np.concatenate(cids)].tolist() if cids else [], control), key=itemgetter(0))
         self._finish(inv)
         return self
+
+    def _block(self, buf: bytes, first: bool, mdef) -> tuple:
+        """A block's lines (`s`, `e`, `line`), each line's kind (255: to be parsed; 0: the header) and mono, and the
+        columns of its compact bulk lines: by the compiled scanner when it is built, else with numpy."""
+        if _columns.COMPILED is not None:
+            ch = _Scanned(buf, first, mdef, self._codes)
+            return ch, ch.kind, ch.mono, ch.pieces()
+        ch, np = _Chunk(buf), _np()
+        lines, mono, pieces, kind = np.arange(first, m := len(ch.s)), np.zeros(m), [], np.zeros(m, np.uint8)
+        kind[lines] = 255  # not read yet; 254: blank
+        word = ch.u64[ch.s[plain := lines[ch.plain[lines]]] + 8]  # bytes 8 to 15 of {"type":"acked",...
+        for t in BULK_TYPES:
+            pieces += self._fast(ch, t, plain[word == _WORD[t]], kind, mono, mdef)
+        return ch, kind, mono, pieces
 
     def _fast(self, ch: _Chunk, t: str, lines, kind, mono, mdef) -> list:
         """Read the lines of a bulk type laid out compactly (as the writers do) with numpy, without dicts."""

@@ -9,7 +9,23 @@ import time
 import numpy as np
 import pytest
 
+from harness.record import columns
 from harness.record.history import BULK_TYPES, History, HistoryFormatError, HistoryWriter, read_file
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def reader(request, monkeypatch):
+    """History.load's reader of compact bulk lines: the compiled scanner (harness/record/_bulkscan.c), or the numpy
+    path it falls back to where it was not built; each load test runs with both."""
+    if request.param == "numpy":
+        monkeypatch.setattr(columns, "COMPILED", None)
+    elif columns.COMPILED is None:
+        import shutil
+        import sysconfig
+        if shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]):
+            pytest.fail("harness.record._bulkscan is not built (or is of an older source): `pip install -e .` again")
+        pytest.skip("no C compiler here: the compiled scanner is not built")
+    return request.param
 
 
 def test_round_trip_and_merge_order(tmp_path):
@@ -134,7 +150,7 @@ def _plain(d):
     return [evs[i] for i in sorted(range(len(evs)), key=lambda i: (evs[i]["mono"], i))]
 
 
-def test_load_gives_the_same_events_as_plain_dicts(tmp_path):
+def test_load_gives_the_same_events_as_plain_dicts(tmp_path, reader):
     _write_run(tmp_path)
     h, plain = History.load(tmp_path), _plain(tmp_path)
     assert len(h) == len(plain)
@@ -143,7 +159,7 @@ def test_load_gives_the_same_events_as_plain_dicts(tmp_path):
     assert [e["type"] for e in h.of_type("member_start", "run_end")] == ["member_start"] * 2 + ["run_end"]
 
 
-def test_columns_hold_what_the_dicts_say(tmp_path):
+def test_columns_hold_what_the_dicts_say(tmp_path, reader):
     _write_run(tmp_path)
     h, plain = History.load(tmp_path), _plain(tmp_path)
     for ty in BULK_TYPES:
@@ -161,7 +177,7 @@ def test_columns_hold_what_the_dicts_say(tmp_path):
     assert max(len(e["offsets"]) for e in plain if e["type"] == "committed") == 2
 
 
-def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path):
+def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path, reader):
     from harness.invariants import CheckSettings, check_all, judge
     from harness.invariants.applies import decide
     _write_run(tmp_path)
@@ -177,7 +193,7 @@ def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path):
     assert judged == {n: decide(v, None).to_dict() for n, v in check_all(loaded, s).items()}
 
 
-def test_a_bulk_event_without_its_fields_is_refused(tmp_path):
+def test_a_bulk_event_without_its_fields_is_refused(tmp_path, reader):
     p = tmp_path / "member-m1.jsonl"
     with HistoryWriter(p, source="member", member="m1") as w:
         w.event("processed", topic="t", partition=0, first_offset=0)  # no last_offset
@@ -185,7 +201,7 @@ def test_a_bulk_event_without_its_fields_is_refused(tmp_path):
         History.load(tmp_path)
 
 
-def test_a_torn_line_elsewhere_than_at_the_end_is_an_error(tmp_path):
+def test_a_torn_line_elsewhere_than_at_the_end_is_an_error(tmp_path, reader):
     p = tmp_path / "m.jsonl"
     with HistoryWriter(p, source="member", member="m1") as w:
         w.event("started")
@@ -208,38 +224,62 @@ def _columns(h):
     return out
 
 
-def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path):
+_HDR = '{"type":"header","schema":"rebalance-history","version":1,"source":"member","member":"m1"}\n'
+#: member lines by other writers: other spacing, field order, escapes, exponents, nulls, non-ASCII; and compact
+#: ones in more layouts than the numpy path learns in a block, at the edges of what the compiled scanner reads
+_ANY_LAYOUT = [
+    '{"type":"processed","mono":1.5,"wall":1.0,"topic":"t","partition":0,"first_offset":0,"last_offset":4}',
+    '{"type": "processed", "mono": 1.6, "topic": "t", "partition": 1, "first_offset": 5, "last_offset": 9}',
+    '{"mono":1.7,"type":"processed","topic":"t","partition":2,"first_offset":10,"last_offset":12}',
+    '{"type":"processed","mono":1.8e0,"topic":"t\\"q","partition":0,"first_offset":13,"last_offset":14}',
+    '{"type":"processed","mono":1.9,"topic":"t\\u00e9","partition":3,"first_offset":-1,"last_offset":0}',
+    '{"type":"processed","mono":2,"member":null,"topic":"t","partition":0,"first_offset":0,"last_offset":0}',
+    '{"type":"processed","mono":2.1,"member":"m9","topic":"u","task":"0_1","partition":0,"first_offset":1,'
+    '"last_offset":1,"extra":[1,{"a":null}]}',
+    '{"type":"processed","mono":2.25,"topic":"t","partition":0,"first_offset":12345678901234567,'
+    '"last_offset":12345678901234568}',
+    '{"type":"acked","mono":2.3,"topic":"t","partition":0,"offset":7,"key":"k,\\"}","seq":1}',
+    '{"type":"acked","mono":2.4,"topic":"t","partition":0,"offset":8,"key":"k","seq":1.5e3}',
+    '{"type":"acked","mono":0.000001,"topic":"t","partition":5,"offset":0}',
+    '{"type":"failed","mono":2.5,"topic":"t","error":"x"}',
+    '{"type":"committed","mono":2.6,"offsets":[["t",0,5]],"ok":true}',
+    '{"type":"committed","mono":2.61,"offsets":[["t",1,6]],"ok":false,"requested_mono":2.0}',
+    '{"type":"committed","mono":2.62,"member":"m2","offsets":[["t",1,6],["u",2,3]],"ok":true}',
+    '{"type":"committed","mono":2.63,"offsets":[],"ok":1}',
+    '{"type":"committed","mono":2.64,"offsets":[["t",1,7]]}',
+    '{"type":"committed","mono":2.65,"offsets":[["t",0,5]],"ok":true}',
+    '{"type":"committed","mono":2.66,"offsets":[["t",0,6],["t",1,8]],"ok":true}',
+    '{"type":"committed","mono":2.67,"offsets":[["t",0,7],["t",1,9]],"ok":true}',
+    '{"type":"committed","mono":2.68,"offsets":[["t",0,8],["u",1,9],["t",2,1]],"ok":false,"error":"x"}',
+    '{"type":"committed","mono":2.69,"ok":true}',
+    '{"type":"committed","mono":2.691,"offsets":null,"ok":true}',
+    '{"type":"committed","mono":2.692,"offsets":[["t",0,9]],"ok":null,"requested_mono":2}',
+    '{"type":"committed","mono":2.693,"offsets":[%s],"ok":true}' % ",".join(f'["t",{i},{i}]' for i in range(16)),
+    '{"type":"committed","mono":2.694,"offsets":[%s],"ok":true}' % ",".join(f'["t",{i},{i}]' for i in range(17)),
+    '{"type":"processed","mono":2.701,"member":"m2","topic":"a,b}\x7f","partition":0,"first_offset":1,'
+    '"last_offset":2,"wall":1.5,"x":true,"y":false,"z":null,"ok":false}',
+    '{"type":"processed","mono":1234567.890123456789,"topic":"","partition":0,"first_offset":0,'
+    '"last_offset":123456789012345678}',
+    '{"type":"processed","mono":2.703,"topic":"t","partition":0,"first_offset":0,'
+    '"last_offset":1234567890123456789}',
+    '{"type":"processed","mono":0.1e1,"topic":"t","partition":0,"first_offset":0,"last_offset":0}',
+    '{"type":"processed","mono":0,"topic":"%s","partition":0,"first_offset":0,"last_offset":0}' % ("long" * 20),
+    '{"type":"processed","mono":2.705,"topic":"t","partition":0,"first_offset":0,"last_offset":0,"wall":1,'
+    '"wall":2}',
+    '{"type":"processed","mono":2.706,"topic":"t","partition":0,"first_offset":0,"last_offset":0,"ok":1}',
+    '{"type":"processed","mono":2.707,"topic":"t","partition":0,"first_offset":0,"last_offset":0} ',
+    '{"type":"acked","mono":2.708,"topic":null,"partition":0,"offset":3,"member":5,"task":[1]}',
+    '{"type":"acked","mono":2.709,"topic":"t","partition":0,"offset":4,"key":"k","seq":123456789012345678901}',
+    '{"type":"failed","mono":2.71,"topic":7}',
+    '{"type":"failedX","mono":2.711}',
+    '{"type":"stopped","mono":2.72}',
+]
+
+
+def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path, reader):
     """Member files by other writers: other spacing, field order, escapes, exponents, nulls, non-ASCII; the
     columns and events must be what the dicts say (as History.from_events builds them)."""
-    hdr = '{"type":"header","schema":"rebalance-history","version":1,"source":"member","member":"m1"}\n'
-    lines = [
-        '{"type":"processed","mono":1.5,"wall":1.0,"topic":"t","partition":0,"first_offset":0,"last_offset":4}',
-        '{"type": "processed", "mono": 1.6, "topic": "t", "partition": 1, "first_offset": 5, "last_offset": 9}',
-        '{"mono":1.7,"type":"processed","topic":"t","partition":2,"first_offset":10,"last_offset":12}',
-        '{"type":"processed","mono":1.8e0,"topic":"t\\"q","partition":0,"first_offset":13,"last_offset":14}',
-        '{"type":"processed","mono":1.9,"topic":"t\\u00e9","partition":3,"first_offset":-1,"last_offset":0}',
-        '{"type":"processed","mono":2,"member":null,"topic":"t","partition":0,"first_offset":0,"last_offset":0}',
-        '{"type":"processed","mono":2.1,"member":"m9","topic":"u","task":"0_1","partition":0,"first_offset":1,'
-        '"last_offset":1,"extra":[1,{"a":null}]}',
-        '{"type":"processed","mono":2.25,"topic":"t","partition":0,"first_offset":12345678901234567,'
-        '"last_offset":12345678901234568}',
-        '{"type":"acked","mono":2.3,"topic":"t","partition":0,"offset":7,"key":"k,\\"}","seq":1}',
-        '{"type":"acked","mono":2.4,"topic":"t","partition":0,"offset":8,"key":"k","seq":1.5e3}',
-        '{"type":"acked","mono":0.000001,"topic":"t","partition":5,"offset":0}',
-        '{"type":"failed","mono":2.5,"topic":"t","error":"x"}',
-        '{"type":"committed","mono":2.6,"offsets":[["t",0,5]],"ok":true}',
-        '{"type":"committed","mono":2.61,"offsets":[["t",1,6]],"ok":false,"requested_mono":2.0}',
-        '{"type":"committed","mono":2.62,"member":"m2","offsets":[["t",1,6],["u",2,3]],"ok":true}',
-        '{"type":"committed","mono":2.63,"offsets":[],"ok":1}',
-        '{"type":"committed","mono":2.64,"offsets":[["t",1,7]]}',
-        '{"type":"committed","mono":2.65,"offsets":[["t",0,5]],"ok":true}',
-        '{"type":"committed","mono":2.66,"offsets":[["t",0,6],["t",1,8]],"ok":true}',
-        '{"type":"committed","mono":2.67,"offsets":[["t",0,7],["t",1,9]],"ok":true}',
-        '{"type":"committed","mono":2.68,"offsets":[["t",0,8],["u",1,9],["t",2,1]],"ok":false,"error":"x"}',
-        '{"type":"committed","mono":2.69,"ok":true}',
-        '{"type":"stopped","mono":2.7}',
-    ]
-    (tmp_path / "member-m1.jsonl").write_text(hdr + "\n".join(lines) + "\n")
+    (tmp_path / "member-m1.jsonl").write_text(_HDR + "\n".join(_ANY_LAYOUT) + "\n")
     h = History.load(tmp_path)
     plain = _plain(tmp_path)
     assert h.events == plain
@@ -257,8 +297,16 @@ def test_lines_of_any_layout_are_read_as_their_dicts(tmp_path):
     ('{"type":"acked","mono":1.0,"topic":"t","partition":1,"offset":2}x', "bad event line"),
     ('{"type":"acked","mono":1.0,"topic":"t\tx","partition":1,"offset":2}', "bad event line"),
     ('{"type":"acked","mono":"1","topic":"t","partition":1,"offset":2}', "numeric mono"),
+    ('{"type":"acked","mono":null,"topic":"t","partition":1,"offset":2}', "numeric mono"),
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":1,"first_offset":0,"last_offset":-1e400}',
+     "bad event line"),
+    ('{"type":"committed","mono":1.0,"offsets":[["t",0,1]],"ok":true,"requested_mono":"1"}', "lacks a field"),
+    ('{"type":"committed","mono":1.0,"offsets":[["t",0,1]],"ok":true,"requested_mono":null}', "lacks a field"),
+    ('{"type":"committed","mono":1.0,"offsets":5,"ok":true}', "lacks a field"),
+    ('{"type":"committed","mono":1.0,"offsets":[["t",0]],"ok":true}', "lacks a field"),
+    ('{"type":"processed","mono":1.0,"topic":"t","partition":1,"first_offset":0,"last_offset":1,}', "bad event line"),
 ])
-def test_a_wrong_bulk_line_among_compact_ones_is_refused(tmp_path, line, what):
+def test_a_wrong_bulk_line_among_compact_ones_is_refused(tmp_path, reader, line, what):
     good = '{"type":"%s","mono":0.5,"topic":"t","partition":1,%s}' % (
         ("processed", '"first_offset":0,"last_offset":1') if "processed" in line else ("acked", '"offset":1'))
     hdr = '{"type":"header","schema":"rebalance-history","version":1,"source":"member","member":"m1"}\n'
@@ -267,16 +315,40 @@ def test_a_wrong_bulk_line_among_compact_ones_is_refused(tmp_path, line, what):
         History.load(tmp_path)
 
 
-def test_compact_commits_of_several_partitions_take_the_numpy_path(tmp_path, monkeypatch):
+def test_compact_commits_of_several_partitions_are_read_as_columns(tmp_path, reader, monkeypatch):
     """A member commits every partition it processed at once: such lines are read as columns, not parsed as dicts
-    (one layout per offset count), and hold what the dicts say."""
+    (the numpy path: one layout per offset count), and hold what the dicts say; so are the other bulk lines."""
     import harness.record.history as hist_mod
     parsed = []
     real = hist_mod._dict_columns
     monkeypatch.setattr(hist_mod, "_dict_columns", lambda t, ds, *a: parsed.append((t, len(ds))) or real(t, ds, *a))
     _write_run(tmp_path, n=600)
     h = History.load(tmp_path)
-    assert not [p for p in parsed if p[0] == "committed"], parsed
+    assert not parsed, parsed  # no bulk line of the writers' is left to the JSON parser
     c = h.bulk("committed")
     assert len(c.c_row) > c.n and set(np.bincount(c.c_row).tolist()) == {1, 2}
     assert _columns(h) == _columns(History(_plain(tmp_path)))
+
+
+def test_the_compiled_scanner_leaves_to_the_json_parser_only_lines_not_laid_out_as_the_writers_do(tmp_path,
+                                                                                               monkeypatch):
+    """Every line the numpy path reads, the compiled scanner reads too; it also reads compact lines of more layouts
+    than the numpy path learns in a block. What it leaves: other spacing or field order, escapes, exponents, a
+    negative number, an integer of 19 digits, a list it does not take, a duplicate key, `ok` not a boolean, a
+    trailing space, and the lines of no bulk type."""
+    import harness.record.history as hist_mod
+    if columns.COMPILED is None:
+        pytest.skip("the compiled scanner is not built here")
+    (tmp_path / "member-m1.jsonl").write_text(_HDR + "\n".join(_ANY_LAYOUT) + "\n")
+    real, left = hist_mod._parse, {}
+
+    def parse(path, lines, numbers):  # the lines handed to the JSON parser
+        left[mode] = sorted(_ANY_LAYOUT.index(x.decode()) for x in lines)
+        return real(path, lines, numbers)
+
+    monkeypatch.setattr(hist_mod, "_parse", parse)
+    for mode, scanner in (("compiled", columns.COMPILED), ("numpy", None)):
+        monkeypatch.setattr(columns, "COMPILED", scanner)
+        History.load(tmp_path)
+    assert left["compiled"] == [1, 2, 3, 4, 6, 8, 9, 15, 21, 22, 25, 28, 29, 31, 32, 33, 34, 37, 38]
+    assert set(left["compiled"]) < set(left["numpy"])
