@@ -9,7 +9,8 @@ they were never given: the checkers' failure paths); or --run-dir names an exist
 Python process (so nothing is warm or already allocated) then loads the run's history (History.load) and
 judges it, and reports to this one:
 
-- load: wall and CPU seconds of History.load(RUN/history);
+- load: wall and CPU seconds of History.load(RUN/history), and which reader read the compact lines (`compiled`:
+  harness/record/_bulkscan.c; `numpy` where it is not built, and in code before it; `older` before the numpy one);
 - judge: wall and CPU seconds of the judgment. With --api judge (the default) that is
   harness.invariants.judge(history), which reads the kind and settings from the history's run_start alone.
   With --api check_all it is check_all(history, CheckSettings(topic=<run_start's topic>, partitions=6)), the
@@ -89,7 +90,13 @@ else:
     verdicts = check_all(history, CheckSettings(topic=start["settings"]["topic"], partitions=6))
 w2, c2 = clock()
 start = history.run_start() if hasattr(history, "run_start") else None
-json.dump({"harness": harness.__file__, "events": len(history), "load_s": w1 - w0, "load_cpu_s": c1 - c0,
+try:
+    from harness.record import columns
+    reader = "compiled" if getattr(columns, "COMPILED", None) is not None else "numpy"
+except ImportError:  # code older than harness.record.columns
+    reader = "older"
+json.dump({"harness": harness.__file__, "reader": reader,
+           "events": len(history), "load_s": w1 - w0, "load_cpu_s": c1 - c0,
            "judge_s": w2 - w1 + times.get("timeline.build", (0, 0))[0],
            "judge_cpu_s": c2 - c1 + times.get("timeline.build", (0, 0))[1], "per_checker": times,
            "loadavg": os.getloadavg(), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -195,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         results.append(json.loads(done.stdout))
     last = results[-1]
-    print(f"run: {run} ({last['events']:,} events)\nharness: {last['harness']}\napi: {args.api}\n")
+    print(f"run: {run} ({last['events']:,} events)\nharness: {last['harness']} (reader: {last['reader']})\n"
+          f"api: {args.api}\n")
     print(f"{'':8}{'load s':>9}{'(cpu)':>8}{'judge s':>10}{'(cpu)':>8}{'total s':>10}{'(cpu)':>8}{'peak RSS MB':>13}"
           f"  load average (1, 5, 15 min) at the end")
     for i, r in enumerate(results, 1):
