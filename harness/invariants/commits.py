@@ -316,8 +316,7 @@ class _Commits:
     def __init__(self, history: History, tl: timeline.Timeline) -> None:
         c = history.bulk("committed")
         lay = tl.layout
-        base = np.array([lay.code_base(int(x)) for x in c.c_topic.tolist()], np.int64) if len(c.c_topic) else \
-            np.zeros(0, np.int64)
+        base = lay.code_bases(c.c_topic)
         sel = np.flatnonzero((base >= 0) & ((c.c_partition >= 0) | (not lay.multi)))
         row = c.c_row[sel]
         keep = c.mono[row] <= tl.end
@@ -326,10 +325,14 @@ class _Commits:
         self.n_ok, self.n_failed = int(np.count_nonzero(ok)), int(np.count_nonzero(~ok))
         part = c.c_partition[sel] + base[sel]  # global partitions (the partition itself with one topic)
         self.by_p: dict[int, tuple] = {}
-        for p in np.unique(part).tolist():
-            k = part == p
-            self.by_p[p] = (c.mono[row[k]], c.c_offset[sel[k]], ok[k], c.member[row[k]], c.seq[row[k]],
-                            np.minimum(c.requested[row[k]], c.mono[row[k]]))
+        order = np.argsort(part, kind="stable")  # by partition, each in time order: one slice per partition
+        part, row, sel, ok = part[order], row[order], sel[order], ok[order]
+        mono, key = c.mono[row], np.minimum(c.requested[row], c.mono[row])
+        off, member, seq = c.c_offset[sel], c.member[row], c.seq[row]
+        cut = np.flatnonzero(np.diff(part)) + 1
+        for a, b in zip([0, *cut.tolist()], [*cut.tolist(), len(part)]) if len(part) else ():
+            k = slice(a, b)
+            self.by_p[int(part[a])] = (mono[k], off[k], ok[k], member[k], seq[k], key[k])
         self.history = history
         self.outcomes = (c.mono, c.member)  # every commit outcome a member recorded, of any partition
         proc = history.bulk("processed")

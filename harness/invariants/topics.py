@@ -109,6 +109,12 @@ class Layout:
         """The base of the topic a column code names; -1 when it names no topic of the run."""
         return int(self._lut[code]) if 0 <= code < len(self._lut) else -1
 
+    def code_bases(self, codes: np.ndarray) -> np.ndarray:
+        """`code_base` of every code of an array at once."""
+        b = self._lut[np.clip(codes, 0, len(self._lut) - 1)]
+        b[(codes < 0) | (codes >= len(self._lut))] = -1
+        return b
+
     def columns(self, bulk) -> tuple[np.ndarray, np.ndarray]:
         """(rows of the run's topics, the global partition of every row) of a bulk type's columns."""
         got = self._cols.get(bulk.type)
