@@ -89,13 +89,23 @@ class History:
                     cols.setdefault(f, []).append(np.asarray(v))
             cols = {f: np.concatenate(v) for f, v in cols.items()}
             if inv is not None and cols:
-                order = np.argsort(seq := inv[cols["seq"]], kind="stable")
-                cols = {f: (v[order] if not f.startswith("c_") else v) for f, v in cols.items()} | {"seq": seq[order]}
-                if "c_row" in cols:
-                    o = np.argsort(c := np.argsort(order)[cols["c_row"]], kind="stable")  # rows renumbered
-                    cols.update({f: v[o] for f, v in cols.items() if f.startswith("c_")}, c_row=c[o])
+                cols["seq"] = seq = inv[cols["seq"]]
+                if not (seq[1:] > seq[:-1]).all():  # rows of one file alone are in history order already
+                    cols = self._ordered(cols, np.argsort(seq, kind="stable"))
             self._bulk[t] = Bulk(t, cols)
         self._pieces = []
+
+    @staticmethod
+    def _ordered(cols: dict, order) -> dict:
+        """Columns with their rows in the given order; the offsets table's (`c_`) renumbered and in row order."""
+        np = _np()
+        cols = {f: (v[order] if not f.startswith("c_") else v) for f, v in cols.items()}
+        if "c_row" in cols:
+            rank = np.empty(len(order), np.int64)
+            rank[order] = np.arange(len(order))  # old row -> new row
+            o = np.argsort(c := rank[cols["c_row"]], kind="stable")
+            cols.update({f: v[o] for f, v in cols.items() if f.startswith("c_")}, c_row=c[o])
+        return cols
 
     @classmethod
     def from_events(cls, events: Iterable[dict]) -> "History":
