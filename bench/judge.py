@@ -6,7 +6,8 @@ rest the members' `processed` and `committed`, their assignments, the harness's 
 lines; docs/benchmarks.md) under --dir; with --failure-path, the older generator harness.analytics.synth
 (3 members, 6 partitions, --events events) whose run no correct group writes (its members process partitions
 they were never given: the checkers' failure paths); or --run-dir names an existing run directory. A FRESH
-Python process (so nothing is warm or already allocated) then loads the run's history (History.load) and
+Python process (so nothing is warm or already allocated; with one OpenBLAS thread unless the environment names a
+count, as the harness's command line has it: harness.base.blas) then loads the run's history (History.load) and
 judges it, and reports to this one:
 
 - load: wall and CPU seconds of History.load(RUN/history), and which reader read the compact lines (`compiled`:
@@ -51,6 +52,11 @@ from pathlib import Path
 
 CHILD = r"""
 import json, os, resource, sys, time
+try:  # one OpenBLAS thread, as the harness's command line asks for before numpy is imported (older code: not)
+    from harness.base.blas import one_thread
+    one_thread()
+except ImportError:
+    pass
 import harness
 from harness.record.history import History
 run_dir, api, per_checker = sys.argv[1], sys.argv[2], sys.argv[3] == "1"

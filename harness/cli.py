@@ -7,6 +7,7 @@ import random
 import sys
 from pathlib import Path
 
+from harness.base.blas import one_thread
 from harness.base.errors import HarnessError
 from harness.base.vocabulary import MISBEHAVE_HELP
 from harness.base.stdio import quiet_when_readers_leave
@@ -315,6 +316,7 @@ def _nightly(args, progress) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     quiet_when_readers_leave()  # `harness scenarios | head -3` ends quietly, with the command's own exit code
+    one_thread()  # OpenBLAS: no thread pool for numpy, which the harness uses without BLAS (harness.base.blas)
     args = _parser().parse_args(argv)
     from harness.base.procs import install_signal_handlers
     install_signal_handlers()

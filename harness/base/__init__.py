@@ -4,7 +4,8 @@ protocols and their assignors, member programs, commit modes, self-tests: each w
 
 Owns: `errors` (the one exception tree: bad input apart from an indeterminate outcome), `procs` (child processes in
 their own process group, ended at exit and on signals), `tools` (what the machine has, the cache), `stdio` (a reader
-that leaves early ends nothing), `versions`, `vocabulary`.
+that leaves early ends nothing), `blas` (one OpenBLAS thread for the CLI), `versions`,
+`vocabulary`.
 May import: nothing of the harness outside `base`. `versions` and `vocabulary` import nothing at all beyond the
 standard library: the invariants and the members run as scripts import them.
 """
