@@ -84,17 +84,14 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return v
     tl = timeline.build(history, settings)
     proc = history.bulk("processed")
-    rows, gpart = tl.layout.columns(proc)  # the run's topics' rows, and each row's global partition
-    rows = rows[proc.mono[rows] <= tl.end]
+    _, gpart = tl.layout.columns(proc)  # each row's global partition
+    pairs = tl.processed_pairs()  # the run's topics' rows up to E, by member and partition
     j = _Judgment(tl)
     m = j.m
-    if not len(rows):
+    if not pairs:
         return verdict(NAME, "unknown", f"no record of {tl.layout.describe()} was processed", (), m)
     vals = history.values
-    mem, part = proc.member[rows], gpart[rows]
-    order = np.lexsort((part, mem))  # stable: each group keeps history order
-    rows, mem, part = rows[order], mem[order], part[order]
-    for rs in np.split(rows, np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1):
+    for rs in pairs:
         j.pair(vals[int(proc.member[rs[0]])], int(gpart[rs[0]]), rs)
     m["stalled_partitions"] = tl.names(j.stalled)
     m["lives"] = {f"{s.member}@{s.start:.3f}": {"mode": s.mode, "bound_s": s.bound_s, "source": s.source,
@@ -109,7 +106,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "valid", f"{m['judged']} processed events owed a commit and were judged ({_excused(m)}); "
                                       f"every one was committed by its member's own bound ({modes}; grace {g:g} s)",
                        (), m)
-    first = float(proc.mono[rows].min())
+    first = float(min(proc.mono[rs].min() for rs in pairs))
     longest = max([s.bound_s for s in j.lives.all()] or [0.0]) + g
     if tl.end - first < longest:
         return verdict(NAME, "unknown", f"the history ends {tl.end - first:.3f}s after the first record processed: "
@@ -339,11 +336,13 @@ class _Commits:
         self.processed_at = (proc.mono, proc.member)
         self.asked_at = (np.minimum(c.requested, c.mono), c.member, c.seq)  # every commit asked for, any partition
         self._seen: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._outcome_times: dict[str, np.ndarray] = {}  # member -> when its commit outcomes were recorded, sorted
 
     def outcome_in(self, member: str, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """For each (lo, hi]: whether the member recorded a commit outcome (ok or not, any partition) in it."""
-        mono, mem = self.outcomes
-        mono = np.sort(mono[self._of(mem, member)])
+        if (mono := self._outcome_times.get(member)) is None:  # sorted once per member, not per partition
+            mono, mem = self.outcomes
+            mono = self._outcome_times[member] = np.sort(mono[self._of(mem, member)])
         return np.searchsorted(mono, hi, "right") > np.searchsorted(mono, lo, "right")
 
     def before(self, p: int, t: np.ndarray) -> np.ndarray:

@@ -98,16 +98,10 @@ class _Group:
 
 
 def _processed_groups(tl: timeline.Timeline) -> list[_Group]:
-    b = tl.history.bulk("processed")
-    rows, gpart = tl.layout.columns(b)
-    rows = rows[b.mono[rows] <= tl.end]
-    mem, part = b.member[rows], gpart[rows]
-    order = np.lexsort((part, mem))  # stable: each group keeps history order
-    rows, mem, part = rows[order], mem[order], part[order]
-    cut = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
-    vals = tl.history.values
-    return [_Group(vals[int(mem[i])], int(part[i]), rs, b.seq[rs], b.mono[rs])
-            for i, rs in zip(np.concatenate(([0], cut)).tolist() if len(rows) else [], np.split(rows, cut))]
+    b, vals = tl.history.bulk("processed"), tl.history.values
+    _, gpart = tl.layout.columns(b)
+    return [_Group(vals[int(b.member[rs[0]])], int(gpart[rs[0]]), rs, b.seq[rs], b.mono[rs])
+            for rs in tl.processed_pairs()]
 
 
 def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: list[str], wits: list[dict]) -> int:

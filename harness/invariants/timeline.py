@@ -89,6 +89,7 @@ class Timeline:
         self.all_partitions = self.layout.partitions()
         self._by_member: dict[str, list[tuple[int, dict]]] | None = None  # member_events' index
         self._points: list[float] | None = None  # last_disturbance_time's index
+        self._pairs: list[np.ndarray] | None = None  # processed_pairs'
         self.workload_end, self.end_before = self._workload_end()
 
     def _first_seen(self) -> dict[str, dict]:
@@ -421,6 +422,20 @@ class Timeline:
                 if e.get("member") and e["mono"] <= self.end:
                     self._by_member.setdefault(e["member"], []).append((i, e))
         return [(i, e) for i, e in self._by_member.get(member, ()) if e["type"] in types]
+
+    def processed_pairs(self) -> list[np.ndarray]:
+        """The rows of the `processed` events of the run's topics up to E, one array per member and (global)
+        partition, each in history order, the arrays by member code then partition (shared by the checkers)."""
+        if self._pairs is None:
+            b = self.history.bulk("processed")
+            rows, gpart = self.layout.columns(b)
+            rows = rows[b.mono[rows] <= self.end]
+            mem, part = b.member[rows], gpart[rows]
+            order = np.lexsort((part, mem))  # stable: each group keeps history order
+            rows, mem, part = rows[order], mem[order], part[order]
+            cut = np.flatnonzero((mem[1:] != mem[:-1]) | (part[1:] != part[:-1])) + 1
+            self._pairs = np.split(rows, cut) if len(rows) else []
+        return self._pairs
 
 
 def build(history: History, settings: CheckSettings) -> Timeline:
