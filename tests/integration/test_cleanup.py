@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from tests.integration.leftovers import assert_gone, listening_ports
+from tests.integration.leftovers import MARK, assert_gone, listening_ports, marked_env
 
 pytestmark = pytest.mark.integration
 READY = "stable (initial assignment)"
@@ -24,8 +24,9 @@ STOP_S = 150
 
 def _interrupt_when_ready(cmd, *, runs: int = 1):
     """Start cmd, wait for the members of `runs` runs to be running, SIGINT it; returns (exit code, output, child
-    cmdlines, pids, ports)."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmdlines, pids, ports, the mark its processes carry)."""
+    env = marked_env()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     seen = []
     try:
         for line in proc.stdout:
@@ -50,45 +51,45 @@ def _interrupt_when_ready(cmd, *, runs: int = 1):
     finally:
         if proc.poll() is None:
             proc.kill()
-    return proc.returncode, "".join(seen) + rest, names, pids, ports
+    return proc.returncode, "".join(seen) + rest, names, pids, ports, env[MARK]
 
 
-def _assert_nothing_left(pids, ports, run_dir):
-    assert_gone(pids, ports)
+def _assert_nothing_left(pids, ports, mark, run_dir):
+    assert_gone(pids, ports, mark)
     assert (run_dir / "STATUS").read_text().startswith("incomplete")
     assert "status" not in json.loads((run_dir / "run.json").read_text())
 
 
 def test_ctrl_c_leaves_nothing_behind(tmp_path):
-    rc, out, names, pids, ports = _interrupt_when_ready(
+    rc, out, names, pids, ports, mark = _interrupt_when_ready(
         [sys.executable, "-m", "harness.cli", "run", "scale-out-in", "--seed", "7", "--runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "toxiproxy" in names and "member.py" in names, names
     assert ports, "the run's processes listen on no port?"
     assert rc == 130, out
-    _assert_nothing_left(pids, ports, next(tmp_path.glob("*scale-out-in*")))
+    _assert_nothing_left(pids, ports, mark, next(tmp_path.glob("*scale-out-in*")))
 
 
 def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
     """The same for the pytest suites: Ctrl-C while a scenario runs, then nothing of it remains."""
-    rc, out, names, pids, ports = _interrupt_when_ready(
+    rc, out, names, pids, ports, mark = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k", "member-kill",
          "-o", "log_cli=true", "--log-cli-level=INFO", "--harness-protocol", "consumer", "--harness-runs-root", str(tmp_path)])
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert rc != 0, out
-    _assert_nothing_left(pids, ports, next(tmp_path.glob("*member-kill*")))
+    _assert_nothing_left(pids, ports, mark, next(tmp_path.glob("*member-kill*")))
 
 
 def test_ctrl_c_during_concurrent_runs_of_the_suite_leaves_nothing_behind(tmp_path):
     """The same with two runs at once on the session cluster (--harness-concurrency 2): both stop, both say
     incomplete."""
-    rc, out, names, pids, ports = _interrupt_when_ready(
+    rc, out, names, pids, ports, mark = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k",
          "member-kill or scale-out-in", "-m", "smoke", "-o", "log_cli=true", "--log-cli-level=INFO",
          "--harness-protocol", "consumer", "--harness-concurrency", "2", "--harness-runs-root", str(tmp_path)], runs=2)
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert "[consumer-member-kill]" in out and "[consumer-scale-out-in]" in out, out
     assert rc != 0, out
-    assert_gone(pids, ports)
+    assert_gone(pids, ports, mark)
     dirs = sorted(tmp_path.glob("*-consumer-*"))
     assert len(dirs) == 2, dirs
     for d in dirs:

@@ -16,14 +16,16 @@ import pytest
 
 from harness.record.rundir import RunDir
 from harness.drive.seeds import nth
-from tests.integration.leftovers import assert_gone, listening_ports
+from tests.integration.leftovers import MARK, assert_gone, listening_ports, marked_env
 
 pytestmark = pytest.mark.integration
 
 
 def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_path):
+    env = marked_env()
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", "member-kill", "--repeat", "3", "--seed", "1",
-                             "--runs-root", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--runs-root", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
     seen = []
     try:
         for line in proc.stdout:
@@ -50,6 +52,6 @@ def test_ctrl_c_during_a_repeat_prints_the_table_so_far_and_leaves_nothing(tmp_p
     assert proc.returncode == 130, out
     assert "runs: 1 (on one cluster)" in out and "time per run: median" in out, out
     assert f"interrupted after 1 of at most 3 runs, during the run of seed {nth(1, 2)}" in out, out
-    assert_gone(pids, ports)
+    assert_gone(pids, ports, env[MARK])
     second = next(p for p in next(tmp_path.glob("repeat-*")).iterdir() if p.name.endswith(f"-{nth(1, 2)}"))
     assert RunDir.is_run_dir(second) and (second / "STATUS").read_text().startswith("incomplete")
