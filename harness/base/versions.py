@@ -107,6 +107,13 @@ RELEASE_VERSION_FLAG_SINCE = (4, 0)
 #: the first confluent-kafka (librdkafka) release that knows `group.protocol`, i.e. can speak KIP-848 (early
 #: access until 2.12.0, GA from it); older ones are refused the setting and run the classic protocols
 CLIENT_PROTOCOL_SINCE = {"consumer": (2, 4, 0)}
+#: the first confluent-kafka (librdkafka) release that compares max.poll.interval.ms with session.timeout.ms under the
+#: classic protocols only (librdkafka#5028): before it a consumer-protocol member is refused a poll interval under
+#: its session.timeout.ms too (its own default, LIBRDKAFKA_SESSION_TIMEOUT_MS, when none is given), though the
+#: consumer protocol's session timeout is the group's
+POLL_CHECK_CLASSIC_ONLY_SINCE = (2, 10, 0)
+#: librdkafka's default session.timeout.ms (CONFIGURATION.md; 45 s since 1.7.0, KIP-735)
+LIBRDKAFKA_SESSION_TIMEOUT_MS = 45000
 #: the first confluent-kafka release with a ShareConsumer (a preview)
 SHARE_CLIENT_SINCE = (2, 15, 0)
 #: the oldest kafka-clients the Java member (harness/members/java/Member.java) compiles against and runs on:

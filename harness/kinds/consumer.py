@@ -23,6 +23,23 @@ from harness.cluster.topics import add_partitions as add_topic_partitions
 from harness.plan.topics import real_subscription
 
 
+def check_client_settings(plan, progress) -> None:
+    """When a Python member runs, its confluent-kafka (installed now if the run names another release) must take the
+    members' client settings, and those a bounce or a settings roll brings in later: BadInput in librdkafka's own
+    words before the run begins (harness/run/resolve.py). The settings are the one merge `prepare` records."""
+    cfg, sc = plan.cfg, plan.scenario
+    if sc.kind != "consumer" or cfg.member != "python" or cfg.member_command is not None:
+        return
+    version, path = clients.client_path(cfg.client_version or sc.initial_client, progress=progress)
+    given = {k: clients.setting_text(v) for k, v in cfg.client_settings}
+    rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
+              for a in plan.schedule if a.kind in ("bounce", "settings_roll")]
+    for extra in [{}] + [r for r in rolled if r]:
+        clients.check_settings(path, version, cfg.protocol,
+                               client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}, version),
+                               commit_mode=cfg.commit_mode)
+
+
 class ConsumerGroup:
     """The consumer-group parts of a run; `ctx` is what it is handed of the run (harness/run/context.py: the plan,
     the topics, the group id, the cluster once it is up, say, event)."""
@@ -43,25 +60,20 @@ class ConsumerGroup:
     # -- before the members
     def prepare(self) -> dict:
         """Resolve the client library; returns what run.json records about it: the client settings the members start
-        with, merged once (`harness.plan.kinds.settings.client_settings`) for the check, the record and the pool."""
+        with, merged once (`harness.plan.kinds.settings.client_settings`) for the check (`check_client_settings`,
+        before the run began), the record and the pool."""
         cfg, sc = self.cfg, self.plan.scenario
         library, given = self.library, {k: clients.setting_text(v) for k, v in cfg.client_settings}
         if cfg.member == "java":  # on the brokers' kafka-clients, or the release --client-version names
             first = cfg.client_version or sc.initial_client
             self.builtin = self.java_command(first)
             self.client_version, library = first or self.plan.kafka_version, "kafka-clients"
-        else:
+        else:  # the client install `check_client_settings` made (or found) before the run began
             self.client_version, self.client_path = clients.client_path(cfg.client_version or sc.initial_client,
                                                                         progress=self.ctx.say)
-            if cfg.member_command is None:  # a Python member runs: its client must take the settings
-                rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
-                          for a in self.plan.schedule if a.kind in ("bounce", "settings_roll")]
-                for extra in [{}] + [r for r in rolled if r]:  # and the settings a roll brings in later
-                    clients.check_settings(self.client_path, self.client_version, cfg.protocol,
-                                           client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}),
-                                           commit_mode=cfg.commit_mode)
         return {"client_version": self.client_version, "client_library": library,
-                "client_settings": client_settings(cfg.protocol, cfg.client_config(), given)}
+                "client_settings": client_settings(cfg.protocol, cfg.client_config(), given,
+                                                   None if cfg.member == "java" else self.client_version)}
 
     def create_topics(self) -> dict:
         """The run's topics on the cluster; returns what run.json records about them (nothing more here)."""

@@ -16,6 +16,11 @@ from harness.base.versions import is_release
 
 
 _log = logging.getLogger(__name__)
+#: the Python member (harness/members/python_member.py), run by the pool and, to check its settings, here
+MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
+#: the settings a client install took, as (path, protocol, settings, commit mode): a suite's runs, checked when the
+#: suite plans them and again as each starts, make the consumer once per distinct settings
+_accepted: set[tuple] = set()
 
 
 def bundled_version() -> str:
@@ -48,12 +53,22 @@ def client_path(version: str | None, *, progress=_log.info) -> tuple[str, str | 
     return version, str(target)
 
 
+def version_at(path: str | None) -> str:
+    """The confluent-kafka release of an isolated install `client_path` made (None: the harness's own)."""
+    if not path:
+        return bundled_version()
+    done = Path(path) / "COMPLETE"
+    return done.read_text().strip() if done.exists() else Path(path).name.removeprefix("confluent-kafka-")
+
+
 def check_settings(path: str | None, version: str, protocol: str, conf: dict, *, commit_mode: str = "") -> None:
     """Construct the Python member's consumer with `conf` under the confluent-kafka install at `path` (no
     broker needed: librdkafka refuses an unknown property or a bad value when the consumer is made), in the commit
     mode it will run with (its own settings are checked against it). BadInput with librdkafka's own words (or the
-    member's) when it refuses."""
-    from harness.members.pool import MEMBER_SCRIPT
+    member's) when it refuses; settings an install took once are not made again."""
+    key = (path, protocol, json.dumps(conf, sort_keys=True), commit_mode)
+    if key in _accepted:
+        return
     env = {k: v for k, v in os.environ.items() if not k.startswith("HARNESS_")}
     env.update({"HARNESS_CHECK_CONFIG": "1", "HARNESS_PROTOCOL": protocol, "HARNESS_CLIENT_CONFIG": json.dumps(conf),
                 "HARNESS_COMMIT_MODE": commit_mode})
@@ -64,3 +79,4 @@ def check_settings(path: str | None, version: str, protocol: str, conf: dict, *,
         lines = [ln for ln in r.stderr.splitlines() if ln.strip()] or [f"exit code {r.returncode}"]
         raise BadInput(f"confluent-kafka {version} refuses the client settings: "
                        f"{lines[-1].removeprefix('member: ').removeprefix('the client refused its settings: ')}")
+    _accepted.add(key)

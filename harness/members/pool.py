@@ -13,13 +13,14 @@ from harness.base.errors import Indeterminate, SetupError
 from harness.record.history import HistoryFormatError
 from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
+from harness.members import clients
 from harness.base.vocabulary import DEFAULT_COMMIT_MODE
 from harness.record.rundir import member_control, member_history, member_log
 
 #: a control file's fields that say how to apply another control rather than being one (docs/member-contract.md)
 QUALIFIES = {"subscribe_by": "subscription"}
 
-MEMBER_SCRIPT = Path(__file__).with_name("python_member.py")
+MEMBER_SCRIPT = clients.MEMBER_SCRIPT
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ class MemberPool:
 
     def __init__(self, *, bootstrap: str, group_id: str, topic: str, history_dir: Path, log_dir: Path,
                  on_event, merge_settings, client_config: dict | None = None) -> None:
-        """`merge_settings(protocol, timings, given)` is the plan's one settings merge
+        """`merge_settings(protocol, timings, given, client_version)` is the plan's one settings merge
         (`harness.plan.kinds.settings.client_settings`), handed in: the members do not reach up into the plan."""
         self.bootstrap = bootstrap
         self.merge_settings = merge_settings
@@ -146,7 +147,8 @@ class MemberPool:
             "HARNESS_TOPIC": (spec.topics or (self.topic,))[0], "HARNESS_TOPICS": ",".join(spec.topics or (self.topic,)),
             "HARNESS_MEMBER_ID": member_id, "HARNESS_HISTORY": str(history), "HARNESS_PROTOCOL": spec.protocol,
             "HARNESS_INSTANCE_ID": spec.instance_id or "", "HARNESS_RACK": spec.rack or "",
-            "HARNESS_CLIENT_CONFIG": json.dumps(self.merge_settings(spec.protocol, self.client_config, spec.client_config)),
+            "HARNESS_CLIENT_CONFIG": json.dumps(self.merge_settings(spec.protocol, self.client_config, spec.client_config,
+                                                                    clients.version_at(spec.client_path))),
             "HARNESS_MISBEHAVE": spec.misbehave or "", "HARNESS_COMMIT_MODE": spec.commit_mode,
             "HARNESS_PROCESSING_MS": f"{spec.processing_ms:g}", "HARNESS_REVOKE_DELAY_MS": f"{spec.revoke_delay_ms:g}",
             "HARNESS_CONTROL": str(member_control(self.history_dir, member_id)),

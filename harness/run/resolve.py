@@ -6,6 +6,8 @@
     plan (harness.plan.config)      every check that needs no lookup; the schedule drawn
     the client's version            the confluent-kafka a Python member would run, against the protocol it speaks;
                                     the kafka-clients releases a Java member would run, on Maven Central's list
+    the client's settings           the Python member's client made with the members' settings (installed first
+                                    when the run names another release): librdkafka's own refusal
     the setting names               every broker and group setting key read from the releases' jars
 
 Every refusal is a BadInput before a run directory exists (one line, exit 2); the plan itself touches nothing.
@@ -15,6 +17,7 @@ from __future__ import annotations
 from harness.base.errors import BadInput
 from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, is_release, version_key
 from harness.cluster import backends
+from harness.kinds import consumer
 from harness.plan.config import RunConfig, RunPlan, plan, precheck
 from harness.plan.kinds import java_clients
 
@@ -33,6 +36,7 @@ def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
     p = plan(cfg, version=version, shared=shared)
     _check_client_versions(p)
     _check_java_clients(p, fake=getattr(shared, "backend", None) == "fake")
+    consumer.check_client_settings(p, progress)
     _check_names(p, fake=getattr(shared, "backend", None) == "fake", progress=progress)
     return p
 

@@ -84,6 +84,19 @@ def test_a_consumer_groups_client_settings_take_the_protocols_timings_then_the_g
     assert client_settings("streams", {}, {"harness.misreport": {"a": 1}}) == {"harness.misreport": {"a": 1}}
 
 
+def test_under_the_consumer_protocol_a_client_before_2_10_gets_a_poll_interval_its_session_check_takes():
+    """librdkafka before 2.10.0 compares max.poll.interval.ms with session.timeout.ms under every protocol (its default
+    45000 when none is given): the harness's own 20000 is raised for it, not for the classic protocols, a newer
+    client, or a poll interval the run gives."""
+    assert client_settings("consumer", TIMINGS, {}, "2.4.0") == {"max.poll.interval.ms": 45000}
+    assert client_settings("consumer", TIMINGS, {}, "2.9.0") == {"max.poll.interval.ms": 45000}
+    assert client_settings("consumer", TIMINGS, {"session.timeout.ms": "10000"}, "2.4.0")["max.poll.interval.ms"] == 20000
+    assert client_settings("consumer", TIMINGS, {}, "2.10.0") == {"max.poll.interval.ms": 20000}
+    assert client_settings("consumer", TIMINGS, {}, None) == {"max.poll.interval.ms": 20000}
+    assert client_settings("classic-eager", TIMINGS, {}, "2.4.0")["max.poll.interval.ms"] == 20000
+    assert client_settings("consumer", TIMINGS, {"max.poll.interval.ms": "9000"}, "2.4.0") == {"max.poll.interval.ms": "9000"}
+
+
 def test_a_share_groups_configs_merge_any_key_the_brokers_know():
     from harness.plan.kinds.share import share_group_configs
     cfg = SimpleNamespace(session_timeout_s=6.0, heartbeat_interval_s=0.5,
@@ -102,6 +115,7 @@ def test_the_consumer_group_checks_records_and_starts_with_the_one_merge(monkeyp
     from harness.plan.config import RunConfig
     checked = []
     monkeypatch.setattr(clients, "client_path", lambda version, progress=None: ("2.12.0", None))
+    monkeypatch.setattr(clients, "version_at", lambda path: "2.12.0")
     modes = []
     monkeypatch.setattr(clients, "check_settings", lambda path, version, protocol, conf, commit_mode:
                         (checked.append(conf), modes.append(commit_mode)))
@@ -109,6 +123,7 @@ def test_the_consumer_group_checks_records_and_starts_with_the_one_merge(monkeyp
                                  commit_mode="auto")
     plan = SimpleNamespace(cfg=cfg, scenario=cfg.scenario_spec, schedule=(), kafka_version="4.3.1", racks=("r0",))
     from runctx import context
+    consumer.check_client_settings(plan, progress=None)  # before the run began (harness/run/resolve.py)
     kind = consumer.ConsumerGroup(context(plan, topics=[SimpleNamespace(real="t-r", partitions=6)]))
     recorded = kind.prepare()["client_settings"]
     assert checked == [recorded] and "session.timeout.ms" not in recorded and recorded["fetch.min.bytes"] == "7"

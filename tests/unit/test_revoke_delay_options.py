@@ -55,5 +55,5 @@ def test_the_revoke_delay_reaches_every_member_through_the_contract():
     assert spec.revoke_delay_ms == 1200.0
     pool = MemberPool.__new__(MemberPool)
     pool.__dict__.update(bootstrap="b:1", group_id="g", topic="t", history_dir=__import__("pathlib").Path("/x"),
-                         client_config={}, merge_settings=lambda protocol, a, b: {**a, **b})
+                         client_config={}, merge_settings=lambda protocol, a, b, version=None: {**a, **b})
     assert pool._env(spec, "m1")["HARNESS_REVOKE_DELAY_MS"] == "1200"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from harness.kafka.config_keys import closest
 from harness.base.errors import BadInput
+from harness.base.versions import LIBRDKAFKA_SESSION_TIMEOUT_MS, POLL_CHECK_CLASSIC_ONLY_SINCE, is_release, version_key
 
 #: client settings of the classic protocol only: under the consumer protocol these timings are the group's
 CLASSIC_ONLY_TIMINGS = frozenset({"session.timeout.ms", "heartbeat.interval.ms"})
@@ -38,15 +39,21 @@ def timings_for(protocol: str, timings: dict) -> dict:
     return {k: v for k, v in timings.items() if protocol != "consumer" or k not in CLASSIC_ONLY_TIMINGS}
 
 
-def client_settings(protocol: str, timings: dict, given: dict) -> dict:
+def client_settings(protocol: str, timings: dict, given: dict, client_version: str | None = None) -> dict:
     """A member's client settings: the harness's `timings` for its protocol (a consumer group's; other kinds have
     none), then the `given` ones. The harness's own max.poll.interval.ms is raised to a given session.timeout.ms
-    that exceeds it (clients refuse a poll interval shorter than the session timeout); a given
+    that exceeds it (clients refuse a poll interval shorter than the session timeout), and under the consumer
+    protocol on a confluent-kafka `client_version` before 2.10.0 to librdkafka's default one when none is given
+    (those releases compare the two under every protocol: `POLL_CHECK_CLASSIC_ONLY_SINCE`); a given
     max.poll.interval.ms stays as given."""
     conf = merge("client", timings_for(protocol, timings), {}, given.items(), known_only=False)
     if "max.poll.interval.ms" in timings and "max.poll.interval.ms" not in given:
+        floor = conf.get("session.timeout.ms", 0)
+        if protocol == "consumer" and client_version and is_release(client_version, post=True) \
+                and version_key(client_version) < POLL_CHECK_CLASSIC_ONLY_SINCE:
+            floor = conf.get("session.timeout.ms", LIBRDKAFKA_SESSION_TIMEOUT_MS)
         try:
-            conf["max.poll.interval.ms"] = max(int(conf["max.poll.interval.ms"]), int(conf.get("session.timeout.ms", 0)))
+            conf["max.poll.interval.ms"] = max(int(conf["max.poll.interval.ms"]), int(floor))
         except (TypeError, ValueError):
             pass  # the client refuses the bad value, with its own words
     return conf
