@@ -358,5 +358,38 @@ def share_count_kept_after_reconnect(run_dir: str | Path) -> list[Mark]:
     return marks
 
 
+def full_assignment_unrevoked(run_dir: str | Path) -> list[Mark]:
+    """librdkafka-848-eager-callbacks's mark: a consumer-protocol member whose `assigned` lists a partition it already
+    held: its client handed the rebalance callback its whole new assignment (librdkafka before 2.10.0 serves the
+    consumer protocol's callbacks by `partition.assignment.strategy`, eager by default) and took away, with no revoke,
+    what that list leaves out. An incremental client never assigns a partition twice. The mark: that member and the
+    partitions it was never told it lost, from that `assigned` to its next word about them (revoked, lost) or the end of
+    its history (held from when it was given them)."""
+    marks = []
+    for member, events in _members(run_dir):
+        if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):
+            continue
+        held: dict[tuple[str, int], float] = {}
+        for i, e in enumerate(events):
+            kind, parts = e.get("type"), _tps(e)
+            if kind in ("revoked", "lost"):
+                for tp in parts:
+                    held.pop(tp, None)
+            if kind != "assigned":
+                continue
+            dropped = set(held) - parts
+            if parts & set(held) and dropped:
+                told = [x["mono"] for x in events[i + 1:] if x.get("type") in ("revoked", "lost") and _tps(x) & dropped]
+                end = min(told, default=events[-1]["mono"])
+                marks.append(Mark(frozenset({member}), frozenset(dropped), e["mono"], end,
+                                  f"{member} was assigned {_names(parts)} at {e['mono']:.3f} while it held "
+                                  f"{_names(held)}: {_names(dropped)} taken away with no revoke",
+                                  held_from=min(held[tp] for tp in dropped)))
+                for tp in dropped:
+                    held.pop(tp)
+            held.update({tp: e["mono"] for tp in parts if tp not in held})
+    return marks
+
+
 def _names(parts) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(parts))

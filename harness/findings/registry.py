@@ -26,7 +26,8 @@ from pathlib import Path
 
 from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
                                        first_assignment_never_reconciled,
-                                       first_assignment_given_away, illegal_generation_lost,
+                                       first_assignment_given_away, full_assignment_unrevoked,
+                                       illegal_generation_lost,
                                        left_before_revoking, share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
 from harness.findings.match import holding, outside, status
@@ -75,6 +76,18 @@ KNOWN = (
                           "failure seen, in a clean-clone CI run on 2026-11-25; that test now runs 2.3.0 under "
                           "classic-eager",
             doc="docs/findings.md#librdkafka-before-2100-a-commit-during-a-cooperative-rebalance-loses-the-assignment"),
+    Finding("librdkafka-848-eager-callbacks",
+            "librdkafka before 2.10.0, consumer protocol: with the default partition.assignment.strategy (eager) the "
+            "client hands the rebalance callback each new whole assignment and takes away what it leaves out with no "
+            "revoke, so the application is never told it lost partitions the coordinator gave to others (2.10.0 made "
+            "the consumer protocol's callbacks incremental)",
+            invariants=("exclusive_ownership", "coverage_liveness", "convergence_balance", "group_settled",
+                        "coordinator_claims"), protocols=("consumer",),
+            client_below="2.10.0", evidence=full_assignment_unrevoked,
+            expected_rate="member-kill --protocol consumer --seed 1450751887 (local, Kafka 4.4.0): confluent-kafka "
+                          "2.4.0 and 2.9.0 each failed 1 of 1 run, 2.10.0 passed 1 of 1 (2026-11-28); such runs also "
+                          "leave invariants unknown (no stable point), so none is excused",
+            doc="docs/findings.md#librdkafka-before-2100-consumer-protocol-partitions-taken-away-with-no-revoke"),
     Finding("librdkafka-848-commit-starves-heartbeat",
             "librdkafka, consumer protocol: a member fenced while its heartbeats were failing never heartbeats again "
             "while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the expedited heartbeat a backoff "

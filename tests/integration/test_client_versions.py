@@ -41,3 +41,24 @@ def test_smoke_on_a_client_version(version, proto, run_scenario, request):
     assert_run_passes(result)
     started = [e for e in History.load(result.run_dir / "history") if e["type"] == "started"]
     assert started and {e["client"].split()[1] for e in started} == {version}
+
+
+@pytest.mark.slow
+def test_consumer_protocol_before_2_10_takes_partitions_away_unrevoked(run_scenario, request):
+    """On confluent-kafka 2.9.0 (librdkafka 2.8.0) a consumer-protocol member's callback is handed each whole new
+    assignment and what it leaves out goes with no revoke (docs/findings.md, librdkafka-848-eager-callbacks): the run
+    fails `exclusive_ownership` with a witness inside the finding's mark; on 2.10.0 the same scenario passes."""
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("a slow client version: run with -m slow (nightly)")
+    from harness.findings.evidence import full_assignment_unrevoked
+    from harness.findings.match import outside
+    bad = run_scenario("member-kill", protocol="consumer", client_version="2.9.0")
+    assert bad.status == "fail", bad.status
+    owned = bad.verdicts["exclusive_ownership"]
+    assert owned.status == "invalid" and "held it in good standing" in owned.message, owned.message
+    marks = full_assignment_unrevoked(bad.run_dir)
+    assert marks and all("taken away with no revoke" in m.says for m in marks)
+    assert outside(owned, marks) is None, outside(owned, marks)
+    good = run_scenario("member-kill", protocol="consumer", client_version="2.10.0")
+    assert_run_passes(good)
+    assert full_assignment_unrevoked(good.run_dir) == []

@@ -93,3 +93,25 @@ def commit_race_verdicts(run_dir: Path, *, storm_witness: str = "m2-assigned") -
             witness(of[("committed", 17.34)], "m1's commit of partition 0, refused"),
             witness(of[("lost", 17.36)], "m1 gave partition 0 up here"))),
     }
+
+
+def eager_callbacks_run(run_dir: Path, *, incremental: bool = False, client_version: str = "2.9.0") -> Path:
+    """A consumer-protocol group as member-kill showed it on confluent-kafka 2.9.0: m3 is assigned t-0..t-5 at 6.4,
+    then (m1 and m2 joining) t-0, t-1 at 7.2, no revoke between; m1 is assigned t-2, t-3 at 7.4; m3 revokes t-0, t-1 at
+    252.3 (its stop). `incremental`: the same group as an incremental client tells it (m3 revokes t-2..t-5 at 7.1)."""
+    hist = run_dir / "history"
+    hist.mkdir(parents=True)
+    write_meta(run_dir, protocol="consumer", client_version=client_version)
+    client = f"confluent-kafka {client_version} librdkafka {client_version}"
+    t = lambda *ps: [["t", p] for p in ps]  # noqa: E731
+    m3 = [{"type": "assigned", "mono": 6.4, "partitions": t(0, 1, 2, 3, 4, 5)},
+          *([{"type": "revoked", "mono": 7.1, "partitions": t(2, 3, 4, 5)}] if incremental else []),
+          *([] if incremental else [{"type": "assigned", "mono": 7.2, "partitions": t(0, 1)}]),
+          {"type": "revoked", "mono": 252.3, "partitions": t(0, 1)}]
+    for member, events in (("m3", m3), ("m1", [{"type": "assigned", "mono": 7.4, "partitions": t(2, 3)}])):
+        with HistoryWriter(hist / f"member-{member}.jsonl", source="member", member=member) as mw:
+            mw.record({"type": "started", "mono": 1.0, "wall": 1.0, "member": member, "client": client,
+                       "protocol": "consumer"})
+            for e in events:
+                mw.record({"wall": e["mono"], "member": member, **e})
+    return run_dir

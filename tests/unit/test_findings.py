@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.findings.registry import KNOWN, REASON, known, near_misses
-from harness.findings.evidence import batch_skipped_at_rebalance, commits_refused_unheard, illegal_generation_lost
+from harness.findings.evidence import (batch_skipped_at_rebalance, commits_refused_unheard, full_assignment_unrevoked,
+                                       illegal_generation_lost)
 from harness.invariants.brokers import BROKER_CONTEXT
 from harness.invariants.core import Verdict
 from harness.drive.nightly import nightly
@@ -18,8 +19,8 @@ from harness.plan.config import config_dict
 from harness.record.format import read_file
 from harness.record.rundir import RunResult
 from harness.plan.scenarios import builtin_text
-from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts, lost_records,
-                                           write_meta)
+from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts,
+                                           eager_callbacks_run, lost_records, write_meta)
 from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
 BATCH_SKIP = "librdkafka-2.0-batch-skip"
@@ -51,6 +52,29 @@ def test_the_batch_skip_finding_is_about_old_clients_on_the_cooperative_protocol
     assert known(batch_skip_run(tmp_path / "new", client_version=client_version), lost_records((1, 131))) is None
     for d, cfg in (("eager", {"protocol": "classic-eager"}), ("java", {"member": "java"})):
         assert known(batch_skip_run(tmp_path / d, **cfg), lost_records((1, 131))) is None
+
+
+def test_a_whole_assignment_handed_to_the_callback_marks_what_it_took_away_unrevoked(tmp_path):
+    (mark,) = full_assignment_unrevoked(eager_callbacks_run(tmp_path / "a"))
+    assert (mark.members, mark.partitions) == ({"m3"}, {("t", 2), ("t", 3), ("t", 4), ("t", 5)})
+    assert (mark.start, mark.end, mark.held_from) == (7.2, 252.3, 6.4)
+    assert "taken away with no revoke" in mark.says
+    # an incremental client revokes first and never assigns a partition twice: no mark
+    assert full_assignment_unrevoked(eager_callbacks_run(tmp_path / "b", incremental=True)) == []
+
+
+def test_the_eager_callbacks_finding_excuses_only_witnesses_inside_its_mark_on_clients_before_2_10(tmp_path):
+    from harness.invariants.core import witness
+    given = witness({"type": "assigned", "mono": 7.4, "member": "m1", "partitions": [["t", 2], ["t", 3]]},
+                    "partition t-2 assigned to m1 while m3 held it in good standing")
+    v = {"exclusive_ownership": Verdict("exclusive_ownership", "invalid", "partition 2 assigned to m1", (given,))}
+    got = known(eager_callbacks_run(tmp_path / "a"), v)
+    assert got is not None and got.finding.id == "librdkafka-848-eager-callbacks"
+    assert known(eager_callbacks_run(tmp_path / "b", client_version="2.10.0"), v) is None  # the fixed release
+    assert known(eager_callbacks_run(tmp_path / "c", incremental=True), v) is None  # no mark: told of its revocation
+    elsewhere = witness({"type": "assigned", "mono": 7.4, "member": "m1", "partitions": [["t", 0]]}, "t-0 to m1")
+    assert known(eager_callbacks_run(tmp_path / "d"), {"exclusive_ownership": Verdict(
+        "exclusive_ownership", "invalid", "partition 0 assigned to m1", (elsewhere,))}) is None  # not what it took
 
 
 def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once(tmp_path):
