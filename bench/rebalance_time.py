@@ -334,17 +334,21 @@ def main(argv=None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     print(f"rebalance_time: harness from {sys.modules['harness'].__file__}; runs under {root}", flush=True)
     rows = json.loads(Path(a.out).read_text()) if a.append and Path(a.out).exists() else []
+    paths = {}
+    for case in a.cases:  # each run's configuration checked as a run checks it, before the cluster starts
+        members, partitions, steps, per = a.shapes[case]
+        paths[case] = root / f"bench-{case}.toml"
+        paths[case].write_text(scenario_text(case, members, partitions, steps, per, a.processing_ms, a.client))
+        _check_configs(a, root, paths[case])
     cluster = new_backend("local", work_dir=root / "cluster", version=a.kafka_version,
                           settings=BrokerSettings.for_brokers(3, a.brokers), progress=lambda *x: print(*x, flush=True))
     cluster.start()
     try:
         warm_coordinator(cluster.bootstrap())
         for case in a.cases:
-            members, partitions, steps, per = a.shapes[case]
-            path = root / f"bench-{case}.toml"
-            path.write_text(scenario_text(case, members, partitions, steps, per, a.processing_ms, a.client))
+            members, partitions, _, _ = a.shapes[case]
             for p in a.protocols:
-                rows.append(_run_one(a, cluster, root, path, case, p, members, partitions))
+                rows.append(_run_one(a, cluster, root, paths[case], case, p, members, partitions))
                 if a.out:
                     Path(a.out).write_text(json.dumps(rows, indent=1))
     finally:
@@ -412,10 +416,28 @@ def warm_coordinator(bootstrap: str, timeout_s: float = 120.0) -> None:
         c.close()
 
 
+def _config(a, root: Path, path: Path, protocol: str):
+    from harness.run.runner import RunConfig
+    return RunConfig.for_scenario(str(path), seed=a.seed, protocol=protocol, kafka_version=a.kafka_version,
+                                  runs_root=str(root), stable_timeout_s=a.stable_timeout, drain_timeout_s=120.0)
+
+
+def _check_configs(a, root: Path, path: Path) -> None:
+    """Each protocol's run of the case at `path` checked as the run will check it (the scenario, the settings, the
+    client's own refusal: harness/run/resolve.py); one line and exit 2 on a refusal, before any broker starts."""
+    from harness.base.errors import HarnessError
+    from harness.run.resolve import resolve
+    for p in a.protocols:
+        try:
+            resolve(_config(a, root, path, p), progress=lambda *_: None)
+        except HarnessError as e:
+            print(f"rebalance_time: {path.stem.removeprefix('bench-')} under {p}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+
 def _run_one(a, cluster, root: Path, path: Path, case: str, protocol: str, members: int, partitions: int) -> dict:
-    from harness.run.runner import RunConfig, run_scenario
-    cfg = RunConfig.for_scenario(str(path), seed=a.seed, protocol=protocol, kafka_version=a.kafka_version,
-                                 runs_root=str(root), stable_timeout_s=a.stable_timeout, drain_timeout_s=120.0)
+    from harness.run.runner import run_scenario
+    cfg = _config(a, root, path, protocol)
     measure = a.measure or case == "scale-300"
     meters = start_meters(cluster, a.kafka_version, root / "measure") if measure else None
     w0, c0 = time.monotonic(), _cpu()
