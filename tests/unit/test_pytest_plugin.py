@@ -57,3 +57,24 @@ def test_choices_are_the_clis():
     assert set(PROTOCOLS) < set(run["--protocol"])
     nightly = _cli_choices("nightly")
     assert nightly["--member"] == plugin["--harness-member"] and nightly["--commit-mode"] == plugin["--harness-commit-mode"]
+
+
+def test_a_run_refused_before_it_starts_fails_its_test_with_the_refusals_one_line(monkeypatch):
+    """A run its plan refuses (a client setting the client refuses, checked before anything starts) fails its test
+    with the refusal's words, no traceback of the harness."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from harness.base.errors import BadInput
+    from harness.run import runner
+
+    def refused(cfg, cluster):
+        raise BadInput("confluent-kafka 2.16.1 refuses the client settings: `session.timeout.ms` is not supported")
+    monkeypatch.setattr(runner, "run_scenario", refused)
+    request = SimpleNamespace(getfixturevalue=lambda name: None, node=SimpleNamespace(name="t", callspec=None))
+    with pytest.raises(pytest.fail.Exception) as got:
+        pytest_plugin.run_on(request, cfg=None, cluster=None)
+    assert str(got.value) == ("harness: the run was refused before it started: confluent-kafka 2.16.1 refuses the "
+                              "client settings: `session.timeout.ms` is not supported")
+    assert got.value.pytrace is False
