@@ -21,8 +21,10 @@ from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, mem
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
-#: the client library every finding with evidence is about (a member's `started` event names its client)
+#: the client library of the findings with evidence about librdkafka (a member's `started` event names its client)
 LIBRARY = "librdkafka"
+#: the Java member's client, as its `started` event names it (harness/members/java/Member.java)
+JAVA_LIBRARY = "apache-kafka-java"
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,8 @@ def _tps(e: dict) -> set[tuple[str, int]]:
     return {(t, int(p)) for t, p, *_ in e.get("partitions") or e.get("offsets") or ()}
 
 
-def _members(run_dir: str | Path) -> list[tuple[str, list[dict]]]:
-    """(member id, its events) of every member history that is librdkafka's or does not say whose it is."""
+def _members(run_dir: str | Path, library: str = LIBRARY) -> list[tuple[str, list[dict]]]:
+    """(member id, its events) of every member history that is `library`'s or does not say whose it is."""
     out = []
     for path in member_histories(Path(run_dir) / HISTORY):
         try:
@@ -61,7 +63,7 @@ def _members(run_dir: str | Path) -> list[tuple[str, list[dict]]]:
             continue
         clients = {str(e.get("client") or (e.get("effective") or {}).get("client") or "")
                    for e in events if e.get("type") == "started"} - {""}
-        if all(LIBRARY in c for c in clients) and events:
+        if all(library in c for c in clients) and events:
             out.append((str(events[0].get("member") or path.stem), events))
     return out
 
@@ -388,6 +390,35 @@ def full_assignment_unrevoked(run_dir: str | Path) -> list[Mark]:
                 for tp in dropped:
                     held.pop(tp)
             held.update({tp: e["mono"] for tp in parts if tp not in held})
+    return marks
+
+
+def records_before_assigned(run_dir: str | Path) -> list[Mark]:
+    """kafka-clients-3.7-848-records-before-callback's mark: a consumer-protocol Java member that processed records of
+    a partition it did not hold, then an `assigned` (its onPartitionsAssigned) that gave it that partition: the poll
+    returned the partition's records before the listener ran, which its contract says runs first (docs/findings.md).
+    The mark: that member and those partitions, from the first such batch to that `assigned`."""
+    marks = []
+    for member, events in _members(run_dir, JAVA_LIBRARY):
+        if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):
+            continue
+        held: set[tuple[str, int]] = set()
+        early: dict[tuple[str, int], float] = {}  # partition -> its first batch processed while not held
+        for e in events:
+            kind = e.get("type")
+            if kind == "processed" and (tp := (e.get("topic"), e.get("partition"))) not in held:
+                early.setdefault(tp, e["mono"])
+            elif kind in ("revoked", "lost"):
+                held -= _tps(e)
+            elif kind == "assigned":
+                parts = _tps(e)
+                held |= parts
+                given = {tp: t for tp, t in early.items() if tp in parts}
+                if given:
+                    marks.append(Mark(frozenset({member}), frozenset(given), min(given.values()), e["mono"],
+                                      f"{member} processed {_names(given)} from {min(given.values()):.3f}, before its "
+                                      f"onPartitionsAssigned gave them at {e['mono']:.3f}"))
+                early = {tp: t for tp, t in early.items() if tp not in parts}
     return marks
 
 

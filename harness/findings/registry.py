@@ -28,7 +28,8 @@ from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, full_assignment_unrevoked,
                                        illegal_generation_lost,
-                                       left_before_revoking, share_count_kept_after_reconnect)
+                                       left_before_revoking, records_before_assigned,
+                                       share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
 from harness.findings.match import holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
@@ -45,7 +46,8 @@ class Finding:
     title: str
     invariants: tuple[str, ...]  # the invariants it fails
     protocols: tuple[str, ...]  # the group protocols it shows under
-    client_below: str | None  # confluent-kafka releases before this one (the fix); None: every release
+    client_below: str | None  # client releases before this one (the fix; confluent-kafka's, or kafka-clients' for
+    #                           a finding about the Java member); None: every release
     expected_rate: str  # how often it showed, with the runs and the command: docs/findings.md
     scenarios: tuple[str, ...] = ()  # the built-in scenarios it was measured on (by identity); empty: any
     members: tuple[str, ...] = ("python",)  # the member kinds that run the client it is about
@@ -88,6 +90,17 @@ KNOWN = (
                           "2.4.0 and 2.9.0 each failed 1 of 1 run, 2.10.0 passed 1 of 1 (2026-11-28); such runs also "
                           "leave invariants unknown (no stable point), so none is excused",
             doc="docs/findings.md#librdkafka-before-2100-consumer-protocol-partitions-taken-away-with-no-revoke"),
+    Finding("kafka-clients-3.7-848-records-before-callback",
+            "kafka-clients 3.7 (consumer protocol, early access): a poll returns records of newly assigned "
+            "partitions before onPartitionsAssigned runs for them, which the listener's contract says runs first",
+            invariants=("exclusive_ownership",), protocols=("consumer",), client_below="3.8.0", members=("java",),
+            evidence=records_before_assigned,
+            expected_rate="member-kill --protocol consumer --member java --seed 1450751887 (local, Kafka 4.4.0): "
+                          "kafka-clients 3.7.0 1 of 1 run (m3 and m4, 54 and 18 ms before their callbacks), 3.7.2 0 of "
+                          "1, 3.8.0 and 3.8.1 passed 1 of 1 each (2026-11-28); the 3.7.0 run also failed on a member "
+                          "that never joined, which no evidence covers, so it is not excused",
+            doc="docs/findings.md#kafka-clients-370-consumer-protocol-early-access-a-member-that-never-joins-and-"
+                "records-before-the-callback"),
     Finding("librdkafka-848-commit-starves-heartbeat",
             "librdkafka, consumer protocol: a member fenced while its heartbeats were failing never heartbeats again "
             "while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the expedited heartbeat a backoff "
@@ -231,8 +244,7 @@ def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
         return False
     if f.client_below is not None:  # the client that ran (run.json), else the one asked for
         version = meta.get("client_version") or cfg.get("client_version")
-        if member != "python" or not is_release(str(version), post=True) \
-                or version_key(version) >= version_key(f.client_below):
+        if not is_release(str(version), post=True) or version_key(version) >= version_key(f.client_below):
             return False
     return True
 

@@ -115,3 +115,22 @@ def eager_callbacks_run(run_dir: Path, *, incremental: bool = False, client_vers
             for e in events:
                 mw.record({"wall": e["mono"], "member": member, **e})
     return run_dir
+
+
+def records_before_callback_run(run_dir: Path, *, callback_first: bool = False, client_version: str = "3.7.0") -> Path:
+    """A consumer-protocol group of Java members as member-kill showed it on kafka-clients 3.7.0: m3 processes t-3 and
+    t-4 at 13072.364, then its onPartitionsAssigned gives them at 13072.418. `callback_first`: the callback at
+    13072.300, before the records."""
+    hist = run_dir / "history"
+    hist.mkdir(parents=True)
+    write_meta(run_dir, protocol="consumer", member="java", client_version=client_version)
+    assigned = {"type": "assigned", "mono": 13072.300 if callback_first else 13072.418,
+                "partitions": [["t", 3], ["t", 4]]}
+    batches = [{"type": "processed", "mono": 13072.364 + i / 1000, "topic": "t", "partition": p, "first_offset": 0,
+                "last_offset": 9, "count": 10} for i, p in enumerate((3, 4))]
+    with HistoryWriter(hist / "member-m3.jsonl", source="member", member="m3") as mw:
+        mw.record({"type": "started", "mono": 13071.3, "wall": 1.0, "member": "m3",
+                   "client": f"apache-kafka-java {client_version}", "protocol": "consumer"})
+        for e in sorted([assigned, *batches], key=lambda e: e["mono"]):
+            mw.record({"wall": e["mono"], "member": "m3", **e})
+    return run_dir

@@ -11,7 +11,7 @@ import pytest
 
 from harness.findings.registry import KNOWN, REASON, known, near_misses
 from harness.findings.evidence import (batch_skipped_at_rebalance, commits_refused_unheard, full_assignment_unrevoked,
-                                       illegal_generation_lost)
+                                       illegal_generation_lost, records_before_assigned)
 from harness.invariants.brokers import BROKER_CONTEXT
 from harness.invariants.core import Verdict
 from harness.drive.nightly import nightly
@@ -20,7 +20,7 @@ from harness.record.format import read_file
 from harness.record.rundir import RunResult
 from harness.plan.scenarios import builtin_text
 from tests.unit.findings_histories import (batch_skip_run, commit_race_run, commit_race_verdicts,
-                                           eager_callbacks_run, lost_records, write_meta)
+                                           eager_callbacks_run, lost_records, records_before_callback_run, write_meta)
 from tests.unit.livelock_history import events, livelock_verdicts, write_run
 
 BATCH_SKIP = "librdkafka-2.0-batch-skip"
@@ -75,6 +75,26 @@ def test_the_eager_callbacks_finding_excuses_only_witnesses_inside_its_mark_on_c
     elsewhere = witness({"type": "assigned", "mono": 7.4, "member": "m1", "partitions": [["t", 0]]}, "t-0 to m1")
     assert known(eager_callbacks_run(tmp_path / "d"), {"exclusive_ownership": Verdict(
         "exclusive_ownership", "invalid", "partition 0 assigned to m1", (elsewhere,))}) is None  # not what it took
+
+
+def test_records_processed_before_the_assigned_callback_are_marked_on_java_members(tmp_path):
+    (mark,) = records_before_assigned(records_before_callback_run(tmp_path / "a"))
+    assert (mark.members, mark.partitions) == ({"m3"}, {("t", 3), ("t", 4)})
+    assert (mark.start, mark.end) == (13072.364, 13072.418) and "before its onPartitionsAssigned" in mark.says
+    assert records_before_assigned(records_before_callback_run(tmp_path / "b", callback_first=True)) == []
+
+
+def test_the_records_before_callback_finding_is_about_kafka_clients_before_3_8(tmp_path):
+    from harness.invariants.core import witness
+    seen = witness({"type": "processed", "mono": 13072.364, "member": "m3", "topic": "t", "partition": 3},
+                   "m3 processed partition 3 while not holding it")
+    v = {"exclusive_ownership": Verdict("exclusive_ownership", "invalid", "m3 processed partition 3", (seen,))}
+    got = known(records_before_callback_run(tmp_path / "a"), v)
+    assert got is not None and got.finding.id == "kafka-clients-3.7-848-records-before-callback"
+    assert known(records_before_callback_run(tmp_path / "b", client_version="3.8.1"), v) is None
+    assert known(records_before_callback_run(tmp_path / "c", callback_first=True), v) is None
+    shape = {**v, "assignor_shape": Verdict("assignor_shape", "invalid", "m2 held 3 partitions and m1 0", (seen,))}
+    assert known(records_before_callback_run(tmp_path / "d"), shape) is None  # another invariant failing as well
 
 
 def test_the_cooperative_commit_race_shows_as_a_refused_commit_then_lost_at_once(tmp_path):
