@@ -39,8 +39,9 @@ causes"):
   epoch.
 - **unstated** (consumer protocol: an epoch bumped with no reason logged at INFO; a subscription change is logged
   only at DEBUG): some member changed its subscription, a topic grew, or a broker event or fault happened since the
-  previous epoch, or the previous epoch came just after a regex refresh that it did not apply (the coordinator scans
-  off its own thread and writes the result as an epoch of its own; a request in between takes the scan line), or
+  previous epoch, or an earlier epoch took the line of a regex refresh that no epoch since applied (the coordinator
+  scans off its own thread and writes the result as an epoch of its own after the requests queued before it; an epoch
+  such a request bumped takes the scan line, and more than one can come between), or
   the previous epoch's metadata hash was 0 and this one's is not (the subscribed topics reached the coordinator's
   metadata image after members had joined: its broker applies a new topic to the image after creating the
   partitions' local logs).
@@ -390,13 +391,23 @@ class _Judge:
         return bool(before) and metadata_hash(before[-1]) == 0 and metadata_hash(b) not in (None, 0)
 
     def _refresh_pending(self, b: Bump) -> bool:
-        """Whether the epoch before `b` was logged after a regex refresh it did not apply: the coordinator scans the
-        topics off its own thread and logs the scan there, then writes the result as a new epoch; an epoch another
-        request bumped in between takes the scan line as its own cause, and the epoch that applies it has none."""
-        before = [x for x in self.seen if x.mono <= b.mono and x is not b]
-        if not before or len(before[-1].causes) < 2:  # an epoch whose one line is the scan was the scan's own
-            return False
-        return any(REGEX_REFRESH in (c.event.get("message") or "") for c in before[-1].causes)
+        """Whether a regex refresh was logged that no epoch before `b` applied: the coordinator scans the topics off
+        its own thread and logs the scan there, then writes the result as a new epoch after the requests queued
+        before it; an epoch such a request bumped takes the scan line as its own cause (more than one can come
+        between: two members joining), and the epoch that applies the scan has no line. So a scan line on an epoch
+        with other causes is pending until an epoch with no stated cause (the one applying it), or until the next
+        scan line (the coordinator schedules no scan while one is unwritten); a scan line alone on its epoch was
+        that epoch's own."""
+        pending = False
+        for x in self.seen:
+            if x.mono > b.mono or x is b:
+                break
+            scans = sum(REGEX_REFRESH in (c.event.get("message") or "") for c in x.causes)
+            if scans:
+                pending = len(x.causes) > scans
+            elif all(c.kind == "unstated" for c in x.causes):
+                pending = False
+        return pending
 
     def _regex_brought(self, since: float, t: float) -> bool:
         """Whether a member started or changed its subscription in (since, t] to one that holds a regex (`^...`)."""

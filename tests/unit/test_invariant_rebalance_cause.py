@@ -177,6 +177,52 @@ def test_an_epoch_that_applies_a_regex_refresh_logged_before_the_epoch_in_betwee
     assert v.status == "invalid" and "no regex refresh was pending" in v.message, v.message
 
 
+def test_a_regex_refresh_applied_two_epochs_after_the_one_that_took_its_line_is_caused():
+    """As a CI run of the two-topic file on the consumer protocol logged it (kept below): b joins with a regex, the
+    coordinator scans, then c's join bumps epoch 2 (taking the scan line) and d's join bumps epoch 3, and only then is
+    the scan's result written as epoch 4, with no line. Epoch 4 is the scan's. Must fail: the scan line alone on an
+    epoch of its own (it was applied there), or a second unstated epoch after the one that applied it."""
+    regex = effective(protocol="consumer")
+    scan = consumer_line(5.01, "Scanned 3 topics to refresh regular expressions [(^pay.*)] in 5ms.")
+    joins = [*join("b", 4.9, effective=regex, subscription=["^pay.*"]), *join("c", 4.95, effective=regex),
+             *join("d", 4.96, effective=regex),
+             consumer_line(5.0, f"Member {B_ID} joins the consumer group using the consumer protocol."), scan,
+             consumer_line(5.02, "Member CCCCCCCCCCCCCCCCCCCCCC joins the consumer group using the consumer protocol."),
+             consumer_line(5.02, "Bumped group epoch to 2 with metadata hash 5."),
+             consumer_line(5.03, "Member DDDDDDDDDDDDDDDDDDDDDD joins the consumer group using the consumer protocol."),
+             consumer_line(5.03, "Bumped group epoch to 3 with metadata hash 8.")]
+    applied = consumer_line(5.04, "Bumped group epoch to 4 with metadata hash 8.")
+    v = judged([*consumer_run(), *joins, applied, run_end(20.0)])
+    assert v.status == "valid" and v.measurements["causes"]["unstated"] == 1, v.message
+    again = consumer_line(9.0, "Bumped group epoch to 5 with metadata hash 8.")
+    v = judged([*consumer_run(), *joins, applied, again, run_end(20.0)])
+    assert v.status == "invalid" and "started group epoch 5" in v.message, v.message
+    assert "started group epoch 4" not in v.message, v.message
+    own = [*join("b", 4.9, effective=regex, subscription=["^pay.*"]), *join("c", 4.95, effective=regex),
+           consumer_line(5.0, f"Member {B_ID} joins the consumer group using the consumer protocol."),
+           consumer_line(5.0, "Bumped group epoch to 2 with metadata hash 5."), scan,
+           consumer_line(5.01, "Bumped group epoch to 3 with metadata hash 5."),
+           consumer_line(5.02, "Member CCCCCCCCCCCCCCCCCCCCCC joins the consumer group using the consumer protocol."),
+           consumer_line(5.02, "Bumped group epoch to 4 with metadata hash 8.")]
+    v = judged([*consumer_run(), *own, consumer_line(5.04, "Bumped group epoch to 5 with metadata hash 8."),
+                run_end(20.0)])
+    assert v.status == "invalid" and "started group epoch 5" in v.message, v.message
+
+
+def test_the_kept_run_whose_regex_refresh_was_applied_two_epochs_later_holds_every_verdict():
+    # CI's run of the two-topic file through the plugin (consumer protocol, 2026-11-28): m3's regex scanned at 3.4 s,
+    # m1's and m2's joins bumped epochs 2 and 3, the scan's result epoch 4 (no line); once judged uncaused
+    from pathlib import Path
+
+    from harness.invariants import judge
+    from harness.record.history import History
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "regex-applied-two-epochs-later" / "history"
+    verdicts = judge(History.load(kept))
+    assert all(v.status in ("valid", "skipped") for v in verdicts.values()), \
+        {n: v.message for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
+    assert verdicts["rebalance_cause"].measurements["causes"]["unstated"] == 1
+
+
 def test_a_scan_that_changed_nothing_gives_its_line_to_the_next_epoch_whose_cause_is_its_own():
     """As a loaded CI run logged it: b joined with a regex (first scan, epoch 3); ten seconds on the coordinator scans
     again (a topic was created somewhere in the cluster), finds the same topics and bumps nothing; a's subscription
