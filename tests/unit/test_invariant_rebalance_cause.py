@@ -212,15 +212,20 @@ def test_a_regex_refresh_applied_two_epochs_after_the_one_that_took_its_line_is_
 def test_the_kept_run_whose_regex_refresh_was_applied_two_epochs_later_holds_every_verdict():
     # CI's run of the two-topic file through the plugin (consumer protocol, 2026-11-28): m3's regex scanned at 3.4 s,
     # m1's and m2's joins bumped epochs 2 and 3, the scan's result epoch 4 (no line); once judged uncaused
+    assert kept_run_holds("regex-applied-two-epochs-later")["unstated"] == 1
+
+
+def kept_run_holds(name: str) -> dict:
+    """Judge the kept run fixtures/histories/<name>; assert every verdict holds; rebalance_cause's causes by kind."""
     from pathlib import Path
 
     from harness.invariants import judge
     from harness.record.history import History
-    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "regex-applied-two-epochs-later" / "history"
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / name / "history"
     verdicts = judge(History.load(kept))
     assert all(v.status in ("valid", "skipped") for v in verdicts.values()), \
         {n: v.message for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
-    assert verdicts["rebalance_cause"].measurements["causes"]["unstated"] == 1
+    return verdicts["rebalance_cause"].measurements["causes"]
 
 
 def test_a_scan_that_changed_nothing_gives_its_line_to_the_next_epoch_whose_cause_is_its_own():
@@ -450,12 +455,4 @@ def test_the_kept_run_whose_former_leader_rejoined_for_its_cached_metadata_holds
     # a run of the unsubscribe-subscribe example (Java member, classic-cooperative; 2026-11-28, two at a time beside a
     # CPU hog): m2 led generations 1-2, unsubscribed and subscribed to payments (16.9 s), joined generation 3 as a
     # follower, then rejoined with `cached metadata has changed` (18.0 s); once judged a rebalance without a cause
-    from pathlib import Path
-
-    from harness.invariants import judge
-    from harness.record.history import History
-    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "former-leader-cached-metadata" / "history"
-    verdicts = judge(History.load(kept))
-    assert all(v.status in ("valid", "skipped") for v in verdicts.values()), \
-        {n: v.message for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
-    assert verdicts["rebalance_cause"].measurements["causes"]["rejoin"] == 1
+    assert kept_run_holds("former-leader-cached-metadata")["rejoin"] == 1
