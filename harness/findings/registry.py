@@ -134,8 +134,9 @@ KNOWN = (
             "rejoined after the group's target moved (another member joined before it reconciled), never revokes, "
             "and is fenced at its rebalance "
             "timeout (\"failed to transition from epoch N within T ms\"); the coordinator gives its partitions "
-            "to others while it still holds them, until it learns it was fenced (open: mechanism not pinned down, "
-            "no client debug lines yet)",
+            "to others while it still holds them, until it learns it was fenced (the heartbeat answer that moved "
+            "it was lost to the client's own timeout of one heartbeat interval, and its next heartbeat was not a "
+            "full one, so the coordinator never said it again)",
             # the fence and the handing over are rebalances nothing drove: convergence_balance may count a storm
             invariants=("exclusive_ownership", "rebalance_cause", "convergence_balance"), protocols=("consumer",),
             client_below=None, evidence=first_assignment_never_reconciled,
@@ -147,7 +148,10 @@ KNOWN = (
                           "fenced-answer integration test in the project's CI (2026-11-28), two files at a time: 1 "
                           "run, which member not recorded (0 of 19 runs here); the next clean clone's ./dev test "
                           "here: 2 runs (the fenced-answer test and the two-topic file through the plugin, m1 each "
-                          "time, its first assignment of all six partitions at epoch 2)",
+                          "time, its first assignment of all six partitions at epoch 2); the two-topic file with "
+                          "--client-set debug=cgrp beside a loop of member-kill runs (2026-11-28): 1 of 10 runs "
+                          "(m2, its heartbeat timed out after 795 ms; another of the 10 was "
+                          "librdkafka-848-first-assignment-given-away), 0 of 13 member-kill runs",
             doc="docs/findings.md#librdkafka-consumer-protocol-a-first-assignment-kept-past-the-groups-target"),
     Finding("librdkafka-close-leaves-before-revoking",
             "librdkafka, classic cooperative protocol: a consumer closed while a rebalance is under way sends its "
