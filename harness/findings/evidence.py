@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.record.format import HistoryFormatError, read_file
 from harness.invariants.coordinator_log import client_of
 from harness.invariants.settings import group_value, latest_at
-from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, member_histories
+from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, LOGS, member_histories, member_log
 
 #: what a member's history says about its assignment: after one of these it has heard from the group
 HEARD = frozenset({"assigned", "revoked", "lost", "started", "stopped"})
@@ -223,6 +223,22 @@ FENCED_IN_TRANSITION = "fenced from the group because it failed to transition fr
 HANDOVER_S = 1.0
 
 
+#: librdkafka's notice that a ConsumerGroupHeartbeat went unanswered within its timeout (logged without debug)
+HEARTBEAT_TIMED_OUT = re.compile(r"^%\d\|(?P<wall>\d+(\.\d+)?)\|REQTMOUT\|.*Timed out ConsumerGroupHeartbeatRequest")
+
+
+def heartbeats_timed_out(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
+    """When the member's own log (`logs/member-<id>.log`) says a ConsumerGroupHeartbeat of its timed out at the
+    client, on the history's monotonic clock (its events pair the wall clock with it); none without the log."""
+    ref = next((e for e in events if "wall" in e and "mono" in e), None)
+    try:
+        text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
+    except OSError:
+        return []
+    shift = ref["mono"] - ref["wall"] if ref else 0.0
+    return [float(m["wall"]) + shift for line in text.splitlines() if (m := HEARTBEAT_TIMED_OUT.match(line))]
+
+
 def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
     """librdkafka-848-first-assignment-not-reconciled's mark: a member that kept its first assignment since it joined
     (the first of its life, or the first after a `lost`: librdkafka rejoins from the same join state) unchanged (no
@@ -231,7 +247,8 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
     member (aimed at it, or at no member: a broker's) started meanwhile: the member went on polling while the
     group's target had moved, never revoked, and the coordinator gave its partitions away at the fence
     (docs/findings.md). The mark: that member and its partitions, from the assignment to HANDOVER_S after its
-    `lost`; the members given them are the coordinator giving them away."""
+    `lost`; the members given them are the coordinator giving them away. Its account names the heartbeats the
+    member's log says timed out at the client meanwhile: the answer that moved it lost so (docs/findings.md)."""
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -248,11 +265,14 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
                     or any(got["mono"] <= t <= lost["mono"] for t in touched):
                 continue
             if fenced := [t for t in fences if got["mono"] < t <= lost["mono"]]:
+                timed_out = [t for t in heartbeats_timed_out(run_dir, member, events) if got["mono"] < t < fenced[0]]
+                why = (f"; its log: {len(timed_out)} heartbeat request(s) timed out at the client meanwhile, the "
+                       f"first at {timed_out[0]:.3f}") if timed_out else ""
                 marks.append(Mark(frozenset({member}), frozenset(_tps(got)), got["mono"], lost["mono"] + HANDOVER_S,
                                   f"{member} held its first assignment since it joined ({_names(_tps(got))}) from "
                                   f"{got['mono']:.3f}, unchanged, until it learnt at {lost['mono']:.3f} that it was "
                                   f"fenced; the coordinator fenced a member for not moving off an epoch at "
-                                  f"{fenced[0]:.3f}", held_from=got["mono"]))
+                                  f"{fenced[0]:.3f}{why}", held_from=got["mono"]))
     return marks
 
 

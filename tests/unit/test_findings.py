@@ -438,6 +438,25 @@ def test_a_first_assignment_kept_past_the_groups_target_fails_and_names_its_find
     assert known(_not_reconciled_copy(tmp_path / "d"), verdicts) is not None
 
 
+def test_the_marks_account_names_the_heartbeats_the_members_log_says_timed_out(tmp_path):
+    # the mechanism (docs/findings.md): the answer that moved the member was lost to librdkafka's own timeout; its
+    # log's REQTMOUT notices between the first assignment and the fence are named, those after the fence are not
+    from harness.findings.evidence import first_assignment_never_reconciled
+    run = _not_reconciled_copy(tmp_path, drop=lambda n, x: False)
+    (mark,) = first_assignment_never_reconciled(run)
+    assert "timed out at the client" not in mark.says
+    got = json.loads(next(x for x in (run / "history" / "member-m2.jsonl").read_text().splitlines()
+                          if '"type":"assigned"' in x))
+    wall = got["wall"] - got["mono"]
+    (run / "logs").mkdir()
+    notice = "%5|{:.3f}|REQTMOUT|m2#consumer-1| [thrd:GroupCoordinator]: GroupCoordinator/1: Timed out " \
+             "ConsumerGroupHeartbeatRequest in flight (after 795ms, timeout #0)\n"
+    (run / "logs" / "member-m2.log").write_text(notice.format(got["wall"] + 1.0) + notice.format(mark.end + wall + 5))
+    (mark,) = first_assignment_never_reconciled(run)
+    assert f"1 heartbeat request(s) timed out at the client meanwhile, the first at {got['mono'] + 1.0:.3f}" \
+        in mark.says, mark.says
+
+
 def _with_rejoin_before(tmp_path, fault_on: str, fault_at_hold: str | None = None) -> Path:
     """The kept run with m2's first assignment made a rejoin's: an earlier assignment of the same partitions 2 s
     before it, lost 1 s before it under a request fault on `fault_on` (a FENCED_MEMBER_EPOCH answer makes librdkafka
