@@ -34,7 +34,9 @@ causes"):
   metadata no longer matches it).
 - **fence** (consumer protocol: it did not revoke within its rebalance timeout): the member had died, was stalled or
   faulted, or told to wait in its revoke handler as long as its max.poll.interval.ms, or a broker event or fault
-  happened within that timeout before the line.
+  happened within that timeout before the line; a request fault on the member only when it ended within the group's
+  session timeout plus one heartbeat interval before the line (after a lost or refused answer a client sends a full
+  heartbeat and is given its assignment again, KIP-848: a fault that ended earlier left it time to learn it).
 - **subscription** (consumer protocol): the member applied a subscription control, or started, since the previous
   epoch.
 - **unstated** (consumer protocol: an epoch bumped with no reason logged at INFO; a subscription change is logged
@@ -70,6 +72,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
+from harness.base.vocabulary import REQUEST_FAULTS
 from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
@@ -323,14 +326,34 @@ class _Judge:
         asked = [b.mono for b in self.seen if c.client_reason.isdigit() and b.number == int(c.client_reason) + 1
                  and b.protocol == "consumer" and b.mono <= t]
         since = min(asked[-1] if asked else t, t - ms.max_poll_s) - CLOCK_SLACK_S
+        faults = [f for f in self.tl.faults if x in f.members and f.start < t and f.end > since]
         if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
-                any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
                 self._broker_trouble(since, t) or revoke_wait_s(self.tl, life) >= ms.max_poll_s:
             return None
+        if faults and (why := self._recovered(x, ms, faults, t)) is None:
+            return None
+        timeout = (f"its transition from epoch {c.client_reason}, and its rebalance timeout {ms.max_poll_s:g}s, "
+                   f"{'max.poll.interval.ms of its client as it started' if ms.recorded else ms.source}")
+        if faults:
+            return f"{x} was alive, polling and not told to wait in its revoke handler ({timeout}); {why}"
         return (f"{x} was alive, untouched by any fault, polling and not told to wait in its revoke handler, with no "
-                f"broker event since {_at(self.tl, since)} (its transition from epoch {c.client_reason}, and its "
-                f"rebalance timeout {ms.max_poll_s:g}s, "
-                f"{'max.poll.interval.ms of its client as it started' if ms.recorded else ms.source})")
+                f"broker event since {_at(self.tl, since)} ({timeout})")
+
+    def _recovered(self, x: str, ms, faults: list, t: float) -> str | None:
+        """Why the faults on x did not keep it from revoking before its fence at t, or None when they may have. Only
+        request faults are read so: after a lost, refused or late answer a client sends a full heartbeat (KIP-848),
+        whose answer gives its assignment again, and a member the coordinator did not expire heartbeated within its
+        session timeout; so a request fault that ended more than the session timeout and one heartbeat interval
+        (the group's) before the fence left the member time to learn what to revoke. Any other fault on x may."""
+        if any(f.kind not in REQUEST_FAULTS for f in faults) or ms.hb_s is None:
+            return None
+        last = max(f.end for f in faults)
+        room = ms.session_timeout_s + ms.hb_s
+        if last + room + CLOCK_SLACK_S >= t:
+            return None
+        return (f"the last request fault on it ended {_at(self.tl, last)}, more than its session timeout "
+                f"{ms.session_timeout_s:g}s and heartbeat interval {ms.hb_s:g}s ({ms.source}) before the fence: a "
+                f"client sends a full heartbeat after a lost or refused answer and is given its assignment again")
 
     def _rejoin(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if COOPERATIVE_ROUND in c.client_reason or STREAMS_FOLLOWUP in c.client_reason:

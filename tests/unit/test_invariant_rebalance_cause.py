@@ -417,9 +417,10 @@ def watched(t: float, **ids: str) -> dict:
                        for m, i in ids.items()])
 
 
-def fenced_in_transition(faulted: str, watch: bool) -> list[dict]:
-    """a and b start together (ids A and B, epochs 1 and 2), c joins at 5 s (epoch 3), a request fault touches
-    `faulted` at 6 s, and the coordinator fences B at 25.5 s for not moving off epoch 2 within its 20 s."""
+def fenced_in_transition(faulted: str, watch: bool, at: float = 24.0, kind: str = "error_response") -> list[dict]:
+    """a and b start together (ids A and B, epochs 1 and 2), c joins at 5 s (epoch 3), a fault of `kind` touches
+    `faulted` at `at` for 0.1 s, and the coordinator fences B at 25.5 s for not moving off epoch 2 within its 20 s
+    (the group's session timeout 6 s, heartbeat interval 0.5 s)."""
     eff = effective(protocol="consumer", max_poll_ms=20000)
     gs = group_settings(0.05, broker={"group.consumer.session.timeout.ms": "6000",
                                       "group.consumer.heartbeat.interval.ms": "500"})
@@ -432,7 +433,7 @@ def fenced_in_transition(faulted: str, watch: bool) -> list[dict]:
             *join("c", 4.8, effective=eff),
             consumer_line(5.0, f"Member {C_ID} joins the consumer group using the consumer protocol."),
             consumer_line(5.0, "Bumped group epoch to 3 with metadata hash 5."),
-            fault_start(6.0, "f1", [faulted], kind="error_response"), fault_end(6.1, "f1"),
+            fault_start(at, "f1", [faulted], kind=kind), fault_end(at + 0.1, "f1"),
             consumer_line(25.5, f"Member {B_ID} fenced from the group because it failed to transition from epoch 2 "
                                 f"within 20000ms."),
             consumer_line(25.5, "Bumped group epoch to 4 with metadata hash 5."), run_end(30.0)]
@@ -449,6 +450,21 @@ def test_a_consumer_protocol_id_the_group_watch_listed_is_that_member():
     assert "rebalance timeout 20s, max.poll.interval.ms of its client as it started" in v.message, v.message
     v = judged(fenced_in_transition("b", watch=True))
     assert v.status == "valid", v.message
+
+
+def test_a_request_fault_that_ended_a_session_and_a_heartbeat_before_the_fence_does_not_cause_it():
+    """b's request fault at 6.0-6.1 s, the fence at 25.5 s: after a lost or refused answer a client sends a full
+    heartbeat and is given its assignment again (KIP-848), and b, never expired, heartbeated within its 6 s session:
+    from 12.6 s on it could have known what to revoke (invalid, naming the fault and the group's timings). A request
+    fault ending within 6.5 s of the fence (19.0 s) may have kept it from learning; a fault of another kind may too."""
+    v = judged(fenced_in_transition("b", watch=True, at=6.0))
+    assert v.status == "invalid", v.message
+    assert "b was alive, polling and not told to wait in its revoke handler" in v.message, v.message
+    assert "the last request fault on it ended at 6.1s, more than its session timeout 6s and heartbeat interval " \
+           "0.5s" in v.message, v.message
+    assert "consumer.session.timeout.ms=6000" in v.message, v.message
+    assert judged(fenced_in_transition("b", watch=True, at=19.0)).status == "valid"
+    assert judged(fenced_in_transition("b", watch=True, at=6.0, kind="network_blackhole")).status == "valid"
 
 
 def test_the_kept_run_whose_former_leader_rejoined_for_its_cached_metadata_holds_every_verdict():
