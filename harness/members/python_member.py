@@ -52,7 +52,7 @@ from harness.base.versions import CLIENT_PROTOCOL_SINCE, dotted, librdkafka_numb
 from harness.base.vocabulary import ASSIGNMENT, DEFAULT_SUBSCRIBE_BY, SUBSCRIBE_BY  # noqa: E402
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.base.vocabulary import DEFAULT_OFFSET_STORE, LOST_ON_REFUSED_COMMIT  # noqa: E402
-from harness.members.python_settings import (client_version, commit_mode, effective_settings,  # noqa: E402
+from harness.members.python_settings import (client_version, librdkafka_version, commit_mode, effective_settings,  # noqa: E402
                                              offset_store, refused_commit_is_lost, revoke_delay_ms, split_settings,
                                              store_config)
 
@@ -76,9 +76,9 @@ def protocol_config(protocol: str) -> dict:
         raise SystemExit(f"member: unknown protocol {protocol!r}")
     conf = ASSIGNMENT[protocol].client_settings()
     since = CLIENT_PROTOCOL_SINCE["consumer"]  # librdkafka knows `group.protocol` (KIP-848) from it; older refuse it
-    if confluent_kafka.libversion()[1] < librdkafka_number(since):
+    if librdkafka_version()[1] < librdkafka_number(since):
         if protocol == "consumer":
-            raise SystemExit(f"member: confluent-kafka {client_version()} (librdkafka {confluent_kafka.libversion()[0]}) "
+            raise SystemExit(f"member: confluent-kafka {client_version()} (librdkafka {librdkafka_version()[0]}) "
                              f"cannot speak the consumer group protocol (KIP-848): it needs {dotted(since)} or newer")
         del conf["group.protocol"]
     return conf
@@ -455,7 +455,7 @@ class Member:
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol=self.protocol,
                         group_id=self.group_id, topic=self.topic, subscription=self.subscription,
                         instance_id=self.instance_id, rack=self.rack, client=f"confluent-kafka {client_version()} "
-                                            f"librdkafka {confluent_kafka.libversion()[0]}",
+                                            f"librdkafka {librdkafka_version()[0]}",
                         controls=(["stall", "subscription"] + (["stop"] if self.hosted else [])) if self.control_path
                         else [], client_config=self.given,
                         effective=self.effective, effective_defaults=self.effective_defaults)

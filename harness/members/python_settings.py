@@ -6,6 +6,8 @@ isolated install of any confluent-kafka version).
 """
 from __future__ import annotations
 
+import re
+
 import confluent_kafka
 
 from harness.base.vocabulary import (CLASSIC, COMMIT_MODES, DEFAULT_COMMIT_MODE, DEFAULT_OFFSET_STORE,
@@ -40,6 +42,25 @@ def client_version() -> str:
     return v[0] if isinstance(v, tuple) else str(v)
 
 
+def librdkafka_version() -> tuple[str, int]:
+    """librdkafka's version as (text, number): `libversion()` is that tuple in most releases, but confluent-kafka
+    2.12.0 returns the text alone, whose number is then read from it (a byte each for the major, minor and patch,
+    0xff for a final release: librdkafka's own numbering, harness.base.versions.librdkafka_number)."""
+    v = confluent_kafka.libversion()
+    if isinstance(v, tuple):
+        return str(v[0]), int(v[1])
+    return str(v), librdkafka_text_number(str(v))
+
+
+def librdkafka_text_number(text: str) -> int:
+    """librdkafka's number of a version text ("2.12.0" -> 0x020c00ff; a pre-release "2.12.0-RC1" -> 0x020c0000)."""
+    m = re.match(r"(\d+)\.(\d+)\.(\d+)(.*)", text.strip())
+    if m is None:
+        raise SystemExit(f"member: librdkafka's version {text!r} is not major.minor.patch")
+    major, minor, patch, rest = int(m[1]), int(m[2]), int(m[3]), m[4]
+    return (major << 24) | (minor << 16) | (patch << 8) | (0 if rest else 0xff)
+
+
 #: librdkafka's documented defaults of the settings the checkers judge with (CONFIGURATION.md; the same in every
 #: release the harness runs, 2.0.2 on: session.timeout.ms went from 10 s to 45 s in 1.7.0, KIP-735)
 LIBRDKAFKA_DEFAULTS = {"session.timeout.ms": 45000, "heartbeat.interval.ms": 3000, "max.poll.interval.ms": 300000,
@@ -61,7 +82,7 @@ def effective_settings(conf: dict, mode: str, revoke_delay: float = 0.0,
                  "enable.auto.offset.store": _true(conf.get("enable.auto.offset.store", True)),
                  "commit_mode": mode, "offset_store": store, "revoke_delay_ms": revoke_delay,
                  "processing_ms": processing_ms,
-                 "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+                 "client": f"confluent-kafka {client_version()} librdkafka {librdkafka_version()[0]}"}
     if out["group.protocol"] == CLASSIC and out["partition.assignment.strategy"] is None:
         out["partition.assignment.strategy"] = LIBRDKAFKA_DEFAULT_STRATEGY
     defaults = []

@@ -51,7 +51,7 @@ from confluent_kafka import KafkaException  # noqa: E402
 from harness.base.vocabulary import (SHARE_CRASH_EXIT, SHARE_CRASH_RECORDS, SHARE_MISBEHAVE_ON_POLL,  # noqa: E402
                                      SHARE_POISON, misbehaviours)
 from harness.record.history import HistoryWriter  # noqa: E402
-from harness.members.python_settings import client_version  # noqa: E402
+from harness.members.python_settings import client_version, librdkafka_version  # noqa: E402
 
 ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
 
@@ -230,7 +230,7 @@ class ShareMember:
         effective = {"share.acknowledgement.mode": self.mode, "processing_ms": self.processing_s * 1000,
                      **({"poison": self.poison} if self.poison else {}),
                      **({"crash_records": sorted(map(list, self.crash))} if self.crash else {}),
-                     "client": f"confluent-kafka {client_version()} librdkafka {confluent_kafka.libversion()[0]}"}
+                     "client": f"confluent-kafka {client_version()} librdkafka {librdkafka_version()[0]}"}
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol="share",
                         group_id=self.conf["group.id"], topic=self.topics[0], subscription=self.topics,
                         instance_id=None, rack=self.conf.get("client.rack"), client=effective["client"],
