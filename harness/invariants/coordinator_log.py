@@ -10,7 +10,8 @@ those with a cause in the members' histories. This module only reads the lines (
   `Updating metadata for member M during Stable; client reason: C` and `Leader M re-joining group during Stable;
   client reason: C` (a member rejoining: its subscription or metadata changed, or the cooperative protocol's second
   round, C `need to revoke partitions and re-join`), `removing member M on heartbeat expiration` (its session
-  expired), `explicit \\`LeaveGroup\\` request for (...)` (it left).
+  expired), `explicit \\`LeaveGroup\\` request for (...)` (it left; Kafka 3.x's Scala coordinator: `Removing member M on
+  LeaveGroup; client reason: C`, one member a line).
 - consumer protocol: `Bumped group epoch to N with metadata hash H` (4.1 on; before, `Computed a new target
   assignment for epoch N`), after the lines that say why: `Member M joins the consumer group ...`, `Member M left
   the consumer group.`, `Member M fenced from the group because the member session expired.`, `Static member M with
@@ -48,6 +49,8 @@ CLASSIC_REASONS = (
     ("rejoin", re.compile(r"Leader (?P<m>\S+) re-joining group during \w+; client reason: (?P<c>.*)")),
     ("expire", re.compile(r"removing member (?P<m>\S+) on heartbeat expiration")),
     ("leave", re.compile(r"explicit `LeaveGroup` request for \((?P<c>.*)")),
+    # Kafka 3.x's GroupCoordinator (Scala): one member per line
+    ("leave", re.compile(r"Removing member (?P<m>\S+) on LeaveGroup; client reason: (?P<c>.*)")),
 )
 #: the consumer protocol's epoch bump, and the lines that give its cause
 BUMPED = re.compile(r"\[GroupId (?P<group>[^\]]+)\] (Bumped group epoch to (?P<epoch>\d+) |"
@@ -120,7 +123,7 @@ def classic_bump(e: dict, m: re.Match) -> Bump:
         if r is None:
             continue
         d = r.groupdict()
-        if kind == "leave":  # (M1, M2) members, or (memberId=..., groupInstanceId=..., reason: ...) in older releases
+        if kind == "leave" and "m" not in d:  # (M1, M2) members, or (memberId=..., groupInstanceId=..., reason: ...)
             ids, insts = MEMBER_ID_IN.findall(reason), INSTANCE_IN.findall(reason)
             if not ids:
                 ids = [x.strip() for x in re.split(r"[,\s]+", d["c"].split(")")[0]) if x.strip()]

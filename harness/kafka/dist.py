@@ -34,14 +34,22 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>harness.local</groupId><artifactId>kafka-dist</artifactId><version>{version}</version>
   <dependencies>
-    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>{version}</version>
+      <exclusions>{slf4j_bindings}</exclusions>
+    </dependency>
     <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>{version}</version>
-      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion></exclusions>
+      <exclusions><exclusion><groupId>org.apache.kafka</groupId><artifactId>connect-runtime</artifactId></exclusion>{slf4j_bindings}</exclusions>
     </dependency>
     <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-simple</artifactId><version>1.7.36</version></dependency>
   </dependencies>
 </project>
 """
+#: the SLF4J 1.x bindings Kafka 3.x ships (reload4j from 3.2, log4j12 before): with slf4j-simple beside them SLF4J
+#: takes the first on the sorted classpath, reload4j, which has no appender, and a 3.x broker wrote no log line at
+#: all (its broker.log held only SLF4J's "multiple bindings" notice), so no checker could read the coordinator's
+#: words on 3.x; left out, slf4j-simple is the one binding on every version (4.x ships none of them)
+SLF4J_BINDINGS = "".join(f"<exclusion><groupId>org.slf4j</groupId><artifactId>{a}</artifactId></exclusion>"
+                         for a in ("slf4j-reload4j", "slf4j-log4j12"))
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,7 @@ def published_versions(artifact: str = SCALA_ARTIFACT, *, refresh: bool = False)
 
 def _pom_stamp(version: str) -> str:
     """What a cached classpath was resolved from: a changed pom template means resolving again."""
-    return hashlib.sha256(POM.format(version=version).encode()).hexdigest()[:16]
+    return hashlib.sha256(POM.format(version=version, slf4j_bindings=SLF4J_BINDINGS).encode()).hexdigest()[:16]
 
 
 def _cached(version: str) -> KafkaDist | None:
@@ -141,7 +149,7 @@ def resolve(version: str = "latest", *, progress=_log.info) -> KafkaDist:
 def _resolve_locked(version: str, d: Path, progress) -> KafkaDist:
     (d / "COMPLETE").unlink(missing_ok=True)
     shutil.rmtree(d / "libs", ignore_errors=True)
-    (d / "pom.xml").write_text(POM.format(version=version))
+    (d / "pom.xml").write_text(POM.format(version=version, slf4j_bindings=SLF4J_BINDINGS))
     progress(f"resolving Apache Kafka {version} from Maven Central ...")
     r = _mvn(["dependency:copy-dependencies", "-DoutputDirectory=libs", "-DincludeScope=runtime"],
              cwd=d, log=d / "resolve.log")

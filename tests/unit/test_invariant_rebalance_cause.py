@@ -67,6 +67,23 @@ def test_a_leave_needs_a_stop():
     assert v.status == "valid", v.message
 
 
+def test_kafka_3s_leave_line_names_one_member_and_needs_a_stop():
+    """Kafka 3.x's Scala coordinator says `Removing member M on LeaveGroup; client reason: C` (a 3.9.2 run's line)."""
+    left = preparing(10.0, 2, f"Removing member a-{U1} on LeaveGroup; client reason: not provided")
+    v = judged([*classic_pair(), left, run_end(20.0)])
+    assert v.status == "invalid" and "a left the group while it ran on" in v.message, v.message
+    stop = ev("member_stop", 9.9, "harness", member="a")
+    v = judged([*classic_pair(), stop, stopped("a", 10.0), left, member_exit("a", 10.2), run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2, "leave": 1}
+
+
+def test_the_kept_kafka_3_9_member_kill_run_holds_every_verdict():
+    """A member-kill run on Kafka 3.9.2 (classic cooperative), as the local backend records 3.x brokers since their
+    second SLF4J binding is left out (harness/kafka/dist.py): its coordinator's lines are read, each rebalance caused."""
+    assert kept_run_holds("kafka-3.9-member-kill") == {"expire": 1, "join": 2, "leave": 1, "rejoin": 1}
+
+
 def expiry(t: float, gen: int, mid: str) -> dict:
     return preparing(t, gen, f"removing member {mid} on heartbeat expiration.")
 
