@@ -145,7 +145,8 @@ def repeat(cfg: RunConfig, *, count: int, until_fail: bool = False, shrink_attem
                          f"for every run of the repeat")
                 cluster = make_cluster(cfg.backend, work_dir=out / CLUSTER, version=plan.kafka_version,
                                        brokers=cfg.brokers, progress=progress,
-                                       settings=BrokerSettings.for_brokers(cfg.brokers, dict(cfg.broker_settings)),
+                                       settings=BrokerSettings.for_brokers(cfg.brokers, {**plan.broker_settings,
+                                                                                   **dict(cfg.broker_settings)}),
                                        **({"request_faults": True} if needs_requests(plan.schedule) else {}))
                 stack.callback(cluster.stop)
                 cluster.start()

@@ -207,6 +207,24 @@ def test_until_fail_stops_at_the_first_failure_on_one_cluster(tmp_path, own_kafk
     assert saved["failures_by_invariant"] == {"exclusive_ownership": 1}
 
 
+def test_the_shared_cluster_starts_with_the_broker_settings_a_single_runs_cluster_gets(tmp_path, own_kafka, monkeypatch):
+    """A kind's settings that the brokers take in their own config (a share group's on Kafka 4.2) are the plan's
+    broker settings: the repeat's cluster starts with them, as a single run's own cluster does (runner.py), beside
+    the run's --broker-set; it was started with --broker-set alone, and every run was refused ("cannot apply to a
+    run on a shared cluster (started with group.share.delivery.count.limit=(unset))")."""
+    real = rp.resolve
+
+    def resolve(cfg, **kw):
+        return replace(real(cfg, **kw), broker_settings={"group.share.delivery.count.limit": "3"})
+    monkeypatch.setattr(rp, "resolve", resolve)
+    clusters, ran = [], []
+    rp.repeat(config(tmp_path, broker_settings=(("num.io.threads", "4"),)), count=1, shrink_attempts=0,
+              progress=lambda *_: None, run=stand_in(["pass"], ran),
+              make_cluster=lambda b, **kw: clusters.append(RecordingCluster(b, **kw)) or clusters[-1])
+    props = clusters[0].kw["settings"].properties()
+    assert props["group.share.delivery.count.limit"] == "3" and props["num.io.threads"] == "4"
+
+
 def test_without_until_fail_every_run_is_made(tmp_path, own_kafka):
     ran = []
     rep = rp.repeat(config(tmp_path), count=4, shrink_attempts=0, progress=lambda *_: None,
