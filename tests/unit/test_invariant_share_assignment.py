@@ -122,3 +122,27 @@ def test_a_member_started_later_counts_from_its_start():
     v = served(h)
     # m3 is named from 16.0 but was not alive before 20.0: partition 0 had no live member from 10.0 to 20.0
     assert v.status == "invalid" and v.witnesses[0]["gap_s"] == 10.0
+
+
+def chain(named_m3_until: float) -> list:
+    """A poison record's partition: m1 killed at 10.0, the coordinator names it until 15.5, then names m3, which the
+    record killed at 15.3 before the watch saw it named, until `named_m3_until`, then m2."""
+    return [base(), *records(), member_start("m3", 12.0), assign(1.5, {"m1": [0], "m2": [1]}),
+            member_exit("m1", 10.0, "kill"), assign(12.5, {"m1": [0], "m2": [1], "m3": []}),
+            member_exit("m3", 15.3, "exit"), assign(15.5, {"m2": [1], "m3": [0]}),
+            assign(named_m3_until, {"m2": [0, 1]})]
+
+
+def test_a_partition_handed_from_one_gone_member_to_another_is_judged_per_departure():
+    """The share-poison-record run (seed 2, Kafka 4.4.0): each member the record killed kept the partition for less
+    than its own bound, while the whole chain (12 s here) is longer than one member's."""
+    v = served(chain(22.0))
+    assert v.status == "valid", v.message
+    assert abs(v.measurements["assignment_gap_max_s"] - 6.5) < 1e-6
+
+
+def test_a_gone_member_the_partition_was_handed_to_keeping_it_past_its_own_bound_fails():
+    v = served(chain(30.0))
+    assert v.status == "invalid"
+    w = v.witnesses[0]
+    assert (w["partition"], w["gap_s"]) == (0, 14.5) and "it named m3, gone: m3 exit at 15.3s" in w["why"], w

@@ -36,7 +36,10 @@
   of the run's topics is assigned to at least one live member (alive in the history: started, not exited), but
   for gaps of at most A = the share session timeout (a member gone without leaving keeps its partitions until its
   session expires) + the heartbeat interval (the others take them at their next heartbeat) + the watch's interval
-  (a change is seen that much later) + the clock slack. Not judged: before the coordinator first assigned any
+  (a change is seen that much later) + the clock slack. A gap is measured per departure: when the coordinator
+  gives the partition to other members that are gone as well (a poison record killing each member it reaches), a
+  new gap starts there, judged against A again (each of them keeps it until its own session expires; a member named
+  before the history saw it start does not start one). Not judged: before the coordinator first assigned any
   partition (the share partitions being initialized), an added partition before its first assignment (measured:
   `added_partition_first_assigned_s`), after the members' final stop, where the watch got no answer (blind, it ends
   a gap: measured, `assignment_blind_s`), a partition without a leader (above), and a gap that overlaps a fault of
@@ -246,6 +249,11 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
                    and any(live(m, t) for m in step[3])
                    and not any(live(m, t) for m in step[2].get(tp, ()))
                    and not any(x <= t <= y for x, y in offline.get(tp, ())))
+            named = step[2].get(tp, set()) if bad else set()
+            gone = bool(named) and all(m in lives and lives[m][1] <= a for m in named)  # started and since gone
+            if cur and gone and named != cur[2][2].get(tp, set()):
+                gaps.append((tp, *cur))  # given to other members, gone too: each departure has its own bound
+                cur = None
             if bad:
                 cur = [cur[0] if cur else a, b, cur[2] if cur else step]
             elif cur:
