@@ -146,3 +146,18 @@ def test_a_gone_member_the_partition_was_handed_to_keeping_it_past_its_own_bound
     assert v.status == "invalid"
     w = v.witnesses[0]
     assert (w["partition"], w["gap_s"]) == (0, 14.5) and "it named m3, gone: m3 exit at 15.3s" in w["why"], w
+
+
+def test_the_kept_poison_record_run_whose_partition_went_from_one_killed_member_to_the_next_holds_every_verdict():
+    """share-poison-record, run 2 of `--seed 2 --repeat 3` on Kafka 4.4.0 (2026-12-07): share_served was invalid
+    ("assigned to no live member past the bound (8.0 s)") while each member the record killed was fenced within its
+    own bound; judged per departure, every verdict holds."""
+    from pathlib import Path
+
+    from harness.invariants import judge
+    from harness.record.history import History
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "share-poison-chain" / "history"
+    verdicts = judge(History.load(kept))
+    assert verdicts["share_served"].status == "valid", verdicts["share_served"].message
+    assert all(v.status in ("valid", "skipped") for v in verdicts.values()), \
+        {n: v.message for n, v in verdicts.items() if v.status not in ("valid", "skipped")}
