@@ -9,9 +9,10 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
   differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
   promise this (`differing_subscriptions`);
 - no member of either point recorded a rack (`client.rack`: the sticky assignors match racks too, KIP-881) (`racks`);
-- one cause lies between them (`stable_points.causes`, a graceful stop counted once): after two (a member killed
-  and its replacement started) the group may answer each with a rebalance, and the second may give a member what the
-  first took from it (`several_causes`).
+- one cause lies between them (`stable_points.causes`, a graceful stop counted once, and a request only held or
+  delayed on an API no membership rides on, an OffsetCommit say, counted as none: `NO_MEMBERSHIP_APIS`): after two
+  (a member killed and its replacement started) the group may answer each with a rebalance, and the second may give
+  a member what the first took from it (`several_causes`).
 
 A *surviving* member is alive from S1's start to S2's end in one life (no restart) and wrote no `lost` between them
 (a fenced member rejoins empty-handed). Its eligible partitions are those it held at S1 that exist at S2 and are of
@@ -60,11 +61,25 @@ def member_breaks(tl, s1, s2) -> list[tuple[str, list, list]]:
     return out
 
 
+#: request faults that only make a request late (held or delayed at the proxy, then answered by the broker) ...
+LATE_ONLY = frozenset({"hold_request", "delay_request"})
+#: ... on an API no group membership rides on: such a window starts no rebalance of its own. Its effects on the group,
+#: if any, are causes themselves: a member whose late commit kept it from rejoining past its rebalance timeout, or
+#: whose heartbeats queued behind it on the connection past its session, is fenced (`lost`, no survivor) or leaves
+#: (its life ends). Faults on the membership APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, the heartbeats of the
+#: KIP-848 protocols, FindCoordinator, and Metadata, whose answer can change a classic leader's subscription view)
+#: and the faults that answer or cut (an error, a drop, a disconnect) stay causes.
+NO_MEMBERSHIP_APIS = frozenset({"OffsetCommit", "OffsetFetch", "Fetch", "ListOffsets", "OffsetForLeaderEpoch"})
+
+
 def _one_per_cause(tl) -> list[float]:
-    """The causes' times, a graceful stop counted once (its `member_stop`, not its exit too)."""
+    """The causes' times, a graceful stop counted once (its `member_stop`, not its exit too), and a request made late
+    on an API no membership rides on counted as none (LATE_ONLY, NO_MEMBERSHIP_APIS)."""
     stops = {lf.end for ls in tl.lives.values() for lf in ls
              if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < lf.end}
-    return [t for t in causes(tl, tl.end) if t not in stops]
+    late = {t for f in tl.faults if f.kind in LATE_ONLY and f.start_event.get("api") in NO_MEMBERSHIP_APIS
+            for t in (f.start, f.end)}
+    return [t for t in causes(tl, tl.end) if t not in stops and t not in late]
 
 
 def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:

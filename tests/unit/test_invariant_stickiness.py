@@ -1,6 +1,6 @@
 """strict_stickiness: between consecutive stable points a sticky assignor keeps each surviving member's partitions up
 to its new quota."""
-from histbuild import (assigned, drained, effective, ev, history, join, lost, member_exit, revoked, run_end,
+from histbuild import (assigned, drained, effective, ev, fault_end, fault_start, history, join, lost, member_exit, revoked, run_end,
                        run_start, settings, stable_wait)
 
 from harness.invariants import stickiness
@@ -108,3 +108,23 @@ def test_members_that_record_no_settings_are_skipped_for_the_plan_to_decide():
     v = check(bare)
     assert v.status == "skipped" and v.measurements["unrecorded"] == 1, v.message
     assert "a's start recorded no effective settings" in v.message
+
+
+def held(api: str, kind: str = "hold_request") -> list[dict]:
+    """a's OffsetCommit (or `api`) held at the proxy from 9.5 s to 13 s, across c's join (race-commit-across-revocation)."""
+    return [{**fault_start(9.5, "kp1", members=["a"], kind=kind), "api": api}, fault_end(13.0, "kp1")]
+
+
+def test_a_commit_held_across_a_join_is_no_second_cause():
+    """race-commit-across-revocation on confluent-kafka 2.10.0 was `unknown` in every run ("after several causes"):
+    the held OffsetCommit starts no rebalance; c's join is the one cause. The same shuffle with it still fails."""
+    v = check([*scale_out_sticky()[:-2], *held("OffsetCommit"), *end()])
+    assert v.status == "valid" and v.measurements["judged"] == 1, v.message
+    v = check([*shuffle()[:-2], *held("OffsetCommit"), *end()])
+    assert v.status == "invalid" and "a gave up [0, 1] while it took [2]" in v.message, v.message
+
+
+def test_a_held_join_or_a_commit_answered_with_an_error_stays_a_cause():
+    for api, kind in (("JoinGroup", "hold_request"), ("Heartbeat", "delay_request"), ("OffsetCommit", "error_response")):
+        v = check([*shuffle()[:-2], *held(api, kind), *end()])
+        assert v.status == "skipped" and v.measurements["several_causes"] == 1, (api, kind, v.message)
