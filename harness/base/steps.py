@@ -12,7 +12,7 @@ table (a test holds it to this), the nemesis, which registers one performer per 
 (tests/unit/test_actions.py fails when one is missing or extra, or when its signature says otherwise), and the
 invariants (harness/invariants/performed.py: the proof of each step).
 
-Pure data and pure functions: it imports the vocabulary and the error tree only, so the invariants may read it.
+Pure data and pure functions: it imports nothing of the harness but the vocabulary, so the invariants may read it.
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Callable, Literal
 
-from harness.base.errors import BadInput
 from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY, GROUP_KINDS, SUBSCRIBE_BY
 
 
@@ -535,7 +534,12 @@ def _number(v, *, whole: bool) -> bool:
 
 def _beyond(p: Param, v, reach: _Reach, brokers: int) -> str | None:
     """Why value `v` of parameter `p` is out of its bound by then, or None."""
-    if p.bound is None or (v is None and p.default is None) or (isinstance(v, str) and v in p.words):
+    if v is None and p.default is None:
+        return None
+    if isinstance(v, str) and p.words:
+        return None if v in p.words else \
+            f"is {' or '.join(repr(w) for w in p.words)}{' or a number' if p.bound else ''}, not {v!r}"
+    if p.bound is None:
         return None
     words = "".join(f" or \"{w}\"" for w in p.words)
     whole = p.bound in (Bound.SLOT, Bound.BROKER, Bound.FEWER_THAN_LIVE, Bound.AT_LEAST_1) or p.type in (int, int | None)
@@ -575,8 +579,3 @@ def refusal(schedule, *, members: int, brokers: int) -> str | None:
         reach.after(row, a.params)
     return None
 
-
-def check(schedule, *, members: int, brokers: int) -> None:
-    """Refuse (BadInput, one line) a schedule whose step has a parameter outside its row's bound (`refusal`)."""
-    if why := refusal(schedule, members=members, brokers=brokers):
-        raise BadInput(why)

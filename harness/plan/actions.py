@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from harness.base.steps import (ACTIONS, ALL_KINDS, CONSUMER, KAFKA_REFUSES, MIX_CHOICES, NEEDS, ONE_PROCESS, REQ,
                                 REQUEST_STEPS, REQUIRED, Ability, ActionSpec, Bound, Param, Proof, Setting, Slots, Step,
-                                SubscribeBy, check, kind_refusal, missing, needs_requests, performs, refusal, spec)
+                                SubscribeBy, kind_refusal, missing, needs_requests, performs, refusal, spec)
 
 __all__ = ["ACTIONS", "ALL_KINDS", "CONSUMER", "KAFKA_REFUSES", "MIX_CHOICES", "NEEDS", "ONE_PROCESS", "REQ",
            "REQUEST_STEPS", "REQUIRED", "Ability", "ActionSpec", "Bound", "Param", "Proof", "Setting", "Slots", "Step",
-           "SubscribeBy", "check", "kind_refusal", "missing", "needs_requests", "performs", "refusal", "spec"]
+           "SubscribeBy", "kind_refusal", "missing", "needs_requests", "performs", "refusal", "spec"]
