@@ -104,7 +104,7 @@ class Bound(StrEnum):
     AT_LEAST_0 = ">= 0"  # where 0 means something (no jitter, a replacement at once, partition 0, no lag)
     AT_LEAST_1 = ">= 1"  # a count of things the step makes or waits for
     SLOT = "a slot the schedule has by then"  # 0 <= slot < the run's members and the slots later steps added
-    BROKER = "a broker of the cluster (1 to N)"
+    BROKER = "a broker of the cluster, 1 to N"
     FEWER_THAN_LIVE = "at most the live members less one"  # one member always stays
 
 
