@@ -450,6 +450,10 @@ def spec(name: str) -> ActionSpec | None:
     return ACTIONS.get(name)
 
 
+#: the history event of group configs set through the Admin API (at a run's start, or by the step): the step's word
+GROUP_CONFIG_EVENT = Step.GROUP_CONFIG.value
+
+
 def fault_of(name: str) -> str:
     """The `fault_start` kind the step records (its row's proof)."""
     return ACTIONS[name].proof.fault

@@ -32,6 +32,7 @@ from harness.run.runner import RunConfig, RunResult, run_scenario
 from harness.record.rundir import RunDir, did_not_exercise
 from harness.plan.scenarios import Action
 from harness.drive.seeds import seeds
+from harness.base.steps import Step
 
 # the shortest a run can take; no new run starts with less budget left
 MIN_RUN_S = 60.0
@@ -149,7 +150,7 @@ def kafka_since(name: str) -> tuple[int, int]:
     group = parsed.group.settings
     if dlq_topic(group):
         return DLQ_SINCE
-    grows = any(step.action == "add_partitions" for step in parsed.steps)
+    grows = any(step.action == Step.ADD_PARTITIONS for step in parsed.steps)
     if str(group.get("share.auto.offset.reset", "")).lower() == "latest" and grows:
         return ADDED_PARTITIONS_FROM_ZERO_SINCE
     return (0, 0)
