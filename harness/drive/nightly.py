@@ -32,7 +32,7 @@ from harness.run.runner import RunConfig, RunResult, run_scenario
 from harness.record.rundir import RunDir, did_not_exercise
 from harness.plan.scenarios import Action
 from harness.drive.seeds import seeds
-from harness.base.steps import Step
+from harness.base.steps import Step, refusal
 
 # the shortest a run can take; no new run starts with less budget left
 MIN_RUN_S = 60.0
@@ -226,6 +226,11 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
     def fails(cand: list[Action]) -> bool:
         if time.monotonic() > deadline:
+            return False
+        # a cut that leaves a step out of its bounds (a slot an earlier step no longer adds) is no schedule the plan
+        # takes: it does not fail as the run did, and no run is started for it
+        if why := refusal(cand, members=cfg.scenario_spec.members, brokers=cfg.brokers):
+            progress(f"  shrink: {len(cand)} actions -> refused by the plan ({why})")
             return False
         r = run_scenario(replace(cfg, schedule=tuple(a.to_dict() for a in cand), shrink_of=result.run_dir.name),
                          cluster=cluster, progress=lambda *_: None)

@@ -149,3 +149,28 @@ def test_every_bound_in_the_table_is_one_refusal_knows():
             assert p.bound is None or p.bound in steps.Bound, (row.name, p.name)
             if p.bound is not None and not p.required and p.default is not None and p.default not in p.words:
                 assert steps._beyond(p, p.default, steps._Reach(slots=3, live=3), 3) is None, (row.name, p.name)
+
+
+def test_a_shrink_cut_that_leaves_a_step_out_of_bounds_starts_no_run(tmp_path, monkeypatch):
+    """Cutting the scale_out that made slot 3 leaves a bounce of a slot the run does not have: the shrinker counts
+    it as not failing, without a run (the plan would refuse it, and a refusal is no failure of the run's)."""
+    import json
+    from types import SimpleNamespace
+    from harness.drive import nightly
+    from harness.invariants.core import verdict
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    sched = [{"kind": Step.SCALE_OUT, "params": {}}, {"kind": Step.BOUNCE, "params": {"slot": 3}}]
+    (run_dir / "run.json").write_text(json.dumps({"schedule": sched}))
+    failing = SimpleNamespace(run_dir=run_dir, verdicts={"x": verdict("x", "invalid", "broke", (), {})}, status="fail")
+    ran = []
+
+    def run_scenario(cfg, **_):
+        ran.append([a["kind"] for a in cfg.schedule])
+        return failing  # every candidate that runs fails as the run did
+    monkeypatch.setattr(nightly, "run_scenario", run_scenario)
+    said = []
+    out = nightly.shrink_failure(failing, RunConfig.for_scenario("member-kill", seed=1), cluster=None, max_attempts=10,
+                                 deadline=float("inf"), progress=said.append)
+    assert [Step.BOUNCE] not in ran and any("refused by the plan (step 0 (bounce): slot" in s for s in said), said
+    assert [a["kind"] for a in out["schedule"]] == [Step.SCALE_OUT]  # cutting the bounce still fails: kept
