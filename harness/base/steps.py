@@ -567,8 +567,20 @@ def _beyond(p: Param, v, reach: _Reach, brokers: int) -> str | None:
     return None
 
 
+def _unknown_or_missing(row: ActionSpec, params: dict) -> str | None:
+    """A parameter the row does not take, or a required one not given (a schedule not read from a file: a
+    recorded or a built one), or None."""
+    names = [p.name for p in row.params]
+    if extra := sorted(set(params) - set(names)):
+        return f"no parameter {extra[0]!r}; it takes {', '.join(names) or 'none'}"
+    if lacking := [p.name for p in row.params if p.required and p.name not in params]:
+        return f"{lacking[0]} is required (it takes {', '.join(names)})"
+    return None
+
+
 def refusal(schedule, *, members: int, brokers: int) -> str | None:
-    """Why a schedule's step has a parameter outside its row's bound ('step i (kind): param ...'), or None. Slots
+    """Why a schedule's step has a parameter its row does not take, lacks a required one, or has one outside its
+    bound ('step i (kind): param ...'), or None. Slots
     are bounded by the run's `members` plus the slots earlier steps added (an autoscaler: any), a `scale_in`'s count
     by the most members live by then, less the one that always stays; brokers by the cluster's `brokers`. Steps of
     no row are left to `kind_refusal`."""
@@ -577,6 +589,8 @@ def refusal(schedule, *, members: int, brokers: int) -> str | None:
         row = ACTIONS.get(a.kind)
         if row is None:
             continue
+        if why := _unknown_or_missing(row, a.params):
+            return f"step {i} ({a.kind}): {why}"
         for p in row.params:
             if p.name in a.params and (why := _beyond(p, a.params[p.name], reach, brokers)):
                 return f"step {i} ({a.kind}): {p.name} {why}"

@@ -174,3 +174,24 @@ def test_a_shrink_cut_that_leaves_a_step_out_of_bounds_starts_no_run(tmp_path, m
                                  deadline=float("inf"), progress=said.append)
     assert [Step.BOUNCE] not in ran and any("refused by the plan (step 0 (bounce): slot" in s for s in said), said
     assert [a["kind"] for a in out["schedule"]] == [Step.SCALE_OUT]  # cutting the bounce still fails: kept
+
+
+def test_refusal_names_a_parameter_the_row_does_not_take_or_a_required_one_missing():
+    assert refusal([_a(Step.SLEEP, s=1, seconds=2)], members=3, brokers=3) == \
+        "step 0 (sleep): no parameter 'seconds'; it takes s"
+    assert refusal([_a(Step.WAIT_STABLE, s=1)], members=3, brokers=3) == \
+        "step 0 (wait_stable): no parameter 's'; it takes none"
+    assert refusal([_a(Step.PAUSE_MEMBER, slot=0)], members=3, brokers=3) == \
+        "step 0 (pause_member): duration_s is required (it takes slot, duration_s)"
+
+
+def test_a_recorded_schedule_with_a_value_out_of_bounds_is_refused_before_anything_starts(tmp_path, nothing_starts):
+    """A replayed or hand-edited schedule (`RunConfig.schedule`) meets the same rows as a drawn one."""
+    from harness.base.errors import BadInput
+    cfg = RunConfig.for_scenario("member-kill", seed=1, runs_root=str(tmp_path / "runs"),
+                                 schedule=({"kind": "kill_member", "params": {"slot": 7}},))
+    precheck(cfg)
+    with pytest.raises(BadInput, match=r"^step 0 \(kill_member\): slot is a member slot from 0 to 2 .*not 7 "
+                                       r"\(scenario member-kill\)$"):
+        plan(cfg, version="4.3.1")
+    assert not (tmp_path / "runs").exists()
