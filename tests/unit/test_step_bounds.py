@@ -195,3 +195,15 @@ def test_a_recorded_schedule_with_a_value_out_of_bounds_is_refused_before_anythi
                                        r"\(scenario member-kill\)$"):
         plan(cfg, version="4.3.1")
     assert not (tmp_path / "runs").exists()
+
+
+def test_check_actions_bounds_brokers_by_the_count_it_is_given():
+    """A run on a shared cluster has that cluster's brokers: `_check_actions(brokers=...)` bounds by them; without
+    it, by the run's own cluster's (`--brokers`)."""
+    from harness.base.errors import BadInput
+    from harness.plan import config
+    cfg = RunConfig.for_scenario("member-kill", seed=1)
+    step = (Action(Step.BROKER_BOUNCE, {"broker": 5}),)
+    config._check_actions(cfg, cfg.scenario_spec, step, backend="local", brokers=5)
+    with pytest.raises(BadInput, match=r"broker is a broker from 1 to 3 \(the cluster's brokers\), not 5"):
+        config._check_actions(cfg, cfg.scenario_spec, step, backend="local")
