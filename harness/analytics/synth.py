@@ -22,6 +22,7 @@ from harness.base.vocabulary import CONSUMER_PROTOCOLS
 from harness.record.format import header
 from harness.record.rundir import (HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS, VERDICTS_JSON,
                             member_history)
+from harness.base.steps import Step
 
 SCENARIOS = ("scale-out-in", "member-kill", "rolling-bounce")
 KAFKA_VERSIONS = ("3.9.1", "4.1.0")
@@ -62,9 +63,9 @@ def _run_plan(i: int, rng: random.Random, base: _dt.datetime):
     kafka = KAFKA_VERSIONS[(i // 9) % 2]
     client = CLIENT_VERSIONS[(i // 18) % 2]
     run_seed = 100_000 + i
-    schedule = [{"kind": "sleep", "params": {"s": 1.0}},
+    schedule = [{"kind": Step.SLEEP, "params": {"s": 1.0}},
                 {"kind": scenario.replace("-", "_"), "params": {"slot": i % 3, "n": 1 + i % 4}},
-                {"kind": "wait_stable", "params": {}}]
+                {"kind": Step.WAIT_STABLE, "params": {}}]
     return dict(scenario=scenario, protocol=protocol, kafka=kafka, client=client, seed=run_seed,
                 schedule=schedule, started=base + _dt.timedelta(minutes=10 * i))
 
@@ -256,7 +257,7 @@ def _write_verdicts(path: str, plan: dict, rng: random.Random, outcome: str, fai
     verdicts["convergence_balance"]["measurements"]["rebalance_time"] = {
         "protocol": plan["protocol"], "assignors": ["range" if plan["protocol"] == "classic-eager" else "sticky"],
         "max_s": max((x for x in times if x is not None), default=None), "unsettled": times.count(None),
-        "disturbances": [{"index": i, "kind": "initial" if i == 0 else "scale_out",
+        "disturbances": [{"index": i, "kind": "initial" if i == 0 else Step.SCALE_OUT,
                           "trigger": "member_start" if i == 0 else "action_start", "at_s": 10.0 * i,
                           "settled_s": x, "unowned_sum_s": 0.1 * i, "unowned_max_s": 0.05 * i,
                           "partitions_unowned": i, "unowned_open": 0,

@@ -33,6 +33,7 @@ from harness.invariants.applies import PlanFacts, applicability
 from harness.record.format import header
 from harness.record.rundir import (BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, PRODUCER_HISTORY, RUN_JSON, STATUS,
                                    member_history)
+from harness.base.steps import Step
 
 SCENARIO = "synthetic-scale-in"
 BROKEN = ("double_owner",)
@@ -55,8 +56,8 @@ def settings(shape: g.Shape, topic: str) -> dict:
 
 def schedule(shape: g.Shape, steady_s: float) -> list[tuple[str, dict]]:
     half = round(steady_s / 2, 2)
-    return [("sleep", {"s": half}), ("scale_in", {"pick": "newest", "count": shape.members // 3}),
-            ("wait_stable", {}), ("sleep", {"s": half})]
+    return [(Step.SLEEP, {"s": half}), (Step.SCALE_IN, {"pick": "newest", "count": shape.members // 3}),
+            (Step.WAIT_STABLE, {}), (Step.SLEEP, {"s": half})]
 
 
 def steady_s(shape: g.Shape) -> float:
@@ -96,17 +97,17 @@ def play(shape: g.Shape, run_id: str) -> g.Story:
     for w in range(waves):
         at = g.join_wave(s, rng, members[w * len(members) // waves:(w + 1) * len(members) // waves], at) + 0.5
     half = sched[0][1]["s"]
-    action(s, 1, at, "sleep", {"s": half}, at + half)
+    action(s, 1, at, Step.SLEEP, {"s": half}, at + half)
     at += half + 0.0002
     leavers = members[len(members) - shape.members // 3:][::-1]
     first_line, last_line, last_exit = g.stop_members(s, rng, leavers, at + 0.001)
     ready = g.reassign(s, rng, last_line + 0.01, leavers[0], first_line + 0.0005)
-    action(s, 2, at, "scale_in", sched[1][1], last_exit + 0.0002,
+    action(s, 2, at, Step.SCALE_IN, sched[1][1], last_exit + 0.0002,
            **({"member": leavers[0]} if len(leavers) == 1 else {"members": leavers}))
     at = max(last_exit + 0.0003, at)
     stable = max(ready, at) + 2.4
-    action(s, 3, at, "wait_stable", {}, stable, stable=True)
-    action(s, 4, stable + 0.0001, "sleep", {"s": half}, stable + 0.0001 + half)
+    action(s, 3, at, Step.WAIT_STABLE, {}, stable, stable=True)
+    action(s, 4, stable + 0.0001, Step.SLEEP, {"s": half}, stable + 0.0001 + half)
     s.prod = (s.t0 + 0.5, stable + half)
     drained = s.prod[1] + shape.poll_s + 0.3
     s.emit("harness", drained, "drained", ok=True, missing=0)

@@ -32,6 +32,7 @@ from harness.run.runner import RunConfig, RunResult, run_scenario
 from harness.record.rundir import RunDir, did_not_exercise
 from harness.plan.scenarios import Action
 from harness.drive.seeds import seeds
+from harness.base.steps import Step, refusal
 
 # the shortest a run can take; no new run starts with less budget left
 MIN_RUN_S = 60.0
@@ -149,7 +150,7 @@ def kafka_since(name: str) -> tuple[int, int]:
     group = parsed.group.settings
     if dlq_topic(group):
         return DLQ_SINCE
-    grows = any(step.action == "add_partitions" for step in parsed.steps)
+    grows = any(step.action == Step.ADD_PARTITIONS for step in parsed.steps)
     if str(group.get("share.auto.offset.reset", "")).lower() == "latest" and grows:
         return ADDED_PARTITIONS_FROM_ZERO_SINCE
     return (0, 0)
@@ -225,6 +226,11 @@ def shrink_failure(result: RunResult, cfg: RunConfig, *, cluster, max_attempts: 
 
     def fails(cand: list[Action]) -> bool:
         if time.monotonic() > deadline:
+            return False
+        # a cut that leaves a step out of its bounds (a slot an earlier step no longer adds) is no schedule the plan
+        # takes: it does not fail as the run did, and no run is started for it
+        if why := refusal(cand, members=cfg.scenario_spec.members, brokers=cfg.brokers):
+            progress(f"  shrink: {len(cand)} actions -> refused by the plan ({why})")
             return False
         r = run_scenario(replace(cfg, schedule=tuple(a.to_dict() for a in cand), shrink_of=result.run_dir.name),
                          cluster=cluster, progress=lambda *_: None)

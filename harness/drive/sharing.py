@@ -11,11 +11,12 @@ broker settings of its own run alone: nothing else runs on that cluster meanwhil
 """
 from __future__ import annotations
 
-from harness.plan.actions import ACTIONS, NEEDS
+from harness.plan.actions import ACTIONS, NEEDS, Ability
 
 #: the backend abilities whose actions reach beyond the run's own group: all of them (each is described in
 #: harness/plan/actions.py NEEDS; tests/unit/test_run_pool.py fails when an ability is added without a decision here)
-CLUSTER_WIDE: frozenset[str] = frozenset({"kill", "network", "rack_outage", "broker_partition", "requests", "leaders"})
+CLUSTER_WIDE: frozenset[str] = frozenset({Ability.KILL, Ability.NETWORK, Ability.RACK_OUTAGE, Ability.BROKER_PARTITION,
+                                          Ability.REQUESTS, Ability.LEADERS})
 
 
 def disturbing_actions(schedule) -> list[str]:

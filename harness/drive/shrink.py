@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from harness.plan.scenarios import Action
+from harness.base.steps import Step
 
-WAITS = ("sleep", "wait_stable")
+WAITS = (Step.SLEEP, Step.WAIT_STABLE)
 
 
 def units(schedule: list[Action]) -> list[list[Action]]:

@@ -30,6 +30,7 @@ from harness.invariants.assignors import BROKER_ASSIGNORS, REMOTE_ASSIGNOR, assi
 from harness.invariants.coordinator import COORDINATOR_ACTIONS
 from harness.invariants.core import Verdict, verdict
 from harness.invariants.slots import Slots, StepEffect
+from harness.base.steps import Step
 
 #: the client setting that picks a classic member's assignor (the sticky ones: STICKY_ASSIGNORS)
 STRATEGY = "partition.assignment.strategy"
@@ -122,7 +123,7 @@ def bounded_migrations(facts: PlanFacts) -> Answer:
             return False, f"step {n} ({k}) moves members to a non-sticky assignor"
     if facts.subscriptions:
         return False, "members subscribe differently: a transition may leave a partition no member takes"
-    hit = _first(facts, lambda k, p, eff, live: eff.changes_members or k == "add_partitions")
+    hit = _first(facts, lambda k, p, eff, live: eff.changes_members or k == Step.ADD_PARTITIONS)
     if hit:
         return True, f"step {hit[0]} ({hit[1]}) moves the group from one stable assignment to another"
     return False, "no step certainly changes the group's members or partitions"

@@ -37,10 +37,11 @@ from harness.record.history import History
 from harness.invariants import timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 from harness.invariants.settings import disturbance_bound, member_settings
+from harness.base.steps import Step
 
 NAME = "coordinator_survival"
-COORDINATOR_ACTIONS = frozenset({"kill_coordinator", "restart_coordinator"})
-CALM = frozenset({"sleep", "wait_stable"})
+COORDINATOR_ACTIONS = frozenset({Step.KILL_COORDINATOR, Step.RESTART_COORDINATOR})
+CALM = frozenset({Step.SLEEP, Step.WAIT_STABLE})
 
 
 def failovers(history: History) -> list[tuple[dict, float, float]]:

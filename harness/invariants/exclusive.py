@@ -40,6 +40,7 @@ from harness.record.history import History
 from harness.invariants import protocols, timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
+from harness.base.steps import Step
 
 NAME = "exclusive_ownership"
 
@@ -176,7 +177,7 @@ class _Acts:
 
 #: faults that cut brokers off the controller quorum: a cut-off coordinator keeps its members as zombies until,
 #: after the heal, it reconnects to the quorum and gives the group up (docs/findings.md, broker-partition)
-PARTITION_FAULT_KINDS = frozenset({"broker_partition", "rack_partition"})
+PARTITION_FAULT_KINDS = frozenset({Step.BROKER_PARTITION, Step.RACK_PARTITION})
 #: Kafka's default socket.connection.setup.timeout.max.ms: a connection to the quorum begun while cut off is given
 #: up only then (plus 20 % jitter), and the cut-off broker acts as the leader it was until it reconnects
 CONNECTION_SETUP_TIMEOUT_MAX_MS = 30000

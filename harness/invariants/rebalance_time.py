@@ -30,11 +30,12 @@ from __future__ import annotations
 
 from harness.base.vocabulary import ASSIGNMENT, CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, SERVER_DEFAULT_ASSIGNOR
 from harness.invariants.core import CheckSettings, secs
+from harness.base.steps import Step
 
 #: actions that do not disturb the group's assignment: no trigger of their own
-NOT_DISTURBING = frozenset({"sleep", "wait_stable", "workload_rate", "wait_offsets_compacted"})
+NOT_DISTURBING = frozenset({Step.SLEEP, Step.WAIT_STABLE, Step.WORKLOAD_RATE, Step.WAIT_OFFSETS_COMPACTED})
 #: actions whose trigger is the member's exit (the SIGKILL), not the action's start
-EXIT_TRIGGERED = frozenset({"kill_member"})
+EXIT_TRIGGERED = frozenset({Step.KILL_MEMBER})
 
 
 def first_settled(converged, T: float, N: float, quiet: float, final: bool) -> float | None:

@@ -17,6 +17,7 @@ here does I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from harness.base.steps import Step
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,9 @@ class StepEffect:
 
 
 #: steps that name a slot and leave its member in place (a pause, a stall, a subscription change)
-IN_PLACE = frozenset({"pause_member", "poll_stall", "change_subscription"})
+IN_PLACE = frozenset({Step.PAUSE_MEMBER, Step.POLL_STALL, Step.CHANGE_SUBSCRIPTION})
+#: the other steps that act on the member in a slot
+ACTS_ON_SLOT = frozenset({Step.KILL_MEMBER, Step.BOUNCE, Step.LEAVE_DURING_JOIN})
 
 
 class Slots:
@@ -86,44 +89,44 @@ class Slots:
         p = params or {}
         slot = p.get("slot")
         live = slot in self.live if isinstance(slot, int) else False
-        if isinstance(slot, int) and kind in IN_PLACE | {"kill_member", "bounce", "leave_during_join"} and not live:
+        if isinstance(slot, int) and kind in IN_PLACE | ACTS_ON_SLOT and not live:
             if slot in self.maybe:
                 return StepEffect(uncertain=True)
             return StepEffect(idle=f"slot {slot} has no live member")
-        if kind == "scale_out":
+        if kind == Step.SCALE_OUT:
             return StepEffect(starts=self._append(int(p.get("count", 1))))
-        if kind == "scale_in":
+        if kind == Step.SCALE_IN:
             return self._scale_in(p.get("pick", "newest"), int(p.get("count", 1)))
-        if kind == "kill_member":
+        if kind == Step.KILL_MEMBER:
             eff = StepEffect(departures=[Departure(slot, "kill", self.static.get(slot, False))])
             if p.get("replace_after_s") is None:
                 self.live.remove(slot)
             else:
                 eff.starts.append(slot)
             return eff
-        if kind == "replace_member":
+        if kind == Step.REPLACE_MEMBER:
             if self.made is not None and slot < self.made and slot not in self.live and slot not in self.maybe:
                 self.live = sorted(self.live + [slot])
                 return StepEffect(starts=[slot])
             if slot in self.maybe or self.made is None:
                 return StepEffect(uncertain=True)
             return StepEffect(idle=f"slot {slot} is not empty")
-        if kind == "bounce":
+        if kind == Step.BOUNCE:
             return self._restart([slot], "graceful", p.get("static"))
-        if kind == "settings_roll":
+        if kind == Step.SETTINGS_ROLL:
             return self._restart(list(self.live), "graceful", p.get("static"))
-        if kind == "restart_all":
+        if kind == Step.RESTART_ALL:
             return self._restart(list(self.live), "graceful")
-        if kind == "rack_outage":
+        if kind == Step.RACK_OUTAGE:
             return self._restart([s for s in self.live if self.rack(s) == p.get("rack")], "kill")
-        if kind == "leave_during_join":
+        if kind == Step.LEAVE_DURING_JOIN:
             eff = StepEffect(departures=[Departure(slot, "graceful", self.static.get(slot, False))],
                              starts=self._append(1))
             self.live.remove(slot)
             return eff
-        if kind == "autoscale":
+        if kind == Step.AUTOSCALE:
             return self._autoscale(int(p.get("min_members", 1)))
-        if kind == "restart_crashed":  # which members crash no plan foresees; each slot is filled again
+        if kind == Step.RESTART_CRASHED:  # which members crash no plan foresees; each slot is filled again
             return StepEffect(uncertain=True)
         return StepEffect()
 

@@ -47,6 +47,7 @@ from harness.invariants import timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
 from harness.invariants.settings import life_at, member_settings, rebalance_allowance, revoke_wait_s
 from harness.invariants.terms import sweep_owners
+from harness.base.steps import Step
 
 #: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
 #: faults and topic growth)
@@ -158,7 +159,7 @@ class _Confirmation:
 
     def __init__(self, tl, W: float) -> None:
         self.tl, self.W, self.quiet = tl, W, float(tl.settings.quiet_period_s)
-        actions = [e for _, e in tl.control if e["type"] == "action_end" and e.get("kind") == "wait_stable"]
+        actions = [e for _, e in tl.control if e["type"] == "action_end" and e.get("kind") == Step.WAIT_STABLE]
         self.waits = sorted(e["mono"] for e in actions if e.get("stable") is True)
         self.timeouts = sorted(e["mono"] for _, e in tl.control if e["type"] == "wait_timeout")
         drained = [e["mono"] for _, e in tl.control if e["type"] == "drained" and e["mono"] <= W]

@@ -31,6 +31,7 @@ from bisect import bisect_right
 import numpy as np
 
 from harness.record.history import History
+from harness.base.steps import Step
 
 
 class Layout:
@@ -140,7 +141,7 @@ class Growth:
         #: topic index -> [(when, count before, count after)] in time order
         self.steps: dict[int, list[tuple[float, int, int]]] = {}
         for _, e in control:
-            if e["type"] == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") in idx \
+            if e["type"] == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and e.get("topic") in idx \
                     and isinstance(e.get("count"), int):
                 self.steps.setdefault(idx[e["topic"]], []).append((e["mono"], int(e.get("before") or 0), e["count"]))
         self.times = sorted(t for st in self.steps.values() for t, _, _ in st)

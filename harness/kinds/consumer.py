@@ -21,6 +21,7 @@ from harness.plan.kinds import java_clients
 from harness.plan.kinds.settings import client_settings
 from harness.cluster.topics import add_partitions as add_topic_partitions
 from harness.plan.topics import real_subscription
+from harness.base.steps import GROUP_CONFIG_EVENT, Step
 
 
 def check_client_settings(plan, progress) -> None:
@@ -33,7 +34,7 @@ def check_client_settings(plan, progress) -> None:
     version, path = clients.client_path(cfg.client_version or sc.initial_client, progress=progress)
     given = {k: clients.setting_text(v) for k, v in cfg.client_settings}
     rolled = [{k: clients.setting_text(v) for k, v in (a.params.get("client_settings") or {}).items()}
-              for a in plan.schedule if a.kind in ("bounce", "settings_roll")]
+              for a in plan.schedule if a.kind in (Step.BOUNCE, Step.SETTINGS_ROLL)]
     for extra in [{}] + [r for r in rolled if r]:
         clients.check_settings(path, version, cfg.protocol,
                                client_settings(cfg.protocol, cfg.client_config(), {**given, **extra}, version),
@@ -202,7 +203,7 @@ def set_group_configs(ctx, settings: dict) -> None:
         err = e.args[0] if getattr(e, "args", None) else e
         raise BadInput(f"the brokers refused group setting(s) {', '.join(f'{k}={v}' for k, v in settings.items())}: "
                        f"{getattr(err, 'str', lambda: str(err))()}") from None
-    ctx.event("group_config", group_id=ctx.group_id, config=dict(settings))
+    ctx.event(GROUP_CONFIG_EVENT, group_id=ctx.group_id, config=dict(settings))
     wait_group_configs(ctx, settings)
 
 

@@ -22,6 +22,7 @@ from harness.kproxy.conn import Conn
 from harness.kproxy.identity import member_of as _member_of
 from harness.kproxy.rules import LiveRule, Rule, Seen
 from harness.kproxy.wire import FrameError, parse_request_head, read_frame, response_correlation
+from harness.base.steps import Step
 
 _log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ class KafkaProxy:
     def install(self, rule: Rule) -> str:
         """Apply `rule` from now on; its id. An error_response kio cannot encode for the versions the brokers
         offer is refused here (answers.Unanswerable), before any request meets it."""
-        if rule.action == "error_response":
+        if rule.action == Step.ERROR_RESPONSE:
             answers.check_answerable(rule.api_key, self._offered(rule.api_key, rule.broker))
         live = LiveRule(rule, rule_id=f"r{next(self._rule_ids)}", now=time.monotonic())
         with self._lock:
@@ -272,26 +273,26 @@ class KafkaProxy:
     # -- the actions
     async def _apply(self, live: LiveRule, conn: Conn, head, member: str | None, payload: bytes) -> None:
         rule = live.rule
-        if rule.action == "error_response":
+        if rule.action == Step.ERROR_RESPONSE:
             self._answer_error(live, conn, head, member, payload)
             return
-        extra = {"delay_s": round(live.draw_delay(), 6)} if rule.action == "delay_request" else {}
+        extra = {"delay_s": round(live.draw_delay(), 6)} if rule.action == Step.DELAY_REQUEST else {}
         fid = self._start(live, conn, head, member, **extra)
-        if rule.action == "delay_request":
+        if rule.action == Step.DELAY_REQUEST:
             conn.open_faults[fid] = True
             await asyncio.sleep(extra["delay_s"])
             conn.send_on(payload, head.correlation_id)
             self._finish(conn, fid, "forwarded")
-        elif rule.action == "hold_request":
+        elif rule.action == Step.HOLD_REQUEST:
             conn.open_faults[fid] = True
             outcome = await self._hold(live, member)
             conn.send_on(payload, head.correlation_id)
             self._finish(conn, fid, outcome)
-        elif rule.action == "disconnect":  # ends when the broker's answer came and the connection was closed
+        elif rule.action == Step.DISCONNECT:  # ends when the broker's answer came and the connection was closed
             conn.open_faults[fid] = True
             conn.send_on(payload, head.correlation_id, drop=fid, then="close")
             conn.muted, conn.lost = True, []
-        elif rule.action == "drop_request":
+        elif rule.action == Step.DROP_REQUEST:
             if rule.then == "stall":
                 conn.muted = True
                 conn.open_faults[fid] = True  # ends when the client closes the connection

@@ -44,11 +44,12 @@ from dataclasses import dataclass, field
 from harness.base.vocabulary import REQUEST_FAULTS
 from harness.kproxy.answers import error_code_of
 from harness.kproxy.wire import api_key_of
+from harness.base.steps import Step
 
 ACTIONS = REQUEST_FAULTS
 THEN = ("stall", "pass")
 #: the actions that take `then`
-DROPS = ("drop_request", "drop_response")
+DROPS = (Step.DROP_REQUEST, Step.DROP_RESPONSE)
 
 
 @dataclass(frozen=True)
@@ -94,17 +95,17 @@ class Rule:
             raise ValueError(f"{self.action}: count must be at least 1, not {self.count}")
         if self.duration_s is not None and self.duration_s <= 0:
             raise ValueError(f"{self.action}: duration_s must be positive, not {self.duration_s}")
-        if self.action == "delay_request":
+        if self.action == Step.DELAY_REQUEST:
             lo, hi = self.delay_range
             if not 0 <= lo <= hi:
                 raise ValueError(f"delay_request: delay_s must be >= 0 or a (lo, hi) range, not {self.delay_s}")
-        if self.action == "hold_request":
+        if self.action == Step.HOLD_REQUEST:
             if self.timeout_s is None or self.timeout_s <= 0:
                 raise ValueError("hold_request needs a positive timeout_s (a hold never lifted would hang the run)")
             for cond in self.until:
                 if not isinstance(cond, (Seen, threading.Event)):
                     raise ValueError(f"hold_request: {cond!r} is neither a Seen request nor a threading.Event")
-        if self.action == "error_response":
+        if self.action == Step.ERROR_RESPONSE:
             if self.error is None:
                 raise ValueError("error_response needs an error (a name such as NOT_COORDINATOR, or a number)")
             error_code_of(self.error)
@@ -124,7 +125,7 @@ class Rule:
         for k in ("count", "duration_s", "timeout_s", "error"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
-        if self.action == "delay_request":
+        if self.action == Step.DELAY_REQUEST:
             out["delay_s"] = list(self.delay_range) if isinstance(self.delay_s, (tuple, list)) else self.delay_s
         if self.action in DROPS:
             out["then"] = self.then
@@ -138,37 +139,37 @@ def delay_request(api: str, *, delay_s: float | tuple[float, float], member: str
                   broker: int | None = None, count: int | None = None, duration_s: float | None = None,
                   seed: int = 0) -> Rule:
     """Delay matching requests by `delay_s` (or a draw from (lo, hi))."""
-    return Rule("delay_request", api, member, broker, count, duration_s, delay_s=delay_s, seed=seed)
+    return Rule(Step.DELAY_REQUEST, api, member, broker, count, duration_s, delay_s=delay_s, seed=seed)
 
 
 def hold_request(api: str, *, until=(), timeout_s: float, member: str | None = None, broker: int | None = None,
                  count: int | None = 1, duration_s: float | None = None) -> Rule:
     """Hold matching requests until a condition of `until` holds or `timeout_s` passed."""
-    return Rule("hold_request", api, member, broker, count, duration_s, until=tuple(until), timeout_s=timeout_s)
+    return Rule(Step.HOLD_REQUEST, api, member, broker, count, duration_s, until=tuple(until), timeout_s=timeout_s)
 
 
 def drop_request(api: str, *, member: str | None = None, broker: int | None = None, count: int | None = 1,
                  duration_s: float | None = None, then: str = "stall") -> Rule:
     """Never forward matching requests to the broker."""
-    return Rule("drop_request", api, member, broker, count, duration_s, then=then)
+    return Rule(Step.DROP_REQUEST, api, member, broker, count, duration_s, then=then)
 
 
 def drop_response(api: str, *, member: str | None = None, broker: int | None = None, count: int | None = 1,
                   duration_s: float | None = None, then: str = "stall") -> Rule:
     """Forward matching requests, never deliver their answers."""
-    return Rule("drop_response", api, member, broker, count, duration_s, then=then)
+    return Rule(Step.DROP_RESPONSE, api, member, broker, count, duration_s, then=then)
 
 
 def disconnect(api: str, *, member: str | None = None, broker: int | None = None, count: int | None = 1,
                duration_s: float | None = None) -> Rule:
     """Forward matching requests, discard their answers and close the client's connection."""
-    return Rule("disconnect", api, member, broker, count, duration_s)
+    return Rule(Step.DISCONNECT, api, member, broker, count, duration_s)
 
 
 def error_response(api: str, *, error: str | int, member: str | None = None, broker: int | None = None,
                    count: int | None = 1, duration_s: float | None = None) -> Rule:
     """Answer matching requests in the broker's stead with `error`."""
-    return Rule("error_response", api, member, broker, count, duration_s, error=error)
+    return Rule(Step.ERROR_RESPONSE, api, member, broker, count, duration_s, error=error)
 
 
 class LiveRule:

@@ -17,6 +17,7 @@ import time
 from harness.plan.actions import performs
 from harness.cluster.broker_log import BrokerLog
 from harness.base.errors import Indeterminate
+from harness.base.steps import Step, fault_of
 
 #: what the log cleaner says when it has cleaned a segment of a log (the line names the log's directory)
 CLEANED = re.compile(r"Swapping in cleaned segment")
@@ -26,18 +27,18 @@ class CoordinatorActions:
     """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `coordinator_or_skip()`, `say`,
     `group_id`."""
 
-    @performs("restart_coordinator")
+    @performs(Step.RESTART_COORDINATOR)
     def _do_restart_coordinator(self, down_s: float = 1.0):
         bid, skipped = self.coordinator_or_skip()
         if skipped:
             return skipped
-        with self.fault("coordinator_restart", targets=[bid], brokers=[bid]):
+        with self.fault(fault_of(Step.RESTART_COORDINATOR), targets=[bid], brokers=[bid]):
             self.cluster.terminate_broker(bid)
             self.waits.sleep(down_s)
             self.cluster.start_broker(bid)
         return {"broker": bid}
 
-    @performs("wait_offsets_compacted")
+    @performs(Step.WAIT_OFFSETS_COMPACTED)
     def _do_wait_offsets_compacted(self, timeout_s: float = 90.0):
         bid = self.coordinator()
         logs = BrokerLog(self.cluster, group_id=self.group_id)
@@ -51,7 +52,7 @@ class CoordinatorActions:
         raise Indeterminate(f"the log cleaner did not compact __consumer_offsets-{logs.partition} on broker {bid} "
                             f"within {timeout_s}s (do the broker settings let it run? see docs/migration.md)")
 
-    @performs("broker_partition")
+    @performs(Step.BROKER_PARTITION)
     def _do_broker_partition(self, broker: int | str = "coordinator", duration_s: float = 10.0):
         """Cut a broker (the group's coordinator by default) off the other brokers and the controller quorum
         while its clients still reach it, then heal (the docker backend; the plan refuses it elsewhere)."""
@@ -59,7 +60,8 @@ class CoordinatorActions:
         if skipped:
             return skipped
         bid = coord if broker == "coordinator" else int(broker)
-        with self.fault("broker_partition", targets=[bid], brokers=[bid], members=self._cut_off_with([bid], coord)):
+        with self.fault(fault_of(Step.BROKER_PARTITION), targets=[bid], brokers=[bid],
+                        members=self._cut_off_with([bid], coord)):
             try:
                 self.cluster.partition_broker(bid)
                 self.waits.sleep(duration_s)
@@ -85,13 +87,14 @@ class CoordinatorActions:
         except Exception:
             return None
 
-    @performs("rack_partition")
+    @performs(Step.RACK_PARTITION)
     def _do_rack_partition(self, rack: str = "r0", duration_s: float = 10.0):
         """Cut every broker of a rack off the brokers of the other racks and the controller quorum (their
         clients still reach them), then heal (the docker backend)."""
         brokers = self.cluster.brokers_of_rack(rack)
         coord = self._coordinator_seen()
-        with self.fault("rack_partition", targets=[rack], brokers=brokers, members=self._cut_off_with(brokers, coord)):
+        with self.fault(fault_of(Step.RACK_PARTITION), targets=[rack], brokers=brokers,
+                        members=self._cut_off_with(brokers, coord)):
             try:
                 for bid in brokers:
                     self.cluster.partition_broker(bid)

@@ -20,6 +20,7 @@ from harness.nemesis.coordinator import CoordinatorActions
 from harness.nemesis.group import GroupActions
 from harness.nemesis.leaders import LeaderActions
 from harness.nemesis.requests import RequestActions
+from harness.base.steps import Step, fault_of
 
 
 class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
@@ -89,29 +90,29 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         return sum(1 for i in range(len(self.slots)) if self.live_slot(i) is not None)
 
     # -- actions
-    @performs("sleep")
+    @performs(Step.SLEEP)
     def _do_sleep(self, s: float):
         self.waits.sleep(s)
 
-    @performs("workload_rate")
+    @performs(Step.WORKLOAD_RATE)
     def _do_workload_rate(self, rate_per_s: float):
         """The producer writes this many records per second (the total over the topics) from now on."""
         if self.workload is None:
             raise Indeterminate("this run has no producer whose rate could change")
         return {"rate_per_s": rate_per_s, "before": self.workload.set_rate(rate_per_s)}
 
-    @performs("wait_stable")
+    @performs(Step.WAIT_STABLE)
     def _do_wait_stable(self):
         return {"stable": self.waits.wait_stable("after action")}
 
-    @performs("scale_out")
+    @performs(Step.SCALE_OUT)
     def _do_scale_out(self, count: int = 1):
         if count < 1:
             raise BadInput(f"scale_out: count must be 1 or more, not {count!r}")
         ms = self.add_members(count)
         return {"member": ms[0].member_id} if count == 1 else {"members": [m.member_id for m in ms]}
 
-    @performs("scale_in")
+    @performs(Step.SCALE_IN)
     def _do_scale_in(self, pick: str = "newest", count: int = 1):
         live = [i for i, m in enumerate(self.slots) if m is not None and not m.exited]
         if len(live) <= 1:
@@ -126,7 +127,7 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
             self.slots[i] = None
         return {"member": ms[0].member_id} if count == 1 else {"members": [m.member_id for m in ms]}
 
-    @performs("bounce")
+    @performs(Step.BOUNCE)
     def _do_bounce(self, slot: int, down_s: float = 0.5, client_version: str | None = None,
                    protocol: str | None = None, client_settings: dict[str, Setting] | None = None,
                    static: bool | None = None, wipe_state: bool = False):
@@ -156,7 +157,7 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         else:
             self.specs[slot] = replace(self.specs[slot], protocol=protocol)
 
-    @performs("kill_member")
+    @performs(Step.KILL_MEMBER)
     def _do_kill_member(self, slot: int, replace_after_s: float | None = None):
         m = self.live_slot(slot)
         if m is None:
@@ -167,7 +168,7 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         self.waits.sleep(replace_after_s)
         return {"member": m.member_id, **self._do_replace_member(slot)}
 
-    @performs("replace_member")
+    @performs(Step.REPLACE_MEMBER)
     def _do_replace_member(self, slot: int, protocol: str | None = None):
         if slot >= len(self.specs) or self.live_slot(slot) is not None:
             return {"skipped": f"slot {slot} is not empty"}
@@ -176,7 +177,7 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         self.slots[slot] = self.pool.start(self.specs[slot])
         return {"replacement": self.slots[slot].member_id}
 
-    @performs("restart_crashed")
+    @performs(Step.RESTART_CRASHED)
     def _do_restart_crashed(self, count: int, timeout_s: float = 120.0):
         if count < 1:
             raise BadInput(f"restart_crashed: count must be 1 or more, not {count!r}")
@@ -192,12 +193,12 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
             return {"skipped": f"no member crashed within {timeout_s:g}s"}
         return {"restarted": done, "crashes": len(done), "count": count}
 
-    @performs("pause_member")
+    @performs(Step.PAUSE_MEMBER)
     def _do_pause_member(self, slot: int, duration_s: float):
         m = self.live_slot(slot)
         if m is None:
             return {"skipped": f"slot {slot} has no live member"}
-        with self.fault("pause", targets=[m.member_id], members=[m.member_id]):
+        with self.fault(fault_of(Step.PAUSE_MEMBER), targets=[m.member_id], members=[m.member_id]):
             self.pool.pause(m)
             try:
                 self.waits.sleep(duration_s)
@@ -205,24 +206,24 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
                 self.pool.resume(m)
         return {"member": m.member_id}
 
-    @performs("broker_bounce")
+    @performs(Step.BROKER_BOUNCE)
     def _do_broker_bounce(self, broker: int, down_s: float = 1.0):
-        with self.fault("broker_bounce", targets=[broker], brokers=[broker]):
+        with self.fault(fault_of(Step.BROKER_BOUNCE), targets=[broker], brokers=[broker]):
             self.cluster.terminate_broker(broker)
             self.waits.sleep(down_s)
             self.cluster.start_broker(broker)
         return {"broker": broker}
 
-    @performs("broker_rolling_restart")
+    @performs(Step.BROKER_ROLLING_RESTART)
     def _do_broker_rolling_restart(self):
         ids = self.cluster.broker_ids()
-        with self.fault("broker_rolling_restart", targets=ids, brokers=ids):
+        with self.fault(fault_of(Step.BROKER_ROLLING_RESTART), targets=ids, brokers=ids):
             self.cluster.rolling_restart()
 
-    @performs("broker_upgrade")
+    @performs(Step.BROKER_UPGRADE)
     def _do_broker_upgrade(self, version: str):
         before, ids = self.cluster.version, self.cluster.broker_ids()
-        with self.fault("broker_upgrade", targets=ids, brokers=ids):
+        with self.fault(fault_of(Step.BROKER_UPGRADE), targets=ids, brokers=ids):
             self.cluster.rolling_upgrade(version)
         return {"from": before, "to": self.cluster.broker_version(ids[0])}
 
@@ -249,22 +250,22 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
         except Indeterminate as e:
             return None, {"skipped": str(e)}
 
-    @performs("kill_coordinator")
+    @performs(Step.KILL_COORDINATOR)
     def _do_kill_coordinator(self, down_s: float):
         bid, skipped = self.coordinator_or_skip()
         if skipped:
             return skipped
-        with self.fault("broker_kill", targets=[bid], brokers=[bid]):
+        with self.fault(fault_of(Step.KILL_COORDINATOR), targets=[bid], brokers=[bid]):
             self.cluster.kill_broker(bid)
             self.waits.sleep(down_s)
             self.cluster.start_broker(bid)
         return {"broker": bid}
 
-    @performs("rack_outage")
+    @performs(Step.RACK_OUTAGE)
     def _do_rack_outage(self, rack: str, down_s: float):
         brokers = self.cluster.brokers_of_rack(rack)
         victims = [i for i, m in enumerate(self.slots) if m is not None and not m.exited and m.spec.rack == rack]
-        with self.fault("rack_outage", targets=[rack], brokers=brokers,
+        with self.fault(fault_of(Step.RACK_OUTAGE), targets=[rack], brokers=brokers,
                         members=[self.slots[i].member_id for i in victims]):
             for i in victims:
                 self.pool.kill(self.slots[i])
@@ -275,18 +276,18 @@ class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
                 self.slots[i] = self.pool.start(self.specs[i])
         return {"brokers": brokers, "members": len(victims)}
 
-    @performs("network_latency")
+    @performs(Step.NETWORK_LATENCY)
     def _do_network_latency(self, latency_ms: int, jitter_ms: int, duration_s: float):
-        with self.fault("network_latency", targets=self.cluster.broker_ids(), members=self._live_ids()):
+        with self.fault(fault_of(Step.NETWORK_LATENCY), targets=self.cluster.broker_ids(), members=self._live_ids()):
             try:
                 self.cluster.add_latency(latency_ms=latency_ms, jitter_ms=jitter_ms)
                 self.waits.sleep(duration_s)
             finally:
                 self.cluster.heal()
 
-    @performs("network_blackhole")
+    @performs(Step.NETWORK_BLACKHOLE)
     def _do_network_blackhole(self, broker: int, duration_s: float):
-        with self.fault("network_blackhole", targets=[broker], members=self._live_ids(), brokers=[broker]):
+        with self.fault(fault_of(Step.NETWORK_BLACKHOLE), targets=[broker], members=self._live_ids(), brokers=[broker]):
             try:
                 self.cluster.blackhole(broker_ids=[broker])
                 self.waits.sleep(duration_s)

@@ -20,13 +20,14 @@ from harness.kafka.config_keys import setting_text as _text
 from harness.kinds.consumer import record_group_settings, set_group_configs
 from harness.nemesis.lag import Autoscaler, Policy, group_lag
 from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
+from harness.base.steps import Step, fault_of
 
 
 class GroupActions:
     """Mixed into `Nemesis` (which has the run's context, slots, specs, pool, kind, waits, fault and the basic
     actions)."""
 
-    @performs("poll_stall")
+    @performs(Step.POLL_STALL)
     def _do_poll_stall(self, slot: int, duration_s: float, if_supported: bool = False):
         """The member stops calling poll for duration_s while its client stays up (heartbeats go on in the
         background): past `max.poll.interval.ms` the client leaves the group; what it does when it polls
@@ -37,7 +38,7 @@ class GroupActions:
             return {"skipped": f"slot {slot} has no live member"}
         if if_supported and "stall" not in (m.started.get("controls") or ()):
             return {"skipped": f"member {m.member_id} takes no stall control"}
-        with self.fault("poll_stall", targets=[m.member_id], members=[m.member_id]):
+        with self.fault(fault_of(Step.POLL_STALL), targets=[m.member_id], members=[m.member_id]):
             self.pool.control(m, stall=True)
             try:
                 self.waits.sleep(duration_s)
@@ -46,19 +47,19 @@ class GroupActions:
                     self.pool.control(m, stall=False)
         return {"member": m.member_id}
 
-    @performs("add_partitions")
+    @performs(Step.ADD_PARTITIONS)
     def _do_add_partitions(self, count: int, topic: str | None = None):
         """The topic's partitions up to `count` in all (CreatePartitions through the Admin API), bracketed as a
         fault (a disturbance the invariants count), and the producer made to write to them at once
         (`producer_saw_s`: how long its metadata took to show them; None: not within 30 s, or no producer); the
         timeline reads the new count from this action's result."""
-        with self.fault("add_partitions", targets=[topic or "first topic"]):
+        with self.fault(fault_of(Step.ADD_PARTITIONS), targets=[topic or "first topic"]):
             real, before = self.kind.add_partitions(topic, count)
             learn = getattr(self.workload, "learn_partitions", None)
             saw = learn(real, count) if learn else None
         return {"topic": real, "before": before, "count": count, "producer_saw_s": saw}
 
-    @performs("change_subscription")
+    @performs(Step.CHANGE_SUBSCRIPTION)
     def _do_change_subscription(self, slot: int, subscription: list[str],
                                 subscribe_by: SubscribeBy = DEFAULT_SUBSCRIBE_BY):
         """The member in the slot subscribes to these topics (names of the run's topics, or ^regexes) from now
@@ -72,7 +73,7 @@ class GroupActions:
             return {"skipped": f"slot {slot} has no live member"}
         real = self.kind.real_subscription(tuple(subscription))
         self.specs[slot] = replace(self.specs[slot], topics=real)
-        with self.fault("subscription_change", targets=[m.member_id]):
+        with self.fault(fault_of(Step.CHANGE_SUBSCRIPTION), targets=[m.member_id]):
             done = self.pool.control(m, subscription=list(real), subscribe_by=subscribe_by)
         went = done.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
         if went != subscribe_by:
@@ -80,7 +81,7 @@ class GroupActions:
                                 f"its control event says {went!r} (docs/member-contract.md, Controls)")
         return {"member": m.member_id, "subscription": list(real), "subscribe_by": went}
 
-    @performs("settings_roll")
+    @performs(Step.SETTINGS_ROLL)
     def _do_settings_roll(self, client_settings: dict[str, Setting] | None = None, static: bool | None = None,
                           down_s: float = 0.5):
         """Every live member in turn, in slot order, restarts with these client settings over its own (and
@@ -91,14 +92,14 @@ class GroupActions:
             self.waits.wait_stable(f"settings roll, slot {slot}")
         return {"restarted": done}
 
-    @performs("restart_all")
+    @performs(Step.RESTART_ALL)
     def _do_restart_all(self, down_s: float = 2.0, protocol: str | None = None):
         """An offline change: every live member stops, the group is left empty for `down_s`, then every slot
         starts again (on `protocol` when given: an offline protocol migration; a Streams instance keeps its
         state directory, as a bounce does)."""
         slots = [i for i in range(len(self.slots)) if self.live_slot(i) is not None]
         stopped = []
-        with self.fault("restart_all", targets=[self.slots[i].member_id for i in slots]):
+        with self.fault(fault_of(Step.RESTART_ALL), targets=[self.slots[i].member_id for i in slots]):
             for i in slots:
                 stopped.append(self.slots[i].member_id)
                 self.pool.stop(self.slots[i])
@@ -119,20 +120,20 @@ class GroupActions:
             spec = replace(spec, instance_id=f"{self.group_id}-s{slot}" if static else None)
         self.specs[slot] = spec
 
-    @performs("leave_during_join")
+    @performs(Step.LEAVE_DURING_JOIN)
     def _do_leave_during_join(self, slot: int):
         """A new member starts joining (its `started` event: subscribed, join under way) and at once the member
         in the slot leaves gracefully."""
         m = self.live_slot(slot)
         if m is None:
             return {"skipped": f"slot {slot} has no live member"}
-        with self.fault("leave_during_join", targets=[m.member_id]):
+        with self.fault(fault_of(Step.LEAVE_DURING_JOIN), targets=[m.member_id]):
             new = self.add_member()
             self.pool.stop(m)
         self.slots[slot] = None
         return {"joined": new.member_id, "left": m.member_id}
 
-    @performs("group_config")
+    @performs(Step.GROUP_CONFIG)
     def _do_group_config(self, settings: dict[str, Setting], if_supported: bool = False):
         """Set group configs (KIP-848's, Kafka 4.0+) through the Admin API while the group runs. Brokers older
         than 4.0 refuse the run before it starts, unless `if_supported` (the random mix): then the action is
@@ -140,12 +141,12 @@ class GroupActions:
         if if_supported and major_minor(self.cluster.version) < GROUP_CONFIGS_SINCE:
             return {"skipped": f"Kafka {self.cluster.version} has no group configs"}
         text = {k: _text(v) for k, v in settings.items()}
-        with self.fault("group_config", targets=[self.group_id]):
+        with self.fault(fault_of(Step.GROUP_CONFIG), targets=[self.group_id]):
             set_group_configs(self.ctx, text)
             record_group_settings(self.ctx)
         return {"settings": text}
 
-    @performs("autoscale")
+    @performs(Step.AUTOSCALE)
     def _do_autoscale(self, duration_s: float, scale_out_lag: int, scale_in_lag: int, min_members: int = 1,
                       max_members: int = 6, interval_s: float = 1.0, cooldown_s: float = 10.0,
                       burst_rate_per_s: float | None = None, burst_s: float | None = None):
@@ -161,7 +162,7 @@ class GroupActions:
         # a fresh admin client for the lag reads: librdkafka 2.16.0 segfaults in ListConsumerGroupOffsets on a client
         # that knew the group's coordinator before it was killed and restarted (docs/findings.md)
         self.cluster.reset_admin()
-        with self.fault("autoscale", targets=[self.group_id]):
+        with self.fault(fault_of(Step.AUTOSCALE), targets=[self.group_id]):
             t0 = time.monotonic()
             try:
                 if burst_rate_per_s is not None:

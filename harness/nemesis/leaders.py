@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from harness.plan.actions import performs
 from harness.base.errors import Indeterminate
+from harness.base.steps import Step, fault_of
 
 
 class LeaderActions:
@@ -30,23 +31,23 @@ class LeaderActions:
             raise Indeterminate(f"topic {topic} has no partition {partition}")
         return d["leader"]
 
-    @performs("move_leaders")
+    @performs(Step.MOVE_LEADERS)
     def _do_move_leaders(self, broker: int):
         topic = self._first_topic()
-        with self.fault("leader_move", targets=[broker], brokers=[broker]):
+        with self.fault(fault_of(Step.MOVE_LEADERS), targets=[broker], brokers=[broker]):
             moved = self.cluster.move_leadership(topic, broker)
         if not moved:  # said, not silently nothing: the run then judges no leader move
             return {"broker": broker, "topic": topic, "skipped": f"broker {broker} leads no partition of {topic} "
                                                                  "with another replica in sync"}
         return {"broker": broker, "topic": topic, "moved": {str(p): ft for p, ft in sorted(moved.items())}}
 
-    @performs("restart_partition_leader")
+    @performs(Step.RESTART_PARTITION_LEADER)
     def _do_restart_partition_leader(self, partition: int = 0, down_s: float = 1.0, same_leader: bool = False):
         topic = self._first_topic()
         before = self._leader(topic, partition)
         if before < 0:
             raise Indeterminate(f"{topic}-{partition} has no leader to restart")
-        with self.fault("leader_restart", targets=[before], brokers=[before]):
+        with self.fault(fault_of(Step.RESTART_PARTITION_LEADER), targets=[before], brokers=[before]):
             self.cluster.terminate_broker(before)
             try:
                 self.waits.sleep(down_s)

@@ -20,6 +20,7 @@ from harness.plan.actions import performs
 from harness.base.errors import Indeterminate
 from harness.kproxy import rules
 from harness.kproxy.rules import Seen
+from harness.base.steps import Step
 
 #: how often a step waiting for its rule looks (the proxy counts in its own thread)
 WAIT_TICK_S = 0.05
@@ -87,7 +88,7 @@ class RequestActions:
             self.waits.sleep(min(WAIT_TICK_S, deadline - now))
         return True
 
-    @performs("delay_request")
+    @performs(Step.DELAY_REQUEST)
     def _do_delay_request(self, api: str, delay_s: float | list[float], slot: int | str = "all",
                           broker: int | str = "all", count: int | None = None,
                           duration_s: float | None = None, wait_s: float | None = None):
@@ -95,7 +96,7 @@ class RequestActions:
         return self._install(rules.delay_request, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, delay_s=delay, count=count, seed=self._step)
 
-    @performs("hold_request")
+    @performs(Step.HOLD_REQUEST)
     def _do_hold_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
                          timeout_s: float = 30.0, until_api: str | None = None, until_slot: int | str = "other",
                          until_step: int | None = None,
@@ -114,14 +115,14 @@ class RequestActions:
         return self._install(rules.hold_request, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, until=until, timeout_s=timeout_s, count=_count(count, duration_s))
 
-    @performs("drop_request")
+    @performs(Step.DROP_REQUEST)
     def _do_drop_request(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
                          then: str = "stall",
                          duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.drop_request, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, count=_count(count, duration_s), then=then)
 
-    @performs("drop_response")
+    @performs(Step.DROP_RESPONSE)
     def _do_drop_response(self, api: str, slot: int | str = "all", broker: int | str = "all",
                           count: int | None = None,
                           then: str = "stall",
@@ -129,20 +130,20 @@ class RequestActions:
         return self._install(rules.drop_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, count=_count(count, duration_s), then=then)
 
-    @performs("disconnect")
+    @performs(Step.DISCONNECT)
     def _do_disconnect(self, api: str, slot: int | str = "all", broker: int | str = "all", count: int | None = None,
                        duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.disconnect, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, count=_count(count, duration_s))
 
-    @performs("error_response")
+    @performs(Step.ERROR_RESPONSE)
     def _do_error_response(self, api: str, error: str | int, slot: int | str = "all", broker: int | str = "all",
                            count: int | None = None,
                            duration_s: float | None = None, wait_s: float | None = None):
         return self._install(rules.error_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
                              wait_s=wait_s, error=error, count=_count(count, duration_s))
 
-    @performs("wait_request_fault")
+    @performs(Step.WAIT_REQUEST_FAULT)
     def _do_wait_request_fault(self, timeout_s: float = 30.0, applied: int = 1):
         ids = self._request_state()["rules"]
         if not ids:
@@ -154,7 +155,7 @@ class RequestActions:
         n = proxy.applied(ids[-1])
         return {"rule": ids[-1], "applied": n, "reached": n >= applied}
 
-    @performs("clear_request_faults")
+    @performs(Step.CLEAR_REQUEST_FAULTS)
     def _do_clear_request_faults(self):
         return {"lifted": self.end_request_faults()}
 

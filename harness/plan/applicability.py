@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.invariants.applies import PlanFacts, applicability
 from harness.plan.kinds.share import dlq_topic
+from harness.base.steps import Step
 
 
 def _team_slots(cfg) -> str:
@@ -23,7 +24,7 @@ def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None
     cfg, sc = plan.cfg, plan.scenario
     rack_aware = str((plan.settings or {}).get("harness.rack.aware", "")).lower() == "true"
     subs = bool(cfg.subscription or cfg.slot_subscriptions) or any(
-        a.kind == "change_subscription" and a.params.get("subscription") for a in plan.schedule)
+        a.kind == Step.CHANGE_SUBSCRIPTION and a.params.get("subscription") for a in plan.schedule)
     connect = connect or {}
     return PlanFacts(
         kind=plan.kind, protocol=cfg.protocol, members=sc.members,

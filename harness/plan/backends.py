@@ -8,6 +8,8 @@ place, `harness/cluster/backends.py`, which the plan never imports.
 """
 from __future__ import annotations
 
+from harness.base.steps import Ability
+
 #: each backend's class, as `module:attribute` (imported only by harness/cluster/backends.py)
 BACKENDS = {
     "local": "harness.cluster.local:LocalCluster",
@@ -21,7 +23,7 @@ DEFAULT = "local"
 #: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is
 #: refused at plan time (one line, exit 2)
 ABILITIES = {
-    "local": frozenset({"kill", "network", "rack_outage", "requests", "leaders"}),
-    "docker": frozenset({"kill", "network", "rack_outage", "broker_partition", "leaders"}),
-    "fake": frozenset({"kill", "network", "rack_outage", "broker_partition", "requests", "leaders"}),
+    "local": frozenset(Ability) - {Ability.BROKER_PARTITION},
+    "docker": frozenset(Ability) - {Ability.REQUESTS},
+    "fake": frozenset(Ability),
 }

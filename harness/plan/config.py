@@ -307,9 +307,10 @@ def _broker_settings(cfg: RunConfig, kind: dict, version: str, *, shared) -> dic
     return kind
 
 
-def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> None:
-    """Every step an action the registry knows (harness/plan/actions.py), for this kind of group, on a backend that
-    can do what it needs."""
+def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str, brokers: int | None = None) -> None:
+    """Every step an action the table knows (harness/base/steps.py), for this kind of group, on a backend that
+    can do what it needs, each parameter within its row's bound: slots among the scenario's members and the slots
+    earlier steps add, brokers among the cluster's `brokers` (default: the run's own cluster's)."""
     abilities = ABILITIES.get(backend, frozenset())
     for i, a in enumerate(schedule):
         if cfg.members_per_process > 1 and a.kind in actions.ONE_PROCESS:
@@ -324,6 +325,8 @@ def _check_actions(cfg: RunConfig, sc: Scenario, schedule, *, backend: str) -> N
             raise BadInput(f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which needs the {' or '.join(able)} "
                            f"backend (--backend {able[0]}); this run's cluster is {backend}" if able else
                            f"step {i} ({a.kind}) {actions.NEEDS[lacking[0]]}, which no backend can do")
+    if why := actions.refusal(schedule, members=sc.members, brokers=cfg.brokers if brokers is None else brokers):
+        raise BadInput(f"{why} (scenario {cfg.scenario})")
 
 
 def replay_config(run_dir: Path, **overrides) -> RunConfig:

@@ -17,9 +17,11 @@ from harness.base.errors import BadInput
 from harness.kproxy import rules
 from harness.kproxy.answers import Unanswerable, check_answerable
 from harness.kproxy.wire import API_KEYS
+from harness.base.steps import Step
 
-_BUILD = {"delay_request": rules.delay_request, "hold_request": rules.hold_request, "drop_request": rules.drop_request,
-          "drop_response": rules.drop_response, "error_response": rules.error_response, "disconnect": rules.disconnect}
+_BUILD = {Step.DELAY_REQUEST: rules.delay_request, Step.HOLD_REQUEST: rules.hold_request,
+          Step.DROP_REQUEST: rules.drop_request, Step.DROP_RESPONSE: rules.drop_response,
+          Step.ERROR_RESPONSE: rules.error_response, Step.DISCONNECT: rules.disconnect}
 #: the parameters of a step that are not the rule's own
 _OURS = ("slot", "broker", "until_api", "until_slot", "until_step", "wait_s")
 
@@ -56,7 +58,7 @@ def _why(a, *, brokers: int) -> str | None:
         why = f"broker is 1 to {brokers} (the cluster's brokers) or \"all\", not {b!r}"
     if why is None and (p.get("wait_s") is not None and p["wait_s"] < 0):
         why = f"wait_s is 0 or more, not {p['wait_s']!r}"
-    if why is None and a.kind == "hold_request":
+    if why is None and a.kind == Step.HOLD_REQUEST:
         why = _slot(p.get("until_slot", "other"), word="other", name="until_slot")
         if why is None and p.get("until_step") is not None and (not isinstance(p["until_step"], int)
                                                                 or p["until_step"] < 1):
@@ -68,7 +70,7 @@ def _why(a, *, brokers: int) -> str | None:
         if isinstance(kw.get("delay_s"), list):
             kw["delay_s"] = tuple(kw["delay_s"])
         why = _rule_error(lambda: _BUILD[a.kind](**kw))
-    if why is None and a.kind == "error_response":
+    if why is None and a.kind == Step.ERROR_RESPONSE:
         why = _rule_error(lambda: check_answerable(rules.api_key_of(p["api"]), None))
     return why
 

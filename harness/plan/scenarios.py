@@ -19,13 +19,14 @@ from harness.base.errors import BadInput
 from harness.invariants.slots import Slots
 from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.plan.scenario_model import Action, Scenario, ScenarioContext, schedule
+from harness.base.steps import Step
 
 __all__ = ["Action", "Scenario", "ScenarioContext", "SCENARIOS", "get",
            "is_file", "schedule", "builtin_files"]
 
 
 def _stable() -> Action:
-    return Action("wait_stable", {})
+    return Action(Step.WAIT_STABLE, {})
 
 
 #: the members a random-mix run starts with
@@ -35,11 +36,11 @@ MIX_MEMBERS = 3
 def _can_happen(kind: str, slots: Slots, ctx) -> bool:
     """Whether a step of this kind can happen here: a slot to name among those certainly live, a member to
     scale in beside the one that always stays, brokers that take group configs (Kafka 4.0+)."""
-    if kind == "scale_in":
+    if kind == Step.SCALE_IN:
         return len(slots.live) >= 2
     if ACTIONS[kind].param("slot") is not None:
         return bool(slots.live)
-    if kind == "group_config":
+    if kind == Step.GROUP_CONFIG:
         return not ctx.kafka or major_minor(ctx.kafka) >= GROUP_CONFIGS_SINCE
     return True
 

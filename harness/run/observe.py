@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.record.history import GLOB
 from harness.record.tail import HistoryTail
 from harness.invariants.share.view import answer_lost
+from harness.base.steps import Step
 
 
 #: Connect events that start or end a connector's or a task's run on a worker
@@ -84,7 +85,7 @@ class Observer:
             self.share_deliveries.pop(e["member"], None)
         elif t in CONNECT_RUNS:
             self._fold_connect(e, t)
-        elif t == "action_end" and e.get("kind") == "add_partitions" and isinstance(e.get("count"), int):
+        elif t == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and isinstance(e.get("count"), int):
             self._added |= {(e.get("topic"), p) for p in range(int(e.get("before") or 0), e["count"])}
         elif t == "share_acquired":
             tp = (e.get("topic"), e.get("partition"))

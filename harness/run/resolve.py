@@ -20,6 +20,7 @@ from harness.cluster import backends
 from harness.kinds import consumer
 from harness.plan.config import RunConfig, RunPlan, plan, precheck
 from harness.plan.kinds import java_clients
+from harness.base.steps import Step
 
 
 def resolve(cfg: RunConfig, *, shared=None, progress=print) -> RunPlan:
@@ -51,7 +52,7 @@ def _check_client_versions(p: RunPlan) -> None:
     first = cfg.client_version or sc.initial_client
     versions = {(first or "default", cfg.protocol)}
     for a in p.schedule:  # a bounce may bring a member back on another version or protocol
-        if a.kind == "bounce":
+        if a.kind == Step.BOUNCE:
             versions.add((a.params.get("client_version") or first or "default", a.params.get("protocol") or cfg.protocol))
     for v, proto in sorted(versions):
         v = bundled_version() if v in ("default", None) else v
@@ -84,11 +85,11 @@ def _check_names(p: RunPlan, *, fake: bool, progress) -> None:
     cfg = p.cfg
     broker_keys = [k for k, _ in cfg.broker_settings] if p.own_cluster else []
     group_keys = [k for k, _ in cfg.group_settings if f"group.{k}" not in p.broker_settings]  # the others: brokers'
-    group_keys += [k for a in p.schedule if a.kind == "group_config" for k in a.params.get("settings") or {}]
+    group_keys += [k for a in p.schedule if a.kind == Step.GROUP_CONFIG for k in a.params.get("settings") or {}]
     if fake or not (broker_keys or group_keys):
         return
     from harness.kafka import config_names  # the release's jars and Java: imported by the step that reads them
     from harness.kafka import dist as kafka_dist
     versions = [p.kafka_version] + [kafka_dist.resolve(a.params["version"], progress=progress).version
-                                    for a in p.schedule if a.kind == "broker_upgrade" and a.params.get("version")]
+                                    for a in p.schedule if a.kind == Step.BROKER_UPGRADE and a.params.get("version")]
     config_names.check(broker_keys, group_keys, versions, progress=progress)

@@ -108,9 +108,11 @@ def _value(v) -> str:
 
 
 def _param(p) -> str:
+    bound = f" ({p.bound.value})" if p.bound else ""
+    words = f" or {', '.join(_value(w) for w in p.words if w != p.default)}" if set(p.words) - {p.default} else ""
     if p.required:
-        return f"`{p.name}`"
-    return f"`[{p.name}]`" if p.default is None else f"`{p.name} = {_value(p.default)}`"
+        return f"`{p.name}`{bound}{words}"
+    return (f"`[{p.name}]`" if p.default is None else f"`{p.name} = {_value(p.default)}`") + bound + words
 
 
 def table() -> str:
@@ -125,7 +127,7 @@ def table() -> str:
 
 def test_the_docs_table_of_actions_is_the_registrys():
     docs = (ROOT / "docs" / "scenarios.md").read_text()
-    assert table() in docs, "docs/scenarios.md's table of actions differs from harness/plan/actions.py; it should read:\n" + table()
+    assert table() in docs, "docs/scenarios.md's table of actions differs from harness/base/steps.py; it should read:\n" + table()
 
 
 def test_every_parameter_has_a_type_and_no_required_one_follows_a_default():

@@ -55,8 +55,9 @@ def _scale_out(rng, ctx):
 
 
 def _idle(rng, ctx):
-    """A kill of a slot that holds no member (two members: slots 0 and 1): the step does nothing."""
-    return [Action("kill_member", {"slot": 5}), Action("scale_out", {}), Action("wait_stable", {})]
+    """A replacement in a slot whose member runs (a slot of no member is refused by the plan): the step does
+    nothing."""
+    return [Action("replace_member", {"slot": 0}), Action("scale_out", {}), Action("wait_stable", {})]
 
 
 FAST = dict(members=2, check_overrides=lambda ctx, sched: {"static_grace_s": 1.5})
@@ -175,12 +176,12 @@ def test_a_step_that_did_nothing_makes_the_run_unknown_with_the_step_named(tmp_p
     assert (res.status, res.exit_code, status_lines(res.run_dir)[0]) == ("unknown", 1, "unknown")
     v = res.verdicts["schedule_performed"]
     assert v.status == "unknown" and v.measurements["not_performed"] == [1], v.message
-    assert "step 1 (a1) kill_member {'slot': 5} did not happen: slot 5 has no live member" in v.message
+    assert "step 1 (a1) replace_member {'slot': 0} did not happen: slot 0 is not empty" in v.message
     assert {n: x.status for n, x in res.verdicts.items() if x.status not in ("valid", "skipped")} == \
         {"schedule_performed": "unknown"}  # everything else held: the run is unknown only for the idle step
     evs = harness_events(res.run_dir)
     ends = [e for e in evs if e["type"] == "action_end"]
-    assert (ends[0]["ok"], ends[0]["skipped"]) == (False, "slot 5 has no live member")
+    assert (ends[0]["ok"], ends[0]["skipped"]) == (False, "slot 0 is not empty")
     assert ends[1]["ok"] is True and ends[1]["member"] == "m3"  # the scale-out did happen
     start = next(e for e in evs if e["type"] == "run_start")
     assert start["applies"]["coordinator_survival"] == {

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from harness.record.history import History
 from harness.invariants.core import Verdict
+from harness.base.steps import Step
 
 
 def added(history: History, topic: str) -> dict[int, float]:
@@ -22,7 +23,7 @@ def added(history: History, topic: str) -> dict[int, float]:
     out: dict[int, float] = {}
     t0 = rs["mono"] if (rs := history.run_start()) else 0.0
     for _, e in history.control():
-        if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") == topic \
+        if e.get("type") == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and e.get("topic") == topic \
                 and isinstance(e.get("count"), int):
             for p in range(int(e.get("before") or 0), e["count"]):
                 out.setdefault(p, e["mono"] - t0)

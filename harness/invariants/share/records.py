@@ -47,6 +47,7 @@ from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.share.skipped import Skips, skipped_summary
 from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 from harness.invariants.terms import faults_of
+from harness.base.steps import Step
 
 
 def _view(name: str, history: History, s: ShareCheckSettings):
@@ -314,7 +315,7 @@ def added_partitions(history: History) -> dict:
     """(topic, partition) -> when it was added, for each partition an `add_partitions` action added (its result)."""
     out = {}
     for _, e in history.control():
-        if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and isinstance(e.get("count"), int):
+        if e.get("type") == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and isinstance(e.get("count"), int):
             for p in range(int(e.get("before") or 0), e["count"]):
                 out.setdefault((e.get("topic"), p), e["mono"])
     return out

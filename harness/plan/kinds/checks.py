@@ -17,6 +17,7 @@ from harness.plan.kinds.streams import streams_settings
 from harness.base.vocabulary import (ASSIGNMENT, ASSIGNOR_MISBEHAVIOURS, COMMIT_MODES, DEFAULT_COMMIT_MODE,
                                      MEMBER_SETTING_PREFIX, misbehaving_member)
 from harness.base.versions import SHARE_BROKERS_SINCE, SHARE_CLIENT_SINCE, dotted, is_release, newest_major_minor, version_key
+from harness.base.steps import Step
 
 #: a Connect bounce's `client_version` naming the brokers' own version (the Connect rolling upgrade's target)
 BROKERS = "brokers"
@@ -147,7 +148,7 @@ class ShareChecks:
             raise BadInput(f"confluent-kafka {v} has no share consumer (KIP-932); it needs "
                            f"{dotted(SHARE_CLIENT_SINCE)} or newer")
         for i, a in enumerate(schedule):  # a roll onto a release without share groups (its start: the plan's check)
-            to = str(a.params.get("version") or "") if a.kind == "broker_upgrade" else ""
+            to = str(a.params.get("version") or "") if a.kind == Step.BROKER_UPGRADE else ""
             mm = newest_major_minor(to) if to else None
             if mm is not None and mm < SHARE_BROKERS_SINCE:
                 raise BadInput(f"step {i} (broker_upgrade) rolls the brokers of scenario {sc.name} onto Kafka {to}, which "

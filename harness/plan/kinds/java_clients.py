@@ -11,6 +11,7 @@ from __future__ import annotations
 from harness.base.errors import BadInput
 from harness.base.versions import (JAVA_CLIENT_PROTOCOL_SINCE, JAVA_MEMBER_CLIENT_SINCE, JAVA_SHARE_CLIENT_SINCE, dotted,
                                    is_release, version_key)
+from harness.base.steps import Step
 
 #: the version a `bounce` names with `client_version = "target"`: the member's own default (the brokers' release)
 DEFAULT = "default"
@@ -29,7 +30,7 @@ def asked(cfg, sc, schedule) -> set[tuple[str | None, str]]:
     first = cfg.client_version or sc.initial_client
     out = {(first, cfg.protocol)}
     for a in schedule:
-        if a.kind == "bounce" and (a.params.get("client_version") or a.params.get("protocol")):
+        if a.kind == Step.BOUNCE and (a.params.get("client_version") or a.params.get("protocol")):
             v = a.params.get("client_version") or first
             out.add((None if v == DEFAULT else v, a.params.get("protocol") or cfg.protocol))
     return out
