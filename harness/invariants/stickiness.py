@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
+from harness.base.steps import Step
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants.assignor_shape import racks_at
@@ -62,7 +63,7 @@ def member_breaks(tl, s1, s2) -> list[tuple[str, list, list]]:
 
 
 #: request faults that only make a request late (held or delayed at the proxy, then answered by the broker) ...
-LATE_ONLY = frozenset({"hold_request", "delay_request"})
+LATE_ONLY = frozenset({Step.HOLD_REQUEST, Step.DELAY_REQUEST})  # a request fault's `fault_start` kind is its step's name
 #: ... on an API no group membership rides on: such a window starts no rebalance of its own. Its effects on the group,
 #: if any, are causes themselves: a member whose late commit kept it from rejoining past its rebalance timeout, or
 #: whose heartbeats queued behind it on the connection past its session, is fenced (`lost`, no survivor) or leaves
