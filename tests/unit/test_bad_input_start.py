@@ -129,3 +129,20 @@ def test_a_runs_root_to_be_made_passes_the_check(tmp_path):
     check_runs_root(tmp_path / "new" / "deeper")
     check_runs_root(tmp_path)
     assert not (tmp_path / "new").exists()
+
+
+def test_the_suites_refuse_a_broker_setting_with_a_newline_before_the_session_cluster(tmp_path):
+    import os
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
+    (tmp_path / "test_one.py").write_text("def test_x(kafka_cluster):\n    pass\n")
+    runs = tmp_path / "runs"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "harness.suite.plugin",
+                        "--harness-runs-root", str(runs), "--harness-broker-set", "num.io.threads=8\nlisteners=x",
+                        "test_one.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    said = [line for line in (r.stdout + r.stderr).splitlines() if "refused" in line]
+    assert r.returncode == 2 and len(said) == 1, r.stdout + r.stderr
+    assert "--broker-set 'num.io.threads' refused: its value holds the control character '\\n'" in said[0]
+    assert not list(runs.glob("cluster-*")), "a session cluster's directory was made"
