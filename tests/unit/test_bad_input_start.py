@@ -146,3 +146,20 @@ def test_the_suites_refuse_a_broker_setting_with_a_newline_before_the_session_cl
     assert r.returncode == 2 and len(said) == 1, r.stdout + r.stderr
     assert "--broker-set 'num.io.threads' refused: its value holds the control character '\\n'" in said[0]
     assert not list(runs.glob("cluster-*")), "a session cluster's directory was made"
+
+
+@pytest.mark.parametrize("builtin, table, key", [("streams-autoscale", "streams", "commit.interval.ms"),
+                                                 ("connect-worker-kill", "connect", "offset.flush.interval.ms")])
+def test_a_scenario_files_streams_or_connect_setting_with_a_newline_is_refused(tmp_path, capsys, nothing_starts,
+                                                                              builtin, table, key):
+    from harness.plan import scenarios
+    text = scenarios.builtin_text(builtin).replace(f'name = "{builtin}"', 'name = "bad"')
+    setting = f'"{key}" = "1\\nlisteners=z"'
+    if f"[{table}]\n" in text:
+        head, rest = text.split(f"[{table}]\n", 1)
+        text = head + f"[{table}]\n" + rest.replace("settings = {", f"settings = {{ {setting}, ", 1)
+    else:
+        text = text.replace("[[steps]]", f"[{table}]\nsettings = {{ {setting} }}\n\n[[steps]]", 1)
+    path = tmp_path / f"{builtin}.toml"
+    path.write_text(text)
+    _refused(tmp_path, capsys, [str(path), "--quiet"], f"'{key}' refused", "control character", r"'\n'")
