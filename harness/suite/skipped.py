@@ -30,8 +30,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_finish(session):
-    """Each selected test's kind, before any runs."""
+    """Each selected test's kind, before any runs (not in a pytest-xdist worker, which sees only its share)."""
     kinds = session.config.stash[_KINDS] = {}
+    if hasattr(session.config, "workerinput"):
+        return
     for item in session.items:
         if (kind := kind_of(item)) is not None:
             kinds.setdefault(kind, {})[item.nodeid] = None  # not reported yet
