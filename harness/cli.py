@@ -334,6 +334,8 @@ def _dispatch(args) -> int:
     from harness.run.progress import log, setup_cli_logging
     setup_cli_logging(quiet=getattr(args, "quiet", False))
     progress = log.info
+    if getattr(args, "runs_root", None) is not None:  # run, replay, nightly: before any cluster or process
+        options.check_runs_root(args.runs_root)
     if args.cmd == "scenarios":
         from harness.plan.scenarios import SCENARIOS
         for s in SCENARIOS.values():

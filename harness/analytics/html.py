@@ -161,6 +161,20 @@ def _oc(outcomes) -> str:
     return ", ".join(f"{_e(o['run_id'])}: {_e(o['status'])}" for o in outcomes)
 
 
+def judged_section(rows: list[dict]) -> list[str]:
+    """The runs counted otherwise than their STATUS recorded: each "recorded: pass, judged now: unknown (...)"."""
+    out = [f"<h2>Judged now otherwise than recorded ({len(rows)})</h2>",
+           "<p><small>Each run is counted by its verdicts as judged now (the run-level checks judged again from its "
+           "history), never by STATUS alone.</small></p>"]
+    if not rows:
+        return out + ["<p>none</p>"]
+    return out + _table("<th class=l>run</th><th class=l>recorded</th><th class=l>judged now</th><th class=l>why</th>",
+                        [f"<tr><td class='l w'>{_e(r['run_id'])}</td><td class=l>{_e(r['recorded'])}</td>"
+                         f"<td class=l><span class={'unk' if r['judged_now'] == 'unknown' else 'bad'}>"
+                         f"{_e(r['judged_now'])}</span></td><td class=l><small>{_e(r['note'])}</small></td></tr>"
+                         for r in rows])
+
+
 def render(summary: dict) -> str:
     t = summary["totals"]
     out = ["<!doctype html><html><head><meta charset='utf-8'>"
@@ -192,6 +206,7 @@ def render(summary: dict) -> str:
                        f"<td>{f['runs']}</td><td class=l>{_e(', '.join(f['differing_invariants']))}</td><td class=l>"
                        f"<small>{_oc(f['outcomes'])}</small>"
                        f"</td></tr>" for f in flaky])
+    out += judged_section(summary.get("judged_now", []))
     sk = summary.get("skipped", [])
     out.append(f"<h2>Skipped run directories ({len(sk)})</h2>")
     if sk:

@@ -256,6 +256,8 @@ def _write_summary(spark, out: str, run_dirs, skipped: list, n_files: int, phase
     from harness.analytics.html import render
     with open(os.path.join(out, "summary.html"), "w") as f:
         f.write(render(summary))
+    for j in summary["judged_now"]:
+        log(f"aggregate: {j['run_id']}: {j['note']}")
     t = summary["totals"]
     log(f"aggregate: {t['runs']} runs (and {t['shrink_attempts']} shrink attempts, counted apart), "
         f"{t['rebalances']} rebalances, {t['violating_runs']} violating runs, {t['unknown_runs']} unknown, "
@@ -270,7 +272,8 @@ def _rows(df) -> list[dict]:
 
 def summarize(spark, out: str) -> dict:
     """Violation and unknown rates, rebalance time (trigger to stable) and burst percentiles, trends and flaky
-    scenarios from the tables in OUT. A shrink attempt (runs.shrink_of set) is not a run of its cell: it is counted
+    scenarios from the tables in OUT, every run counted by its status as judged now (`judged_now` lists those whose
+    STATUS said otherwise). A shrink attempt (runs.shrink_of set) is not a run of its cell: it is counted
     apart (`shrink_attempts`) and none of its figures are in the cell's, the trend's or the totals'; flakiness
     looks at every run."""
     from pyspark.sql import functions as F
@@ -343,9 +346,20 @@ def summarize(spark, out: str) -> dict:
     s = rtt["s"] or [None, None]
     totals.update({"rebalance_time_p50_s": _r(s[0]), "rebalance_time_p95_s": _r(s[1]),
                    "disturbances": rtt["n"], "unsettled": rtt["unsettled"] or 0})
-    return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky,
+    totals["judged_differently"] = len(judged := judged_differently(every))
+    return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky, "judged_now": judged,
             "rebalance_time": rebalance_time_by(spark, runs, rt),
             "tables": {t: os.path.join(out, t) for t in TABLES}}
+
+
+def judged_differently(every) -> list[dict]:
+    """The runs whose status as judged now is not the one their STATUS recorded (each counted as judged now):
+    run id, directory, both statuses and the note ("recorded: pass, judged now: unknown (schedule_performed)")."""
+    from pyspark.sql import functions as F
+    rows = every.where(F.col("judged_note").isNotNull()).select(
+        "run_id", "run_dir", F.col("recorded_status").alias("recorded"), F.col("status").alias("judged_now"),
+        F.col("judged_note").alias("note")).orderBy("run_id")
+    return _rows(rows)
 
 
 def _r(x):

@@ -1,7 +1,9 @@
 """Reading one run directory's small files (STATUS, run.json, verdicts.json) and listing its history.
 
 Pure Python: runs on the Spark executors (one task per slice of run directories). A directory that
-is corrupt or partial gets a ``reason`` and no rows; it is then skipped by name, never counted.
+is corrupt or partial gets a ``reason`` and no rows; it is then skipped by name, never counted. A usable run is
+counted by its status as judged now (harness/analytics/judged.py: the run-level checks judged again from its
+history), never by STATUS alone; the recorded status is kept beside it.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import hashlib
 import json
 import os
 
+from harness.analytics.judged import judged_now
 from harness.record.format import SUFFIX
 from harness.record.rundir import HISTORY, RUN_JSON, STATUS, VERDICTS_JSON
 
@@ -93,7 +96,8 @@ def load(run_dir: str) -> dict:
     """Everything the job needs from one run directory's small files.
 
     Returns a dict with ``run_dir``, ``name``, ``reason`` (None when usable), ``run`` (a tuple in the
-    order of schemas.RUNS), ``violations`` (tuples in the order of schemas.VIOLATIONS),
+    order of schemas.RUNS: its status and verdicts as judged now (harness/analytics/judged.py), then the status
+    STATUS recorded and why the two differ), ``violations`` (tuples in the order of schemas.VIOLATIONS),
     ``files`` (history files: [path, size, torn]) where torn means the last byte is not a newline,
     ``rebalance_times`` (tuples in the order of schemas.REBALANCE_TIMES).
     """
@@ -101,16 +105,17 @@ def load(run_dir: str) -> dict:
     res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": [],
            "rebalance_times": []}
     try:
-        status = _status(run_dir)
+        recorded = _status(run_dir)
         meta = _run_json(run_dir)
-        verdicts = _verdicts(run_dir, status)
+        verdicts = _verdicts(run_dir, recorded)
         files = _history_files(run_dir)
-        if not files and status != "error":
+        if not files and recorded != "error":
             raise _Unusable("history missing")
     except _Unusable as e:
         res["reason"] = str(e)
         return res
-    res["run"] = _run_row(run_dir, name, status, meta, verdicts, files)
+    status, verdicts, why = judged_now(run_dir, recorded, verdicts)  # counted as judged now, not as recorded
+    res["run"] = _run_row(run_dir, name, status, meta, verdicts, files) + (recorded, why)
     res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
                           len(v.get("witnesses") or []))
                          for v in verdicts if v["status"] in ("invalid", "unknown")]
@@ -182,7 +187,7 @@ def _history_files(run_dir: str) -> list[list]:
 
 
 def _run_row(run_dir: str, name: str, status: str, meta: dict, verdicts: list[dict], files: list) -> tuple:
-    """The run's row, in the order of schemas.RUNS."""
+    """The run's row, in the order of schemas.RUNS but for its last two columns (`load` adds them)."""
     cfg = meta.get("config") if isinstance(meta.get("config"), dict) else {}
     schedule = meta.get("schedule", cfg.get("schedule"))
     sched_json = json.dumps(schedule, sort_keys=True, separators=(",", ":"))

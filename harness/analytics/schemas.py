@@ -50,6 +50,8 @@ RUNS = StructType([
     StructField("history_files", IntegerType()),
     StructField("kind", StringType()),  # consumer, streams, connect: what kind of members the run drove
     StructField("shrink_of", StringType()),  # a shrink attempt: the run it shrinks (counted apart); else null
+    StructField("recorded_status", StringType()),  # STATUS as the run wrote it; `status` is the run judged now
+    StructField("judged_note", StringType()),  # "recorded: pass, judged now: unknown (...)" where they differ; else null
 ])
 
 REBALANCES = StructType([

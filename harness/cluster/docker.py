@@ -275,7 +275,8 @@ class DockerCluster(LocalCluster):
             "inter.broker.listener.name": "INTERNAL", "controller.listener.names": "CONTROLLER",
             "log.dirs": "/node/data", "broker.rack": node.rack, **self.settings.properties(),
         }
-        node.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        from harness.base.properties import properties_text  # no line of its own in a setting
+        node.config.write_text(properties_text(props, what=f"broker {node.node_id}'s server.properties"))
 
     def _spawn(self, node: Node) -> None:
         """A fresh container of the node's version on the node's directory (a restart or an upgrade alike),

@@ -2,8 +2,10 @@
 
 Where the engine is looked for, in order: `DOCKER_HOST` (when set it must answer: the user chose it),
 `/var/run/docker.sock`, then the harness's own engine from an earlier run. When none answers the harness
-starts `dockerd` (Debian's `docker.io`; installed with apt-get where it is missing and the harness is
-root) with its own data root under the cache and its own socket, pid file and log. That engine is left
+starts `dockerd` (Debian's `docker.io`, which `./dev setup` installs; the harness itself never installs a
+package: without `dockerd` it says the command to run) with its own data root under the cache and its own socket,
+pid file and log under a runtime directory that must be private (this user's, mode 0700: one made by anyone else is
+refused, never used, since its socket and pid file would be theirs). That engine is left
 running for later runs (starting one takes seconds and it holds the built images); nothing of a run
 stays in it, since every run removes its containers and networks (docs/docker.md).
 A machine where no engine answers and none can start gets one line and exit 2 (`SetupError`).
@@ -15,6 +17,7 @@ import hashlib
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -42,6 +45,29 @@ class OwnEngine:
         data = cache_dir() / "dockerd"  # one engine per cache; its socket under a short path (108 bytes at most)
         tag = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:8]
         return cls(data, Path(f"/tmp/harness-dockerd-{os.getuid()}-{tag}"))
+
+    def private_runtime(self, *, create: bool) -> bool:
+        """Whether the runtime directory is there and private (a directory, not a link, of this user, mode 0700);
+        made so when `create` and missing (one of this user's that no one else could write is narrowed to 0700).
+        SetupError when it is there and not private: its socket and pid file would be another user's to plant."""
+        if create:
+            try:
+                os.mkdir(self.runtime, 0o700)
+            except FileExistsError:
+                pass
+        try:
+            st = os.lstat(self.runtime)
+        except FileNotFoundError:
+            return False
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not mode & 0o022:
+            if mode & 0o077:  # ours, and never writable by others (an older harness made it 0755): made private
+                os.chmod(self.runtime, 0o700)
+            return True
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a directory"
+        raise SetupError(f"{self.runtime}, the harness's docker engine's runtime directory, is not private "
+                         f"({kind}, owner uid {st.st_uid}, mode {mode:04o}; wanted a directory of uid "
+                         f"{os.getuid()}, mode 0700): remove it, or set DOCKER_HOST")
 
     @property
     def socket(self) -> Path:
@@ -95,13 +121,15 @@ def ensure_engine(*, progress=_log.info) -> str:
     """The address of an engine that answers (started here when none does); exported as DOCKER_HOST for
     testcontainers, which reads it, and testcontainers configured for it (`configure_testcontainers`).
     SetupError (exit 2) when there is none and none can start."""
+    own = OwnEngine.default()
     for host, required in candidates():
+        if host == own.host and not own.private_runtime(create=False):
+            continue  # none made yet: started below
         if answers(host):
             return _use(host)
         if required:
             raise SetupError(f"DOCKER_HOST={host} does not answer; start that engine or unset DOCKER_HOST "
                              f"so the harness starts its own")
-    own = OwnEngine.default()
     own.data_root.mkdir(parents=True, exist_ok=True)
     with open(own.data_root / ".start.lock", "w") as lock:  # two processes at once (./dev smoke's background
         fcntl.flock(lock, fcntl.LOCK_EX)                     # image build and the docker test): one starts it
@@ -131,17 +159,10 @@ def _dockerd(progress) -> str:
     found = shutil.which("dockerd")
     if found:
         return found
-    if os.getuid() == 0 and shutil.which("apt-get"):
-        progress("no dockerd on this machine: installing Debian's docker.io with apt-get ...")
-        with open(cache_dir() / "apt-docker.log", "w") as log:
-            subprocess.run(["apt-get", "update", "-qq"], stdout=log, stderr=subprocess.STDOUT)
-            subprocess.run(["apt-get", "install", "-y", "-qq", "docker.io"], stdout=log, stderr=subprocess.STDOUT,
-                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        found = shutil.which("dockerd")
-        if found:
-            return found
-    raise SetupError("no Docker engine answers and 'dockerd' cannot be started here (not installed, and apt-get "
-                     "is not available to root); start an engine and set DOCKER_HOST, or use --backend local")
+    how = "apt-get install docker.io (as root; ./dev setup does it)" if shutil.which("apt-get") else \
+        "your system's Docker engine package"
+    raise SetupError(f"no Docker engine answers and 'dockerd' is not installed; the harness installs nothing "
+                     f"itself: install it ({how}), or start an engine and set DOCKER_HOST, or use --backend local")
 
 
 def start_engine(own: OwnEngine, *, progress=_log.info, timeout_s: float = START_TIMEOUT_S) -> None:
@@ -151,7 +172,7 @@ def start_engine(own: OwnEngine, *, progress=_log.info, timeout_s: float = START
         raise SetupError("no Docker engine answers and dockerd needs root to start; start an engine and set "
                          "DOCKER_HOST, or use --backend local")
     own.data_root.mkdir(parents=True, exist_ok=True)
-    own.runtime.mkdir(parents=True, exist_ok=True)
+    own.private_runtime(create=True)  # SetupError when another user's is in its place
     own.pid_file.unlink(missing_ok=True)  # a stale pid file from a killed engine stops dockerd from starting
     progress(f"no Docker engine answers: starting dockerd (socket {own.socket}, log {own.log}) ...")
     t0 = time.monotonic()
@@ -173,6 +194,11 @@ def start_engine(own: OwnEngine, *, progress=_log.info, timeout_s: float = START
 def stop_own_engine() -> bool:
     """Stop the engine the harness started (SIGTERM to the pid in its pid file); True when one was running."""
     own = OwnEngine.default()
+    try:
+        if not own.private_runtime(create=False):
+            return False
+    except SetupError:
+        return False  # a pid file in another user's directory names no engine of ours
     try:
         pid = int(own.pid_file.read_text().strip())
     except (OSError, ValueError):

@@ -222,7 +222,8 @@ class LocalCluster(ClientPath, Leadership):
             "broker.rack": node.rack,
             **self.settings.properties(),
         }
-        node.config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        from harness.base.properties import properties_text  # no line of its own in a setting
+        node.config.write_text(properties_text(props, what=f"broker {node.node_id}'s server.properties"))
 
     def _java(self, version: str, main: str, *args: str) -> list[str]:
         java = shutil.which("java")

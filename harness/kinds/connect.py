@@ -150,7 +150,8 @@ class ConnectCluster:
             conf["client.rack"] = conf["consumer.client.rack"] = rack
         path = self.ctx.run_dir.connect_dir / f"worker-slot{slot}.properties"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(f"{k}={v}\n" for k, v in sorted(conf.items())))
+        from harness.base.properties import properties_text  # no line of its own in a setting
+        path.write_text(properties_text(dict(sorted(conf.items())), what=path.name))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
                           start_wait_s=START_WAIT_S,
                           misbehave=self.cfg.misbehave if self.cfg.misbehave == "zombie-task" else None)

@@ -168,6 +168,7 @@ class RunConfig:
             for k, v in pairs:
                 if not k or not isinstance(v, str):
                     raise BadInput(f"bad {flag} setting {k!r}={v!r}: KEY=VALUE with a non-empty KEY")
+        check_setting_text(self, sc)
         subs = {f"slot {s}": e for s, e in self.slot_subscriptions}
         if self.subscription:
             subs["every member"] = self.subscription
@@ -223,6 +224,19 @@ class RunPlan:
 
     def schedule_dicts(self) -> list[dict]:
         return [a.to_dict() for a in self.schedule]
+
+
+def check_setting_text(cfg: RunConfig, sc: Scenario) -> None:
+    """BadInput when a setting (client, broker, group, Streams, Connect; given or the scenario's) could write a line
+    of its own into a properties file: a control character in its key or value, or a key a properties reader
+    splits (harness/base/properties.py)."""
+    from harness.base.properties import setting_problem
+    for what, pairs in (("client", cfg.client_settings), ("broker", cfg.broker_settings),
+                        ("group", cfg.group_settings), ("Streams", (*sc.streams.items(), *cfg.streams_settings)),
+                        ("Connect", (*sc.connect.items(), *cfg.connect_settings))):
+        for k, v in pairs:
+            if (why := setting_problem(k, v)) is not None:
+                raise BadInput(f"{what} setting {str(k)[:60]!r} refused: {why}")
 
 
 def scenario_of(name: str) -> Scenario:

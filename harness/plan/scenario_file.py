@@ -155,10 +155,12 @@ def parse(text: str, path) -> ScenarioFile:
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{path}: not valid TOML: {e}") from None
     try:
-        model = ScenarioFile.model_validate(raw)
+        model = ScenarioFile.model_validate(raw, strict=True)  # a count is a whole number: not true, not "3"
     except ValidationError as e:
         err = e.errors()[0]
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"].endswith("_type"):
+            msg = f"{msg}, not {err['input']!r}"[:200]
         raise BadInput(f"{_where(path, tuple(err['loc']), raw.get('steps') or [])}: {msg}") from None
     if refused := kind_refusal(model):
         raise BadInput(f"{path}: {refused[0]}: {refused[1]}")
@@ -179,8 +181,11 @@ def parse(text: str, path) -> ScenarioFile:
 def read(path) -> tuple[str, ScenarioFile]:
     """A file's text and model; BadInput when it cannot be read or is not a good scenario file."""
     try:
-        text = Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInput(f"{path}: cannot read the scenario file: not UTF-8 text (byte {e.start}: "
+                       f"{e.object[e.start:e.start + 1]!r})") from None
+    except OSError as e:
         raise BadInput(f"{path}: cannot read the scenario file: {e.strerror or e}") from None
     return text, parse(text, path)
 
