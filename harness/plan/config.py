@@ -286,7 +286,8 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
         raise BadInput(f"group settings ({cfg.group_settings[0][0]}) need Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                        f"or newer (group configs); the cluster runs {version}")
     checks.check_versions(cfg, sc, version, schedule)
-    _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend)
+    _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend,
+                   brokers=ctx.brokers)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
     for i, a in enumerate(schedule):
         if a.kind == "change_subscription":
