@@ -156,3 +156,14 @@ def _broker_value(tl, t: float, key: str) -> str | None:
     gev = group_settings_at(tl, t)
     got = ((gev or {}).get("broker") or {}).get(key)
     return str(got) if got not in (None, "") else None
+
+
+def change(tl, before, t1: float, after, t2: float) -> str | None:
+    """How the assignor in force changed from the `before` members at t1 to the `after` members at t2 ("uniform -> range
+    (server side)"), or None: the same, or not to be told from the history (then the checkers judge as if the same)."""
+    try:
+        a, b = in_force(tl, before, t1), in_force(tl, after, t2)
+    except MissingSetting:
+        return None
+    return None if a.assignors == b.assignors else f"{a.show()} -> {b.show()}"
+

@@ -47,6 +47,11 @@ them (one rebalance or several).
   is no starting point of a transition (the transition runs from the snapshot before it).
 - Violation: moves > fewest + `migration_slack`.
 
+A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
+their own recorded settings: a rolled `group.remote.assignor` or `partition.assignment.strategy` tipping the group's
+choice) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
+and `assignor_shape` judges that it has the new assignor's shape.
+
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
 (counted as `not_sticky`): range (classic-eager) reassigns freely, and the group's assignor changes with
 its members' settings (a migration to or from classic-eager, a settings roll). What each member life runs
@@ -66,6 +71,7 @@ from __future__ import annotations
 from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants import protocols, timeline
+from harness.invariants.assignors import change as assignor_change
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
@@ -106,12 +112,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return snaps
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
-    rows, problems, wits, not_sticky, unjudged, loose = [], [], [], 0, 0, {}
+    rows, problems, wits, not_sticky, unjudged, changed, loose = [], [], [], 0, 0, 0, {}
     for s1, s2 in zip(snaps, snaps[1:]):
         runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
         if any(not sticky for sticky, _ in runs):
             not_sticky += 1  # a member on a non-sticky assignor (eager, or a protocol migration mid-run)
             loose.update({what: None for sticky, what in runs if not sticky})
+            continue
+        if (how := assignor_change(tl, set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
+            changed += 1  # the assignor in force changed: its new assignment is assignor_shape's to judge
+            loose[f"the assignor in force changed ({how})"] = None
             continue
         members2 = set(s2.owners.values()) | {
             x for x, ls in tl.lives.items()
@@ -157,12 +167,15 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             why.append(f"{not_sticky} with a member on a non-sticky one ({'; '.join(list(loose)[:3])})")
         if unjudged:
             why.append(f"{unjudged} with a partition no member subscribes to")
+        if changed:
+            why.append(f"{changed} across a change of the assignor in force")
         return verdict(NAME, "skipped", f"no transition to judge among sticky assignors: {', '.join(why)}",
-                       measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged})
+                       measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged,
+                                     "assignor_changed": changed})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
          "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows,
-         "not_sticky": not_sticky, "unjudged": unjudged}
+         "not_sticky": not_sticky, "unjudged": unjudged, "assignor_changed": changed}
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)

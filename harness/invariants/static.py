@@ -10,7 +10,10 @@ partitions are what X held when its shutdown began (its trailing `revoked`/`stop
 consumer revokes locally even when the static member stays in the group), or at its exit for a kill. Y is
 the next life with the same `instance_id`.
 
-- **Restart** (Y starts within S of X's exit): Y's partitions, the union of its `assigned` events from its
+- **Restart** (Y starts within S of X's exit), unless Y's return changed the assignor in force (its members' own
+  recorded settings, `assignors.in_force`, before X's shutdown and at Y's first assignment: a rolled
+  `group.remote.assignor` tips the most-named one; the new assignor's assignment is a cause of its own, judged by
+  `assignor_shape`; counted `assignor_changed`): Y's partitions, the union of its `assigned` events from its
   first one until `static_grace_s` later (or until its first `revoked`/`lost`, if sooner), must equal X's.
   A Y never assigned anything is a violation once the history goes on for more than S after Y started (else
   `unknown`), unless X held nothing. No *other* member may have an `assigned`/`revoked`/`lost` event from X's
@@ -45,7 +48,7 @@ first `assigned` - X's exit), `session_timeouts_s` (instance -> the S it was jud
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import brokers, protocols, timeline
+from harness.invariants import assignors, brokers, protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
 
@@ -74,8 +77,13 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     problems, wits, unknown, returns = [], [], [], []
     own: set[int] = set()  # ids of the shutdown and returning events of every restart
     rows = [_restart(tl, settings, x, y, ms, own) for x, y, ms in pairs]
+    changed = []  # restarts whose return changed the assignor in force: a cause of their moves, not judged
     for row in rows:
+        if (why := _assignor_change(tl, row)) is not None:
+            changed.append(why)
+            continue
         _judge_restart(tl, settings, row, own, problems, wits, unknown, returns)
+    m["assignor_changed"] = len(changed)
     for x, y, ms, held in late:
         _judge_expulsion(tl, settings, x, y, ms, held, problems, wits, unknown)
 
@@ -85,12 +93,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     if unknown:
         return verdict(NAME, "unknown", unknown[0], (), m)
-    said = [f"{len(rows)} static restart{'s' if len(rows) != 1 else ''} got their partitions back without a "
-            f"rebalance"] if rows else []
-    if rows:
+    judged = len(rows) - len(changed)
+    said = [f"{judged} static restart{'s' if judged != 1 else ''} got their partitions back without a "
+            f"rebalance"] if judged else []
+    if judged:
         longest = max(rows, key=lambda r: r[1].start - r[0].end)
         said[0] += (f" (longest absence {longest[1].start - longest[0].end:.1f}s of {longest[0].instance_id}, "
                     f"within its {longest[2].session()})")
+    if changed:
+        said.append(f"{len(changed)} not held to it, their return changing the assignor in force (a cause: the new "
+                    f"assignor's assignment, which assignor_shape judges): " + "; ".join(changed[:3]))
     if late:
         said.append(f"{len(late)} static departure{'s' if len(late) != 1 else ''} past the session timeout"
                     f"{_held_said(history, late)}: no partition moved before it, none kept long after it")
@@ -179,6 +191,15 @@ def _judge_restart(tl, settings: CheckSettings, row: tuple, own: set[int], probl
             problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f}, "
                             f"{e['mono'] - x.end:.1f}s into the static restart of {who}")
             wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))
+
+
+def _assignor_change(tl, row: tuple) -> str | None:
+    """How the restart changed the assignor in force (its members' own recorded settings before X's shutdown and at
+    Y's first assignment), or None (the same, or not to be told: then it is judged)."""
+    x, y, _, sd, _, first, _ = row
+    back = first["mono"] if first is not None else y.start
+    how = assignors.change(tl, tl.alive_members(sd, before=True), sd, tl.alive_members(back), back)
+    return None if how is None else f"{x.instance_id} ({x.member} -> {y.member}): {how}"
 
 
 def _held(tl, x, own: set[int]) -> tuple[float, set[int]]:
