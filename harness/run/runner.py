@@ -56,6 +56,16 @@ def new_cluster(*, backend: str = "local", work_dir, version: str, brokers: int,
                        progress=progress, settings=settings, request_faults=request_faults)
 
 
+def action_id(i: int) -> str:
+    """The `action_id` of the schedule's step i (from 0): a1, a2, ..."""
+    return f"a{i + 1}"
+
+
+def planned_steps(schedule) -> list[dict]:
+    """The run_start event's `plan`: each step of the schedule, in order, as its action_start will name it."""
+    return [{"action_id": action_id(i), "kind": a.kind, "params": a.params} for i, a in enumerate(schedule)]
+
+
 class Run:
     """One scenario run; use `execute()`."""
 
@@ -142,7 +152,7 @@ class Run:
         d.write_meta(self.meta)
         d.write_schedule(plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
-                   backend=self.meta["backend"],
+                   backend=self.meta["backend"], plan=planned_steps(plan.schedule),
                    settings=self.meta["check_settings"], **cfg.user_settings(), applies=applies(plan, self.meta),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
                    **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}),
@@ -186,7 +196,7 @@ class Run:
 
     def _run_schedule(self) -> None:
         for i, action in enumerate(self.plan.schedule):
-            aid = f"a{i + 1}"
+            aid = action_id(i)
             self.event("action_start", action_id=aid, kind=action.kind, params=action.params)
             if action.kind not in ("sleep", "wait_stable"):
                 self.say(f"{action.kind} {action.params or ''}")
