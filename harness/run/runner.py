@@ -35,6 +35,7 @@ from harness.members import MemberPool
 from harness.nemesis.core import Nemesis
 from harness.run.context import RunContext
 from harness.run.observe import Observer
+from harness.run.planned import action_id, planned_steps
 from harness.plan.actions import needs_requests
 from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
 from harness.plan.kinds.settings import client_settings
@@ -54,16 +55,6 @@ def new_cluster(*, backend: str = "local", work_dir, version: str, brokers: int,
     client path when the schedule puts faults on requests."""
     return new_backend(backend, work_dir=work_dir, version=version, brokers=brokers, on_event=on_event,
                        progress=progress, settings=settings, request_faults=request_faults)
-
-
-def action_id(i: int) -> str:
-    """The `action_id` of the schedule's step i (from 0): a1, a2, ..."""
-    return f"a{i + 1}"
-
-
-def planned_steps(schedule) -> list[dict]:
-    """The run_start event's `plan`: each step of the schedule, in order, as its action_start will name it."""
-    return [{"action_id": action_id(i), "kind": a.kind, "params": a.params} for i, a in enumerate(schedule)]
 
 
 class Run:

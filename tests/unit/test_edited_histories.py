@@ -22,7 +22,7 @@ from harness.invariants import judge
 from harness.plan.scenario_model import Action
 from harness.record.history import History
 from harness.record.rundir import RunDir
-from harness.run.runner import planned_steps
+from harness.run.planned import planned_steps
 
 KEPT = Path(__file__).resolve().parents[2] / "fixtures" / "histories"
 JOINS = KEPT / "joins-seconds-apart"
