@@ -54,7 +54,6 @@ cannot be seen, and the verdict's message says how it was judged. Measurements: 
 from __future__ import annotations
 
 from collections import defaultdict
-from copy import copy
 
 from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY, REQUEST_FAULTS
 from harness.record.history import History
@@ -96,8 +95,8 @@ class _Index:
 
     def unbounded(self) -> "_Index":
         """This index without the run_end bound (to tell an effect that is late from one that is missing)."""
-        other = copy(self)
-        other.end = float("inf")
+        other = _Index.__new__(_Index)
+        other.__dict__.update(self.__dict__, end=float("inf"))
         return other
 
     def of(self, type_: str, lo: float, hi: float = float("inf"), **match) -> list[dict]:
@@ -278,15 +277,9 @@ def _steps(history: History, ix: _Index) -> tuple[list[tuple], list[str], str]:
     for a in starts:
         by_id.setdefault(a.get("action_id"), []).append(a)
     plan, bad = _plan(history)
-    if plan is None:  # an older history: the steps its action_start events show, numbered a1, a2, ... without a gap
-        ids = {a.get("action_id") for a in starts}
-        top = max((int(i[1:]) for i in ids if isinstance(i, str) and i[1:].isdigit() and i[:1] == "a"), default=0)
-        plan = [{"action_id": f"a{n}"} for n in range(1, top + 1)]
-        how = (" (this history's run_start carries no plan, as one recorded before it did: judged on the steps its "
-               "action_start events show, numbered a1 to a{0} with no gap; a step cut from its end cannot be seen)")
-        how = how.format(top) if top else ""
-    else:
-        how = ""
+    how = ""
+    if plan is None:
+        plan, how = _older_plan(starts)
     planned = {x["action_id"] for x in plan}
     extra = [f"an extra step {a.get('action_id')} {a.get('kind')} {a.get('params') or {}} that the plan does not "
              f"hold" for a in starts if a.get("action_id") not in planned]
@@ -294,6 +287,19 @@ def _steps(history: History, ix: _Index) -> tuple[list[tuple], list[str], str]:
     extra += [bad] if bad else []
     rows = [(n, x, (by_id.get(x["action_id"]) or [None])[0], ends.get(x["action_id"])) for n, x in enumerate(plan, 1)]
     return rows, extra, how
+
+
+def _older_plan(starts: list[dict]) -> tuple[list[dict], str]:
+    """An older history's steps (its run_start carries no plan): a1 to aN, N the highest its action_start events
+    number, with no gap (a number missing is a step whose lines are not there); then any step otherwise named, in
+    history order, judged on its own (`any_order`)."""
+    ids = list(dict.fromkeys(a.get("action_id") for a in starts))
+    top = max((int(i[1:]) for i in ids if isinstance(i, str) and i[:1] == "a" and i[1:].isdigit()), default=0)
+    plan = [{"action_id": f"a{n}"} for n in range(1, top + 1)]
+    plan += [{"action_id": i, "any_order": True} for i in ids if i not in {x["action_id"] for x in plan}]
+    numbered = f", numbered a1 to a{top} with no gap; a step cut from its end cannot be seen" if top else ""
+    return plan, (f" (this history's run_start carries no plan, as one recorded before it did: judged on the steps "
+                  f"its action_start events show{numbered})" if plan else "")
 
 
 def _why(want: dict, a: dict | None, e: dict | None, prev: dict | None, ix: _Index) -> str | None:
@@ -323,7 +329,7 @@ def check(history: History) -> Verdict:
     rows, extra, how = _steps(history, ix)
     missed, wits, prev = [], [], None
     for n, want, a, e in rows:
-        why = _why(want, a, e, prev, ix)
+        why = _why(want, a, e, None if want.get("any_order") else prev, ix)
         prev = e if e is not None else prev
         if why is None:
             continue

@@ -367,3 +367,12 @@ def test_a_stall_ended_by_the_members_exit_needs_no_resume():
     assert v.status == "valid", v.message
     v = performed.check(stall_run(off=None))
     assert v.status == "unknown" and "no control event of m1 resuming" in v.message, v.message
+
+
+def test_an_older_history_judges_a_step_otherwise_named_on_its_own():
+    other = [ev("action_start", 5, "harness", action_id="x1", kind="sleep", params={}),
+             ev("action_end", 6, "harness", action_id="x1", kind="sleep", ok=True, error=None)]
+    v = judged(run_start(0.0), *steps((1, 2)), *other, run_end(10.0))
+    assert v.status == "valid" and v.measurements["steps"] == 2, v.message
+    v = judged(run_start(0.0), *other[:1], run_end(10.0))
+    assert v.status == "unknown" and "step 1 (x1) sleep {} did not happen: it has no action_end" in v.message
