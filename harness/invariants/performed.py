@@ -12,8 +12,8 @@ sends the request, from S on), and never after `run_end` (an effect found only a
 
 - every step: an `action_end` with `ok` true, said explicitly (the runner writes `ok` false, with the performer's
   `skipped` reason, for a step that did nothing: an empty slot, one member left, `if_supported` on a member or
-  broker that cannot; an `action_end` without `ok` proves nothing). The waits (`sleep`, `wait_stable`), `workload_rate`, `wait_offsets_compacted` and
-  `clear_request_faults` need nothing more.
+  broker that cannot; an `action_end` without `ok` proves nothing). The waits (`sleep`, `wait_stable`),
+  `workload_rate`, `wait_offsets_compacted` and `clear_request_faults` need nothing more.
 - a member started (`scale_out`, a replacement, a bounce's or a roll's new member, a join): its `member_start`
   in [S, E]; a member stopped or killed (`scale_in`, a kill, a bounce, a leave, `restart_all`): its `member_stop`
   or `member_exit` at or after S (a kill: `member_exit` how `kill`).
@@ -27,9 +27,10 @@ sends the request, from S on), and never after `run_end` (an effect found only a
   `duration_s` (less `STALL_SLACK_S`: the harness asks the resume that long after it saw the stall, on the same
   clock), and the member wrote no `processed` event strictly inside it (no batch is tolerated: the member writes its
   `control` and `processed` events to one file, in the order it did them, and stops processing once stalled,
-  docs/member-contract.md); a member that had nothing to process shows the gap too; a broker restart (`broker_bounce`, `kill_coordinator`,
-  `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`, `rack_outage`, `restart_partition_leader`)
-  a `broker_event` stopping (`kill`, `terminate`) and one starting each broker of the fault; a group config a
+  docs/member-contract.md); a member that had nothing to process shows the gap too. A broker restart
+  (`broker_bounce`, `kill_coordinator`, `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`,
+  `rack_outage`, `restart_partition_leader`) needs a `broker_event` stopping (`kill`, `terminate`: the backend writes
+  it once the broker's process is gone) and one starting each broker of the fault; a group config a
   `group_settings` event in [S, E] reading back each setting the step set; an added partition a count above the
   one before; an autoscaler its lag samples.
 - a request fault (`delay_request`, `hold_request`, `drop_request`, `drop_response`, `error_response`,
