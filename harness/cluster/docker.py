@@ -41,7 +41,7 @@ from harness.cluster import docker_engine
 from harness.cluster import docker_images
 from harness.cluster.local import JVM_OPTS as LOCAL_JVM_OPTS
 from harness.cluster.local import LocalCluster, Node, startup_failure
-from harness.base.errors import SetupError
+from harness.base.errors import Indeterminate, SetupError
 from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.base.tools import free_ports
 from harness.cluster.toxiproxy import ToxiproxyServer
@@ -348,18 +348,37 @@ class DockerCluster(LocalCluster):
 
     # -- broker actions (docker-py: testcontainers has no kill, graceful stop, pause or resume)
     def kill_broker(self, broker_id: int) -> None:
-        node = self.nodes[broker_id]
-        self.on_event("broker_event", broker=broker_id, what="kill", version=node.version)
-        if self._running(broker_id):
-            node.proc.get_wrapped_container().kill()
-        node.proc = None
+        """SIGKILL the broker's running container; its `broker_event` `kill` is written once the container stopped."""
+        c = self._live(broker_id, "kill")
+        c.kill()
+        with contextlib.suppress(Exception):  # not stopped within it: _gone says so
+            c.wait(timeout=30)
+        self._gone(broker_id, c, "kill")
 
     def terminate_broker(self, broker_id: int, *, timeout_s: float = 60.0) -> None:
-        node = self.nodes[broker_id]
-        self.on_event("broker_event", broker=broker_id, what="terminate", version=node.version)
-        if self._running(broker_id):
-            node.proc.get_wrapped_container().stop(timeout=int(timeout_s))
-        node.proc = None
+        """Stop the broker's running container (SIGTERM, SIGKILL after timeout_s); its `broker_event` `terminate` is
+        written once the container stopped."""
+        c = self._live(broker_id, "terminate")
+        c.stop(timeout=int(timeout_s))
+        self._gone(broker_id, c, "terminate")
+
+    def _live(self, broker_id: int, what: str):
+        """The broker's running (or paused) container, or Indeterminate: nothing is recorded of a broker with none."""
+        if not self._running(broker_id):
+            c = self.nodes[broker_id].proc
+            state = "it has no container (it is down already)" if c is None else \
+                f"its container is {c.status} (it stopped on its own)"
+            raise Indeterminate(f"cannot {what} broker {broker_id}: {state}")
+        return self.nodes[broker_id].proc.get_wrapped_container()
+
+    def _gone(self, broker_id: int, c, what: str) -> None:
+        """Record the stop once the container is no longer running (its exit code); Indeterminate while it runs."""
+        c.reload()
+        if c.status in ("running", "paused", "restarting"):
+            raise Indeterminate(f"broker {broker_id}'s container is still {c.status} after the harness's {what}")
+        self.on_event("broker_event", broker=broker_id, what=what, version=self.nodes[broker_id].version,
+                      code=(c.attrs.get("State") or {}).get("ExitCode"))
+        self.nodes[broker_id].proc = None
 
     def pause_broker(self, broker_id: int) -> None:
         self.on_event("broker_event", broker=broker_id, what="pause", version=self.nodes[broker_id].version)

@@ -30,6 +30,7 @@ import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
+from harness.base.errors import Indeterminate
 from harness.cluster.base import BrokerSettings, EventSink
 from harness.cluster.fake_workload import PREFIX, FakeWorkload, topic_dir, write_atomic
 from harness.record.rundir import BROKER_LOG, broker_dir
@@ -220,12 +221,21 @@ class FakeCluster:
         self.on_event("broker_event", broker=b, what=what, version=self.versions[b])
 
     def kill_broker(self, broker_id: int) -> None:
+        """The broker down, as `kill`; Indeterminate (nothing recorded) for a broker that is not up."""
         self._call("kill_broker", broker_id=broker_id)
+        self._stoppable(broker_id, "kill")
         self._down(broker_id, "kill")
 
     def terminate_broker(self, broker_id: int, *, timeout_s: float = 60.0) -> None:
+        """The broker down, as `terminate`; Indeterminate (nothing recorded) for a broker that is not up."""
         self._call("terminate_broker", broker_id=broker_id)
+        self._stoppable(broker_id, "terminate")
         self._down(broker_id, "terminate")
+
+    def _stoppable(self, broker_id: int, what: str) -> None:
+        """As the real backends: a broker with no live process is not stopped, and no stop of it is recorded."""
+        if broker_id not in self.up:
+            raise Indeterminate(f"cannot {what} broker {broker_id}: it has no process (it is down already)")
 
     def start_broker(self, broker_id: int, *, version: str | None = None, timeout_s: float = 60.0) -> None:
         self._call("start_broker", broker_id=broker_id, version=version)

@@ -27,7 +27,7 @@ from harness.kafka import dist as kafka_dist
 from harness.cluster.base import BrokerSettings, EventSink, noop as _noop
 from harness.cluster.client_path import ClientPath
 from harness.cluster.leadership import Leadership
-from harness.base.errors import BadInput, SetupError
+from harness.base.errors import BadInput, Indeterminate, SetupError
 from harness.base.procs import Proc
 from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.base.tools import free_ports
@@ -343,18 +343,36 @@ class LocalCluster(ClientPath, Leadership):
 
     # -- broker actions (Killable, Pausable)
     def kill_broker(self, broker_id: int) -> None:
-        node = self.nodes[broker_id]
-        self.on_event("broker_event", broker=broker_id, what="kill", version=node.version)
-        if node.proc:
-            node.proc.kill()
-            node.proc = None
+        """SIGKILL the broker's live process; its `broker_event` `kill` is written once the process is gone."""
+        node, proc = self.nodes[broker_id], self._live(broker_id, "kill")
+        proc.kill()
+        self._gone(broker_id, proc, "kill")
+        node.proc = None
 
     def terminate_broker(self, broker_id: int, *, timeout_s: float = 60.0) -> None:
-        node = self.nodes[broker_id]
-        self.on_event("broker_event", broker=broker_id, what="terminate", version=node.version)
-        if node.proc:
-            node.proc.terminate_and_wait(timeout_s=timeout_s)
-            node.proc = None
+        """SIGTERM the broker's live process (SIGKILL after timeout_s); its `broker_event` `terminate` is written once
+        the process is gone."""
+        node, proc = self.nodes[broker_id], self._live(broker_id, "terminate")
+        proc.terminate_and_wait(timeout_s=timeout_s)
+        self._gone(broker_id, proc, "terminate")
+        node.proc = None
+
+    def _live(self, broker_id: int, what: str) -> Proc:
+        """The broker's live process, or Indeterminate: nothing is recorded of a broker with none to stop."""
+        proc = self.nodes[broker_id].proc
+        if proc is None:
+            raise Indeterminate(f"cannot {what} broker {broker_id}: it has no process (it is down already)")
+        if not proc.alive():
+            raise Indeterminate(f"cannot {what} broker {broker_id}: its process {proc.pid} exited on its own "
+                                f"(code {proc.popen.returncode}) before the harness stopped it")
+        return proc
+
+    def _gone(self, broker_id: int, proc: Proc, what: str) -> None:
+        """Record the stop once the process is gone (its pid and exit code); Indeterminate when it still runs."""
+        if proc.alive():
+            raise Indeterminate(f"broker {broker_id}'s process {proc.pid} still runs after the harness's {what}")
+        self.on_event("broker_event", broker=broker_id, what=what, version=self.nodes[broker_id].version,
+                      pid=proc.pid, code=proc.popen.returncode)
 
     def pause_broker(self, broker_id: int) -> None:
         self.on_event("broker_event", broker=broker_id, what="pause", version=self.nodes[broker_id].version)

@@ -1,27 +1,36 @@
-"""`schedule_performed`: each step of the schedule happened, as the history shows it (a run-level invariant of
-every kind of group).
+"""`schedule_performed`: each step of the plan happened, in order and before the run's end, as the history shows it
+(a run-level invariant of every kind of group).
 
 A run is judged on what its history holds; a step that did nothing (a kill of an empty slot, a poll stall on a
 member that takes no stall control, a request fault whose API the member never sent) leaves a history with no
-fault in it, which every other checker would pass. So each step's *effect* must be in the history, between its
-`action_start` and its `action_end` (S and E below; a member's exit, which may come after its stop returned, and
-the request proxy's windows, which come when the member sends the request, from S on):
+fault in it, which every other checker would pass. The plan is in the history: `run_start`'s `plan` lists each
+step (`action_id` a1, a2, ..., `kind`, `params`) in order, and each planned step must have its `action_start` (of
+that kind and those parameters, not before the previous step's `action_end`) and its `action_end`, both before
+`run_end`, and its *effect* in the history, between its `action_start` and its `action_end` (S and E below; a
+member's exit, which may come after its stop returned, and the request proxy's windows, which come when the member
+sends the request, from S on), and never after `run_end` (an effect found only after it is late):
 
-- every step: an `action_end` with `ok` true (the runner writes `ok` false, with the performer's `skipped`
-  reason, for a step that did nothing: an empty slot, one member left, `if_supported` on a member or broker that
-  cannot). The waits (`sleep`, `wait_stable`), `workload_rate`, `wait_offsets_compacted` and
-  `clear_request_faults` need nothing more.
+- every step: an `action_end` with `ok` true, said explicitly (the runner writes `ok` false, with the performer's
+  `skipped` reason, for a step that did nothing: an empty slot, one member left, `if_supported` on a member or
+  broker that cannot; an `action_end` without `ok` proves nothing). The waits (`sleep`, `wait_stable`),
+  `workload_rate`, `wait_offsets_compacted` and `clear_request_faults` need nothing more.
 - a member started (`scale_out`, a replacement, a bounce's or a roll's new member, a join): its `member_start`
   in [S, E]; a member stopped or killed (`scale_in`, a kill, a bounce, a leave, `restart_all`): its `member_stop`
   or `member_exit` at or after S (a kill: `member_exit` how `kill`).
 - a fault (`pause_member`, `poll_stall`, `change_subscription`, `leave_during_join`, `add_partitions`,
   `group_config`, `autoscale`, `restart_all`, the network and broker faults, the leader moves): its `fault_start`
   of the performer's kind in [S, E] with its `fault_end`, naming the member (`members_affected`) or brokers
-  (`brokers_affected`) the step's result names. A poll stall and a subscription change also need the member's
-  own `control` event applying it (a subscription change the way its `subscribe_by` asked: an event without the
-  field went the default way, one `subscribe()`); a broker restart (`broker_bounce`, `kill_coordinator`,
-  `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`, `rack_outage`, `restart_partition_leader`)
-  a `broker_event` stopping (`kill`, `terminate`) and one starting each broker of the fault; a group config a
+  (`brokers_affected`) the step's result names. A subscription change also needs the member's own `control` event
+  applying it (the way its `subscribe_by` asked: an event without the field went the default way, one
+  `subscribe()`). A poll stall is proven by the member's processing gap, not by its word alone: its `control`
+  events stalling (in [S, E]) and then resuming (or its exit) bound its window, which must last the step's
+  `duration_s` (less `STALL_SLACK_S`: the harness asks the resume that long after it saw the stall, on the same
+  clock), and the member wrote no `processed` event strictly inside it (no batch is tolerated: the member writes its
+  `control` and `processed` events to one file, in the order it did them, and stops processing once stalled,
+  docs/member-contract.md); a member that had nothing to process shows the gap too. A broker restart
+  (`broker_bounce`, `kill_coordinator`, `restart_coordinator`, `broker_rolling_restart`, `broker_upgrade`,
+  `rack_outage`, `restart_partition_leader`) needs a `broker_event` stopping (`kill`, `terminate`: the backend writes
+  it once the broker's process is gone) and one starting each broker of the fault; a group config a
   `group_settings` event in [S, E] reading back each setting the step set; an added partition a count above the
   one before; an autoscaler its lag samples.
 - a request fault (`delay_request`, `hold_request`, `drop_request`, `drop_response`, `error_response`,
@@ -29,11 +38,19 @@ the request proxy's windows, which come when the member sends the request, from 
   `count` (its `action_end` says it), or one for a rule bounded by time only; `wait_request_fault`: `reached`.
 - `move_leaders`: the leaders it moved (`moved`).
 
-Verdict: `valid` when every step's effect is there; `unknown` naming each step that did not happen (its number,
-counted from 1 as its `action_id` a1, a2, ..., its kind, parameters and what is missing; a step the scenario
-marks `if_supported` is named so: it may do nothing, and then the run did not exercise it); never `invalid`: a
-step that did not happen breaks no promise of Kafka's, the run just says nothing about it. No step at all:
-`valid` (nothing was asked). Measurements: `steps`, `performed`, `not_performed` (the step numbers).
+Verdict: `valid` when every planned step's effect is there; `unknown` naming each step that did not happen (its
+number, counted from 1 as its `action_id` a1, a2, ..., its kind, parameters and what is missing: no line of it
+(deleted), another kind or parameters than planned, no `action_end`, no explicit `ok` true, begun before the step
+before it ended, begun, ended or its effect only after `run_end`; a step the scenario marks `if_supported` is named
+so: it may do nothing, and then the run did not exercise it), and each step not in the plan (extra) or started
+twice; `unknown` too for a history without `run_end` (the run did not finish, or its end was cut). Never
+`invalid`: a step that did not happen breaks no promise of Kafka's, the run just says nothing about it. An empty
+plan, or an older history with no plan and no step: `valid` (nothing was asked).
+
+An older history, recorded before `run_start` carried the plan, is judged on the steps its `action_start` events
+show, numbered a1 to aN: a number missing between them is a step with no line (unknown); a step cut from the end
+cannot be seen, and the verdict's message says how it was judged. Measurements: `steps`, `performed`,
+`not_performed` (the step numbers).
 """
 from __future__ import annotations
 
@@ -54,6 +71,9 @@ FAULT_OF = {"pause_member": "pause", "poll_stall": "poll_stall", "change_subscri
             "restart_coordinator": "coordinator_restart", "broker_rolling_restart": "broker_rolling_restart",
             "broker_upgrade": "broker_upgrade", "rack_outage": "rack_outage", "broker_partition": "broker_partition",
             "rack_partition": "rack_partition", "move_leaders": "leader_move", "restart_partition_leader": "leader_restart"}
+#: how much shorter than its `duration_s` a stall's window may read: the harness asks the resume `duration_s` after
+#: it saw the member's stall event, on the same clock, so only the rounding of the written clock
+STALL_SLACK_S = 0.001
 #: steps that stop and start the brokers of their fault
 RESTARTS_BROKERS = frozenset({"broker_bounce", "kill_coordinator", "restart_coordinator", "broker_rolling_restart",
                               "broker_upgrade", "rack_outage", "restart_partition_leader"})
@@ -63,17 +83,34 @@ class _Index:
     """The harness's and members' events a step's effect is looked up in."""
 
     def __init__(self, history: History) -> None:
-        self.by_type: dict[str, list[dict]] = defaultdict(list)
+        self.history, self.by_type = history, defaultdict(list)
         ends = {}
         for _, e in history.control():
             self.by_type[e.get("type")].append(e)
             if e.get("type") == "fault_end":
                 ends[e.get("fault_id")] = e
         self.fault_end = ends
+        run_end = self.by_type.get("run_end")
+        #: the run's end: nothing after it counts (an effect after it is late); no run_end, no bound
+        self.end = run_end[0]["mono"] if run_end else float("inf")
+
+    def unbounded(self) -> "_Index":
+        """This index without the run_end bound (to tell an effect that is late from one that is missing)."""
+        other = _Index.__new__(_Index)
+        other.__dict__.update(self.__dict__, end=float("inf"))
+        return other
 
     def of(self, type_: str, lo: float, hi: float = float("inf"), **match) -> list[dict]:
+        hi = min(hi, self.end)
         return [e for e in self.by_type.get(type_, ()) if lo <= e["mono"] <= hi
                 and all(e.get(k) == v for k, v in match.items())]
+
+    def processed(self, member, lo: float, hi: float) -> int:
+        """How many `processed` events the member wrote strictly between lo and hi."""
+        code, b = self.history.code(member), self.history.bulk("processed")
+        if code is None or not b.n:
+            return 0
+        return int(((b.member == code) & (b.mono > lo) & (b.mono < hi)).sum())
 
     def started(self, member, lo: float, hi: float) -> str | None:
         return None if self.of("member_start", lo, hi, member=member) else f"no member_start of {member}"
@@ -149,14 +186,15 @@ def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> lis
         return [why]
     out: list[str | None] = []
     f_end = ix.fault_end[f["fault_id"]]["mono"]
-    if kind in ("poll_stall", "change_subscription"):
-        key = "stall" if kind == "poll_stall" else "subscription"
+    if kind == "poll_stall":
+        out.append(_stall(e.get("member"), p, ix, lo, hi))
+    if kind == "change_subscription":
         who = e.get("member")
-        done = [c for c in ix.of("control", lo, hi, member=who) if key in c and (key != "stall" or c[key] is True)]
-        by = p.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) if kind == "change_subscription" else None
+        done = [c for c in ix.of("control", lo, hi, member=who) if "subscription" in c]
+        by = p.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
         if not done:
-            out.append(f"no control event of {who} applying the {key}")
-        elif by is not None and not any(c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) == by for c in done):
+            out.append(f"no control event of {who} applying the subscription")
+        elif not any(c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) == by for c in done):
             out.append(f"{who}'s control event applied the subscription by "
                        f"{done[-1].get('subscribe_by', DEFAULT_SUBSCRIBE_BY)}, not by {by} as the step asked")
     if kind in RESTARTS_BROKERS:
@@ -186,6 +224,27 @@ def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> lis
     return out
 
 
+def _stall(who, p: dict, ix: _Index, lo: float, hi: float) -> str | None:
+    """What of a poll stall's proof is missing: the member's own `control` events bound its stall window, and its
+    processing gap proves it (no `processed` event of the member inside the window, which lasts `duration_s`)."""
+    on = next((c for c in ix.of("control", lo, hi, member=who) if c.get("stall") is True), None)
+    if on is None:
+        return f"no control event of {who} applying the stall"
+    off = next((c for c in ix.of("control", on["mono"], hi, member=who) if c.get("stall") is False), None)
+    gone = ix.of("member_exit", on["mono"], hi, member=who)
+    if off is None and not gone:
+        return f"no control event of {who} resuming after its stall at {on['mono']:.3f}, nor its exit, in the step"
+    until = off["mono"] if off is not None else gone[0]["mono"]
+    want = p.get("duration_s") if isinstance(p.get("duration_s"), (int, float)) else 0.0
+    if off is not None and until - on["mono"] < want - STALL_SLACK_S:
+        return (f"{who}'s stall lasted {until - on['mono']:.3f} s by its control events ({on['mono']:.3f} to "
+                f"{until:.3f}), not the step's duration_s {want:g}")
+    if n := ix.processed(who, on["mono"], until):
+        return (f"{who} processed {n} batch{'es' * (n != 1)} inside its stall ({on['mono']:.3f} to {until:.3f}, by "
+                f"its control events): its word says stalled, its processing says not")
+    return None
+
+
 def _request_fault(e: dict, ix: _Index, lo: float) -> str | None:
     rule = e.get("rule")
     applied = len([f for f in ix.of("fault_start", lo, rule=rule) if f.get("api")])
@@ -196,32 +255,101 @@ def _request_fault(e: dict, ix: _Index, lo: float) -> str | None:
            f", not {want}" + (" (its count)" if isinstance(e.get("count"), int) else "")
 
 
-def check(history: History) -> Verdict:
-    """Judge that each step of the schedule happened (see the module docstring)."""
-    ix = _Index(history)
+def _plan(history: History) -> tuple[list[dict] | None, str | None]:
+    """The planned steps run_start carries (None: an older history without them), or what is wrong with them."""
+    start = history.run_start() or {}
+    if "plan" not in start:
+        return None, None
+    plan = start["plan"]
+    if not isinstance(plan, list) or not all(isinstance(x, dict) and isinstance(x.get("action_id"), str)
+                                             for x in plan):
+        return [], f"run_start's plan is not a list of steps with their action_id: {plan!r:.200}"
+    return plan, None
+
+
+def _steps(history: History, ix: _Index) -> tuple[list[tuple], list[str], str]:
+    """(number, planned step or None, action_start or None, action_end or None) of each step to judge, what is
+    extra to the plan, and how the steps were found (for the verdict's message)."""
     starts = ix.by_type.get("action_start", [])
-    ends = {e.get("action_id"): e for e in ix.by_type.get("action_end", ())}
-    missed, wits = [], []
-    for n, a in enumerate(starts, 1):
-        e = ends.get(a.get("action_id"))
-        if e is None:
-            why = "it has no action_end (it never finished)"
-        elif not e.get("ok", True):
-            why = e.get("skipped") or e.get("error") or "its action_end says it failed"
-        else:
-            why = _missing(a, e, ix)
+    ends: dict = {}
+    for e in ix.by_type.get("action_end", ()):
+        ends.setdefault(e.get("action_id"), e)
+    by_id: dict = {}
+    for a in starts:
+        by_id.setdefault(a.get("action_id"), []).append(a)
+    plan, bad = _plan(history)
+    how = ""
+    if plan is None:
+        plan, how = _older_plan(starts)
+    planned = {x["action_id"] for x in plan}
+    extra = [f"an extra step {a.get('action_id')} {a.get('kind')} {a.get('params') or {}} that the plan does not "
+             f"hold" for a in starts if a.get("action_id") not in planned]
+    extra += [f"step {i} has {len(v)} action_start events" for i, v in by_id.items() if i in planned and len(v) > 1]
+    extra += [bad] if bad else []
+    rows = [(n, x, (by_id.get(x["action_id"]) or [None])[0], ends.get(x["action_id"])) for n, x in enumerate(plan, 1)]
+    return rows, extra, how
+
+
+def _older_plan(starts: list[dict]) -> tuple[list[dict], str]:
+    """An older history's steps (its run_start carries no plan): a1 to aN, N the highest its action_start events
+    number, with no gap (a number missing is a step whose lines are not there); then any step otherwise named, in
+    history order, judged on its own (`any_order`)."""
+    ids = list(dict.fromkeys(a.get("action_id") for a in starts))
+    top = max((int(i[1:]) for i in ids if isinstance(i, str) and i[:1] == "a" and i[1:].isdigit()), default=0)
+    plan = [{"action_id": f"a{n}"} for n in range(1, top + 1)]
+    plan += [{"action_id": i, "any_order": True} for i in ids if i not in {x["action_id"] for x in plan}]
+    numbered = f", numbered a1 to a{top} with no gap; a step cut from its end cannot be seen" if top else ""
+    return plan, (f" (this history's run_start carries no plan, as one recorded before it did: judged on the steps "
+                  f"its action_start events show{numbered})" if plan else "")
+
+
+def _why(want: dict, a: dict | None, e: dict | None, prev: dict | None, ix: _Index) -> str | None:
+    """Why the planned step did not happen as planned, or None."""
+    if a is None:
+        return "the history has no line of it (no action_start)"
+    if "kind" in want and (a.get("kind"), a.get("params") or {}) != (want.get("kind"), want.get("params") or {}):
+        return f"its action_start is {a.get('kind')} {a.get('params') or {}}, not the planned step"
+    if e is None:
+        return "it has no action_end (it never finished)"
+    if e.get("ok") is not True:
+        return e.get("skipped") or e.get("error") or ("its action_end says it failed" if "ok" in e else
+                                                      "its action_end has no `ok`: nothing says it went well")
+    if a["mono"] > ix.end or e["mono"] > ix.end:
+        return f"it {'began' if a['mono'] > ix.end else 'ended'} after run_end (late)"
+    if prev is not None and a["mono"] < prev["mono"]:
+        return "it began before the step planned before it ended (out of order)"
+    why = _missing(a, e, ix)
+    if why is not None and ix.end != float("inf") and _missing(a, e, ix.unbounded()) is None:
+        return f"its effect came after run_end (late): before it, {why}"
+    return why
+
+
+def check(history: History) -> Verdict:
+    """Judge that each step of the plan happened, in order and before run_end (see the module docstring)."""
+    ix = _Index(history)
+    rows, extra, how = _steps(history, ix)
+    missed, wits, prev = [], [], None
+    for n, want, a, e in rows:
+        why = _why(want, a, e, None if want.get("any_order") else prev, ix)
+        prev = e if e is not None else prev
         if why is None:
             continue
-        p = a.get("params") or {}
-        words = f"step {n} ({a.get('action_id')}) {a.get('kind')} {p} did not happen: {why}" + \
+        p = (a or want).get("params") or {}
+        words = f"step {n} ({want['action_id']}) {(a or want).get('kind', '')} {p} did not happen: {why}" + \
             (" (if_supported: the scenario allows it to do nothing, and then the run did not exercise it)"
              if p.get("if_supported") else "")
-        missed.append((n, words))
-        wits += [witness(a, words)] + ([witness(e, "its end")] if e is not None else [])
-    m = {"steps": len(starts), "performed": len(starts) - len(missed), "not_performed": [n for n, _ in missed]}
-    if missed:
-        return verdict(NAME, "unknown", f"{len(missed)} of {len(starts)} steps did not happen, so the run did not "
-                                        f"exercise them: " + "; ".join(w for _, w in missed), wits, m)
-    if not starts:
+        missed.append((n, words.replace("  ", " ")))
+        wits += [witness(a, words)] if a is not None else []
+        wits += [witness(e, "its end")] if e is not None else []
+    m = {"steps": len(rows), "performed": len(rows) - len(missed), "not_performed": [n for n, _ in missed]}
+    problems = ([] if ix.end != float("inf") else
+                ["the history has no run_end: the run did not finish, or its end was cut, so its schedule is not "
+                 "proven"]) + extra
+    if missed or problems:
+        said = ([f"{len(missed)} of {len(rows)} steps did not happen, so the run did not exercise them: "
+                 + "; ".join(w for _, w in missed)] if missed else []) + problems
+        return verdict(NAME, "unknown", "; ".join(said) + how, wits, m)
+    if not rows:
         return verdict(NAME, "valid", "the schedule has no step: nothing to perform", (), m)
-    return verdict(NAME, "valid", f"every one of the {len(starts)} steps happened, its effect in the history", (), m)
+    return verdict(NAME, "valid", f"every one of the {len(rows)} steps happened in order before run_end, its effect "
+                                  f"in the history{how}", (), m)

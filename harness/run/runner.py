@@ -35,6 +35,7 @@ from harness.members import MemberPool
 from harness.nemesis.core import Nemesis
 from harness.run.context import RunContext
 from harness.run.observe import Observer
+from harness.run.planned import action_id, planned_steps
 from harness.plan.actions import needs_requests
 from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
 from harness.plan.kinds.settings import client_settings
@@ -142,7 +143,7 @@ class Run:
         d.write_meta(self.meta)
         d.write_schedule(plan.schedule_dicts())
         self.event("run_start", run_id=self.run_id, scenario=cfg.scenario, seed=cfg.seed, kind=plan.kind,
-                   backend=self.meta["backend"],
+                   backend=self.meta["backend"], plan=planned_steps(plan.schedule),
                    settings=self.meta["check_settings"], **cfg.user_settings(), applies=applies(plan, self.meta),
                    **({"streams_settings": self.meta["streams_check_settings"]} if plan.kind == "streams" else {}),
                    **({"connect_settings": self.meta["connect_check_settings"]} if plan.kind == "connect" else {}),
@@ -186,7 +187,7 @@ class Run:
 
     def _run_schedule(self) -> None:
         for i, action in enumerate(self.plan.schedule):
-            aid = f"a{i + 1}"
+            aid = action_id(i)
             self.event("action_start", action_id=aid, kind=action.kind, params=action.params)
             if action.kind not in ("sleep", "wait_stable"):
                 self.say(f"{action.kind} {action.params or ''}")

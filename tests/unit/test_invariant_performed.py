@@ -7,7 +7,7 @@ import pytest
 
 from harness.record.history import History
 from harness.invariants import performed
-from histbuild import (broker_event, ev, fault_end, fault_start, group_settings, member_exit,
+from histbuild import (broker_event, ev, fault_end, fault_start, group_settings, member_exit, processed,
                                   member_start, run_end, run_start)
 
 S, E = 10.0, 20.0  # the step's start and end
@@ -59,7 +59,8 @@ CASES = [
     ("pause_member", "pause_member", {"slot": 0, "duration_s": 2}, {"member": "m1"},
      [fault_start(11, "f1", ["m1"], "pause"), fault_end(13, "f1")]),
     ("poll_stall", "poll_stall", {"slot": 0, "duration_s": 2}, {"member": "m1"},
-     [fault_start(11, "f1", ["m1"], "poll_stall"), control("m1", 11.1, stall=True), fault_end(13, "f1")]),
+     [fault_start(11, "f1", ["m1"], "poll_stall"), control("m1", 11.1, stall=True), control("m1", 13.15, stall=False),
+      fault_end(13.2, "f1")]),
     ("change_subscription", "change_subscription", {"slot": 0, "subscription": []}, {"member": "m1", "subscription": ["t"]},
      [fault_start(11, "f1", [], "subscription_change"), control("m1", 11.1, subscription=["t"]), fault_end(12, "f1")]),
     ("change_subscription by unsubscribe", "change_subscription",
@@ -107,9 +108,14 @@ CASES = [
 ]
 
 
+def planned(*steps: tuple) -> dict:
+    """A run_start carrying the plan of the given (kind, params) steps, as the runner writes it."""
+    return run_start(0.0, plan=[{"action_id": f"a{n}", "kind": k, "params": p} for n, (k, p) in enumerate(steps, 1)])
+
+
 def _history(kind, params, result, evidence, drop=None) -> History:
-    evs = [run_start(0.0), *step(kind, params, **result), *[e for i, e in enumerate(evidence) if i != drop],
-           run_end(30.0)]
+    evs = [planned((kind, params or {})), *step(kind, params, **result),
+           *[e for i, e in enumerate(evidence) if i != drop], run_end(30.0)]
     return History.from_events(evs)
 
 
@@ -222,3 +228,151 @@ def test_a_subscription_change_the_member_made_another_way_than_asked_is_unknown
         v = performed.check(History.from_events(evs))
         assert v.status == "unknown", v.message
         assert "m1's control event applied the subscription by subscribe, not by unsubscribe-subscribe" in v.message
+
+
+# -- the plan in run_start: each planned step, in order, before run_end
+
+SLEEP = ("sleep", {"s": 1.0})
+
+
+def steps(*spans: tuple) -> list[dict]:
+    """Sleep steps a1, a2, ... each from its (start, end)."""
+    out = []
+    for n, (s, e) in enumerate(spans, 1):
+        out += [ev("action_start", s, "harness", action_id=f"a{n}", kind="sleep", params={"s": 1.0}),
+                ev("action_end", e, "harness", action_id=f"a{n}", kind="sleep", ok=True, error=None)]
+    return out
+
+
+def judged(*evs: dict):
+    return performed.check(History.from_events(list(evs)))
+
+
+def test_every_planned_step_in_order_before_run_end_passes():
+    v = judged(planned(SLEEP, SLEEP, SLEEP), *steps((1, 2), (2, 3), (3, 4)), run_end(10.0))
+    assert v.status == "valid" and v.measurements == {"steps": 3, "performed": 3, "not_performed": []}, v.message
+    assert "in order before run_end" in v.message and "carries no plan" not in v.message
+
+
+def test_a_planned_step_with_no_line_is_unknown_and_named():
+    v = judged(planned(SLEEP, SLEEP, SLEEP), *steps((1, 2)), run_end(10.0))
+    assert v.status == "unknown" and v.measurements["not_performed"] == [2, 3], v.message
+    assert "step 2 (a2) sleep {'s': 1.0} did not happen: the history has no line of it" in v.message
+    assert "step 3 (a3) sleep" in v.message
+
+
+def test_an_empty_plan_with_a_step_in_the_history_is_an_extra_step():
+    v = judged(planned(), *steps((1, 2)), run_end(10.0))
+    assert v.status == "unknown" and "an extra step a1 sleep {'s': 1.0} that the plan does not hold" in v.message
+    assert judged(planned(), run_end(10.0)).status == "valid"
+
+
+def test_a_step_of_another_kind_or_parameters_than_planned_is_unknown():
+    v = judged(planned(("sleep", {"s": 5.0})), *steps((1, 2)), run_end(10.0))
+    assert v.status == "unknown" and "its action_start is sleep {'s': 1.0}, not the planned step" in v.message
+
+
+@pytest.mark.parametrize("late, says", [
+    (((1, 2), (11, 12)), "step 2 (a2) sleep {'s': 1.0} did not happen: it began after run_end (late)"),
+    (((1, 2), (3, 12)), "step 2 (a2) sleep {'s': 1.0} did not happen: it ended after run_end (late)"),
+])
+def test_a_step_after_run_end_is_late(late, says):
+    v = judged(planned(SLEEP, SLEEP), *steps(*late), run_end(10.0))
+    assert v.status == "unknown" and says in v.message, v.message
+
+
+def test_an_effect_only_after_run_end_is_late():
+    evs = [planned(("kill_member", {"slot": 0})), *step("kill_member", {"slot": 0}, member="m1"), run_end(25.0),
+           member_exit("m1", 26.0, "kill")]
+    v = judged(*evs)
+    assert v.status == "unknown" and "its effect came after run_end (late)" in v.message, v.message
+    assert "no member_exit (kill) of m1" in v.message
+
+
+def test_a_step_begun_before_the_one_before_it_ended_is_out_of_order():
+    v = judged(planned(SLEEP, SLEEP), *steps((1, 5), (3, 4)), run_end(10.0))
+    assert v.status == "unknown" and "step 2 (a2)" in v.message and "out of order" in v.message, v.message
+
+
+def test_a_history_without_run_end_is_unknown():
+    v = judged(planned(SLEEP), *steps((1, 2)))
+    assert v.status == "unknown" and "the history has no run_end" in v.message, v.message
+    assert judged(run_start(0.0)).status == "unknown"  # no plan, no step, no end: nothing says the run finished
+
+
+def test_an_action_end_must_say_ok_true():
+    no_ok = [e if e["type"] != "action_end" else {k: v for k, v in e.items() if k != "ok"} for e in steps((1, 2))]
+    v = judged(planned(SLEEP), *no_ok, run_end(10.0))
+    assert v.status == "unknown" and "its action_end has no `ok`" in v.message, v.message
+    not_bool = [e if e["type"] != "action_end" else {**e, "ok": "yes"} for e in steps((1, 2))]
+    assert judged(planned(SLEEP), *not_bool, run_end(10.0)).status == "unknown"
+
+
+def test_a_step_started_twice_is_unknown():
+    twice = [*steps((1, 2)), ev("action_start", 3, "harness", action_id="a1", kind="sleep", params={"s": 1.0})]
+    v = judged(planned(SLEEP), *twice, run_end(10.0))
+    assert v.status == "unknown" and "step a1 has 2 action_start events" in v.message, v.message
+
+
+def test_a_plan_that_is_not_a_list_of_steps_is_unknown():
+    v = judged(run_start(0.0, plan="sleep"), *steps((1, 2)), run_end(10.0))
+    assert v.status == "unknown" and "run_start's plan is not a list of steps" in v.message, v.message
+
+
+def test_an_older_history_without_the_plan_is_judged_on_its_steps_numbered_without_a_gap():
+    """Recorded before run_start carried the plan: judged on the action_start events, and said so; a number missing
+    between them is a step whose lines were deleted."""
+    v = judged(run_start(0.0), *steps((1, 2), (2, 3)), run_end(10.0))
+    assert v.status == "valid" and "carries no plan" in v.message and "a1 to a2 with no gap" in v.message, v.message
+    gap = [e for e in steps((1, 2), (2, 3), (3, 4)) if e["action_id"] != "a2"]
+    v = judged(run_start(0.0), *gap, run_end(10.0))
+    assert v.status == "unknown" and "step 2 (a2)" in v.message and "no line of it" in v.message, v.message
+    assert judged(run_start(0.0), run_end(5.0)).status == "valid"  # no plan and no step: nothing was asked
+
+
+# -- a poll stall proven by the member's processing gap
+
+STALL = {"slot": 0, "duration_s": 2}
+
+
+def stall_run(*member_events: dict, on: float = 11.1, off: float | None = 13.15) -> History:
+    evs = [planned(("poll_stall", STALL)), *step("poll_stall", STALL, member="m1"),
+           fault_start(11, "f1", ["m1"], "poll_stall"), control("m1", on, stall=True),
+           *([control("m1", off, stall=False)] if off is not None else []), fault_end(13.2, "f1"),
+           processed("m1", 9.0, 0, 0, 9), processed("m1", 14.0, 0, 10, 19), *member_events, run_end(30.0)]
+    return History.from_events(evs)
+
+
+def test_a_stall_with_the_members_processing_gap_passes():
+    v = performed.check(stall_run(processed("m2", 12.0, 1, 0, 9)))  # another member goes on: not m1's gap
+    assert v.status == "valid", v.message
+
+
+def test_a_member_that_says_stalled_and_goes_on_processing_is_unknown():
+    batches = [processed("m1", 11.2 + 0.1 * i, 0, 20 + 10 * i, 29 + 10 * i) for i in range(11)]
+    v = performed.check(stall_run(*batches))
+    assert v.status == "unknown", v.message
+    assert "step 1 (a1) poll_stall" in v.message and "m1 processed 11 batches inside its stall" in v.message
+    one = performed.check(stall_run(processed("m1", 13.1, 0, 20, 29)))
+    assert one.status == "unknown" and "m1 processed 1 batch inside" in one.message, one.message
+
+
+def test_a_stall_shorter_than_its_duration_is_unknown():
+    v = performed.check(stall_run(on=11.1, off=12.0))
+    assert v.status == "unknown" and "m1's stall lasted 0.900 s" in v.message and "duration_s 2" in v.message
+
+
+def test_a_stall_ended_by_the_members_exit_needs_no_resume():
+    v = performed.check(stall_run(member_exit("m1", 12.0, "crash"), off=None))
+    assert v.status == "valid", v.message
+    v = performed.check(stall_run(off=None))
+    assert v.status == "unknown" and "no control event of m1 resuming" in v.message, v.message
+
+
+def test_an_older_history_judges_a_step_otherwise_named_on_its_own():
+    other = [ev("action_start", 5, "harness", action_id="x1", kind="sleep", params={}),
+             ev("action_end", 6, "harness", action_id="x1", kind="sleep", ok=True, error=None)]
+    v = judged(run_start(0.0), *steps((1, 2)), *other, run_end(10.0))
+    assert v.status == "valid" and v.measurements["steps"] == 2, v.message
+    v = judged(run_start(0.0), *other[:1], run_end(10.0))
+    assert v.status == "unknown" and "step 1 (x1) sleep {} did not happen: it has no action_end" in v.message
