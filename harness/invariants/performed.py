@@ -56,29 +56,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY, REQUEST_FAULTS
+from harness.base.steps import ACTIONS, KILL, START, Members
+from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY
 from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 
 NAME = "schedule_performed"
-#: steps whose ok end is their whole effect
-WAITS = frozenset({"sleep", "wait_stable", "workload_rate", "wait_offsets_compacted", "clear_request_faults"})
-#: the fault each step records (nemesis.fault's kind), where it records one
-FAULT_OF = {"pause_member": "pause", "poll_stall": "poll_stall", "change_subscription": "subscription_change",
-            "leave_during_join": "leave_during_join", "add_partitions": "add_partitions", "group_config": "group_config",
-            "autoscale": "autoscale", "restart_all": "restart_all", "network_latency": "network_latency",
-            "network_blackhole": "network_blackhole", "broker_bounce": "broker_bounce", "kill_coordinator": "broker_kill",
-            "restart_coordinator": "coordinator_restart", "broker_rolling_restart": "broker_rolling_restart",
-            "broker_upgrade": "broker_upgrade", "rack_outage": "rack_outage", "broker_partition": "broker_partition",
-            "rack_partition": "rack_partition", "move_leaders": "leader_move", "restart_partition_leader": "leader_restart"}
 #: how much shorter than its `duration_s` a stall's window may read: the harness asks the resume `duration_s` after
 #: it saw the member's stall event, on the same clock, so only the rounding of the written clock
 STALL_SLACK_S = 0.001
-#: steps that stop and start the brokers of their fault
-RESTARTS_BROKERS = frozenset({"broker_bounce", "kill_coordinator", "restart_coordinator", "broker_rolling_restart",
-                              "broker_upgrade", "rack_outage", "restart_partition_leader"})
-
-
 class _Index:
     """The harness's and members' events a step's effect is looked up in."""
 
@@ -144,84 +130,100 @@ def _members(e: dict, *keys: str) -> list:
 
 
 def _missing(a: dict, e: dict, ix: _Index) -> str | None:
-    """What of the step's effect is not in the history (None: it happened)."""
+    """What of the step's effect is not in the history (None: it happened): what its row of the table of steps says
+    it leaves as proof (harness/base/steps.py, `Proof`)."""
     kind, p, lo, hi = a.get("kind"), a.get("params") or {}, a["mono"], e["mono"]
-    if kind in WAITS:
+    row = ACTIONS.get(kind)
+    if row is None:
+        return f"{kind!r} is no step of the table (harness/base/steps.py)"
+    proof = row.proof
+    if proof.wait:
         return None
-    if kind in REQUEST_FAULTS:
+    if proof.result == "rule_applied":
         return _request_fault(e, ix, lo)
-    if kind == "wait_request_fault":
+    if proof.result == "reached":
         return None if e.get("reached") else (f"rule {e.get('rule')} was applied to {e.get('applied')} requests, "
                                               f"not the {p.get('applied', 1)} it waited for")
     problems = []
-    if kind in ("scale_out", "replace_member"):
-        problems += [ix.started(m, lo, hi) for m in _members(e, "member", "members", "replacement")] or ["no member"]
-    elif kind == "scale_in":
-        problems += [ix.stopped(m, lo) for m in _members(e, "member", "members")] or ["no member"]
-    elif kind == "kill_member":
-        problems += [ix.stopped(m, lo, "kill") for m in _members(e, "member")] or ["no member"]
-        problems += [ix.started(m, lo, hi) for m in _members(e, "replacement")]
-    elif kind in ("bounce", "restart_all"):
-        problems += [ix.stopped(m, lo) for m in _members(e, "stopped")] or ["no member stopped"]
-        problems += [ix.started(m, lo, hi) for m in _members(e, "started")] or ["no member started"]
-    elif kind == "settings_roll":
+    for want in proof.members:
+        problems += _member_events(want, e, ix, lo, hi)
+    if proof.result == "restarted":
         rolled = [r for r in e.get("restarted") or () if isinstance(r, dict)]
         problems += [r.get("skipped") for r in rolled] or ["no member was restarted"]
         problems += [ix.stopped(r.get("stopped"), lo) for r in rolled if r.get("stopped")]
         problems += [ix.started(r.get("started"), lo, hi) for r in rolled if r.get("started")]
-    elif kind == "leave_during_join":
-        problems += [ix.started(e.get("joined"), lo, hi), ix.stopped(e.get("left"), lo)]
-    elif kind == "move_leaders" and not e.get("moved"):
+    elif proof.result == "moved" and not e.get("moved"):
         problems.append(f"no leader moved off broker {e.get('broker')}")
-    if kind in FAULT_OF:
-        problems += _fault(kind, p, e, ix, lo, hi)
+    if proof.fault:
+        problems += _fault(row, p, e, ix, lo, hi)
     return "; ".join(x for x in problems if x) or None
 
 
-def _fault(kind: str, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> list[str | None]:
-    member = e.get("member") if kind in ("pause_member", "poll_stall") else None
+def _member_events(want: Members, e: dict, ix: _Index, lo: float, hi: float) -> list[str | None]:
+    """What is missing of the member events the result's members (under `want.keys`) must have left."""
+    names = _members(e, *want.keys)
+    if not names:
+        return [want.none]
+    if want.event == START:
+        return [ix.started(m, lo, hi) for m in names]
+    return [ix.stopped(m, lo, "kill" if want.event == KILL else None) for m in names]
+
+
+def _fault(row, p: dict, e: dict, ix: _Index, lo: float, hi: float) -> list[str | None]:
+    proof = row.proof
+    member = e.get("member") if proof.fault_member else None
     brokers = [b for b in _members(e, "broker", "brokers") if isinstance(b, int)]
-    f, why = ix.fault(FAULT_OF[kind], lo, hi, member=member, brokers=brokers if kind in RESTARTS_BROKERS else ())
+    f, why = ix.fault(proof.fault, lo, hi, member=member, brokers=brokers if proof.restarts_brokers else ())
     if f is None:
         return [why]
     out: list[str | None] = []
     f_end = ix.fault_end[f["fault_id"]]["mono"]
-    if kind == "poll_stall":
+    if proof.control == "stall":
         out.append(_stall(e.get("member"), p, ix, lo, hi))
-    if kind == "change_subscription":
-        who = e.get("member")
-        done = [c for c in ix.of("control", lo, hi, member=who) if "subscription" in c]
-        by = p.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
-        if not done:
-            out.append(f"no control event of {who} applying the subscription")
-        elif not any(c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) == by for c in done):
-            out.append(f"{who}'s control event applied the subscription by "
-                       f"{done[-1].get('subscribe_by', DEFAULT_SUBSCRIBE_BY)}, not by {by} as the step asked")
-    if kind in RESTARTS_BROKERS:
+    elif proof.control == "subscription":
+        out.append(_subscribed(e.get("member"), p, ix, lo, hi))
+    if proof.restarts_brokers:
         for b in f.get("brokers_affected") or ():
             down = [x for x in ix.of("broker_event", f["mono"], f_end, broker=b) if x.get("what") in ("kill", "terminate")]
             up = [x for x in ix.of("broker_event", f["mono"], f_end, broker=b) if x.get("what") == "start"]
             if not down or not up or up[-1]["mono"] < down[0]["mono"]:
                 out.append(f"broker {b} was not {'stopped' if not down else 'started again'} within the fault")
-        if kind == "rack_outage":
-            out += [ix.stopped(m, lo, "kill") for m in f.get("members_affected") or ()]
-    if kind == "group_config":
-        read = ix.of("group_settings", lo, hi)
-        if not read:
-            out.append("no group_settings event read the group's configs back")
-        else:
-            got, err = read[-1].get("group") or {}, read[-1].get("error")
-            out += [f"the group's {k} reads {got.get(k)!r}, not {v!r}" + (f" ({err})" if err else "")
-                    for k, v in (e.get("settings") or {}).items() if str(got.get(k)) != str(v)]
-    if kind == "add_partitions" and not (isinstance(e.get("count"), int) and isinstance(e.get("before"), int)
+    if proof.result == "members_killed":
+        out += [ix.stopped(m, lo, "kill") for m in f.get("members_affected") or ()]
+    elif proof.result == "read_back":
+        out += _read_back(e, ix, lo, hi)
+    elif proof.result == "grew" and not (isinstance(e.get("count"), int) and isinstance(e.get("before"), int)
                                          and e["count"] > e["before"]):
         out.append(f"the partition count went from {e.get('before')} to {e.get('count')}")
-    if kind == "autoscale":
+    elif proof.result == "sampled":
         if not e.get("samples"):
             out.append("the autoscaler took no lag sample")
         for d in e.get("decisions") or ():
             out += [ix.started(m, lo, hi) if d.get("scale") == "out" else ix.stopped(m, lo) for m in _members(d, "member")]
     return out
+
+
+def _subscribed(who, p: dict, ix: _Index, lo: float, hi: float) -> str | None:
+    """What of a subscription change's proof is missing: the member's `control` event applying it, the way its
+    `subscribe_by` asked."""
+    done = [c for c in ix.of("control", lo, hi, member=who) if "subscription" in c]
+    by = p.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
+    if not done:
+        return f"no control event of {who} applying the subscription"
+    if not any(c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY) == by for c in done):
+        return (f"{who}'s control event applied the subscription by "
+                f"{done[-1].get('subscribe_by', DEFAULT_SUBSCRIBE_BY)}, not by {by} as the step asked")
+    return None
+
+
+def _read_back(e: dict, ix: _Index, lo: float, hi: float) -> list[str]:
+    """What of a group config's proof is missing: a `group_settings` event in the step reading each setting back."""
+    read = ix.of("group_settings", lo, hi)
+    if not read:
+        return ["no group_settings event read the group's configs back"]
+    got, err = read[-1].get("group") or {}, read[-1].get("error")
+    return [f"the group's {k} reads {got.get(k)!r}, not {v!r}" + (f" ({err})" if err else "")
+            for k, v in (e.get("settings") or {}).items() if str(got.get(k)) != str(v)]
 
 
 def _stall(who, p: dict, ix: _Index, lo: float, hi: float) -> str | None:

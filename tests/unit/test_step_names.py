@@ -29,7 +29,6 @@ TABLE = "harness/base/steps.py"
 #: is merged: the lead empties this list.
 STILL_SPELLED = {
     "harness/base/vocabulary.py": "REQUEST_FAULTS, imported by scripts (kept)",
-    "harness/invariants/performed.py": "to read the rows' Proof instead of FAULT_OF, WAITS, RESTARTS_BROKERS",
     "harness/invariants/settings.py": "add_partitions",
     "harness/plan/config.py": "plan(): change_subscription, group_config",
     "harness/plan/scenario_file.py": "sleep, wait_stable",
