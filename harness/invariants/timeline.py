@@ -180,7 +180,8 @@ class Timeline:
         return out
 
     def _partition_counts(self, declared: list[int]) -> tuple[list[int], bool]:
-        """Each topic's partition count: the declared one, else its highest partition seen + 1 (inferred)."""
+        """Each topic's partition count: the declared one, else its highest partition seen + 1 (inferred), which may
+        not exceed the history's number of events (TimelineError: the checkers' work stays bounded by the history)."""
         counts, inferred = [], False
         for i, (name, n) in enumerate(zip(self.topics, declared)):
             if n > 0:
@@ -194,6 +195,10 @@ class Timeline:
                 rows = rows_of(b.topic, self.history.code(name))
                 if len(rows):
                     seen.add(int(b.partition[rows].max()))
+            if seen and max(seen) >= len(self.history):  # every bound from the history: its own size here
+                raise TimelineError(f"partition {max(seen)} of topic {name} is named, but the history records no "
+                                    f"partition count for the topic and holds {len(self.history)} events: an "
+                                    f"inferred count is at most the history's events")
             counts.append(max(seen) + 1 if seen else 0)
         return counts, inferred
 
