@@ -174,7 +174,8 @@ def test_a_fifo_where_a_history_file_should_be_is_refused_without_blocking(run, 
         signal.signal(signal.SIGALRM, old)
 
 
-@pytest.mark.parametrize("junk", [b"\xff\xfe\x00\x81 not text\n", os.urandom(64) + b"\n"])
+@pytest.mark.parametrize("junk", [b"\xff\xfe\x00\x81 not text\n", bytes(range(7, 256, 3)) + b"\n"],
+                         ids=["not-utf8", "binary"])
 def test_non_utf8_or_binary_bytes_are_one_line_exit_2(run, capsys, junk):
     with open(run / "history" / "member-m2.jsonl", "ab") as f:
         f.write(junk)
