@@ -118,11 +118,10 @@ def check_whole(history_dir: str | os.PathLike, control: list[dict], *, acked: i
                                 f"{totals['acked']} when the producer stopped: the run is incomplete")
 
 
-def recorded_counts(control: list[dict]) -> dict[str, int]:
+def recorded_counts(run_start: dict | None, control: list[dict]) -> dict[str, int]:
     """Each run topic's partition count as the history recorded it: `run_start`'s settings (`topics`, else `topic`
     and `partitions`), raised by the `add_partitions` steps' results; empty when the history records none."""
-    start = next((e for e in control if e.get("type") == "run_start"), None) or {}
-    st, counts = start.get("settings") or {}, {}
+    st, counts = (run_start or {}).get("settings") or {}, {}
     if not isinstance(st, dict):
         return counts
     pairs = st.get("topics") if isinstance(st.get("topics"), list) and st.get("topics") else \
@@ -156,7 +155,7 @@ def check_partitions(history) -> None:
     import numpy as np
 
     control = history.control()
-    counts, bad = recorded_counts([e for _, e in control]), []  # bad: (seq, topic, partition)
+    counts, bad = recorded_counts(history.run_start(), [e for _, e in control]), []  # bad: (seq, topic, partition)
     for ty, part, topic, seq in (("processed", "partition", "topic", None), ("acked", "partition", "topic", None),
                                  ("committed", "c_partition", "c_topic", "c_row")):
         b = history.bulk(ty)
