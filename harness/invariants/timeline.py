@@ -5,8 +5,8 @@ the last event; events after E are not read.
 
 - **Life** of a member: from its `member_start` (or its first own event, when that comes earlier or
   there is no `member_start`) to its `member_exit`, [start, end); still alive at E when it has no exit.
-  A SIGKILL is recorded just before the signal is sent, so a killed member may log a last line after
-  its exit: own events outside a life are not read as ownership.
+  A kill is recorded once the process is gone, after the signal; own events outside a life are still not
+  read as ownership.
 - **Fault window**: `fault_start` .. the `fault_end` of the same fault_id, [start, end); a fault never
   lifted lasts past E. It affects the members in its `members_affected`.
 - **Good standing**: alive and affected by no active fault.

@@ -150,8 +150,9 @@ def _named(e: dict) -> list:
 
 def check_partitions(history) -> None:
     """HistoryIncomplete naming the file and line of the first event that names a negative partition, or one beyond
-    the count the history recorded for its topic (`recorded_counts`): a partition that does not exist is the writer's
-    false word, and an unbounded one would have the checkers lay out that many partitions."""
+    the count the history recorded for its topic (`recorded_counts`; for a topic it records none for, the history's
+    number of events, the most the timeline infers): a partition that does not exist is the writer's false word, and
+    an unbounded one would have the checkers lay out that many partitions."""
     import numpy as np
 
     control = history.control()
@@ -160,7 +161,7 @@ def check_partitions(history) -> None:
                                  ("committed", "c_partition", "c_topic", "c_row")):
         b = history.bulk(ty)
         ps, ts = getattr(b, part), getattr(b, topic)
-        over = ps < 0
+        over = (ps < 0) | ((ps >= len(history)) & ~np.isin(ts, [c for t in counts if (c := history.code(t)) is not None]))
         for name, n in counts.items():
             if (code := history.code(name)) is not None:
                 over |= (ts == code) & (ps >= n)
@@ -169,14 +170,15 @@ def check_partitions(history) -> None:
             bad.append((int(b.seq[b.c_row[r]] if seq else b.seq[r]), history.values[int(ts[r])], int(ps[r])))
     for s, e in control:
         for t, p in _named(e):
-            if not _int(p) or p < 0 or (t in counts and p >= counts[t]):
+            if not _int(p) or p < 0 or p >= counts.get(t, len(history)):
                 bad.append((s, t, p))
                 break
     if bad:
         s, t, p = min(bad, key=lambda x: x[0])
         path, line = history.where(s)
-        n = counts.get(t)
-        raise HistoryIncomplete(f"{path}:{line}: malformed event: partition {p!r} of topic {t}"
-                                + (f", which has {n} partitions (run_start's settings)" if n and _int(p) and p >= 0
-                                   else "")
-                                + ": the run is incomplete")
+        n, why = counts.get(t), ""
+        if _int(p) and p >= 0:
+            why = (f", which has {n} partitions (run_start's settings)" if n else f", beyond any count to infer: the "
+                   f"history records none for the topic and holds {len(history)} events")
+        raise HistoryIncomplete(f"{path}:{line}: malformed event: partition {p!r} of topic {t}{why}: "
+                                f"the run is incomplete")

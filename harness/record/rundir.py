@@ -286,6 +286,7 @@ class RunDir:
             intact.check_partitions(h)
             return h
         except HistoryFormatError as e:  # HistoryIncomplete too: torn, missing, cut, malformed
-            raise BadInput(f"{self.path}: {e}") from None
+            said = "" if "incomplete" in str(e) else ": the history cannot be read, the run is incomplete"
+            raise BadInput(f"{self.path}: {e}{said}") from None
         except OSError as e:
-            raise BadInput(f"{self.path}: the history cannot be read: {e}") from None
+            raise BadInput(f"{self.path}: the history cannot be read, the run is incomplete: {e}") from None

@@ -179,16 +179,12 @@ def test_a_fifo_where_a_history_file_should_be_is_refused_without_blocking(run, 
 def test_non_utf8_or_binary_bytes_are_one_line_exit_2(run, capsys, junk):
     with open(run / "history" / "member-m2.jsonl", "ab") as f:
         f.write(junk)
-    code, out = _check(run, capsys)
-    err = out.err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "member-m2.jsonl" in err[0], out.err
+    _incomplete(run, capsys, "member-m2.jsonl")
 
 
 def test_a_binary_file_in_place_of_a_history_file_is_one_line_exit_2(run, capsys):
     (run / "history" / "member-m2.jsonl").write_bytes(bytes(range(256)) * 8)
-    code, out = _check(run, capsys)
-    err = out.err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and "member-m2.jsonl" in err[0], out.err
+    _incomplete(run, capsys, "member-m2.jsonl")
 
 
 def _processed(partition=3, first=0, last=32, count=33):
@@ -244,6 +240,34 @@ def test_a_huge_partition_is_refused_fast_and_in_bounded_memory(run, partition, 
     assert done.returncode == 2 and len(err) == 1, done.stderr[-600:]
     assert f"partition {partition}" in err[0] and "incomplete" in err[0]
     assert time.monotonic() - began < 30
+
+
+def _judge_in_a_process(history_dir):
+    code = ("import sys; from harness.invariants import judge; from harness.record.history import History; "
+            "from harness.record.rundir import status_of; "
+            "print(status_of(v.status for v in judge(History.load(sys.argv[1])).values()))")
+    return subprocess.run([sys.executable, "-c", code, str(history_dir)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_limit_memory)
+
+
+@pytest.mark.parametrize("partition", [10**6, 10**17])
+def test_a_huge_partition_of_a_history_recording_no_count_is_refused_fast(run, capsys, partition):
+    """No count recorded (run_start's `partitions` removed): the most to infer is the history's number of events."""
+    h = run / "history" / "harness.jsonl"
+    h.write_text(h.read_text().replace('"partitions":6,', ""))
+    _append(run / "history" / "member-m2.jsonl", _processed(partition=partition, first=0, last=0, count=1))
+    assert "beyond any count to infer" in _incomplete(run, capsys, "member-m2.jsonl", f"partition {partition}")
+    began = time.monotonic()
+    judged = _judge_in_a_process(run / "history")  # judge() itself, as a library: the timeline refuses to infer it
+    assert judged.returncode == 0 and judged.stdout.strip() == "unknown", judged.stderr[-600:]
+    assert time.monotonic() - began < 30
+
+
+def test_without_the_huge_partition_the_history_recording_no_count_is_judged(run, capsys):
+    h = run / "history" / "harness.jsonl"
+    h.write_text(h.read_text().replace('"partitions":6,', ""))
+    assert _check(run, capsys)[0] == 0
+    assert _judge_in_a_process(run / "history").stdout.strip() == "pass"
 
 
 def test_a_killed_member_may_leave_one_torn_line(run, capsys):
