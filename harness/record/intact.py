@@ -6,12 +6,14 @@ whose events were lost with the file's end, or pass on the half of a producer fi
 
 - Before anything is opened (`check_files`): each history file is a regular file (a directory or a FIFO there is
   refused by its type, so reading never blocks) and can be read; `harness.jsonl` is there.
-- After reading (`check_whole`): every member the harness started has its file; no file ends in a torn line (bytes
+- After reading (`check_whole`): every member the harness started has its file, and the producer's is there once
+  the harness recorded its totals or the drain after it stopped; no file ends in a torn line (bytes
   after its last newline) but a member's whose process died of a signal, the one way a writer's single write(2) can
   be cut; each file the harness recorded the totals of when its writer ended (`member_exit`'s and
   `producer_totals`'s `history_bytes`, `history_lines`; the producer's `acked` too) still holds exactly that.
-- `malformed`: events no member could truthfully write (a `processed` batch whose count is not its offset range, a
-  negative offset or partition, a partition beyond the count the run recorded for its topic).
+- Events no writer could truthfully write: a `processed` batch whose count is not its offset range, or a negative
+  offset (`format.event_problem`, refused by `History.load(strict=True)` with its file and line), and a negative
+  partition or one beyond the count the run recorded for its topic (`check_partitions`).
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def check_whole(history_dir: str | os.PathLike, control: list[dict], *, acked: i
     """Every file of the history whole, as the module docstring says; `control`: the harness's events (member_start,
     member_exit, producer_totals); `acked`: the acknowledgements the producer's file holds; `producer_file`,
     `member_file(dir, member)`: the run directory's names of the files."""
-    d, exits, started, totals = Path(history_dir), {}, [], None
+    d, exits, started, totals, drained = Path(history_dir), {}, [], None, None
     for e in control:
         if e.get("type") == "member_start" and e.get("member") not in started:
             started.append(e.get("member"))
@@ -100,6 +102,11 @@ def check_whole(history_dir: str | os.PathLike, control: list[dict], *, acked: i
             exits[e.get("member")] = e
         elif e.get("type") == "producer_totals":
             totals = e
+        elif e.get("type") == "drained":
+            drained = e
+    if (totals or drained) is not None and not (d / producer_file).is_file():
+        raise HistoryIncomplete(f"{d / producer_file}: missing, though the harness recorded the producer's "
+                                f"{(totals or drained)['type']}: the run is incomplete")
     for m in started:
         if not (p := member_file(d, m)).is_file():
             raise HistoryIncomplete(f"{p}: missing, though the harness started member {m}: the run is incomplete")

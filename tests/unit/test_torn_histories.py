@@ -143,6 +143,11 @@ def test_a_deleted_member_file_is_incomplete_not_a_loss(run, capsys):
     assert "missing" in _incomplete(run, capsys, "member-m2.jsonl")
 
 
+def test_a_deleted_producer_file_is_incomplete_not_unknown(run, capsys):
+    (run / "history" / "producer.jsonl").unlink()
+    assert "drained" in _incomplete(run, capsys, "producer.jsonl", "missing")
+
+
 def test_a_deleted_harness_file_is_incomplete(run, capsys):
     (run / "history" / "harness.jsonl").unlink()
     _incomplete(run, capsys, "harness.jsonl", "missing")
