@@ -149,10 +149,11 @@ def _int(v) -> bool:
 
 
 def _named(e: dict) -> list:
-    """The (topic, partition) pairs a control event names at its top level."""
+    """The (topic, partition) pairs a control event names at its top level (a null partition names none)."""
     out = [tuple(x) for x in e.get("partitions") or () if isinstance(x, (list, tuple)) and len(x) == 2] \
         if isinstance(e.get("partitions"), list) else []
-    return out + ([(e["topic"], e["partition"])] if "partition" in e and "topic" in e else [])
+    out += [(e["topic"], e["partition"])] if "topic" in e and "partition" in e else []
+    return [x for x in out if x[1] is not None]
 
 
 def check_partitions(history) -> None:
@@ -168,11 +169,12 @@ def check_partitions(history) -> None:
                                  ("committed", "c_partition", "c_topic", "c_row")):
         b = history.bulk(ty)
         ps, ts = getattr(b, part), getattr(b, topic)
-        over = (ps < 0) | ((ps >= len(history)) & ~np.isin(ts, [c for t in counts if (c := history.code(t)) is not None]))
+        known = [c for t in counts if (c := history.code(t)) is not None]  # the topics with a recorded count
+        over = (ps < 0) | ((ps >= len(history)) & ~np.isin(ts, known))
         for name, n in counts.items():
             if (code := history.code(name)) is not None:
                 over |= (ts == code) & (ps >= n)
-        if (rows := np.flatnonzero(over)).size:
+        if (rows := np.flatnonzero(over)).size:  # the first in history order (the offsets table: by row)
             r = int(rows[0])
             bad.append((int(b.seq[b.c_row[r]] if seq else b.seq[r]), history.values[int(ts[r])], int(ps[r])))
     for s, e in control:
