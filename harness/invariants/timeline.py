@@ -5,8 +5,8 @@ the last event; events after E are not read.
 
 - **Life** of a member: from its `member_start` (or its first own event, when that comes earlier or
   there is no `member_start`) to its `member_exit`, [start, end); still alive at E when it has no exit.
-  A SIGKILL is recorded just before the signal is sent, so a killed member may log a last line after
-  its exit: own events outside a life are not read as ownership.
+  A kill is recorded once the process is gone, after the signal; own events outside a life are still not
+  read as ownership.
 - **Fault window**: `fault_start` .. the `fault_end` of the same fault_id, [start, end); a fault never
   lifted lasts past E. It affects the members in its `members_affected`.
 - **Good standing**: alive and affected by no active fault.
@@ -180,7 +180,8 @@ class Timeline:
         return out
 
     def _partition_counts(self, declared: list[int]) -> tuple[list[int], bool]:
-        """Each topic's partition count: the declared one, else its highest partition seen + 1 (inferred)."""
+        """Each topic's partition count: the declared one, else its highest partition seen + 1 (inferred), which may
+        not exceed the history's number of events (TimelineError: the checkers' work stays bounded by the history)."""
         counts, inferred = [], False
         for i, (name, n) in enumerate(zip(self.topics, declared)):
             if n > 0:
@@ -194,6 +195,10 @@ class Timeline:
                 rows = rows_of(b.topic, self.history.code(name))
                 if len(rows):
                     seen.add(int(b.partition[rows].max()))
+            if seen and max(seen) >= len(self.history):  # every bound from the history: its own size here
+                raise TimelineError(f"partition {max(seen)} of topic {name} is named, but the history records no "
+                                    f"partition count for the topic and holds {len(self.history)} events: an "
+                                    f"inferred count is at most the history's events")
             counts.append(max(seen) + 1 if seen else 0)
         return counts, inferred
 

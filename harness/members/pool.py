@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.base.errors import Indeterminate, SetupError
 from harness.record.history import HistoryFormatError
+from harness.record.intact import file_totals
 from harness.record.tail import HistoryTail
 from harness.base.procs import Proc
 from harness.members import clients
@@ -179,9 +180,15 @@ class MemberPool:
         raise SetupError(f"member {m.member_id} did not start within {wait_s}s (see {m.proc.log_path})")
 
     def _exited(self, m: MemberProcess, how: str, code: int | None) -> None:
+        """Record a member's end once: how, its exit code, and its history file's totals now that its writer is done
+        (`history_bytes`, `history_lines`: a file cut or deleted later is seen, docs/history.md "Totals")."""
         if not m.exited:
             m.exited, m.exit_how, m.exit_code = True, how, code
-            self.on_event("member_exit", member=m.member_id, how=how, code=code)
+            try:
+                totals = file_totals(m.history)
+            except OSError:  # no file: the member never wrote one; the check says it is missing
+                totals = {}
+            self.on_event("member_exit", member=m.member_id, how=how, code=code, **totals)
 
     def stop(self, m: MemberProcess, *, timeout_s: float = 30.0) -> None:
         """Graceful stop: SIGTERM, the member leaves the group and exits. A hosted member whose process hosts

@@ -9,6 +9,7 @@ from confluent_kafka import Producer
 
 from harness.base.errors import BadInput
 from harness.record.history import HistoryWriter
+from harness.record.intact import file_totals
 
 
 class Pacer:
@@ -48,7 +49,8 @@ class Workload:
     rate is the total over them)."""
 
     def __init__(self, *, bootstrap: str, topics: list[str], history_path: Path, rate_per_s: float = 50.0,
-                 keys: int = 60) -> None:
+                 keys: int = 60, on_event=None) -> None:
+        """`on_event(type, **fields)`: the harness's history, where `stop` records the producer's totals."""
         self.topics = list(topics)
         self.pacer = Pacer(rate_per_s, now=time.monotonic())
         self.keys = keys
@@ -58,6 +60,8 @@ class Workload:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="workload", daemon=True)
         self.sent = self.acked = self.failed = 0
+        self.on_event = on_event
+        self.last_offsets: dict[tuple[str, int], int] = {}  # the highest offset acknowledged per partition
 
     def _on_delivery(self, err, msg) -> None:
         key = msg.key().decode()
@@ -67,6 +71,8 @@ class Workload:
             self.hist.event("acked_unplaced", topic=msg.topic(), partition=msg.partition(), key=key, seq=seq)
         elif err is None:
             self.acked += 1
+            tp = (msg.topic(), msg.partition())
+            self.last_offsets[tp] = max(self.last_offsets.get(tp, -1), msg.offset())
             self.hist.event("acked", topic=msg.topic(), partition=msg.partition(), offset=msg.offset(), key=key, seq=seq)
         else:
             self.failed += 1
@@ -119,9 +125,16 @@ class Workload:
         return self._stop.is_set()
 
     def stop(self, *, timeout_s: float = 60.0) -> int:
-        """Stop producing and wait for outstanding acknowledgements; returns the count still unacknowledged."""
+        """Stop producing and wait for outstanding acknowledgements; returns the count still unacknowledged. The
+        producer's totals then go to the harness's history (`producer_totals`, docs/history.md "Totals"), where a
+        torn producer file cannot hide them; once."""
+        first = not self._stop.is_set()
         self._stop.set()
         self._thread.join(timeout=10)
         left = self.producer.flush(timeout_s)
         self.hist.close()
+        if first and self.on_event is not None:
+            self.on_event("producer_totals", sent=self.sent, acked=self.acked, failed=self.failed, unacknowledged=left,
+                          last_offsets=[[t, p, o] for (t, p), o in sorted(self.last_offsets.items())],
+                          **file_totals(self.hist.path))
         return left

@@ -11,6 +11,8 @@
    - numbers are plain: digits, for floats one dot too; not negative, no exponent, no leading zero; integers of at
      most 18 digits, other numbers of at most 24 characters; floats are m / 10**k when that is exact, else Python's
      own correctly rounded conversion;
+   - a processed line's "count", when there, is its offset range's (last - first + 1): any other is the JSON
+     parser's to read, and the reader's to refuse (docs/history.md, "Totals");
    - a string column (member, topic, task) holds a string or null; "ok" is true, false or null; committed's
      "offsets" is [["topic",partition,offset],...] of 1 to 16 entries, its "requested_mono" a number; the type's
      numeric fields are there; any other field is a string, number, true, false or null.
@@ -27,12 +29,12 @@
 enum { PROCESSED = 1, COMMITTED, ACKED, FAILED, NTYPES, REST = 255 };
 /* the fields a line may have that mean something, and what each is to a type */
 enum { KEY_TYPE, KEY_MONO, KEY_MEMBER, KEY_TOPIC, KEY_TASK, KEY_PARTITION, KEY_FIRST, KEY_LAST, KEY_OFFSET, KEY_OK,
-       KEY_OFFSETS, KEY_REQUESTED, NFIELDS, KEY_OTHER = NFIELDS };
+       KEY_OFFSETS, KEY_REQUESTED, KEY_COUNT, NFIELDS, KEY_OTHER = NFIELDS };
 enum { ANY, FLOAT, INT, CODE, TYPE, OK, OFFSETS };
 static const char *const NAMES[NFIELDS] = {"type", "mono", "member", "topic", "task", "partition", "first_offset",
-                                           "last_offset", "offset", "ok", "offsets", "requested_mono"};
+                                           "last_offset", "offset", "ok", "offsets", "requested_mono", "count"};
 static const char ROLE[NTYPES][NFIELDS] = {
-    [PROCESSED] = {TYPE, FLOAT, CODE, CODE, CODE, INT, INT, INT, ANY, OK, ANY, ANY},
+    [PROCESSED] = {TYPE, FLOAT, CODE, CODE, CODE, INT, INT, INT, ANY, OK, ANY, ANY, INT},
     [COMMITTED] = {TYPE, FLOAT, CODE, ANY, ANY, ANY, ANY, ANY, ANY, OK, OFFSETS, FLOAT},
     [ACKED] = {TYPE, FLOAT, ANY, CODE, ANY, INT, ANY, ANY, INT, OK, ANY, ANY},
     [FAILED] = {TYPE, FLOAT, ANY, ANY, ANY, ANY, ANY, ANY, ANY, OK, ANY, ANY},
@@ -51,7 +53,7 @@ typedef struct { const char *p; Py_ssize_t n; } span;
 typedef struct {
     unsigned seen;
     double mono, requested;
-    int64_t partition, first, last, offset, ok, nofs;
+    int64_t partition, first, last, offset, ok, nofs, count;
     span member, topic, task, otopic[MAX_OFFSETS];
     int64_t opart[MAX_OFFSETS], ooff[MAX_OFFSETS];
 } line_t;
@@ -227,8 +229,8 @@ static const char *value(const char *p, const char *end, int type, int f, int r,
         if (f == KEY_MONO) L->mono = as_float(p, q);
         if (f == KEY_REQUESTED) L->requested = as_float(p, q);
         if (r == INT)
-            *(f == KEY_PARTITION ? &L->partition : f == KEY_FIRST ? &L->first : f == KEY_LAST ? &L->last : &L->offset) =
-                as_int(p, q);
+            *(f == KEY_PARTITION ? &L->partition : f == KEY_FIRST ? &L->first : f == KEY_LAST ? &L->last
+              : f == KEY_COUNT ? &L->count : &L->offset) = as_int(p, q);
         return q;
     }
     int is_true = end - p >= 4 && !memcmp(p, "true", 4), is_null = end - p >= 4 && !memcmp(p, "null", 4);
@@ -261,7 +263,8 @@ static int read_line(const char *p, const char *end, int type, line_t *L)
         else L->seen |= 1u << f;
         if (!(p = value(q + 2, end, type, f, f == KEY_OTHER ? ANY : ROLE[type][f], L))) return 0;
         if (p < end && *p == ',') p++;
-        else return p + 1 == end && *p == '}' && (L->seen & REQUIRED[type]) == REQUIRED[type];
+        else return p + 1 == end && *p == '}' && (L->seen & REQUIRED[type]) == REQUIRED[type]
+                    && (type != PROCESSED || !(L->seen & 1u << KEY_COUNT) || L->count == L->last - L->first + 1);
     }
 }
 
@@ -382,6 +385,6 @@ static struct PyModuleDef MODULE = {
 PyMODINIT_FUNC PyInit__bulkscan(void)
 {
     PyObject *m = PyModule_Create(&MODULE);
-    if (m && PyModule_AddIntConstant(m, "VERSION", 1) < 0) Py_CLEAR(m);
+    if (m && PyModule_AddIntConstant(m, "VERSION", 2) < 0) Py_CLEAR(m);
     return m;
 }

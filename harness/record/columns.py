@@ -258,7 +258,7 @@ class _Chunk:
 try:  # the compiled scanner (_bulkscan.c), built at install when a C compiler is there; else the numpy path
     from harness.record import _bulkscan as COMPILED
 
-    COMPILED = COMPILED if getattr(COMPILED, "VERSION", None) == 1 else None  # built from another source: not used
+    COMPILED = COMPILED if getattr(COMPILED, "VERSION", None) == 2 else None  # built from another source: not used
 except ImportError:  # pragma: no cover - an install without a C compiler
     COMPILED = None
 

@@ -33,6 +33,36 @@ class HistoryFormatError(ValueError):
     """A history file is not of a schema or version this reader knows, or not JSON lines."""
 
 
+class HistoryIncomplete(HistoryFormatError):
+    """A history file is torn, missing, cut or unreadable, or holds an event no writer could truthfully write: the
+    run is incomplete, not judged (harness/record/intact.py)."""
+
+
+def _int(v) -> bool:
+    return type(v) is int
+
+
+def event_problem(ev: dict) -> str | None:
+    """Why a `processed` or `acked` event is one no writer could truthfully write, or None: a negative partition or
+    offset, a batch whose last offset is below its first, or whose `count` is not its offset range (every member
+    writes a batch of consecutive offsets: docs/history.md, "processed")."""
+    p = ev.get("partition")
+    if _int(p) and p < 0:
+        return f"partition {p} is negative"
+    if ev.get("type") == "acked":
+        return f"offset {ev['offset']} is negative" if _int(ev.get("offset")) and ev["offset"] < 0 else None
+    f, la, n = ev.get("first_offset"), ev.get("last_offset"), ev.get("count")
+    if not (_int(f) and _int(la)):
+        return None  # the columns refuse it
+    if f < 0:
+        return f"first_offset {f} is negative"
+    if la < f:
+        return f"last_offset {la} is below first_offset {f}"
+    if n is not None and (not _int(n) or n != la - f + 1):
+        return f"count {n!r} is not the {la - f + 1} offsets of {f}..{la}"
+    return None
+
+
 class HistoryWriter:
     """Writes one event per line, each with one write() and flushed, so SIGKILL tears at most the last line."""
 

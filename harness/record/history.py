@@ -25,12 +25,14 @@ from harness.record.format import (
     SCHEMA,
     VERSION,
     HistoryFormatError,
+    HistoryIncomplete,
     HistoryWriter,
     _blocks,
     _defaults,
     _header,
     _loads,
     _parse,
+    event_problem,
     read_file,
 )
 
@@ -43,11 +45,20 @@ __all__ = [
     "Bulk",
     "History",
     "HistoryFormatError",
+    "HistoryIncomplete",
     "HistoryWriter",
     "read_file",
 ]
 
 _KIND = defaultdict(int, {t: k for k, t in enumerate(BULK_TYPES, start=1)})  # other types: 0, control events
+
+
+def _refuse_malformed(path: Path, evs: list, numbers) -> None:
+    """HistoryIncomplete naming the file and line of the first event no writer could truthfully write."""
+    for j, e in enumerate(evs):
+        if isinstance(e, dict) and e.get("type") in ("processed", "acked") and (why := event_problem(e)):
+            raise HistoryIncomplete(f"{path}:{int(numbers[j]) + 1}: malformed {e['type']} event: {why}: "
+                                    f"the run is incomplete")
 
 
 class _File:
@@ -113,8 +124,9 @@ class History:
         return cls(sorted(events, key=itemgetter("mono")))  # stable: ties in the given order
 
     @classmethod
-    def load(cls, history_dir: str | os.PathLike) -> "History":
-        """Load and merge every `*.jsonl` file of a run's history directory."""
+    def load(cls, history_dir: str | os.PathLike, *, strict: bool = False) -> "History":
+        """Load and merge every `*.jsonl` file of a run's history directory; `strict`: refuse (HistoryIncomplete,
+        with file and line) a `processed` or `acked` event no writer could truthfully write (`event_problem`)."""
         self, np = cls(), _np()
         self._events, monos, control, cids, n = None, [], [], [], 0  # monos in file order; control events, ids
         for path in sorted(Path(history_dir).glob(GLOB)):
@@ -126,6 +138,8 @@ class History:
                 ch, kind, mono, pieces = self._block(buf, first, mdef)
                 lines = np.arange(first, len(ch.s))
                 evs, blank = _parse(path, list(map(ch.line, rest := np.flatnonzero(kind == 255))), rest + lineno)
+                if strict:  # the compact readers leave every such line to the JSON parser
+                    _refuse_malformed(path, evs, np.delete(rest, blank) + lineno)
                 kind[rest[blank]] = 254
                 cl, cd = self._dicts(evs, fh.header, mdef, pieces, np.delete(rest, blank).tolist(), kind, mono)
                 ev, rank = lines[kind[lines] != 254], np.zeros(len(ch.s), np.int64)
@@ -174,6 +188,10 @@ class History:
                 v, good = ch.number(*(x[idx := np.flatnonzero(ok)] for x in spans[key]), kd == "i", col is not None)
                 ok[idx[~good]] = False
                 cols.update({col + (f"#{j}" if j else ""): (idx, v)} if col else {})
+            if t == "processed" and "count" in spans and (idx := np.flatnonzero(ok)).size:  # count: the range's
+                c, f, la = (ch.number(*(x[idx] for x in spans[k]), True)[0] for k in ("count", "first_offset",
+                                                                                     "last_offset"))
+                ok[idx[c != la - f + 1]] = False  # else the JSON parser's, and the reader refuses it
             if not ok.any():
                 break
             cols = {c: v[ok[idx]] for c, (idx, v) in cols.items()} | {
@@ -269,6 +287,19 @@ class History:
             with open((fh := self._files[bisect_right(bases, o) - 1]).path, "rb") as f:
                 out[s] = _defaults(_loads((f.seek(int(fh.index[o - fh.base])), f.readline())[1]), fh.header)
         return out
+
+    def where(self, seq: int) -> tuple[Path | None, int | None]:
+        """The file and line (from 1) an event of a loaded history was read from; (None, None) for one built from
+        events."""
+        if self._events is not None and not self._files:
+            return None, None
+        o = int(self._perm[seq])
+        fh = self._files[bisect_right([f.base for f in self._files], o) - 1]
+        left, lines = int(fh.index[o - fh.base]), 1
+        with open(fh.path, "rb") as f:
+            while left > 0 and (block := f.read(min(left, 1 << 20))):
+                lines, left = lines + block.count(b"\n"), left - len(block)
+        return fh.path, lines
 
     def derived(self, key, build: Callable[[], object]):
         """A view derived from this history, built once per key (the history does not change)."""

@@ -273,9 +273,20 @@ class RunDir:
         return json.loads(p.read_text()) if p.exists() else {}
 
     def history(self):
-        """The run's history (harness.record.history.History)."""
+        """The run's history (harness.record.history.History), whole (harness/record/intact.py): else BadInput
+        naming the file, and the run is not judged."""
+        from harness.record import intact
         from harness.record.history import History, HistoryFormatError
         try:
-            return History.load(self.history_dir)
-        except HistoryFormatError as e:
-            raise BadInput(f"{self.path}: {e}") from None
+            intact.check_files(self.history_dir, harness_file=HARNESS_HISTORY)  # a FIFO is refused, never read
+            h = History.load(self.history_dir, strict=True)
+            intact.check_whole(self.history_dir, [e for _, e in h.control()],
+                               acked=h.bulk("acked").n + len(h.of_type("acked_unplaced")),
+                               producer_file=PRODUCER_HISTORY, member_file=member_history)
+            intact.check_partitions(h)
+            return h
+        except HistoryFormatError as e:  # HistoryIncomplete too: torn, missing, cut, malformed
+            said = "" if "incomplete" in str(e) else ": the history cannot be read, the run is incomplete"
+            raise BadInput(f"{self.path}: {e}{said}") from None
+        except OSError as e:
+            raise BadInput(f"{self.path}: the history cannot be read, the run is incomplete: {e}") from None
