@@ -270,7 +270,7 @@ class FakeCluster:
         self.on_event("broker_event", broker=0, what="metadata_upgrade", version=version)
 
     def rack_outage(self, rack: str) -> list[int]:
-        self._call("rack_outage", rack=rack)
+        self._call(self.rack_outage.__name__, rack=rack)  # the call record names the backend method
         ids = self.brokers_of_rack(rack)
         for b in ids:
             self._down(b, "kill")

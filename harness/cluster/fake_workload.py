@@ -24,6 +24,7 @@ from pathlib import Path
 
 from harness.base.errors import SetupError
 from harness.record.history import HistoryWriter
+from harness.record.intact import file_totals
 from harness.members.workload import Pacer
 
 PREFIX = "fake:"
@@ -57,7 +58,10 @@ class FakeWorkload:
     """A producer thread writing keys `k<n>` with per-key sequence numbers into the fake topic's files."""
 
     def __init__(self, *, bootstrap: str, topics: list[str], history_path: Path, rate_per_s: float = 50.0,
-                 keys: int = 60) -> None:
+                 keys: int = 60, on_event=None) -> None:
+        """`on_event(type, **fields)`: the harness's history, where `stop` records the producer's totals, as the real
+        producer's does (harness/members/workload.py)."""
+        self.on_event = on_event
         self.root = fake_root(bootstrap)
         if len(topics) != 1:
             raise SetupError(f"the fake cluster's producer writes one topic, not {len(topics)}")
@@ -116,7 +120,9 @@ class FakeWorkload:
         return self._stop.is_set()
 
     def stop(self, *, timeout_s: float = 60.0) -> int:
-        """Stop producing; returns the count still unacknowledged (always 0: every write is acknowledged)."""
+        """Stop producing; returns the count still unacknowledged (always 0: every write is acknowledged). The
+        totals go to the harness's history once, as the real producer's."""
+        first = not self._stop.is_set()
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=timeout_s)
@@ -124,4 +130,8 @@ class FakeWorkload:
             os.close(fd)
         self._fds = []
         self.hist.close()
+        if first and self.on_event is not None:
+            last = [[self.topic, p, n - 1] for p, n in enumerate(self._next) if n > 0]
+            self.on_event("producer_totals", sent=self.sent, acked=self.acked, failed=self.failed, unacknowledged=0,
+                          last_offsets=last, **file_totals(self.hist.path))
         return 0

@@ -112,16 +112,12 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return snaps
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
-    rows, problems, wits, not_sticky, unjudged, changed, loose = [], [], [], 0, 0, 0, {}
+    rows, problems, wits, unjudged, loose = [], [], [], 0, {}
+    skip = {"not_sticky": 0, "assignor_changed": 0}
     for s1, s2 in zip(snaps, snaps[1:]):
-        runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
-        if any(not sticky for sticky, _ in runs):
-            not_sticky += 1  # a member on a non-sticky assignor (eager, or a protocol migration mid-run)
-            loose.update({what: None for sticky, what in runs if not sticky})
-            continue
-        if (how := assignor_change(tl, set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
-            changed += 1  # the assignor in force changed: its new assignment is assignor_shape's to judge
-            loose[f"the assignor in force changed ({how})"] = None
+        if (why := _not_judged(tl, assignors, s1, s2)) is not None:
+            skip[why[0]] += 1
+            loose.update({what: None for what in why[1]})
             continue
         members2 = set(s2.owners.values()) | {
             x for x, ls in tl.lives.items()
@@ -161,6 +157,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 wits.append(witness(o.start_event, f"partition {tl.name(p)} moved from {s1.owners[p]} to "
                                                    f"{s2.owners[p]} "
                                                    f"although {s1.owners[p]} stayed in the group"))
+    not_sticky, changed = skip["not_sticky"], skip["assignor_changed"]
     if not rows:
         why = []
         if not_sticky:
@@ -181,6 +178,18 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
                                   f"fewest plus {settings.migration_slack}", (), m)
+
+
+def _not_judged(tl, assignors, s1, s2) -> tuple[str, list[str]] | None:
+    """Why a transition is not judged (`not_sticky`: a member on a non-sticky assignor, eager or a protocol migration
+    mid-run; `assignor_changed`: the assignor in force changed, its new assignment assignor_shape's to judge), with
+    what was read; None: it is judged."""
+    runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
+    if any(not sticky for sticky, _ in runs):
+        return "not_sticky", [what for sticky, what in runs if not sticky]
+    if (how := assignor_change(tl, set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
+        return "assignor_changed", [f"the assignor in force changed ({how})"]
+    return None
 
 
 def _starting_points(tl, assignors) -> list | Verdict:

@@ -290,10 +290,10 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
                    brokers=ctx.brokers)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
     for i, a in enumerate(schedule):
-        if a.kind == "change_subscription":
+        if a.kind == actions.Step.CHANGE_SUBSCRIPTION:
             if a.params.get("subscription"):  # an empty one is every topic of the run
                 check_topics(cfg.topics, {f"step {i} (change_subscription)": tuple(a.params["subscription"])})
-        if a.kind == "group_config" and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
+        if a.kind == actions.Step.GROUP_CONFIG and not a.params.get("if_supported") and major_minor(version) < GROUP_CONFIGS_SINCE:
             raise BadInput(f"step {i} (group_config) needs Kafka {dotted(GROUP_CONFIGS_SINCE)} "
                            f"or newer (group configs); the cluster runs {version}")
     settings = checks.settings(cfg, sc)

@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from harness.plan import scenario_values as values
 from harness.plan.actions import ACTIONS as SPECS
+from harness.plan.actions import Step as Act
 from harness.plan.actions import kind_refusal as action_refusal
 from harness.kafka.config_keys import setting_text as _text
 from harness.base.errors import BadInput
@@ -34,7 +35,7 @@ from harness.plan.scenario_values import Value
 from harness.plan.topics import check as check_topics
 
 #: step fields that are not the action's parameters
-STEP_FIELDS = ("action", "after", "settle", "repeat", "wait_stable")
+STEP_FIELDS = ("action", "after", "settle", "repeat", str(Act.WAIT_STABLE))  # the last: wait as that step does
 ACTIONS = tuple(sorted(SPECS))
 
 
@@ -200,11 +201,11 @@ def _builder(model: ScenarioFile, path):
 
         def sleep(v: Value | None) -> None:
             if v is not None:
-                out.append(Action("sleep", {"s": values.draw(v, rng, ctx, drawn=drawn)}))
+                out.append(Action(Act.SLEEP, {"s": values.draw(v, rng, ctx, drawn=drawn)}))
 
         for step, vals in zip(model.steps, steps):
             stable = step.wait_stable if step.wait_stable is not None else \
-                step.action not in ("sleep", "wait_stable") and SPECS[step.action].settles
+                step.action not in (Act.SLEEP, Act.WAIT_STABLE) and SPECS[step.action].settles
             for _ in range(values.draw(vals.repeat, rng, ctx, drawn=drawn)):
                 for slot in rng.sample(range(slots), slots) if vals.each else [None]:
                     sleep(vals.after)
@@ -214,7 +215,7 @@ def _builder(model: ScenarioFile, path):
                         for k, v in vals.params.items()}))
                     sleep(vals.settle)
                     if stable:
-                        out.append(Action("wait_stable", {}))
+                        out.append(Action(Act.WAIT_STABLE, {}))
         return out
     return build
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from typing import Callable
 
+from harness.base.steps import Step
 from harness.record.format import GLOB, HistoryIncomplete
 
 _KINDS = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a device",
@@ -138,7 +139,7 @@ def recorded_counts(run_start: dict | None, control: list[dict]) -> dict[str, in
                 and pair[1] > 0:
             counts[pair[0]] = pair[1]
     for e in control:
-        if e.get("type") == "action_end" and e.get("kind") == "add_partitions" and e.get("topic") in counts \
+        if e.get("type") == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and e.get("topic") in counts \
                 and _int(e.get("count")):
             counts[e["topic"]] = max(counts[e["topic"]], e["count"])
     return counts

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from datetime import datetime, timezone
 from functools import partial
 
@@ -36,7 +36,7 @@ from harness.nemesis.core import Nemesis
 from harness.run.context import RunContext
 from harness.run.observe import Observer
 from harness.run.planned import action_id, planned_steps
-from harness.plan.actions import needs_requests
+from harness.base.steps import Step, needs_requests
 from harness.plan.config import RunConfig, RunPlan, config_dict, replay_config
 from harness.plan.kinds.settings import client_settings
 from harness.run.resolve import resolve
@@ -159,7 +159,8 @@ class Run:
         self.waits = ctx.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg,
                                        event=self.event, say=self.say, clock=self.clock)
         self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in ctx.topics],
-                                           history_path=d.history_file(PRODUCER_HISTORY), rate_per_s=cfg.rate_per_s)
+                                           history_path=d.history_file(PRODUCER_HISTORY), rate_per_s=cfg.rate_per_s,
+                                           on_event=self.event)
         self.nemesis = Nemesis(ctx, kind=self.kind, workload=self.workload)
         self.workload.start()
         self.say(f"topic{'s' if len(ctx.topics) > 1 else ''} {', '.join(t.real for t in ctx.topics)}: producing {cfg.rate_per_s:g} records/s; starting {plan.scenario.members} "
@@ -189,7 +190,7 @@ class Run:
         for i, action in enumerate(self.plan.schedule):
             aid = action_id(i)
             self.event("action_start", action_id=aid, kind=action.kind, params=action.params)
-            if action.kind not in ("sleep", "wait_stable"):
+            if action.kind not in (Step.SLEEP, Step.WAIT_STABLE):
                 self.say(f"{action.kind} {action.params or ''}")
             info = self.nemesis.perform(action, step=i)
             if info.get("skipped"):  # it did nothing: not ok, and schedule_performed names it
@@ -223,10 +224,8 @@ class Run:
         if self.cluster is not None and self.plan.own_cluster:
             self.cluster.stop()
         elif self.cluster is not None:
-            try:
+            with suppress(Exception):  # a heal that fails leaves the shared cluster to its own stop
                 self.cluster.heal()
-            except Exception:
-                pass
             event_sinks.detach(self.cluster, self.event)  # not this run's history, closed after it
 
     def _judge(self) -> RunResult:

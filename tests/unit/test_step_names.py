@@ -30,10 +30,6 @@ TABLE = "harness/base/steps.py"
 STILL_SPELLED = {
     "harness/base/vocabulary.py": "REQUEST_FAULTS, imported by scripts (kept)",
     "harness/invariants/settings.py": "add_partitions",
-    "harness/plan/config.py": "plan(): change_subscription, group_config",
-    "harness/plan/scenario_file.py": "sleep, wait_stable",
-    "harness/run/runner.py": "sleep, wait_stable",
-    "harness/cluster/fake.py": "the fake's call record rack_outage",
 }
 
 
