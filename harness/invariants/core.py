@@ -20,7 +20,8 @@ STATUSES = ("valid", "invalid", "unknown", "skipped")
 #: event types written by member processes (see docs/history.md)
 MEMBER_EVENT_TYPES = frozenset({"started", "assigned", "revoked", "lost", "processed", "committed", "stopped"})
 
-#: how many witnesses a verdict carries at most: the first ones found, enough to show the anomaly
+#: how many witnesses a verdict carries at most: the first ones found, enough to show the anomaly (how many were
+#: found is `Verdict.found`: a known finding is held against every one, harness/findings/match.py)
 MAX_WITNESSES = 12
 
 
@@ -31,13 +32,18 @@ class MissingSetting(Exception):
 
 @dataclass(frozen=True)
 class Verdict:
-    """One invariant's judgement of one history: status, a one-line message, witnesses, measurements."""
+    """One invariant's judgement of one history: status, a one-line message, witnesses, measurements.
+
+    `found`: how many witnesses of its finding the checker found, of which `witnesses` keeps the first
+    MAX_WITNESSES; None when that is not known (a checker that cut its own list to MAX_WITNESSES before `verdict`
+    may have found more)."""
 
     name: str
     status: str
     message: str
     witnesses: tuple[dict, ...] = ()
     measurements: dict = field(default_factory=dict)
+    found: int | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -54,7 +60,9 @@ class Verdict:
     def to_dict(self) -> dict:
         """A JSON-ready copy."""
         return {"name": self.name, "status": self.status, "message": self.message,
-                "witnesses": [dict(w) for w in self.witnesses], "measurements": _jsonable(self.measurements)}
+                "witnesses": [dict(w) for w in self.witnesses],
+                **({"witnesses_found": self.found} if self.found is not None else {}),
+                "measurements": _jsonable(self.measurements)}
 
 
 class SettingsDict:
@@ -123,10 +131,18 @@ def has_member_events(history: History) -> bool:
         any(e.get("type") in MEMBER_EVENT_TYPES or e.get("type") == "member_start" for _, e in history.control())))
 
 
-def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None) -> Verdict:
-    """Build a verdict, keeping at most MAX_WITNESSES witnesses."""
-    ws = tuple(witnesses)[:MAX_WITNESSES]
-    return Verdict(name=name, status=status, message=message, witnesses=ws, measurements=measurements or {})
+def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None, *,
+            found: int | None = None) -> Verdict:
+    """Build a verdict, keeping at most MAX_WITNESSES witnesses and how many it was given (`Verdict.found`).
+    `found`: how many the checker found when it passes only some; else exactly MAX_WITNESSES given may be a list
+    the checker cut itself, and how many it found is not known (None)."""
+    given = tuple(witnesses)
+    if found is None and len(given) != MAX_WITNESSES:
+        found = len(given)
+    elif found is not None:
+        found = max(int(found), len(given))
+    return Verdict(name=name, status=status, message=message, witnesses=given[:MAX_WITNESSES],
+                   measurements=measurements or {}, found=found)
 
 
 def empty(name: str, history: History) -> Verdict | None:
