@@ -98,8 +98,8 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     The mark: that member and the partitions it held, from its last word from the group before the refusals (its
     last successful commit or assignment change: the group could have fenced it only after that) to the event
     that ended them (its `lost`, `revoked` or stop; else its last event), with the faults that struck that
-    member (by name: `member` or `members_affected`) and ended while it held them (`Mark.faults`: the failed heartbeats that got it fenced). A commit the
-    group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
+    member (by name: `member` or `members_affected`) and ended while it held them (`Mark.faults`: the failed
+    heartbeats that got it fenced, the partition that cut it off). A commit the group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
     taking effect is a broker's fencing failing, not this bug."""
     control = _control(run_dir)
     if control is None:

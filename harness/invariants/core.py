@@ -9,7 +9,7 @@ does not apply, and is `unknown` elsewhere.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Iterable
 
 from harness.base.vocabulary import DEFAULT_PROTOCOL
@@ -66,16 +66,55 @@ class Verdict:
 
 
 class SettingsDict:
-    """from_dict / to_dict of a settings dataclass, as run metadata stores it."""
+    """from_dict / to_dict of a settings dataclass, as run metadata (the `run_start` event's settings) stores it.
+
+    Settings read by `from_dict` remember which of their fields the dict held (`recorded_at`: a field it did not
+    hold is this class's default, which no verdict may take for the run's) and the keys no settings class reads
+    (`unread`: an older or newer harness's; `run_checkers` names them in every verdict it returns). Settings built in
+    code (`CheckSettings(...)`) are the caller's: every field counts as given."""
 
     @classmethod
     def from_dict(cls, d: dict):
-        """Settings from a dict (for example run metadata); unknown keys are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (d or {}).items() if k in known})
+        """Settings from a dict (for example run_start.settings): its keys of this class; the others are not
+        dropped unsaid (`unread`)."""
+        d = d if isinstance(d, dict) else {}
+        known = {f.name for f in fields(cls)} - {"held"}
+        kw = {k: v for k, v in d.items() if k in known}
+        if "held" in {f.name for f in fields(cls)}:  # a field: kept by dataclasses.replace
+            kw["held"] = frozenset(d) & known
+        out = cls(**kw)
+        object.__setattr__(out, "_held", frozenset(d) & known)
+        object.__setattr__(out, "_unread", {str(k): d[k] for k in d if k not in settings_keys() - {"held"}})
+        return out
+
+    def recorded_at(self, name: str) -> str | None:
+        """Where the run's value of field `name` was recorded ("run_start.settings"; "given to the checkers" for
+        settings built in code), or None when the dict they were read from did not hold it (only a default)."""
+        held = getattr(self, "held", None)
+        held = getattr(self, "_held", None) if held is None else held
+        if held is None:
+            return "given to the checkers"
+        return "run_start.settings" if name in held else None
+
+    @property
+    def unread(self) -> dict:
+        """The keys of the dict these settings were read from that no settings class reads, with their values."""
+        return dict(getattr(self, "_unread", None) or {})
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def settings_keys() -> frozenset[str]:
+    """Every field of every settings class (CheckSettings and the Streams, Connect and share ones): a key of
+    run_start.settings outside them is read by none."""
+    out, todo = set(), [SettingsDict]
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c is not SettingsDict:
+            out |= {f.name for f in fields(c)}
+    return frozenset(out)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,7 +129,8 @@ class CheckSettings(SettingsDict):
     partitions: int = 0
     topics: tuple[tuple[str, int], ...] = ()
     protocol: str = DEFAULT_PROTOCOL
-    # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`)
+    # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`), and
+    # then only when run_start.settings held them (`recorded_at`): a default here is never taken for the run's
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
     max_poll_interval_s: float = 300.0  # the clients' default
@@ -99,8 +139,13 @@ class CheckSettings(SettingsDict):
     static_grace_s: float = 2.0
     exactly_once: bool = False
     expect_broker: str = ""  # a regex: the scenario expects a broker to refuse with a line matching it
+    #: the fields the dict these settings were read from held (`from_dict`); None: built in code, every one given.
+    #: Not compared: settings equal in every value are the same settings (a history's views are cached by them)
+    held: frozenset[str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.held is not None:
+            object.__setattr__(self, "held", frozenset(self.held))
         # a tuple of (str, int) tuples whatever it was given as (JSON lists): hashable, as a cache key
         try:
             topics = tuple((str(t), int(n)) for t, n in (self.topics or ()))
@@ -111,8 +156,9 @@ class CheckSettings(SettingsDict):
         object.__setattr__(self, "topics", topics)
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (`topics` as lists)."""
+        """A JSON-ready dict (`topics` as lists; without `held`, which is not a setting)."""
         d = asdict(self)
+        d.pop("held", None)
         d["topics"] = [[t, n] for t, n in self.topics]
         return d
 
@@ -170,8 +216,18 @@ def run_checkers(checkers: dict, history: History, settings, names: Iterable[str
             v = verdict(n, "unknown", f"a bound's input is missing: {e}")
         except Exception as e:  # a checker that fails decides nothing
             v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
-        out[n] = v
+        out[n] = _naming_unread(v, settings)
     return out
+
+
+def _naming_unread(v: Verdict, settings) -> Verdict:
+    """The verdict, naming the run_start.settings keys no settings class reads (`SettingsDict.unread`), if any: kept
+    and said, never dropped unsaid."""
+    unread = settings.unread if isinstance(settings, SettingsDict) else {}
+    if not unread:
+        return v
+    said = ", ".join(f"{k}={unread[k]!r}" for k in sorted(unread))
+    return replace(v, message=f"{v.message} (run_start.settings also holds {said}, which this harness does not read)")
 
 
 def secs(x: float | None) -> float | None:
