@@ -18,7 +18,8 @@ A failing verdict is explained only when it has witnesses and every one of them 
 
 Every witness the checker found is held against the marks, not the first MAX_WITNESSES it keeps: a verdict that
 found more than it keeps (`witnesses_found`), or keeps MAX_WITNESSES without saying how many it found (a checker
-that cut its own list), is not explained (the ones not kept cannot be compared).
+that cut its own list), is not explained (the ones not kept cannot be compared); nor is one whose checker cuts its
+list shorter and counts its problems in a measurement (`COUNTED`: commit_progress's `stalls`) that shows fewer.
 
 The brokers' lines a checker appends to a failing verdict as context (`with_broker_context`: what the brokers said
 about the group near its witnesses) are not witnesses of the failure and are not compared: a line about an earlier,
@@ -125,8 +126,20 @@ def found(verdict) -> int | None:
     return got if isinstance(got, int) and not isinstance(got, bool) else None
 
 
+#: the checkers that show fewer problems than they found below MAX_WITNESSES, before `verdict` (so `found` cannot
+#: tell): the measurement that counts their problems and the type of the witness that shows each one
+COUNTED = {"commit_progress": ("stalls", "processed")}
+
+
 def _unseen(verdict, kept: int) -> str | None:
     """What of a verdict's witnesses was not kept (so cannot be compared), or None when it kept every one."""
+    name = _field(verdict, "name", "")
+    if name in COUNTED:
+        key, kind = COUNTED[name]
+        counted = (_field(verdict, "measurements", {}) or {}).get(key)
+        shown = sum(1 for w in compared(verdict) if w.get("type") == kind)
+        if isinstance(counted, int) and counted > shown:
+            return f"counts {counted} {key} and shows {shown}"
     n = found(verdict)
     if n is None and kept >= MAX_WITNESSES:
         return f"keeps {kept} witnesses and does not say how many it found (the rest were not kept)"

@@ -140,8 +140,9 @@ class CheckSettings(SettingsDict):
     exactly_once: bool = False
     expect_broker: str = ""  # a regex: the scenario expects a broker to refuse with a line matching it
     #: the fields the dict these settings were read from held (`from_dict`); None: built in code, every one given.
-    #: Not compared: settings equal in every value are the same settings (a history's views are cached by them)
-    held: frozenset[str] | None = field(default=None, repr=False, compare=False)
+    #: Compared: settings of equal values but another provenance judge differently (a history's views are cached
+    #: by its settings, `timeline.build`)
+    held: frozenset[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.held is not None:

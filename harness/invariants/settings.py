@@ -217,7 +217,8 @@ def member_settings(tl, member: str, t: float) -> MemberSettings:
     """What `member` ran with at t (its life then, and the group's settings then under the consumer protocol)."""
     # what it depends on of t: the member's life then and the group settings then (constant between them)
     life, gev = life_at(tl, member, t), group_settings_at(tl, t)
-    key = ("member_settings", member, life.start if life else None, gev["mono"] if gev else None)
+    # and the run's settings (a member that recorded none of a timing takes the run's, when recorded)
+    key = ("member_settings", tl.settings, member, life.start if life else None, gev["mono"] if gev else None)
     return tl.history.derived(key, lambda: _member_settings(tl, member, t))
 
 
@@ -314,7 +315,7 @@ def _stretch(tl, t: float) -> int:
 
 def longest_heartbeat_s(tl, t: float) -> float:
     """The longest heartbeat interval of the members alive at t (0 when none is: no rebalance to spread)."""
-    return tl.history.derived(("longest_heartbeat_s", tl.end, _stretch(tl, t)), lambda: max(
+    return tl.history.derived(("longest_heartbeat_s", tl.settings, tl.end, _stretch(tl, t)), lambda: max(
         (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.0))
 
 
@@ -322,7 +323,8 @@ def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     """The longest a rebalance round may take at t under the protocol: the coordinator waits up to the members'
     rebalance timeout (their max.poll.interval.ms) for every live member to rejoin. (seconds, source). Constant
     between two member starts or exits or group settings events: computed once per such stretch."""
-    return tl.history.derived(("rebalance_timeout_s", tl.end, _stretch(tl, t)), lambda: _rebalance_timeout_s(tl, t))
+    return tl.history.derived(("rebalance_timeout_s", tl.settings, tl.end, _stretch(tl, t)),
+                              lambda: _rebalance_timeout_s(tl, t))
 
 
 def _rebalance_timeout_s(tl, t: float) -> tuple[float, str]:

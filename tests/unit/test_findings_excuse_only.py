@@ -115,3 +115,15 @@ def test_a_member_whose_history_names_no_client_is_not_read_for_the_marks(tmp_pa
         path.write_text("".join(json.dumps({k: v for k, v in e.items() if k != drop}) + "\n" for e in lines))
         assert len(commits_refused_unheard(run)) == marked
         assert (known(run, livelock_verdicts(run)) is not None) == bool(marked)
+
+
+def test_a_checker_that_counts_more_problems_than_it_shows_is_not_excused(tmp_path):
+    # commit_progress cuts its stalls to a few before `verdict` and counts them all in `stalls`
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    batch = {"type": "processed", "mono": 9.9, "member": "m2", "topic": "t", "partition": 0, "first_offset": 5,
+             "last_offset": 5, "count": 1, "why": "never committed"}
+    for stalls, excused in ((1, True), (2, False)):
+        v = verdict("commit_progress", "invalid", "m2 did not commit", [batch], {"stalls": stalls})
+        assert (known(run, _with(run, commit_progress=v)) is not None) is excused
+    why = near_misses(run, _with(run, commit_progress=v))
+    assert any("commit_progress counts 2 stalls and shows 1" in m for m in why), why

@@ -192,7 +192,7 @@ def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path, reader):
     # its run_start records no `applies` (an older run's): a checker's skip is unknown, the rest as check_all's with
     # the settings its run_start records (no member timings: the bounds that need them are unknown, never defaulted)
     recorded = CheckSettings.from_dict({"topic": "t", "partitions": 2})
-    assert judged == {n: decide(v, None).to_dict() for n, v in check_all(History.load(tmp_path), recorded).items()}
+    assert judged == {n: decide(v, None).to_dict() for n, v in check_all(loaded, recorded).items()}
     assert judged["coverage_liveness"]["status"] == "unknown" and a["coverage_liveness"]["status"] == "valid"
 
 
