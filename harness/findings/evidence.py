@@ -4,8 +4,9 @@ A finding names the invariants it fails; that alone would excuse any failure of 
 Each evidence function reads the run's history for the bug itself and returns one `Mark` per place it shows: the
 member it struck, the partitions (and, where the bug is about records, the records) it held, and the time window
 on the history's monotonic clock while the bug acted. harness/findings/match.py then asks that every witness of
-every failing verdict lie inside a mark. Only members that ran librdkafka are read (their `started` event names
-their client; a history that does not say is read). Read from the history files directly (small: it runs only on
+every failing verdict lie inside a mark. Only members that ran librdkafka are read (their `started` events name
+their client); a member whose history names no client (a team's own program, a start never written) is not read: it
+may run anything, and no client's bug explains it. Read from the history files directly (small: it runs only on
 a failed run that matched the rest).
 """
 from __future__ import annotations
@@ -38,7 +39,8 @@ class Mark:
     says: str  # what the history shows, with its times
     records: frozenset[tuple[str, int, int]] = frozenset()  # (topic, partition, offset): a bug about records
     held_from: float | None = None  # when the members were given the partitions they held as it began
-    #: the faults aimed at the struck member alone (a request fault on its requests) that ended while it held them,
+    #: the faults that struck the member (their start names it: a request fault on its requests, or a partition that
+    #: cut it off, `members_affected`) and ended while it held them,
     #: by fault_id: the bug's trigger, which may end just before the window (its last word came after the fault)
     faults: frozenset[str] = frozenset()
 
@@ -54,7 +56,8 @@ def _tps(e: dict) -> set[tuple[str, int]]:
 
 
 def _members(run_dir: str | Path, library: str = LIBRARY) -> list[tuple[str, list[dict]]]:
-    """(member id, its events) of every member history that is `library`'s or does not say whose it is."""
+    """(member id, its events) of every member history whose `started` events name `library`'s client, each of
+    them (a history that names none is not read: the module docstring)."""
     out = []
     for path in member_histories(Path(run_dir) / HISTORY):
         try:
@@ -63,7 +66,7 @@ def _members(run_dir: str | Path, library: str = LIBRARY) -> list[tuple[str, lis
             continue
         clients = {str(e.get("client") or (e.get("effective") or {}).get("client") or "")
                    for e in events if e.get("type") == "started"} - {""}
-        if all(library in c for c in clients) and events:
+        if clients and all(library in c for c in clients) and events:
             out.append((str(events[0].get("member") or path.stem), events))
     return out
 
@@ -75,6 +78,18 @@ def _control(run_dir: str | Path) -> list[dict] | None:
         return None
 
 
+def member_ids(run_dir: str | Path) -> dict[str, str]:
+    """The group's member ids (as the brokers name members) of each member, from the harness's `group_assignment`
+    events: {member id: member}; empty without them."""
+    out: dict[str, str] = {}
+    for e in _control(run_dir) or ():
+        for m in (e.get("members") or ()) if e.get("type") == "group_assignment" else ():
+            if isinstance(m, dict) and isinstance(m.get("member"), str) and isinstance(m.get("consumer_id"), str) \
+                    and m["consumer_id"]:
+                out[m["consumer_id"]] = m["member"]
+    return out
+
+
 def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     """librdkafka-848-commit-starves-heartbeat's mark: a consumer-protocol member whose commits the group refused
     with UNKNOWN_MEMBER_ID for longer than its session timeout (the group's, as recorded) without hearing from the
@@ -82,9 +97,9 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     that it was fenced: the members that pass write `lost` at their first refused commit (docs/findings.md).
     The mark: that member and the partitions it held, from its last word from the group before the refusals (its
     last successful commit or assignment change: the group could have fenced it only after that) to the event
-    that ended them (its `lost`, `revoked` or stop; else its last event), with the faults aimed at that member
-    alone that ended while it held them (`Mark.faults`: the failed heartbeats that got it fenced). A commit the
-    group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
+    that ended them (its `lost`, `revoked` or stop; else its last event), with the faults that struck that
+    member (by name: `member` or `members_affected`) and ended while it held them (`Mark.faults`: the failed
+    heartbeats that got it fenced, the partition that cut it off). A commit the group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
     taking effect is a broker's fencing failing, not this bug."""
     control = _control(run_dir)
     if control is None:
@@ -118,9 +133,10 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
 
 
 def _own_faults(control: list[dict], mark: Mark) -> frozenset[str]:
-    """The faults aimed at the mark's member alone (their start names it as `member`) that ended between the time it
-    was given the partitions and the mark's end."""
-    own = {e.get("fault_id") for e in control if e.get("type") == "fault_start" and e.get("member") in mark.members}
+    """The faults whose start names the mark's member (as `member`, or in `members_affected`) that ended between the
+    time it was given the partitions and the mark's end."""
+    own = {e.get("fault_id") for e in control if e.get("type") == "fault_start" and (
+        e.get("member") in mark.members or mark.members & set(e.get("members_affected") or ()))}
     lo = mark.held_from if mark.held_from is not None else mark.start
     return frozenset(e["fault_id"] for e in control if e.get("type") == "fault_end" and e.get("fault_id") in own
                      and isinstance(e.get("mono"), (int, float)) and lo <= e["mono"] <= mark.end)

@@ -10,6 +10,8 @@ with it (harness/suite/known.py). A finding matches a failed run only when all o
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
 - its protocol, member kind and client version are the finding's, and it is no self-test (`--misbehave`: a member
   breaking the rules on purpose fails the run by design, and no client bug excuses that);
+- no member ran a team's own program (`member_command`, `slot_commands`): a client's bug never excuses a program the
+  finding is not about (the near miss says so);
 - the finding has an evidence function (harness/findings/evidence.py) and the marks it finds in the history cover
   every witness of every failing verdict (harness/findings/match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
@@ -28,7 +30,7 @@ from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, full_assignment_unrevoked,
                                        illegal_generation_lost,
-                                       left_before_revoking, records_before_assigned,
+                                       left_before_revoking, member_ids, records_before_assigned,
                                        share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
 from harness.findings.match import holding, outside, status
@@ -221,6 +223,9 @@ def _judged(run_dir, verdicts):
     for f in KNOWN:
         if not _in_scope(f, meta, set(failed)):
             continue
+        if (team := team_program(meta.get("config") or {})) is not None:
+            yield f"not {f.id}: {team}, not the client the finding is about"
+            continue
         if f.evidence is None:
             yield f"not {f.id}: it has no evidence function, so it never matches"
             continue
@@ -228,11 +233,12 @@ def _judged(run_dir, verdicts):
         if not marks:
             yield f"not {f.id}: its mark is not in the history"
             continue
-        why = next((w for v in failed.values() if (w := outside(v, marks)) is not None), None)
+        ids = member_ids(run_dir)
+        why = next((w for v in failed.values() if (w := outside(v, marks, ids)) is not None), None)
         if why is not None:
             yield f"not {f.id}: {why}"
             continue
-        yield Excuse(f, holding(failed.values(), marks))
+        yield Excuse(f, holding(failed.values(), marks, ids))
 
 
 def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
@@ -251,6 +257,17 @@ def _in_scope(f: Finding, meta: dict, failed: set[str]) -> bool:
         if not is_release(str(version), post=True) or version_key(version) >= version_key(f.client_below):
             return False
     return True
+
+
+def team_program(cfg: dict) -> str | None:
+    """What of a team's own program a run (its recorded config) ran, or None when every member ran the harness's."""
+    if cfg.get("member_command"):
+        return "every member ran a team's own program (member_command)"
+    if cfg.get("slot_commands"):
+        slots = [str(x[0]) for x in cfg["slot_commands"] if isinstance(x, (list, tuple)) and x] \
+            if isinstance(cfg["slot_commands"], (list, tuple)) else []
+        return f"a member ran a team's own program (slot_commands: slot {', '.join(slots) or '?'})"
+    return None
 
 
 def same_scenario(cfg: dict, name: str) -> bool:

@@ -9,7 +9,7 @@ does not apply, and is `unknown` elsewhere.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Iterable
 
 from harness.base.vocabulary import DEFAULT_PROTOCOL
@@ -20,7 +20,8 @@ STATUSES = ("valid", "invalid", "unknown", "skipped")
 #: event types written by member processes (see docs/history.md)
 MEMBER_EVENT_TYPES = frozenset({"started", "assigned", "revoked", "lost", "processed", "committed", "stopped"})
 
-#: how many witnesses a verdict carries at most: the first ones found, enough to show the anomaly
+#: how many witnesses a verdict carries at most: the first ones found, enough to show the anomaly (how many were
+#: found is `Verdict.found`: a known finding is held against every one, harness/findings/match.py)
 MAX_WITNESSES = 12
 
 
@@ -31,13 +32,18 @@ class MissingSetting(Exception):
 
 @dataclass(frozen=True)
 class Verdict:
-    """One invariant's judgement of one history: status, a one-line message, witnesses, measurements."""
+    """One invariant's judgement of one history: status, a one-line message, witnesses, measurements.
+
+    `found`: how many witnesses of its finding the checker found, of which `witnesses` keeps the first
+    MAX_WITNESSES; None when that is not known (a checker that cut its own list to MAX_WITNESSES before `verdict`
+    may have found more)."""
 
     name: str
     status: str
     message: str
     witnesses: tuple[dict, ...] = ()
     measurements: dict = field(default_factory=dict)
+    found: int | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -54,20 +60,61 @@ class Verdict:
     def to_dict(self) -> dict:
         """A JSON-ready copy."""
         return {"name": self.name, "status": self.status, "message": self.message,
-                "witnesses": [dict(w) for w in self.witnesses], "measurements": _jsonable(self.measurements)}
+                "witnesses": [dict(w) for w in self.witnesses],
+                **({"witnesses_found": self.found} if self.found is not None else {}),
+                "measurements": _jsonable(self.measurements)}
 
 
 class SettingsDict:
-    """from_dict / to_dict of a settings dataclass, as run metadata stores it."""
+    """from_dict / to_dict of a settings dataclass, as run metadata (the `run_start` event's settings) stores it.
+
+    Settings read by `from_dict` remember which of their fields the dict held (`recorded_at`: a field it did not
+    hold is this class's default, which no verdict may take for the run's) and the keys no settings class reads
+    (`unread`: an older or newer harness's; `run_checkers` names them in every verdict it returns). Settings built in
+    code (`CheckSettings(...)`) are the caller's: every field counts as given."""
 
     @classmethod
     def from_dict(cls, d: dict):
-        """Settings from a dict (for example run metadata); unknown keys are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (d or {}).items() if k in known})
+        """Settings from a dict (for example run_start.settings): its keys of this class; the others are not
+        dropped unsaid (`unread`)."""
+        d = d if isinstance(d, dict) else {}
+        known = {f.name for f in fields(cls)} - {"held"}
+        kw = {k: v for k, v in d.items() if k in known}
+        if "held" in {f.name for f in fields(cls)}:  # a field: kept by dataclasses.replace
+            kw["held"] = frozenset(d) & known
+        out = cls(**kw)
+        object.__setattr__(out, "_held", frozenset(d) & known)
+        object.__setattr__(out, "_unread", {str(k): d[k] for k in d if k not in settings_keys() - {"held"}})
+        return out
+
+    def recorded_at(self, name: str) -> str | None:
+        """Where the run's value of field `name` was recorded ("run_start.settings"; "given to the checkers" for
+        settings built in code), or None when the dict they were read from did not hold it (only a default)."""
+        held = getattr(self, "held", None)
+        held = getattr(self, "_held", None) if held is None else held
+        if held is None:
+            return "given to the checkers"
+        return "run_start.settings" if name in held else None
+
+    @property
+    def unread(self) -> dict:
+        """The keys of the dict these settings were read from that no settings class reads, with their values."""
+        return dict(getattr(self, "_unread", None) or {})
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def settings_keys() -> frozenset[str]:
+    """Every field of every settings class (CheckSettings and the Streams, Connect and share ones): a key of
+    run_start.settings outside them is read by none."""
+    out, todo = set(), [SettingsDict]
+    while todo:
+        c = todo.pop()
+        todo.extend(c.__subclasses__())
+        if c is not SettingsDict:
+            out |= {f.name for f in fields(c)}
+    return frozenset(out)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,7 +129,8 @@ class CheckSettings(SettingsDict):
     partitions: int = 0
     topics: tuple[tuple[str, int], ...] = ()
     protocol: str = DEFAULT_PROTOCOL
-    # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`)
+    # the run's member timings: used only for a member whose start recorded none (`settings.member_settings`), and
+    # then only when run_start.settings held them (`recorded_at`): a default here is never taken for the run's
     session_timeout_s: float = 6.0
     heartbeat_interval_s: float = 0.5
     max_poll_interval_s: float = 300.0  # the clients' default
@@ -91,8 +139,14 @@ class CheckSettings(SettingsDict):
     static_grace_s: float = 2.0
     exactly_once: bool = False
     expect_broker: str = ""  # a regex: the scenario expects a broker to refuse with a line matching it
+    #: the fields the dict these settings were read from held (`from_dict`); None: built in code, every one given.
+    #: Compared: settings of equal values but another provenance judge differently (a history's views are cached
+    #: by its settings, `timeline.build`)
+    held: frozenset[str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.held is not None:
+            object.__setattr__(self, "held", frozenset(self.held))
         # a tuple of (str, int) tuples whatever it was given as (JSON lists): hashable, as a cache key
         try:
             topics = tuple((str(t), int(n)) for t, n in (self.topics or ()))
@@ -103,8 +157,9 @@ class CheckSettings(SettingsDict):
         object.__setattr__(self, "topics", topics)
 
     def to_dict(self) -> dict:
-        """A JSON-ready dict (`topics` as lists)."""
+        """A JSON-ready dict (`topics` as lists; without `held`, which is not a setting)."""
         d = asdict(self)
+        d.pop("held", None)
         d["topics"] = [[t, n] for t, n in self.topics]
         return d
 
@@ -123,10 +178,18 @@ def has_member_events(history: History) -> bool:
         any(e.get("type") in MEMBER_EVENT_TYPES or e.get("type") == "member_start" for _, e in history.control())))
 
 
-def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None) -> Verdict:
-    """Build a verdict, keeping at most MAX_WITNESSES witnesses."""
-    ws = tuple(witnesses)[:MAX_WITNESSES]
-    return Verdict(name=name, status=status, message=message, witnesses=ws, measurements=measurements or {})
+def verdict(name: str, status: str, message: str, witnesses=(), measurements: dict | None = None, *,
+            found: int | None = None) -> Verdict:
+    """Build a verdict, keeping at most MAX_WITNESSES witnesses and how many it was given (`Verdict.found`).
+    `found`: how many the checker found when it passes only some; else exactly MAX_WITNESSES given may be a list
+    the checker cut itself, and how many it found is not known (None)."""
+    given = tuple(witnesses)
+    if found is None and len(given) != MAX_WITNESSES:
+        found = len(given)
+    elif found is not None:
+        found = max(int(found), len(given))
+    return Verdict(name=name, status=status, message=message, witnesses=given[:MAX_WITNESSES],
+                   measurements=measurements or {}, found=found)
 
 
 def empty(name: str, history: History) -> Verdict | None:
@@ -154,8 +217,18 @@ def run_checkers(checkers: dict, history: History, settings, names: Iterable[str
             v = verdict(n, "unknown", f"a bound's input is missing: {e}")
         except Exception as e:  # a checker that fails decides nothing
             v = verdict(n, "unknown", f"checker raised {type(e).__name__}: {e}")
-        out[n] = v
+        out[n] = _naming_unread(v, settings)
     return out
+
+
+def _naming_unread(v: Verdict, settings) -> Verdict:
+    """The verdict, naming the run_start.settings keys no settings class reads (`SettingsDict.unread`), if any: kept
+    and said, never dropped unsaid."""
+    unread = settings.unread if isinstance(settings, SettingsDict) else {}
+    if not unread:
+        return v
+    said = ", ".join(f"{k}={unread[k]!r}" for k in sorted(unread))
+    return replace(v, message=f"{v.message} (run_start.settings also holds {said}, which this harness does not read)")
 
 
 def secs(x: float | None) -> float | None:

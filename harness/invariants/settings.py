@@ -6,10 +6,12 @@ protocols the session and heartbeat timings are the client's; under the consumer
 the group's: the `group_settings` event the harness writes when the run starts and after every `group_config`
 step, from the brokers' DescribeConfigs (the group config `consumer.session.timeout.ms` over the brokers'
 `group.consumer.session.timeout.ms`). A member program that does not write `effective` (older runs, a team's
-own program) is judged with the run's settings, and `source` says so. A group timing the history cannot tell (no
-`group_settings` event, or DescribeConfigs could not read it: the event's `unread`) raises `MissingSetting`: the
-verdicts that need it are `unknown`, naming it, never judged with Kafka's documented defaults (45 s, 5 s) while
-the brokers may run with others.
+own program), or writes it without one of the timings, is judged with the run's value of it only when the run_start
+event's settings recorded it (`CheckSettings.recorded_at`), and `source` says so and where; otherwise that timing is
+missing (`MissingSetting` when a verdict reads it), never a client's documented default. A group timing the history
+cannot tell (no `group_settings` event, or DescribeConfigs could not read it: the event's `unread`) raises
+`MissingSetting`: the verdicts that need it are `unknown`, naming it, never judged with Kafka's documented defaults
+(45 s, 5 s) while the brokers may run with others.
 
 Every value comes with where it came from, for the checkers' messages. How a member commits (its commit mode
 and auto-commit interval, from the same `started` event) is `commit_settings`, for `commit_progress`.
@@ -23,8 +25,6 @@ from harness.invariants.core import MissingSetting
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
 
-#: librdkafka's and the Java client's documented defaults, for members that wrote no `effective` of their own
-CLIENT_DEFAULTS_MS = {"max.poll.interval.ms": 300000, "heartbeat.interval.ms": 3000}
 #: how often a classic member's client refreshes its metadata (its group leader learns of new partitions then):
 #: librdkafka's topic.metadata.refresh.interval.ms, the Java client's metadata.max.age.ms; both 300000 by default
 REFRESH_KEYS = ("topic.metadata.refresh.interval.ms", "metadata.max.age.ms")
@@ -41,29 +41,48 @@ GROUP_KEYS = {
 
 @dataclass(frozen=True)
 class MemberSettings:
-    """The settings one member life ran with that bound what the protocol allows; `source` says where from."""
+    """The settings one member life ran with that bound what the protocol allows; `source` says where from. A value
+    the history cannot tell is None, with why in `missing` (setting -> why): reading it raises MissingSetting, so
+    only a verdict that needs it is unknown."""
 
     member: str
     group_protocol: str  # classic | consumer
     instance_id: str | None
-    session_timeout_s: float
-    hb_s: float | None  # None: the history cannot tell it (`heartbeat_missing` says why); read `heartbeat_s`
-    max_poll_s: float
-    source: str  # e.g. "m4's client (session.timeout.ms=60000 given) since its start at 12.3s"
-    recorded: bool  # False: the history holds no settings of this member; the run's were used
-    heartbeat_missing: str = ""
+    session_s: float | None  # read `session_timeout_s`
+    hb_s: float | None  # read `heartbeat_s`
+    poll_s: float | None  # read `max_poll_s`
+    source: str  # e.g. "m4's client, session.timeout.ms=60000 given, since its start at 12.3s"
+    recorded: bool  # False: some value is not the member's own (the run's were used, `source` says which) or missing
+    missing: tuple[tuple[str, str], ...] = ()  # (setting, why the history cannot tell it)
 
     @property
     def static(self) -> bool:
         return bool(self.instance_id)
 
+    def _value(self, value: float | None, key: str) -> float:
+        if value is None:
+            raise MissingSetting(dict(self.missing).get(key, f"{self.member}'s {key}"))
+        return value
+
+    @property
+    def session_timeout_s(self) -> float:
+        """The session timeout; MissingSetting when the history cannot tell it."""
+        return self._value(self.session_s, "session.timeout.ms")
+
     @property
     def heartbeat_s(self) -> float:
-        """The heartbeat interval; MissingSetting when the history cannot tell it (only a verdict that needs it is
-        then unknown)."""
-        if self.hb_s is None:
-            raise MissingSetting(self.heartbeat_missing)
-        return self.hb_s
+        """The heartbeat interval; MissingSetting when the history cannot tell it."""
+        return self._value(self.hb_s, "heartbeat.interval.ms")
+
+    @property
+    def max_poll_s(self) -> float:
+        """max.poll.interval.ms (the rebalance timeout); MissingSetting when the history cannot tell it."""
+        return self._value(self.poll_s, "max.poll.interval.ms")
+
+    @property
+    def heartbeat_missing(self) -> str:
+        """Why the heartbeat interval is missing ("" when it is known)."""
+        return dict(self.missing).get("heartbeat.interval.ms", "")
 
     def session(self) -> str:
         """The session timeout with its source, for a message."""
@@ -198,8 +217,24 @@ def member_settings(tl, member: str, t: float) -> MemberSettings:
     """What `member` ran with at t (its life then, and the group's settings then under the consumer protocol)."""
     # what it depends on of t: the member's life then and the group settings then (constant between them)
     life, gev = life_at(tl, member, t), group_settings_at(tl, t)
-    key = ("member_settings", member, life.start if life else None, gev["mono"] if gev else None)
+    # and the run's settings (a member that recorded none of a timing takes the run's, when recorded)
+    key = ("member_settings", tl.settings, member, life.start if life else None, gev["mono"] if gev else None)
     return tl.history.derived(key, lambda: _member_settings(tl, member, t))
+
+
+#: a member's timings: (its client's setting, the run's CheckSettings field)
+TIMINGS = (("session.timeout.ms", "session_timeout_s"), ("heartbeat.interval.ms", "heartbeat_interval_s"),
+           ("max.poll.interval.ms", "max_poll_interval_s"))
+
+
+def run_value_s(run, key: str, field: str, why: str) -> tuple[float | None, str]:
+    """The run's value of a member timing (`field` of its CheckSettings) for a member whose start recorded none
+    (`why`): (seconds, its source), or (None, why it is missing) when the run's settings do not hold it either."""
+    where = run.recorded_at(field)
+    if where is None:
+        return None, f"{key}: {why}, and run_start.settings records no {field} (never a client's default)"
+    value = float(getattr(run, field))
+    return value, f"{key}: the run's {field}={value:g}s ({where}): {why}"
 
 
 def _member_settings(tl, member: str, t: float) -> MemberSettings:
@@ -209,39 +244,64 @@ def _member_settings(tl, member: str, t: float) -> MemberSettings:
     eff = (st or {}).get("effective") if isinstance((st or {}).get("effective"), dict) else None
     iid = (life.instance_id if life else None) or (st or {}).get("instance_id")
     fallback_protocol = "consumer" if run.protocol == "consumer" else "classic"
+    gp = (eff or {}).get("group.protocol") or fallback_protocol
+    values: dict[str, float | None] = {}
+    said: list[str] = []  # where each value that is not the member's own came from
+    missing: list[tuple[str, str]] = []
+    for key, field in TIMINGS:
+        got = _ms((eff or {}).get(key))
+        if got is not None:  # the member's own
+            values[key] = got / 1000
+            continue
+        why = f"{member}'s start recorded no {key}" if eff is not None else f"{member}'s start recorded no settings"
+        values[key], src = run_value_s(run, key, field, why)
+        if values[key] is None:
+            missing.append((key, src))
+        else:
+            said.append(src)
     if eff is None:
         src = f"the run's settings: {member}'s start recorded none"
-        return MemberSettings(member, fallback_protocol, iid, float(run.session_timeout_s),
-                              float(run.heartbeat_interval_s), float(run.max_poll_interval_s),
-                              src, False)
-    gp = eff.get("group.protocol") or fallback_protocol
-    defaults = set((st or {}).get("effective_defaults") or ())
-    at = f"since its start at {st['mono'] - tl.start:.1f}s"
+    elif gp == "classic" and _ms(eff.get("session.timeout.ms")) is not None:
+        how = "default" if "session.timeout.ms" in set(st.get("effective_defaults") or ()) else "given"
+        src = f"{member}'s client, session.timeout.ms={values['session.timeout.ms'] * 1000:g} {how}, since its " \
+              f"start at {st['mono'] - tl.start:.1f}s"
+    elif gp == "classic":
+        src = f"{member}'s client"
+    if gp != "classic":  # the group's timings as the brokers reported them; one not read is missing, not defaulted
+        src, said, missing = _group_timings(tl, member, t, values, said, missing)
+    if said:
+        src = f"{src}; {'; '.join(said)}"
+    return MemberSettings(member, gp, (eff or {}).get("group.instance.id") or iid, values["session.timeout.ms"],
+                          values["heartbeat.interval.ms"], values["max.poll.interval.ms"], src,
+                          eff is not None and not said and not missing, tuple(missing))
 
-    def ms(k: str, default: int) -> int:
-        try:
-            return int(eff.get(k))
-        except (TypeError, ValueError):
-            return default
 
-    session = ms("session.timeout.ms", int(run.session_timeout_s * 1000))
-    hb = ms("heartbeat.interval.ms", CLIENT_DEFAULTS_MS["heartbeat.interval.ms"])
-    hb_missing = ""
-    if gp == "classic":
-        how = "default" if "session.timeout.ms" in defaults else "given"
-        src = f"{member}'s client, session.timeout.ms={session} {how}, {at}"
-    else:  # the group's timings, as the brokers reported them; what could not be read is missing, not defaulted
-        gev = group_settings_at(tl, t)
-        session, gsrc = group_setting_ms(gev, "consumer", "session")
-        try:
-            hb, hb_missing = group_setting_ms(gev, "consumer", "heartbeat")[0], ""
-        except MissingSetting as e:
-            hb, hb_missing = None, str(e)
-        src = f"{member} on the consumer protocol: {gsrc}"
-    return MemberSettings(member, gp, eff.get("group.instance.id") or iid, session / 1000,
-                          hb / 1000 if hb is not None else None,
-                          ms("max.poll.interval.ms", CLIENT_DEFAULTS_MS["max.poll.interval.ms"]) / 1000,
-                          src, True, hb_missing)
+def _group_timings(tl, member: str, t: float, values: dict, said: list, missing: list) -> tuple[str, list, list]:
+    """Under the consumer protocol: the session and heartbeat timings are the group's (`group_setting_ms`), never
+    the member's own nor the run's; (source, the other sources, what is missing)."""
+    gev = group_settings_at(tl, t)
+    keep = ("session.timeout.ms", "heartbeat.interval.ms")
+    said = [x for x in said if not x.startswith(keep)]
+    missing = [x for x in missing if x[0] not in keep]
+    src = f"{member} on the consumer protocol"
+    ms, gsrc = group_setting_ms(gev, "consumer", "session")  # MissingSetting: nothing of the member is known
+    values["session.timeout.ms"] = ms / 1000
+    try:
+        values["heartbeat.interval.ms"] = group_setting_ms(gev, "consumer", "heartbeat")[0] / 1000
+    except MissingSetting as e:
+        values["heartbeat.interval.ms"] = None
+        missing.append(("heartbeat.interval.ms", str(e)))
+    return f"{member} on the consumer protocol: {gsrc}", said, missing
+
+
+def _ms(v) -> int | None:
+    """A setting's value in ms as a member recorded it, or None (absent, or not a number)."""
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _stretch(tl, t: float) -> int:
@@ -255,7 +315,7 @@ def _stretch(tl, t: float) -> int:
 
 def longest_heartbeat_s(tl, t: float) -> float:
     """The longest heartbeat interval of the members alive at t (0 when none is: no rebalance to spread)."""
-    return tl.history.derived(("longest_heartbeat_s", tl.end, _stretch(tl, t)), lambda: max(
+    return tl.history.derived(("longest_heartbeat_s", tl.settings, tl.end, _stretch(tl, t)), lambda: max(
         (member_settings(tl, x, t).heartbeat_s for x in tl.alive_members(t)), default=0.0))
 
 
@@ -263,15 +323,20 @@ def rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     """The longest a rebalance round may take at t under the protocol: the coordinator waits up to the members'
     rebalance timeout (their max.poll.interval.ms) for every live member to rejoin. (seconds, source). Constant
     between two member starts or exits or group settings events: computed once per such stretch."""
-    return tl.history.derived(("rebalance_timeout_s", tl.end, _stretch(tl, t)), lambda: _rebalance_timeout_s(tl, t))
+    return tl.history.derived(("rebalance_timeout_s", tl.settings, tl.end, _stretch(tl, t)),
+                              lambda: _rebalance_timeout_s(tl, t))
 
 
 def _rebalance_timeout_s(tl, t: float) -> tuple[float, str]:
     alive = sorted(tl.alive_members(t)) or sorted(tl.lives)
     if not alive:
-        return CLIENT_DEFAULTS_MS["max.poll.interval.ms"] / 1000, "the clients' default max.poll.interval.ms"
+        value, src = run_value_s(tl.settings, "max.poll.interval.ms", "max_poll_interval_s", "no member started")
+        if value is None:
+            raise MissingSetting(src)
+        return value, src
     best = max((member_settings(tl, m, t) for m in alive), key=lambda s: s.max_poll_s)
-    what = "recorded" if best.recorded else "the run's, none recorded"
+    own = [x for x in best.source.split("; ") if x.startswith("max.poll.interval.ms: ")]
+    what = own[0].removeprefix("max.poll.interval.ms: ") if own else "recorded"
     return best.max_poll_s, f"{best.member}'s max.poll.interval.ms={best.max_poll_s * 1000:g} ({what})"
 
 

@@ -40,8 +40,26 @@ def settings_of(evs: list[dict]) -> CheckSettings:
     return CheckSettings.from_dict(next(e for e in evs if e["type"] == "run_start")["settings"])
 
 
+#: the members' timings of this run, which neither its members' starts nor its run_start recorded (the harness of
+#: 65f3ec9 wrote no `effective` and no heartbeat_interval_s): the runner's heartbeat.interval.ms then
+#: (harness/plan.py:72 at 65f3ec9, 0.5 s) and the clients' max.poll.interval.ms, which it did not set (300 s)
+THEN = {"heartbeat_interval_s": 0.5, "max_poll_interval_s": 300.0}
+
+
+def with_timings(evs: list[dict]) -> list[dict]:
+    """The run with its members' timings in its run_start, as the harness records them now."""
+    return [{**e, "settings": {**e["settings"], **THEN}} if e["type"] == "run_start" else e for e in evs]
+
+
+def test_as_kept_the_timings_it_lacks_make_the_zombie_tolerance_unknown():
+    # judged with the checkers' defaults before (issue 45): the history holds no heartbeat interval of any member
+    v = judge(History.from_events(events()))["exclusive_ownership"]
+    assert v.status == "unknown", v.message
+    assert "heartbeat.interval.ms" in v.message and "run_start.settings records no heartbeat_interval_s" in v.message
+
+
 def test_the_fault_names_every_member_and_the_tolerance_covers_the_partition():
-    evs = events()
+    evs = with_timings(events())
     fault = next(e for e in evs if e["type"] == "fault_start")
     assert fault["kind"] == "broker_partition" and fault["members_affected"] == ["m1", "m2", "m3"]
     v = exclusive.check(History.from_events(evs), settings_of(evs))
@@ -50,7 +68,7 @@ def test_the_fault_names_every_member_and_the_tolerance_covers_the_partition():
 
 
 def test_a_member_cut_off_with_its_coordinator_is_a_zombie_within_tolerance():
-    evs = events()
+    evs = with_timings(events())
     v = judge(History.from_events(evs))["exclusive_ownership"]
     assert v.status == "valid", v.message
     m = v.measurements
@@ -70,7 +88,7 @@ def test_recorded_as_before_it_was_judged_a_double_assignment():
 def test_a_zombie_commit_taking_effect_would_still_fail():
     """The check keeps its teeth: had the cut-off coordinator acknowledged m3's commit of partition 2 after m1
     was given it, that would be a violation whatever the tolerance."""
-    evs = events()
+    evs = with_timings(events())
     fenced = next(e for e in evs if e["type"] == "committed" and e["member"] == "m3" and not e["ok"])
     assert fenced["error"].startswith("KafkaError{code=UNKNOWN_MEMBER_ID")
     taken = {**fenced, "ok": True, "error": None, "requested_mono": 117.0}

@@ -189,8 +189,11 @@ def test_a_loaded_history_is_judged_as_its_dicts_are(tmp_path, reader):
     assert a["record_integrity"]["witnesses"][0]["type"] == "acked"
     judged = {n: v.to_dict() for n, v in judge(History.load(tmp_path)).items()}
     assert judged.pop("schedule_performed")["status"] == "valid"  # no step: nothing to perform
-    # its run_start records no `applies` (an older run's): a checker's skip is unknown, the rest as check_all's
-    assert judged == {n: decide(v, None).to_dict() for n, v in check_all(loaded, s).items()}
+    # its run_start records no `applies` (an older run's): a checker's skip is unknown, the rest as check_all's with
+    # the settings its run_start records (no member timings: the bounds that need them are unknown, never defaulted)
+    recorded = CheckSettings.from_dict({"topic": "t", "partitions": 2})
+    assert judged == {n: decide(v, None).to_dict() for n, v in check_all(loaded, recorded).items()}
+    assert judged["coverage_liveness"]["status"] == "unknown" and a["coverage_liveness"]["status"] == "valid"
 
 
 def test_a_bulk_event_without_its_fields_is_refused(tmp_path, reader):

@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from histbuild import acked, assigned, committed, drained, history, processed, run_end, run_start, settings, steady
+from histbuild import (acked, assigned, committed, drained, effective, history, processed, run_end, run_start, settings,
+                       steady)
 
 import harness.invariants as inv
 from harness.invariants import CHECKERS, CheckSettings, Verdict, check_all, judge, protocols, run_settings, timeline
@@ -107,7 +108,11 @@ def test_check_settings():
                                  "max_unowned_s": 30.0, "unknown_key": 1})
     assert (s.topic, s.partitions, s.session_timeout_s, s.protocol) == ("t", 6, 9.0, "classic-cooperative")
     assert not hasattr(s, "zombie_tolerance_s") and not hasattr(s, "max_unowned_s")
-    assert CheckSettings.from_dict(s.to_dict()) == s
+    assert CheckSettings.from_dict(s.to_dict()).to_dict() == s.to_dict()
+    # read from a dict, they remember what it held: the same values built in code (every field given) differ
+    assert s.held == {"topic", "partitions", "session_timeout_s"} and s != CheckSettings(**{
+        k: v for k, v in s.to_dict().items() if k != "topics"})
+    assert "held" not in s.to_dict()
     with pytest.raises(TypeError):
         CheckSettings("t")  # keyword-only
 
@@ -153,15 +158,25 @@ def _consumer_run(**start):
     return history(evs)
 
 
+#: the run's member timings as run_start.settings records them (the members of `steady` record none of their own)
+TIMINGS = {"session_timeout_s": 6.0, "heartbeat_interval_s": 0.5, "max_poll_interval_s": 20.0}
+
+
 def test_judge_reads_the_consumer_settings_from_run_start():
-    h = _consumer_run(kind="consumer", settings={"topic": "t", "partitions": 4, "protocol": "classic-eager"})
+    h = _consumer_run(kind="consumer", settings={"topic": "t", "partitions": 4, "protocol": "classic-eager", **TIMINGS})
     vs = judge(h)
     assert list(vs) == ["schedule_performed", *CHECKERS]
     assert run_settings(h)[1].protocol == "classic-eager"  # the checkers read each member's own before it
     assert vs["coverage_liveness"].measurements["partitions_inferred"] is False
     assert vs["commit_progress"].status == "valid"
     assert {n: v.status for n, v in vs.items() if n in CHECKERS} == {n: decide(v, None).status for n, v in check_all(
-        _consumer_run(), CheckSettings(topic="t", partitions=4, protocol="classic-eager")).items()}
+        _consumer_run(), CheckSettings(topic="t", partitions=4, protocol="classic-eager", **TIMINGS)).items()}
+
+
+def _own_timings(h):
+    """The history with each member's start recording its client's timings (`effective`)."""
+    return history([dict(e, effective=effective(max_poll_ms=20000)) if e["type"] == "started" else e
+                    for e in h.events])
 
 
 @pytest.mark.parametrize("start", [None, {"settings": {"topic": "t"}}, {"settings": None}])
@@ -171,7 +186,10 @@ def test_judge_without_settings_uses_the_defaults(start):
         [e for e in _consumer_run().events if e["type"] != "run_start"], run_start(0.0, **start))
     if start is None:
         h = history([e for e in h.events if e["type"] != "run_start"])
-    vs = judge(h)
+    # the members recorded no timings and neither did the run: the bounds that need them are unknown, naming them
+    bare = judge(h)["coverage_liveness"]
+    assert bare.status == "unknown" and "max.poll.interval.ms" in bare.message and "300" not in bare.message
+    vs = judge(_own_timings(h))  # each member's own: judged (the rest of the settings are the defaults)
     assert list(vs) == ["schedule_performed", *CHECKERS]
     assert vs["coverage_liveness"].status == "valid"
     assert vs["coverage_liveness"].measurements["partitions_inferred"] is True  # partitions 0: inferred
