@@ -94,12 +94,6 @@ DEFAULT_SUBSCRIBE_BY = SUBSCRIBE_BY[0]
 
 # -- commits
 
-# -- request faults
-
-#: the request proxy's actions on a matched request (harness/kproxy/rules.py), each also a schedule step of that name
-#: (harness/plan/actions.py) and a `fault_start` kind (docs/history.md)
-REQUEST_FAULTS = ("delay_request", "hold_request", "drop_request", "drop_response", "error_response", "disconnect")
-
 #: how a consumer-group member commits (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll's records
 #: synchronously (the default, and the Java member's only mode) or asynchronously, by the client's auto-commit,
 #: or never

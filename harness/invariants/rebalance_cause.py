@@ -72,7 +72,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
-from harness.base.vocabulary import REQUEST_FAULTS
+from harness.base.steps import REQUEST_STEPS
 from harness.record.history import History
 from harness.invariants import brokers, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
@@ -345,7 +345,7 @@ class _Judge:
         whose answer gives its assignment again, and a member the coordinator did not expire heartbeated within its
         session timeout; so a request fault that ended more than the session timeout and one heartbeat interval
         (the group's) before the fence left the member time to learn what to revoke. Any other fault on x may."""
-        if any(f.kind not in REQUEST_FAULTS for f in faults) or ms.hb_s is None:
+        if any(f.kind not in REQUEST_STEPS for f in faults) or ms.hb_s is None:
             return None
         last = max(f.end for f in faults)
         room = ms.session_timeout_s + ms.hb_s

@@ -21,6 +21,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from harness.base.steps import Step, fault_of
 from harness.invariants.core import MissingSetting
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
@@ -382,8 +383,8 @@ def growth_times(tl) -> list[float]:
     exist from the controller's commit, before CreatePartitions answers), its fault's start and end, and the
     action's end (`Growth`)."""
     return tl.history.derived(("growth_times", tl.end), lambda: sorted(set(tl.growth.times) | {
-        e["mono"] for _, e in tl.control if e["type"] == "action_start" and e.get("kind") == "add_partitions"} | {
-        t for f in tl.faults if f.kind == "add_partitions" for t in (f.start, f.end)}))
+        e["mono"] for _, e in tl.control if e["type"] == "action_start" and e.get("kind") == Step.ADD_PARTITIONS} | {
+        t for f in tl.faults if f.kind == fault_of(Step.ADD_PARTITIONS) for t in (f.start, f.end)}))
 
 
 def _growth_at(tl, t: float) -> bool:

@@ -41,12 +41,12 @@ import random
 import threading
 from dataclasses import dataclass, field
 
-from harness.base.vocabulary import REQUEST_FAULTS
+from harness.base.steps import REQUEST_STEPS
 from harness.kproxy.answers import error_code_of
 from harness.kproxy.wire import api_key_of
 from harness.base.steps import Step
 
-ACTIONS = REQUEST_FAULTS
+ACTIONS = REQUEST_STEPS
 THEN = ("stall", "pass")
 #: the actions that take `then`
 DROPS = (Step.DROP_REQUEST, Step.DROP_RESPONSE)

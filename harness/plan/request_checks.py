@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from harness.base.vocabulary import REQUEST_FAULTS
+from harness.base.steps import REQUEST_STEPS
 from harness.plan.actions import ACTIONS, needs_requests
 from harness.plan.backends import ABILITIES
 from harness.base.errors import BadInput
@@ -95,7 +95,7 @@ def check_backend(sc, backend: str) -> None:
 def check(schedule, *, brokers: int, shared=None) -> None:
     """Refuse (BadInput) a request fault that could not work, or a shared cluster without the request proxy."""
     for i, a in enumerate(schedule):
-        if a.kind in REQUEST_FAULTS and (why := _why(a, brokers=brokers)):
+        if a.kind in REQUEST_STEPS and (why := _why(a, brokers=brokers)):
             raise BadInput(f"step {i} ({a.kind}): {why}")
     if shared is not None and getattr(shared, "backend", None) != "fake" and needs_requests(schedule) \
             and getattr(shared, "kproxy", None) is None:

@@ -22,15 +22,8 @@ from harness.base.steps import ACTIONS, Step
 
 PKG = Path(__file__).resolve().parents[2] / "harness"
 TABLE = "harness/base/steps.py"
-#: modules still allowed to spell action names, each with why. The first is for good: the vocabulary's
-#: REQUEST_FAULTS are the proxy's rule kinds, which the members and the invariants run as scripts import with nothing
-#: of the harness beside them (tests/unit/test_step_proofs.py holds them to the table's request steps). The others
-#: belong to other work of issue 45 at the time of writing and are to be converted (then removed from here) when it
-#: is merged: the lead empties this list.
-STILL_SPELLED = {
-    "harness/base/vocabulary.py": "REQUEST_FAULTS, imported by scripts (kept)",
-    "harness/invariants/settings.py": "add_partitions",
-}
+#: modules allowed to spell action names, each with why: none (the table alone names the actions)
+STILL_SPELLED: dict[str, str] = {}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -2,7 +2,7 @@
 (harness/invariants/performed.py) checks of each step today, so that the checker can read the rows instead of its
 own constants and per-kind branches without changing a verdict.
 
-Verify: the request steps are the vocabulary's REQUEST_FAULTS; and, step by step, `performed._missing` over a history
+Verify: the request steps are the request proxy's rule actions; and, step by step, `performed._missing` over a history
 missing everything names exactly what the row's proof says must be there (the member events of the result's
 members, the fault, the member the fault must name, the broker restarts, the member's control event, the result's
 own check) and nothing else: performed.py reads the rows, and this holds its reading to what each row says.
@@ -15,12 +15,12 @@ import pytest
 
 from harness.base import steps
 from harness.base.steps import ACTIONS, KILL, START, STOP
-from harness.base.vocabulary import REQUEST_FAULTS
 from harness.invariants import performed
 
 
-def test_the_request_steps_are_the_vocabularys_and_every_result_check_is_used():
-    assert steps.REQUEST_STEPS == REQUEST_FAULTS
+def test_the_request_steps_are_the_proxys_rule_actions_and_every_result_check_is_used():
+    from harness.kproxy.rules import ACTIONS as RULE_ACTIONS
+    assert steps.REQUEST_STEPS == RULE_ACTIONS and len(steps.REQUEST_STEPS) == 6
     assert set(steps.RESULT_CHECKS) == {r.proof.result for r in ACTIONS.values() if r.proof.result}
 
 
