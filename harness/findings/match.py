@@ -19,7 +19,10 @@ A failing verdict is explained only when it has witnesses and every one of them 
 Every witness the checker found is held against the marks, not the first MAX_WITNESSES it keeps: a verdict that
 found more than it keeps (`witnesses_found`), or keeps MAX_WITNESSES without saying how many it found (a checker
 that cut its own list), is not explained (the ones not kept cannot be compared); nor is one whose checker cuts its
-list shorter and counts its problems in a measurement (`COUNTED`: commit_progress's `stalls`) that shows fewer.
+list shorter and counts its problems in a measurement (`COUNTED`: commit_progress's `stalls`) that shows fewer. A
+witness that stands for several events (commit_progress's first stall of a member and partition, with `stalls`, how
+many, and `until_mono`, the last one's time) counts as that many and is inside a mark only when its last time is
+inside the window too.
 
 The brokers' lines a checker appends to a failing verdict as context (`with_broker_context`: what the brokers said
 about the group near its witnesses) are not witnesses of the failure and are not compared: a line about an earlier,
@@ -70,7 +73,8 @@ def inside(w: dict, k: Mark, ids: dict[str, str] | None = None) -> bool:
     member = member if isinstance(member, str) else _named(w, ids or {})
     if w.get("type") in ("fault_start", "fault_end") and w.get("fault_id") in k.faults:
         return True
-    in_window = k.start <= t <= k.end
+    until = w.get("until_mono")  # a witness standing for events up to then (commit_progress's stalled events)
+    in_window = k.start <= t <= k.end and (not isinstance(until, (int, float)) or k.start <= until <= k.end)
     if rec is not None and k.records:
         return rec in k.records and (member is None or (member in k.members and in_window))
     if member in k.members:
@@ -137,7 +141,8 @@ def _unseen(verdict, kept: int) -> str | None:
     if name in COUNTED:
         key, kind = COUNTED[name]
         counted = (_field(verdict, "measurements", {}) or {}).get(key)
-        shown = sum(1 for w in compared(verdict) if w.get("type") == kind)
+        shown = sum(w.get("stalls") if isinstance(w.get("stalls"), int) else 1 for w in compared(verdict)
+                    if w.get("type") == kind)
         if isinstance(counted, int) and counted > shown:
             return f"counts {counted} {key} and shows {shown}"
     n = found(verdict)

@@ -180,7 +180,7 @@ class _Judgment:
             s, o = per[int(ii[k])][3], owns[int(ii[k])]
             why, cut = _why(s, float(g_end[k]), float(deadline[k]), refusals.get(k), o.end_event)
             self.stalls.append((float(t[k]), member, p, int(rs[k]), int(c0[k]), float(deadline[k]), s, cut, why,
-                                refusals[k][0] if refusals.get(k) else None))
+                                refusals[k][0] if refusals.get(k) else None, len(stall), float(t[max(stall)])))
 
 
     def _died_committing(self, member: str, p: int, per: list, ii: np.ndarray, t: np.ndarray,
@@ -229,13 +229,13 @@ def _summary(used) -> str:
 def _invalid(tl, commits: "_Commits", stalls: list, m: dict) -> Verdict:
     stalls.sort(key=lambda x: x[0])
     proc = tl.history.bulk("processed")
-    t, member, p, r, c0, d, s, cut, why, _ = stalls[0]
+    t, member, p, r, c0, d, s, cut, why, *_ = stalls[0]
     since = f"offset {c0}" if c0 >= 0 else "none"
     msg = (f"{s.describe()}: processed partition {tl.name(p)} up to offset {int(proc.last[r])} at {t:.3f} and did "
            f"not commit it by {d:.3f} ({why}); last committed before it: {since}; "
            f"{m['stalls']} stalled processed events on partitions {m['stalled_partitions']}")
     wits: list[dict] = []
-    for t, member, p, r, c0, d, s, cut, why, refused in stalls[:MAX_WITNESSES // 3]:
+    for t, member, p, r, c0, d, s, cut, why, refused, n, last_t in stalls[:MAX_WITNESSES // 3]:
         shown, lastoff = tl.name(p), int(proc.last[r])
         seqs = [int(proc.seq[r])]
         prev = refused if refused is not None else commits.last_ok_seq(member, p, d)
@@ -247,8 +247,12 @@ def _invalid(tl, commits: "_Commits", stalls: list, m: dict) -> Verdict:
         if prev is not None:
             seqs.append(prev)
         evs = tl.history.events_at(seqs)
-        wits.append(witness(evs[seqs[0]], f"{s.describe()}: processed partition {shown} up to offset {lastoff}; no "
-                                          f"successful commit of it past that by {d:.3f} ({why})"))
+        # the pair's first stall, standing for its `stalls` stalled events up to `until_mono` (a known bug's marks must
+        # hold them all: harness/findings/match.py)
+        wits.append({**witness(evs[seqs[0]], f"{s.describe()}: processed partition {shown} up to offset {lastoff}; no "
+                                             f"successful commit of it past that by {d:.3f} ({why})"
+                                             + (f"; {n} stalled events of it up to {last_t:.3f}" if n > 1 else "")),
+                     "stalls": n, "until_mono": last_t})
         if prev is not None:
             wits.append(witness(evs[prev], why_c))
         if cut is not None:

@@ -75,13 +75,15 @@ def workload_end(history: History) -> float | None:
 
 def judge_settled(history: History, *, settled: list[tuple[float, float]], disturbances: list[float], start: float,
                   end: float | None, bound_at: Callable[[float], tuple[float, str]], what: str,
-                  quiet_s: float = 0.0) -> Verdict:
+                  quiet_s: float = 0.0, unsettled_at: Callable[[float], dict] | None = None) -> Verdict:
     """The verdict of the rule (module docstring). `settled`: (from, to) stretches in which the group was settled by
     the kind's rule; `disturbances`: their times, sorted; `start`: the run's start; `end`: W (None: no drain);
     `bound_at(T)`: (seconds, why) the group may take to settle after a disturbance at T (it may raise
     MissingSetting: the verdict is then unknown, naming it); `what`: the kind's rule in words, for the messages;
     `quiet_s`: how long a stretch must last to count as settled (the kind's own quiet period: a group that
-    rebalances every second is balanced between its rebalances, not settled)."""
+    rebalances every second is balanced between its rebalances, not settled); `unsettled_at(t)`: the fields a
+    timed-out wait's witness gains to name what was not settled at t (`partitions`, and `why` in words), so that it
+    names the partitions a known bug's marks may hold rather than a time alone (harness/findings/match.py)."""
     settled = [(a, b) for a, b in settled if b - a >= quiet_s]
     problems, wits, unknown = [], [], []
     m: dict = {"waits_timed_out": 0, "waits_settled_in_history": 0}
@@ -99,7 +101,9 @@ def judge_settled(history: History, *, settled: list[tuple[float, float]], distu
                f"settled ({what}), {t - T:.1f}s after the disturbance at {T - start:.1f}s")
         if t - T > bound:
             problems.append(f"{say}; the protocol allows {bound:.1f}s ({why})")
-            wits.append(witness(e, "the runner gave up waiting for a settled group"))
+            named = unsettled_at(t) if unsettled_at is not None else {}
+            wits.append({**witness(e, "the runner gave up waiting for a settled group" + named.get("why", "")),
+                         **{k: v for k, v in named.items() if k != "why"}})
         else:
             unknown.append(f"{say}; the protocol allows {bound:.1f}s there ({why}), so the history cannot tell")
     if end is None:
@@ -141,4 +145,17 @@ def check(history: History, settings) -> Verdict:
     return judge_settled(history, settled=convergence.converged_states(tl), disturbances=times, start=tl.start,
                          end=W, bound_at=lambda T: disturbance_bound(tl, T), quiet_s=settings.quiet_period_s,
                          what="every partition of a subscribed topic owned once by a live member, balanced "
-                              "(balance.consumer)")
+                              "(balance.consumer)", unsettled_at=lambda t: _misowned(tl, t))
+
+
+def _misowned(tl, t: float) -> dict:
+    """The partitions required at t that no live member, or more than one, held then (none: only the balance was
+    off), as a witness's `partitions` and words."""
+    live, owners = tl.alive_members(t), tl.owners_at(t)
+    bad = {p: sorted(x for x in owners.get(p, ()) if x in live) for p in tl.required(t)}
+    bad = {p: xs for p, xs in bad.items() if len(xs) != 1}
+    if not bad:
+        return {"why": ": every partition had one live owner, the balance was off"}
+    return {"partitions": [list(tl.layout.tp(p)) for p in sorted(bad)],
+            "why": ": " + "; ".join("{}-{} held by {}".format(*tl.layout.tp(p), ", ".join(xs) or "no live member")
+                                    for p, xs in sorted(bad.items())[:6])}

@@ -144,6 +144,13 @@ def test_the_commit_starves_heartbeat_finding_matches_its_own_reproduction_too(t
         settled = Verdict("group_settled", "invalid", "never settled", (alone,), found=1)
         assert known(run, {**verdicts, "group_settled": settled}) is None
         assert "group_settled's witness" in near_misses(run, {**verdicts, "group_settled": settled})[0]
+    # the same wait naming the partitions that were not settled then (settled.py names them): the zombie's is the bug's
+    named = {"type": "wait_timeout", "mono": 12.0, "what": "final", "partitions": [["t", 0]],
+             "why": "the runner gave up waiting for a settled group: t-0 held by m1, m2"}
+    settled = Verdict("group_settled", "invalid", "never settled", (named,), found=1)
+    assert known(run, {**verdicts, "group_settled": settled}).finding.id == f.id
+    elsewhere = Verdict("group_settled", "invalid", "never settled", ({**named, "partitions": [["t", 3]]},), found=1)
+    assert known(run, {**verdicts, "group_settled": elsewhere}) is None
     # a batch the zombie processed before its last word from the group (its last good commit at 8.0) is not the bug's
     early = Verdict("commit_progress", "invalid", "m2 did not commit", ({**batch, "mono": 7.5},))
     assert known(run, {**verdicts, "commit_progress": early}) is None

@@ -127,3 +127,9 @@ def test_a_checker_that_counts_more_problems_than_it_shows_is_not_excused(tmp_pa
         assert (known(run, _with(run, commit_progress=v)) is not None) is excused
     why = near_misses(run, _with(run, commit_progress=v))
     assert any("commit_progress counts 2 stalls and shows 1" in m for m in why), why
+    # a pair's first stall standing for its stalled events (`stalls`, up to `until_mono`): all of them inside the marks
+    # excuse, one of them past the window does not
+    for until, excused in ((9.95, True), (1e6, False)):
+        grouped = {**batch, "stalls": 2, "until_mono": until}
+        v = verdict("commit_progress", "invalid", "m2 did not commit", [grouped], {"stalls": 2})
+        assert (known(run, _with(run, commit_progress=v)) is not None) is excused, until

@@ -27,6 +27,8 @@ def test_a_consumer_group_the_runner_waited_for_in_vain_past_the_bound_fails():
     assert v.status == "invalid", v.message
     assert "the runner waited 60s for a settled group (after action)" in v.message
     assert "the protocol allows 16.0s" in v.message and v.witnesses[0]["type"] == "wait_timeout"
+    w = v.witnesses[0]  # it names what was not settled when the runner gave up: b's partitions, by nobody then
+    assert w["partitions"] == [["t", 2], ["t", 3]] and "t-2 held by no live member" in w["why"], w
 
 
 def test_a_consumer_groups_wait_within_the_bound_is_unknown():
