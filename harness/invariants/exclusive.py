@@ -79,11 +79,12 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                     _zombie(tl, settings, a, b, acts, m, problems, wits)
 
     n_problems = len(problems) + _processing(tl, groups, m, problems, wits)
+    unshown = n_problems - len(problems)  # processed events past the first MAX_WITNESSES, each a witness not kept
     for k in ("max_zombie_window_s", "max_zombie_running_s"):
         m[k] = secs(m[k])
     if n_problems:
         more = f" (and {n_problems - 1} more)" if n_problems > 1 else ""
-        return verdict(NAME, "invalid", problems[0] + more, wits, m)
+        return verdict(NAME, "invalid", problems[0] + more, wits, m, found=len(wits) + unshown)
     return verdict(NAME, "valid", f"no partition of {', '.join(map(repr, tl.topics))} had two owners in good "
                                   f"standing; "
                                   f"{m['zombie_pairs']} zombie overlaps within tolerance", (), m)

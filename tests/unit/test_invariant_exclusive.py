@@ -62,6 +62,16 @@ def test_processing_a_partition_never_assigned_is_invalid():
     assert "without ever being assigned" in v.message
 
 
+def test_the_verdict_says_how_many_witnesses_it_found_past_those_it_keeps():
+    """A known finding is held against every witness (harness/findings/match.py): twelve processed events of a
+    partition never assigned are twelve witnesses, all kept; fifteen are more than the verdict keeps, and it says so."""
+    twelve = check(history(steady(), *[processed("a", 5.0 + i / 10, 3, i, i) for i in range(12)]))
+    assert len(twelve.witnesses) == 12 and twelve.found == 12
+    fifteen = check(history(steady(), *[processed("a", 5.0 + i / 10, 3, i, i) for i in range(15)]))
+    assert len(fifteen.witnesses) == 12 and fifteen.found == 15
+    assert fifteen.measurements["processed_without_holding"] == 15
+
+
 def long_pause(zombie_extra=(), lost_at=15.5):
     """a is paused 5..15 (longer than the session timeout); b gets a's partitions at 12; a learns at lost_at."""
     return [*steady(30.0), processed("a", 4.0, 0, 0, 9), fault_start(5.0, "f1", ["a"]),
