@@ -92,7 +92,7 @@ def _write_run(path: str, plan: dict, events_per_run: int, rng: random.Random, o
     span = t_end - t0
     _write_producer(hist, n_acked, t0, span, wall0, topic)
     _write_members(hist, own, plan, run_id, topic, n_proc, n_comm, t0, t_end, wall0, torn)
-    n_hs = _write_harness(hist, plan, run_id, topic, t0, t_end, wall0)
+    n_hs = _write_harness(hist, plan, run_id, topic, t0, t_end, wall0, killed=MEMBERS[0] if torn else None)
     # ---- verdicts, run.json, STATUS ---------------------------------------------------------------
     times = _write_verdicts(path, plan, rng, outcome, fail_inv, n_witness, n_reb, t0)
     _write_meta(path, plan, run_id, topic, span, outcome, shrink_of)
@@ -212,22 +212,31 @@ def _write_members(hist: str, own: dict, plan: dict, run_id: str, topic: str, n_
                 f.write('{"type":"processed","mono":%.3f,"wa' % (t_end - 0.1))
 
 
-def _write_harness(hist: str, plan: dict, run_id: str, topic: str, t0: float, t_end: float, wall0: float) -> int:
-    """The harness's history (run start and end, members, the scheduled action, the drain); returns its events."""
+def _write_harness(hist: str, plan: dict, run_id: str, topic: str, t0: float, t_end: float, wall0: float, *,
+                   killed: str | None = None) -> int:
+    """The harness's history (run start and end, members, the step, the drain); returns its events. The step the
+    history shows is a wait (`sleep`), planned in run_start, whose ok end is its whole proof (`schedule_performed`
+    holds it as a real run's); `killed`: the member SIGKILLed at the end (its file may end torn)."""
+    s = round(t_end - 1.5 - (t0 + 0.4), 3)
+    step = {"action_id": "a1", "kind": Step.SLEEP, "params": {"s": s}}
     hs = [_line({"type": "run_start", "mono": t0, "wall": t0 + wall0, "run_id": run_id,
-                 "scenario": plan["scenario"], "seed": plan["seed"], "settings": {"topic": topic}}),
+                 "scenario": plan["scenario"], "seed": plan["seed"], "settings": {"topic": topic},
+                 "plan": [step]}),
           # a field named like the header's "version" but a string: must not make the line unparsable
           _line({"type": "broker_event", "mono": t0, "wall": t0 + wall0, "broker": 1, "what": "ready",
                  "version": plan["kafka"]})]
     for k, m in enumerate(MEMBERS):
         hs.append(_line({"type": "member_start", "mono": t0 + 0.1 * k, "wall": t0 + 0.1 * k + wall0, "member": m,
                          "pid": 1000 + k, "instance_id": None, "rack": None}))
-    hs.append(_line({"type": "action_start", "mono": t0 + 0.4, "wall": t0 + 0.4 + wall0, "action_id": 0,
-                     "kind": plan["schedule"][1]["kind"], "params": plan["schedule"][1]["params"]}))
-    hs.append(_line({"type": "action_end", "mono": t_end - 1.5, "wall": t_end - 1.5 + wall0, "action_id": 0,
-                     "kind": plan["schedule"][1]["kind"], "params": {}, "ok": True, "error": None}))
+    hs.append(_line({"type": "action_start", "mono": t0 + 0.4, "wall": t0 + 0.4 + wall0, **step}))
+    hs.append(_line({"type": "action_end", "mono": t_end - 1.5, "wall": t_end - 1.5 + wall0, "action_id": "a1",
+                     "kind": Step.SLEEP, "ok": True, "error": None}))
     for k, m in enumerate(MEMBERS):
-        hs.append(_line({"type": "member_stop", "mono": t_end - 0.5 + 0.01 * k, "wall": t_end + wall0, "member": m}))
+        t = t_end - 0.5 + 0.01 * k
+        hs.append(_line({"type": "member_stop", "mono": t, "wall": t_end + wall0, "member": m}))
+        if m == killed:  # its stop ended in a SIGKILL mid-write, as the run ended (its partitions unowned no longer)
+            hs.append(_line({"type": "member_exit", "mono": t_end, "wall": t_end + wall0, "member": m,
+                             "how": "kill", "code": -9}))
     hs.append(_line({"type": "drained", "mono": t_end - 0.6, "wall": t_end - 0.6 + wall0, "ok": True, "missing": 0}))
     hs.append(_line({"type": "run_end", "mono": t_end, "wall": t_end + wall0, "status": "complete"}))
     with open(os.path.join(hist, HARNESS_HISTORY), "w") as f:
