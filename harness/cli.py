@@ -28,12 +28,22 @@ def _parser() -> argparse.ArgumentParser:
     """The parser of every command."""
     p = _Parser(prog="harness", description="Conformance and chaos harness for Kafka rebalancing.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"harness {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=_Parser)
     _add_run(sub)
     _add_replay(sub)
     _add_nightly(sub)
     _add_tools(sub)
     return p
+
+
+def _version() -> str:
+    """The installed harness's version (its package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("kafka-rebalance-harness")
+    except PackageNotFoundError:
+        return "(not installed: run from a checkout without `pip install -e .`)"
 
 
 def _common(sp):
@@ -112,6 +122,9 @@ def _add_run(sub):
     r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
                                     ".toml or naming an existing file (docs/scenarios.md); the command line's "
                                     "options win over the file's settings")
+    r.add_argument("--dry-run", action="store_true",
+                   help="check everything that needs no cluster (the scenario, settings, each step's bounds, the "
+                        "request faults, the brokers' version gates), print the schedule it would run, start nothing")
     r.add_argument("--protocol", default=None, choices=ALL_PROTOCOLS,
                    help="group protocol of the members (default: classic-cooperative; for the streams-* "
                         "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
@@ -384,6 +397,9 @@ def _dispatch(args) -> int:
                                      streams_settings=options.key_values(args.streams_set),
                                      connect_settings=options.key_values(args.connect_set, "--connect-set"),
                                      **options.member_options(args))
+        if args.dry_run:  # every check that starts nothing, then the schedule (harness/run/dry.py)
+            from harness.run.dry import dry_run
+            return dry_run(cfg)
         if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/drive/repeat.py
             from harness.drive.repeat import run_repeated
             return run_repeated(cfg, args, progress=progress)

@@ -105,6 +105,16 @@ def _cached(version: str) -> KafkaDist | None:
     return None
 
 
+def remembered(version: str) -> str | None:
+    """The release `version` names without a lookup: itself when it is one (x.y.z), else the release an alias or a
+    prefix was last resolved to on this machine, whose jars are cached; None when it never was."""
+    if version not in ALIASES and not is_prefix(version):
+        return version
+    f = cache_dir() / "kafka" / f"alias-{ALIASES.get(version, version)}"
+    known = _cached(f.read_text().strip()) if f.exists() else None
+    return known.version if known else None
+
+
 def resolve(version: str = "latest", *, progress=_log.info) -> KafkaDist:
     """A Kafka version (x.y.z, 'latest' = newest 4.x that resolves, 'latest-3', or a prefix like '3.9') on disk."""
     if version in ALIASES or is_prefix(version):

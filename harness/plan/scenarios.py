@@ -9,6 +9,7 @@ kind of each action (from the registry's mix, harness/plan/actions.py). The file
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from difflib import get_close_matches
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -147,5 +148,7 @@ def get(name: str) -> Scenario:
     try:
         return SCENARIOS[name]
     except KeyError:
-        raise BadInput(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)} (or a scenario file, "
-                       "docs/scenarios.md)") from None
+        near = get_close_matches(name, list(SCENARIOS), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(near)}? " if near else ""
+        raise BadInput(f"unknown scenario {name!r}; {hint}`harness scenarios` lists the {len(SCENARIOS)} built-in "
+                       "ones (or name a scenario file, docs/scenarios.md)") from None
