@@ -19,21 +19,6 @@ from harness.cli import main
 from harness.plan.config import RunConfig
 
 
-class _Started(Exception):
-    """Something was about to start."""
-
-
-@pytest.fixture
-def nothing_starts(monkeypatch):
-    """A cluster made, a backend's preflight or a child process: the test fails (raised as _Started)."""
-    def started(*a, **k):
-        raise _Started(f"started: {a[:1]}")
-    from harness.cluster import backends
-    monkeypatch.setattr(backends, "new_backend", started)
-    monkeypatch.setattr(backends, "preflight", started)
-    monkeypatch.setattr(subprocess, "Popen", started)
-
-
 def _refused(tmp_path, capsys, argv: list[str], *needles: str) -> str:
     runs = tmp_path / "runs"
     code = main(["run", *argv, "--runs-root", str(runs)])

@@ -37,12 +37,17 @@ def test_the_fake_backend_stops_a_live_broker_once_and_records_no_second_stop(tm
         assert len(stops(events)) == 2
 
 
-def local_with(proc) -> tuple[LocalCluster, list]:
+def backend_with(cls, proc) -> tuple:
+    """A backend of `cls` with one broker whose process (or container) is `proc`, and the events it records."""
     events = []
-    cluster = LocalCluster.__new__(LocalCluster)
+    cluster = cls.__new__(cls)
     cluster.nodes = {1: SimpleNamespace(proc=proc, version="4.0.0")}
     cluster.on_event = lambda t, **f: events.append((t, f))
     return cluster, events
+
+
+def local_with(proc) -> tuple[LocalCluster, list]:
+    return backend_with(LocalCluster, proc)
 
 
 def child(tmp_path, code: str) -> Proc:
@@ -100,11 +105,7 @@ class Container:
 
 
 def docker_with(container) -> tuple[DockerCluster, list]:
-    events = []
-    cluster = DockerCluster.__new__(DockerCluster)
-    cluster.nodes = {1: SimpleNamespace(proc=container, version="4.0.0")}
-    cluster.on_event = lambda t, **f: events.append((t, f))
-    return cluster, events
+    return backend_with(DockerCluster, container)
 
 
 @pytest.mark.parametrize("stop, code", [("kill_broker", 137), ("terminate_broker", 143)])

@@ -11,26 +11,11 @@ resolved here, is one line and exit 2, nothing started either way.
 """
 from __future__ import annotations
 
-import subprocess
 from importlib.metadata import version
 
 import pytest
 
 from harness.cli import main
-
-
-class _Started(Exception):
-    """Something was about to start."""
-
-
-@pytest.fixture
-def nothing_starts(monkeypatch):
-    def started(*a, **k):
-        raise _Started(f"started: {a[:1]}")
-    from harness.cluster import backends
-    monkeypatch.setattr(backends, "new_backend", started)
-    monkeypatch.setattr(backends, "preflight", started)
-    monkeypatch.setattr(subprocess, "Popen", started)
 
 
 def test_version_names_the_installed_release(capsys):
