@@ -445,6 +445,18 @@ FAULT_OF = {s.name: s.proof.fault for s in ACTIONS.values() if s.proof.fault}
 RESTARTS_BROKERS = frozenset(s.name for s in ACTIONS.values() if s.proof.restarts_brokers)
 
 
+def action_id(i: int) -> str:
+    """The `action_id` of a schedule's step i (from 0): a1, a2, ... (its action_start and action_end carry it)."""
+    return f"a{i + 1}"
+
+
+def planned(schedule) -> list[dict]:
+    """`run_start`'s `plan`: each step of a schedule (Actions, or the dicts run.json records them as), in order, as
+    its action_start names it."""
+    return [{"action_id": action_id(i), "kind": a["kind"] if isinstance(a, dict) else a.kind,
+             "params": (a.get("params") or {}) if isinstance(a, dict) else a.params} for i, a in enumerate(schedule)]
+
+
 def spec(name: str) -> ActionSpec | None:
     """The spec of an action, or None for a name no action has."""
     return ACTIONS.get(name)

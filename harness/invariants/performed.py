@@ -49,7 +49,8 @@ plan, or an older history with no plan and no step: `valid` (nothing was asked).
 
 An older history, recorded before `run_start` carried the plan, is judged on the steps its `action_start` events
 show, numbered a1 to aN: a number missing between them is a step with no line (unknown); a step cut from the end
-cannot be seen, and the verdict's message says how it was judged. Measurements: `steps`, `performed`,
+cannot be seen, and the verdict's message says how it was judged (read from a run directory, `RunDir.history`
+gives it its run.json's schedule as the plan: harness/record/rundir.py). Measurements: `steps`, `performed`,
 `not_performed` (the step numbers).
 """
 from __future__ import annotations
@@ -283,6 +284,9 @@ def _steps(history: History, ix: _Index) -> tuple[list[tuple], list[str], str]:
     how = ""
     if plan is None:
         plan, how = _older_plan(starts)
+    elif (history.run_start() or {}).get("plan_source"):
+        how = (f" (this history's run_start carries no plan, as one recorded before it did: its plan is the schedule "
+               f"its {history.run_start()['plan_source']} recorded)")
     planned = {x["action_id"] for x in plan}
     extra = [f"an extra step {a.get('action_id')} {a.get('kind')} {a.get('params') or {}} that the plan does not "
              f"hold" for a in starts if a.get("action_id") not in planned]

@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.base.errors import BadInput
+from harness.base.steps import planned
 from harness.record.format import SUFFIX
 
 STATUS = "STATUS"
@@ -272,6 +273,19 @@ class RunDir:
         p = self.path / VERDICTS_JSON
         return json.loads(p.read_text()) if p.exists() else {}
 
+    def _plan_of_older(self, h) -> None:
+        """A run recorded before run_start carried its plan: the schedule its run.json recorded beside the history is
+        its plan (`plan_source`), so that a step whose lines are gone from the history's end is seen."""
+        start = h.run_start()
+        if start is None or "plan" in start or not (self.path / RUN_JSON).is_file():
+            return
+        try:
+            schedule = json.loads((self.path / RUN_JSON).read_text()).get("schedule")
+        except (OSError, ValueError, AttributeError):
+            return  # no schedule to read: judged on the steps the history shows, as the checker says
+        if isinstance(schedule, list) and all(isinstance(a, dict) and isinstance(a.get("kind"), str) for a in schedule):
+            start["plan"], start["plan_source"] = planned(schedule), RUN_JSON
+
     def history(self):
         """The run's history (harness.record.history.History), whole (harness/record/intact.py): else BadInput
         naming the file, and the run is not judged."""
@@ -284,6 +298,7 @@ class RunDir:
                                acked=h.bulk("acked").n + len(h.of_type("acked_unplaced")),
                                producer_file=PRODUCER_HISTORY, member_file=member_history)
             intact.check_partitions(h)
+            self._plan_of_older(h)
             return h
         except HistoryFormatError as e:  # HistoryIncomplete too: torn, missing, cut, malformed
             said = "" if "incomplete" in str(e) else ": the history cannot be read, the run is incomplete"

@@ -69,6 +69,7 @@ def test_the_unedited_copy_passes(tmp_path, capsys, with_plan):
     code, row = checked(copy_of_kept(tmp_path, with_plan=with_plan), capsys)
     assert code == 0 and " valid " in row and "every one of the 3 steps happened" in row, row
     assert ("carries no plan" in row) != with_plan, row
+    assert ("its plan is the schedule its run.json recorded" in row) != with_plan, row
 
 
 def test_two_steps_deleted_from_a_run_with_its_plan_do_not_pass(tmp_path, capsys):
@@ -154,3 +155,23 @@ def test_a_member_that_writes_stall_on_and_off_yet_processes_inside_does_not_pas
     assert v.status == "unknown", v.message
     assert "step 17 (a17) poll_stall" in v.message and "m2 processed 11 batches inside its stall" in v.message
     assert "step 25 (a25)" not in v.message  # the other stall, with no batch inside, still happened
+
+
+def test_the_last_step_cut_from_a_run_directory_recorded_before_the_plan_does_not_pass(tmp_path):
+    """A run directory whose run_start carries no plan (recorded before it did): its run.json's schedule is its plan,
+    so its last step's lines deleted are seen (judged on the history's steps alone, it passed)."""
+    import json as _json
+    import shutil as _shutil
+
+    from harness.cli import main as cli_main
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "joins-seconds-apart"
+    run = tmp_path / "run"
+    _shutil.copytree(kept, run)
+    (run / "STATUS").write_text("pass\n")
+    assert cli_main(["check", str(run)]) == 0
+    h = run / "history" / "harness.jsonl"
+    lines = h.read_text().splitlines(True)
+    last = [_json.loads(x)["action_id"] for x in lines if '"action_start"' in x][-1]
+    h.write_text("".join(x for x in lines if not (('"action_start"' in x or '"action_end"' in x)
+                                                  and _json.loads(x).get("action_id") == last)))
+    assert cli_main(["check", str(run)]) == 1
