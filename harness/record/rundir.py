@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from harness.base.errors import BadInput
+from harness.base.errors import BadInput, HistoryNotWhole
 from harness.base.steps import planned
 from harness.record.format import SUFFIX
 
@@ -302,6 +302,6 @@ class RunDir:
             return h
         except HistoryFormatError as e:  # HistoryIncomplete too: torn, missing, cut, malformed
             said = "" if "incomplete" in str(e) else ": the history cannot be read, the run is incomplete"
-            raise BadInput(f"{self.path}: {e}{said}") from None
+            raise HistoryNotWhole(f"{self.path}: {e}{said}") from None
         except OSError as e:
-            raise BadInput(f"{self.path}: the history cannot be read, the run is incomplete: {e}") from None
+            raise HistoryNotWhole(f"{self.path}: the history cannot be read, the run is incomplete: {e}") from None

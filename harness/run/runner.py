@@ -9,8 +9,7 @@
     waits + observer         -> the only waiting, over the history read incrementally
     invariants.judge         -> the verdicts, from the history alone
 
-A crash, an error or Ctrl-C leaves no process behind and a run directory that says it is incomplete
-or in error, never one that reads as a pass.
+A crash, an error, Ctrl-C or a torn history leaves no process and a run directory never read as a pass.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ from harness.cluster.backends import new_backend
 from harness.cluster.broker_log import BrokerLog
 from harness.cluster import event_sinks
 from harness.cluster.base import BrokerSettings
-from harness.base.errors import HarnessError
+from harness.base.errors import HarnessError, HistoryNotWhole
 from harness.record.history import HistoryWriter
 from harness.invariants import judge
 from harness.kinds import kind_of
@@ -104,6 +103,8 @@ class Run:
                 self._run_schedule()
                 self._finish()
             return self._judge()
+        except HistoryNotWhole as e:  # its own files torn or missing: never judged, incomplete (not an error)
+            return self._error(str(e), str(e), status="incomplete")
         except HarnessError as e:
             return self._error(str(e), str(e))
         except Exception as e:  # a bug or an unexpected failure: recorded as an error, never a pass
@@ -118,11 +119,11 @@ class Run:
         finally:
             self.hist.close()
 
-    def _error(self, status_reason: str, error: str) -> RunResult:
+    def _error(self, status_reason: str, error: str, *, status: str = "error") -> RunResult:
         self.event("run_end", status="aborted", error=status_reason)
-        self.dir.set_status("error", status_reason)
+        self.dir.set_status(status, status_reason)
         self.dir.write_error(traceback.format_exc())
-        return RunResult(self.dir.path, "error", error=error)
+        return RunResult(self.dir.path, status, error=error)
 
     def _setup(self) -> None:
         cfg, plan, d, ctx = self.cfg, self.plan, self.dir, self.ctx

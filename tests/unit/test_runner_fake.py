@@ -330,3 +330,21 @@ def test_the_observer_follows_connect_task_runs(tmp_path):
     obs = Observer(tmp_path, "t")
     obs.poll()
     assert obs.connect == {"m1": {"connectors": {"c"}, "tasks": {("c", 0)}}}
+
+
+def test_a_history_torn_before_judging_leaves_an_incomplete_run_not_an_error(tmp_path, shared, monkeypatch):
+    """A member file cut mid-line after its writer ended (harness/record/intact.py) is never judged: the run's own
+    judging ends `incomplete` naming the file, as `harness check` does, not `error`."""
+    import harness.run.runner as runner
+    real = runner.Run._judge
+
+    def torn_first(self):
+        member = sorted(self.dir.path.joinpath("history").glob("member-*.jsonl"))[0]
+        member.write_bytes(member.read_bytes()[:-7])
+        return real(self)
+    monkeypatch.setattr(runner.Run, "_judge", torn_first)
+    result = Run(config(tmp_path, scenario="fake-pause"), cluster=shared, make_workload=FakeWorkload).execute()
+    lines = status_lines(result.run_dir)
+    assert result.status == lines[0] == "incomplete", lines
+    assert "member-" in lines[1] and "incomplete" in lines[1], lines
+    assert not (result.run_dir / "verdicts.json").exists()
