@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.findings import registry as findings
 from harness.plan import scenario_file
+from harness.plan.config import brokers_need
 from harness.plan import scenarios
 from harness.drive import shrink
 from harness.cluster.backends import new_backend
@@ -193,10 +194,12 @@ def _pick(rng: random.Random, kafka_versions, client_versions, protocols, backen
 
 
 def _shared_or_own(cluster, cfg):
-    """The night's cluster of that version, or None (the run starts its own) when the scenario sets broker
-    settings that cluster was not started with (the coordinator-* and migration-policy scenarios)."""
+    """The night's cluster of that version, or None (the run starts its own) when the run needs broker settings
+    that cluster was not started with: the scenario's own (the coordinator-* and migration-policy scenarios) or its
+    kind's on that version (a share group's on 4.2, harness/plan/config.py `brokers_need`)."""
     have = cluster.settings.properties()
-    return None if any(have.get(k) != v for k, v in cfg.broker_settings) else cluster
+    need = brokers_need(cfg, cluster.version)
+    return None if any(have.get(k) != v for k, v in need.items()) else cluster
 
 
 #: the commit modes a night draws from for the harness's Python member (`never` is a self-test that must fail)

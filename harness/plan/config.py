@@ -302,6 +302,13 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
                    schedule=schedule, context=ctx, settings=settings, broker_settings=brokers)
 
 
+def brokers_need(cfg: RunConfig, version: str) -> dict:
+    """Every broker setting a run of cfg on Kafka `version` needs its cluster started with: its `--broker-set` and
+    its kind's (a share group's settings that are no group configs there)."""
+    checks = checks_of(cfg.scenario_spec.kind)
+    return {**checks.broker_settings(checks.settings(cfg, cfg.scenario_spec), version), **dict(cfg.broker_settings)}
+
+
 def _broker_settings(cfg: RunConfig, kind: dict, version: str, *, shared) -> dict:
     """The kind's settings that Kafka `version` takes in the brokers' own config (a share group's settings that are
     no group configs there), checked against the run's `--broker-set` and, on a shared cluster, against what it

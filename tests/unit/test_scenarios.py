@@ -125,6 +125,7 @@ def test_nightly_runs_a_scenario_with_broker_settings_of_its_own_on_its_own_clus
     from harness.plan.config import RunConfig
 
     class Shared:
+        version = "4.4.0"
         settings = BrokerSettings.for_brokers(3)
 
     plain = RunConfig.for_scenario("member-kill", seed=1)
@@ -132,3 +133,25 @@ def test_nightly_runs_a_scenario_with_broker_settings_of_its_own_on_its_own_clus
     assert _shared_or_own(Shared, plain) is Shared
     assert _shared_or_own(Shared, compacting) is None
     assert dict(compacting.broker_settings)["log.cleaner.backoff.ms"] == "500"
+
+
+def test_nightly_runs_a_share_scenario_on_42_on_a_cluster_started_with_its_group_settings():
+    """On Kafka 4.2 a share group's settings are broker settings (no share group configs there): a night's shared
+    4.2 cluster started without them is not the run's; one started with them is, and 4.4's needs none."""
+    from harness.cluster.base import BrokerSettings
+    from harness.drive.nightly import _shared_or_own
+    from harness.plan.config import RunConfig, brokers_need
+
+    share = RunConfig.for_scenario("share-leader-restart", seed=1, member="java")
+    need = brokers_need(share, "4.2.2")
+    assert need and all(k.startswith("group.share.") for k in need), need
+
+    def cluster(version, props):
+        return type("Shared", (), {"version": version, "settings": BrokerSettings.for_brokers(3, props)})
+
+    assert _shared_or_own(cluster("4.2.2", {}), share) is None
+    with_them = cluster("4.2.2", need)
+    assert _shared_or_own(with_them, share) is with_them
+    assert brokers_need(share, "4.4.0") == {}
+    plain = cluster("4.4.0", {})
+    assert _shared_or_own(plain, share) is plain
