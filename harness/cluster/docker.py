@@ -40,7 +40,7 @@ from testcontainers.core.wait_strategies import HttpWaitStrategy, LogMessageWait
 from harness.cluster import docker_engine
 from harness.cluster import docker_images
 from harness.cluster.local import JVM_OPTS as LOCAL_JVM_OPTS
-from harness.cluster.local import LocalCluster, Node, startup_failure
+from harness.cluster.local import LocalCluster, Node, startup_failure, ERROR_WORD as _ERROR_WORD
 from harness.base.errors import Indeterminate, SetupError
 from harness.record.rundir import BROKER_LOG, TOXIPROXY_LOG, broker_dir
 from harness.base.tools import free_ports
@@ -53,6 +53,7 @@ CLIENT, INTERNAL, CONTROLLER, API = 9092, 9093, 9094, 8474
 JVM_OPTS = " ".join(LOCAL_JVM_OPTS)  # the local backend's: the same heap and log format (harness/cluster/broker_log.py)
 STARTED = r"\[KafkaRaftServer nodeId=\d+\] Kafka Server started"  # what a node logs once it is unfenced
 POLL_S = 0.1  # how often a wait strategy looks (testcontainers' default is a second)
+NOTICE_S = 2.0  # how often notice_exits asks the engine whether a broker's container stopped on its own
 
 
 def _pid_alive(pid: int) -> bool:
@@ -198,6 +199,7 @@ class DockerCluster(LocalCluster):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.client = None  # docker-py, for what testcontainers has no call for
+        self._noticed = 0.0  # when notice_exits last asked the engine
         self.images = None
         self.containers: dict[str, ClusterContainer] = {}  # name -> the container of that name now
         self.networks: dict[str, Network] = {}  # "cluster" / "clients"
@@ -350,6 +352,7 @@ class DockerCluster(LocalCluster):
     def kill_broker(self, broker_id: int) -> None:
         """SIGKILL the broker's running container; its `broker_event` `kill` is written once the container stopped."""
         c = self._live(broker_id, "kill")
+        self._stopped.add(id(self.nodes[broker_id].proc))
         c.kill()
         with contextlib.suppress(Exception):  # not stopped within it: _gone says so
             c.wait(timeout=30)
@@ -359,8 +362,28 @@ class DockerCluster(LocalCluster):
         """Stop the broker's running container (SIGTERM, SIGKILL after timeout_s); its `broker_event` `terminate` is
         written once the container stopped."""
         c = self._live(broker_id, "terminate")
+        self._stopped.add(id(self.nodes[broker_id].proc))
         c.stop(timeout=int(timeout_s))
         self._gone(broker_id, c, "terminate")
+
+    def notice_exits(self) -> list[int]:
+        """The local backend's `notice_exits` for containers: a broker's container that stopped with no step of
+        the harness's, recorded once as `broker_event` `died` with its exit code and its log's last error. Looked
+        at every NOTICE_S at most (a look is an engine call per broker)."""
+        if time.monotonic() - self._noticed < NOTICE_S:
+            return []
+        self._noticed, died = time.monotonic(), []
+        for nid, node in list(self.nodes.items()):
+            c = node.proc
+            if c is None or id(c) in self._stopped or self._running(nid) or c.status in ("created", "restarting"):
+                continue
+            self._stopped.add(id(c))
+            w = c.get_wrapped_container()
+            errors = [ln for ln in w.logs(tail=400).decode(errors="replace").splitlines() if _ERROR_WORD.search(ln)]
+            self.on_event("broker_event", broker=nid, what="died", version=node.version,
+                          code=(w.attrs.get("State") or {}).get("ExitCode"), reason=errors[-1].strip()[:300] if errors else "")
+            died.append(nid)
+        return died
 
     def _live(self, broker_id: int, what: str):
         """The broker's running (or paused) container, or Indeterminate: nothing is recorded of a broker with none."""

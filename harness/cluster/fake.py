@@ -162,6 +162,10 @@ class FakeCluster:
             self._thread = None
         self.up.clear()
 
+    def notice_exits(self) -> list[int]:
+        """Fake brokers are files and a thread: none dies on its own (the backends' `notice_exits`)."""
+        return []
+
     # -- reachability
     def bootstrap(self) -> str:
         return PREFIX + str(self.root)

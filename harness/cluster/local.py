@@ -89,6 +89,16 @@ def startup_failure(log: Path) -> str:
     return next((f.strip()[:300] for f in _REFUSAL.findall(_tail(log))), "")
 
 
+ERROR_WORD = re.compile(r"\b(?:ERROR|FATAL)\b")
+_ERROR = re.compile(r"^.*\b(?:ERROR|FATAL)\b.*$", re.M)
+
+
+def last_error(log: Path) -> str:
+    """The last ERROR or FATAL line of a broker's log, as one line (at most 300 characters), or ''."""
+    found = _ERROR.findall(_tail(log))
+    return found[-1].strip()[:300] if found else ""
+
+
 #: how many times a start is made when a picked port was taken before it was bound (LocalCluster.start)
 PORT_ATTEMPTS = 3
 
@@ -120,6 +130,7 @@ class LocalCluster(ClientPath, Leadership):
         self.cluster_id = new_cluster_id()
         self._toxics: list[tuple[str, str]] = []
         self._admin: AdminClient | None = None
+        self._stopped: set[int] = set()  # broker pids the harness stopped (or saw die): never noticed as died
 
     # -- lifecycle
     def __enter__(self) -> "LocalCluster":
@@ -194,6 +205,7 @@ class LocalCluster(ClientPath, Leadership):
         """Stop every broker, the request proxy and Toxiproxy; safe to call more than once and after a failed start."""
         for node in self.nodes.values():
             if node.proc and node.proc.alive():
+                self._stopped.add(node.proc.pid)
                 node.proc.signal(9)
         for node in self.nodes.values():
             if node.proc:
@@ -345,6 +357,7 @@ class LocalCluster(ClientPath, Leadership):
     def kill_broker(self, broker_id: int) -> None:
         """SIGKILL the broker's live process; its `broker_event` `kill` is written once the process is gone."""
         node, proc = self.nodes[broker_id], self._live(broker_id, "kill")
+        self._stopped.add(proc.pid)
         proc.kill()
         self._gone(broker_id, proc, "kill")
         node.proc = None
@@ -353,9 +366,25 @@ class LocalCluster(ClientPath, Leadership):
         """SIGTERM the broker's live process (SIGKILL after timeout_s); its `broker_event` `terminate` is written once
         the process is gone."""
         node, proc = self.nodes[broker_id], self._live(broker_id, "terminate")
+        self._stopped.add(proc.pid)
         proc.terminate_and_wait(timeout_s=timeout_s)
         self._gone(broker_id, proc, "terminate")
         node.proc = None
+
+    def notice_exits(self) -> list[int]:
+        """The brokers whose process ended on its own since the last look, each recorded once as `broker_event`
+        `died` with its exit code and Kafka's own reason (the last error its log holds); a process the harness
+        stops is never one (`_stopped`, marked before the signal)."""
+        died = []
+        for nid, node in list(self.nodes.items()):
+            proc = node.proc
+            if proc is None or proc.pid in self._stopped or proc.alive():
+                continue
+            self._stopped.add(proc.pid)
+            self.on_event("broker_event", broker=nid, what="died", version=node.version, pid=proc.pid,
+                          code=proc.popen.returncode, reason=last_error(node.log))
+            died.append(nid)
+        return died
 
     def _live(self, broker_id: int, what: str) -> Proc:
         """The broker's live process, or Indeterminate: nothing is recorded of a broker with none to stop."""

@@ -330,6 +330,21 @@ def _why(want: dict, a: dict | None, e: dict | None, prev: dict | None, ix: _Ind
     return why
 
 
+def _died(history: History, ix: _Index, wits: list) -> list[str]:
+    """A broker whose process ended on its own (`broker_event` `died`, written by the backend when it notices): no
+    step did it, so the run did not happen as written; Kafka's own reason (its log's last error) is said."""
+    start = (history.run_start() or {}).get("mono")
+    said = []
+    for e in ix.of("broker_event", float("-inf"), what="died"):
+        at = f" at {e['mono'] - start:.1f} s" if start is not None else ""
+        words = (f"broker {e.get('broker')} died on its own{at} (exit code {e.get('code')})"
+                 + (f": {e['reason']}" if e.get("reason") else ": its log names no error")
+                 + "; no step stopped it, so the run did not happen as written")
+        said.append(words)
+        wits.append(witness(e, words))
+    return said
+
+
 def check(history: History) -> Verdict:
     """Judge that each step of the plan happened, in order and before run_end (see the module docstring)."""
     ix = _Index(history)
@@ -350,7 +365,7 @@ def check(history: History) -> Verdict:
     m = {"steps": len(rows), "performed": len(rows) - len(missed), "not_performed": [n for n, _ in missed]}
     problems = ([] if ix.end != float("inf") else
                 ["the history has no run_end: the run did not finish, or its end was cut, so its schedule is not "
-                 "proven"]) + extra
+                 "proven"]) + extra + _died(history, ix, wits)
     if missed or problems:
         said = ([f"{len(missed)} of {len(rows)} steps did not happen, so the run did not exercise them: "
                  + "; ".join(w for _, w in missed)] if missed else []) + problems

@@ -157,8 +157,8 @@ class Run:
                                           on_event=self.event, client_config=self.kind.pool_config(),
                                           merge_settings=client_settings)
         self.observer = ctx.observer = Observer(d.history_dir, [t.real for t in ctx.topics])
-        self.waits = ctx.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg,
-                                       event=self.event, say=self.say, clock=self.clock)
+        self.waits = ctx.waits = Waits(observer=self.observer, pool=self.pool, kind=self.kind, cfg=cfg, event=self.event,
+                                       say=self.say, clock=self.clock, notice=self.cluster.notice_exits)
         self.workload = self.make_workload(bootstrap=self.cluster.bootstrap(), topics=[t.real for t in ctx.topics],
                                            history_path=d.history_file(PRODUCER_HISTORY), rate_per_s=cfg.rate_per_s,
                                            on_event=self.event)

@@ -1,6 +1,7 @@
 """The waits of a run, and the only place that waits: sleeps, stability, the drain.
 
-Each wait polls the run's `Observer` (the history read incrementally) and the member pool, shows a
+Each wait polls the run's `Observer` (the history read incrementally), the member pool and the backend's brokers
+(one that died on its own is recorded: `broker_event` `died`, with Kafka's reason), shows a
 live status line (what is awaited, elapsed, limit), and on timeout records `wait_timeout` in the
 history and goes on: the invariants judge what happened, a wait never decides a verdict.
 """
@@ -16,7 +17,8 @@ POLL_S = 0.2
 class Waits:
     """Waits over a run's observer, pool and kind; `event` records into the harness history."""
 
-    def __init__(self, *, observer, pool, kind, cfg, event, say, clock=time.monotonic, sleep=time.sleep) -> None:
+    def __init__(self, *, observer, pool, kind, cfg, event, say, clock=time.monotonic, sleep=time.sleep,
+                 notice=lambda: []) -> None:
         self.observer = observer
         self.pool = pool
         self.kind = kind
@@ -25,9 +27,11 @@ class Waits:
         self.say = say
         self.clock = clock
         self._sleep = sleep
+        self.notice = notice  # the backend's look for brokers that died on their own (it records each: broker_event)
 
     def _tick(self) -> None:
         self.pool.reap()
+        self.notice()
         self.observer.poll()
 
     def sleep(self, s: float) -> None:
@@ -36,6 +40,7 @@ class Waits:
         status = StatusLine(f"{s:g}s to pass", limit_s=s, clock=self.clock) if s >= 10 else None
         while self.clock() < end:
             self.pool.reap()
+            self.notice()
             if status:
                 status.update()
             self._sleep(min(POLL_S, max(0.0, end - self.clock())))

@@ -43,6 +43,7 @@ def backend_with(cls, proc) -> tuple:
     cluster = cls.__new__(cls)
     cluster.nodes = {1: SimpleNamespace(proc=proc, version="4.0.0")}
     cluster.on_event = lambda t, **f: events.append((t, f))
+    cluster._stopped = set()  # what __init__ makes: the processes the harness stopped (never noticed as died)
     return cluster, events
 
 

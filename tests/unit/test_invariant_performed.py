@@ -376,3 +376,16 @@ def test_an_older_history_judges_a_step_otherwise_named_on_its_own():
     assert v.status == "valid" and v.measurements["steps"] == 2, v.message
     v = judged(run_start(0.0), *other[:1], run_end(10.0))
     assert v.status == "unknown" and "step 1 (x1) sleep {} did not happen: it has no action_end" in v.message
+
+
+def test_a_broker_that_died_on_its_own_makes_the_run_unknown_with_kafkas_reason():
+    died = {**broker_event(5.0, 2, "died"), "code": 1, "pid": 4242,
+            "reason": "[2026-12-07 19:01:02,345] ERROR Exiting Kafka due to fatal exception (kafka.Kafka$)"}
+    v = judged(planned(SLEEP), *steps((1, 2)), died, run_end(10.0))
+    assert v.status == "unknown", v.message
+    assert "broker 2 died on its own at 5.0 s (exit code 1): [2026-12-07 19:01:02,345] ERROR Exiting Kafka" in v.message
+    assert "no step stopped it" in v.message and v.witnesses[-1]["type"] == "broker_event"
+    # the same run, its broker stopped by a step (kill, terminate) or never stopped: no such word
+    for what in ("kill", "terminate"):
+        assert "died" not in judged(planned(SLEEP), *steps((1, 2)), broker_event(5.0, 2, what), run_end(10.0)).message
+    assert judged(planned(SLEEP), *steps((1, 2)), run_end(10.0)).status == "valid"
