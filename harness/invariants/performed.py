@@ -337,7 +337,9 @@ def _died(history: History, ix: _Index, wits: list) -> list[str]:
     said = []
     for e in ix.of("broker_event", float("-inf"), what="died"):
         at = f" at {e['mono'] - start:.1f} s" if start is not None else ""
-        words = (f"broker {e.get('broker')} died on its own{at} (exit code {e.get('code')})"
+        code = e.get("code")
+        how = f"killed by signal {-code}" if isinstance(code, int) and code < 0 else f"exit code {code}"
+        words = (f"broker {e.get('broker')} died on its own{at} ({how})"
                  + (f": {e['reason']}" if e.get("reason") else ": its log names no error")
                  + "; no step stopped it, so the run did not happen as written")
         said.append(words)

@@ -385,6 +385,9 @@ def test_a_broker_that_died_on_its_own_makes_the_run_unknown_with_kafkas_reason(
     assert v.status == "unknown", v.message
     assert "broker 2 died on its own at 5.0 s (exit code 1): [2026-12-07 19:01:02,345] ERROR Exiting Kafka" in v.message
     assert "no step stopped it" in v.message and v.witnesses[-1]["type"] == "broker_event"
+    signalled = {**died, "code": -9, "reason": ""}
+    v = judged(planned(SLEEP), *steps((1, 2)), signalled, run_end(10.0))
+    assert "broker 2 died on its own at 5.0 s (killed by signal 9): its log names no error" in v.message, v.message
     # the same run, its broker stopped by a step (kill, terminate) or never stopped: no such word
     for what in ("kill", "terminate"):
         assert "died" not in judged(planned(SLEEP), *steps((1, 2)), broker_event(5.0, 2, what), run_end(10.0)).message
