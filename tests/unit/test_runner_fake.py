@@ -348,3 +348,21 @@ def test_a_history_torn_before_judging_leaves_an_incomplete_run_not_an_error(tmp
     assert result.status == lines[0] == "incomplete", lines
     assert "member-" in lines[1] and "incomplete" in lines[1], lines
     assert not (result.run_dir / "verdicts.json").exists()
+
+
+def test_a_broker_the_backend_notices_died_reaches_the_history_and_the_verdict(tmp_path, shared, monkeypatch):
+    """The waits ask the backend for brokers that died on their own (`notice_exits`) and what it records lands in
+    the run's history: schedule_performed is unknown naming the broker and Kafka's reason."""
+    told = []
+
+    def notice():
+        if not told:
+            told.append(1)
+            shared.on_event("broker_event", broker=2, what="died", version="4.3.1", pid=1, code=1,
+                            reason="ERROR Exiting Kafka due to fatal exception")
+        return [2]
+    monkeypatch.setattr(shared, "notice_exits", notice)
+    result = Run(config(tmp_path, scenario="fake-pause"), cluster=shared, make_workload=FakeWorkload).execute()
+    v = result.verdicts["schedule_performed"]
+    assert result.status == "unknown" and v.status == "unknown", v.message
+    assert "broker 2 died on its own" in v.message and "ERROR Exiting Kafka due to fatal exception" in v.message
