@@ -2,11 +2,12 @@
 
 One row per partition; bars coloured by owning member (legend below); fault windows shaded; below the partitions
 a row per member a fault affected, each such fault a window on it (a request fault, `api` in its `fault_start`,
-only there, labelled with its API and outcome); harness
-actions as grey ticks on the axis; what the brokers said about the group (`broker` events) as ticks on a lane of
-their own above the axis, a coordinator's refusal, fencing or warning as a larger orange diamond, the group member
-ids in their lines named as the history names the members (`member_names`); violations (the mono times of invalid verdicts' witnesses) as red
-markers with a <title> tooltip; member kills as dashed lines. The time axis is seconds from `run_start`.
+only there, labelled with its API and outcome); harness actions as grey ticks on the axis; what the brokers said
+about the group (`broker` events) as ticks on a lane of their own above the axis, a coordinator's refusal, fencing
+or warning as a larger orange diamond, the group member ids in their lines named as the history names the members
+(`member_names`); violations (the mono times of invalid verdicts' witnesses) as red markers with a <title>
+tooltip, those drawn on one another as one; member kills as dashed lines. The time axis is seconds from
+`run_start`. The report's attachment is this SVG in an HTML page that shows the tooltips (timeline_html.py).
 """
 from __future__ import annotations
 
@@ -380,7 +381,8 @@ def _violation_marks(c: _Chart, viol) -> list[str]:
     t0, span, parts, axis_y, s = c.t0, c.span, c.parts, c.axis_y, []
     at: dict = {}  # (row or None, pixel) -> (the first one's time, the tooltips)
     for t, p, tip in viol:
-        at.setdefault((p if p in parts else None, round(_x(t, t0, span))), (t, []))[1].append(f"{tip} at +{t - t0:.2f}s")
+        key = (p if p in parts else None, round(_x(t, t0, span)))
+        at.setdefault(key, (t, []))[1].append(f"{tip} at +{t - t0:.2f}s")
     for (p, _), (t, tips) in at.items():  # violations: red markers on their partition's row, else across all rows
         tip, x = "\n".join(dict.fromkeys(tips)), _x(t, t0, span)
         if p is not None:

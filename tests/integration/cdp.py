@@ -31,13 +31,12 @@ class Chromium:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        self.proc = subprocess.Popen(["chromium", *CHROME_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe",
-                                      f"--window-size={width},{height}", "about:blank"], preexec_fn=fds,
-                                     close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        args = [f"--user-data-dir={profile}", "--remote-debugging-pipe", f"--window-size={width},{height}"]
+        self.proc = subprocess.Popen(["chromium", *CHROME_FLAGS, *args, "about:blank"], preexec_fn=fds, close_fds=False,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_read)
         os.close(to_write)
         self._buf, self._next, self.events = b"", 0, []
-        self.frames: list[str] = []  # the sessions of the page's frames in processes of their own
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for method in ("Page.enable", "Runtime.enable"):
@@ -64,10 +63,8 @@ class Chromium:
     def _event(self, m: dict) -> None:
         self.events.append(m)
         if m.get("method") == "Target.attachedToTarget" and m.get("sessionId"):  # a frame in a process of its own
-            s = m["params"]["sessionId"]
-            self.frames.append(s)
             for method in ("Runtime.enable", "Runtime.runIfWaitingForDebugger"):
-                self._post(method, s)
+                self._post(method, m["params"]["sessionId"])
 
     def _post(self, method: str, session: str) -> None:
         """A command whose answer is not waited for (sent while another's is awaited)."""

@@ -16,43 +16,16 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.browser import served
-from tests.integration.cdp import Chromium
+from tests.integration.chart_hover import hover_a_red_mark
 
 pytestmark = pytest.mark.integration
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "first-assignment-given-away"
 SHOTS = Path("reports/screenshots")
-
-#: the test's page: the chart's attachment row (by its name), clicked open
-OPEN = """(() => {
-  const row = [...document.querySelectorAll('.attachment-row')].find(r => r.textContent.includes('ownership timeline'));
-  if (!row) return null;
-  if (!row.classList.contains('attachment-row_selected')) row.click();
-  const f = document.querySelector('iframe[data-html-preview-token]');
-  if (!f) return null;
-  f.scrollIntoView({block: 'start'});
-  const r = f.getBoundingClientRect();
-  return [r.x, r.y, r.width, r.height];
-})()"""
-#: inside the frame, once the chart's script ran: the centre of the first red mark's circle in the frame's viewport
-#: and the tooltip of the mark on top there
-MARK = """(() => {
-  const c = document.querySelector('g.violation circle');
-  if (!c || !c.closest('[data-tip]')) return null;
-  const r = c.getBoundingClientRect(), x = r.x + r.width / 2, y = r.y + r.height / 2;
-  const top = document.elementFromPoint(x, y), mark = top && top.closest('g.violation');
-  return mark ? [x, y, mark.getAttribute('data-tip')] : null;
-})()"""
-TIP = """(() => {
-  const t = document.getElementById('tip'), r = t.getBoundingClientRect();
-  return {display: getComputedStyle(t).display, text: t.innerText, top: r.top, left: r.left, bottom: r.bottom,
-          right: r.right, width: window.innerWidth, height: window.innerHeight};
-})()"""
 
 
 def _run_dir(tmp_path: Path) -> Path:
@@ -94,37 +67,11 @@ def test_a_red_mark_s_tooltip_shows_on_hover_inside_the_report(tmp_path):
     (chart,) = [a for a in case["testStage"]["attachments"] if a["name"] == "ownership timeline"]
     assert chart["type"] == "text/html", chart
     with served(report) as base:
-        b = Chromium(tmp_path / "profile", width=1400, height=1000)
-        try:
-            b.send("Page.navigate", session=b.session, url=f"{base}/index.html#testresult/{case['uid']}")
-            frame = b.wait_for(OPEN, timeout=60)
-            assert frame, "the test's page shows no preview of the chart's attachment"
-            where = None
-            for _ in range(100):  # the preview's frame (a sandboxed srcdoc: its own origin) once its chart is drawn
-                where = next(((s, c, m) for s, c, _ in b.contexts() for m in [_try(b, MARK, s, c)] if m), None)
-                if where:
-                    break
-                time.sleep(0.2)
-            assert where, "no red mark inside the preview's frame"
-            session, context, (x, y, tip) = where
-            assert tip.startswith("exclusive_ownership: "), tip
-            assert b.evaluate(TIP, session=session, context=context)["display"] == "none"
-            fx, fy = b.evaluate(OPEN)[:2]  # the frame may have moved while it was sized to its chart
-            b.mouse_move(fx + x, fy + y)
-            shown = b.evaluate(TIP, session=session, context=context)
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            b.screenshot((SHOTS / "report-timeline-hover.png").resolve())
-        finally:
-            b.close()
+        tip, before, shown = hover_a_red_mark(tmp_path / "profile", f"{base}/index.html#testresult/{case['uid']}",
+                                              screenshot=SHOTS / "report-timeline-hover.png")
+    assert tip.startswith("exclusive_ownership: "), tip
+    assert before["display"] == "none", before
     assert shown["display"] == "block", shown
-    assert shown["text"] == tip and "exclusive_ownership: " in shown["text"] and " at +" in shown["text"], shown
-    assert 0 <= shown["left"] < shown["right"] <= shown["width"] and 0 <= shown["top"] < shown["bottom"] <= shown["height"]
-
-
-def _try(b: Chromium, expression: str, session: str, context: int):
-    """The expression's value in one frame's context, None when that context is gone (a navigation)."""
-    from tests.integration.cdp import DevToolsError
-    try:
-        return b.evaluate(expression, session=session, context=context)
-    except DevToolsError:
-        return None
+    assert shown["text"] == tip and " at +" in shown["text"], shown
+    assert 0 <= shown["left"] < shown["right"] <= shown["width"], shown  # inside the frame's viewport
+    assert 0 <= shown["top"] < shown["bottom"] <= shown["height"], shown
