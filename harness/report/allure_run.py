@@ -173,8 +173,9 @@ def attach_run(run_dir: Path, *, failed: bool) -> tuple[float, float] | None:
     except Exception as e:  # the chart must never hide the run's own outcome
         svg = None
         allure.attach(f"{type(e).__name__}: {e}", name="timeline error", attachment_type=allure.attachment_type.TEXT)
-    if svg:
-        allure.attach.file(str(svg), name="ownership timeline", attachment_type=allure.attachment_type.SVG)
+    if svg:  # as an HTML page: Allure previews it in place with its tooltips (an SVG only as an image)
+        from harness.report.timeline_html import page
+        allure.attach(page(svg.read_text()), name="ownership timeline", attachment_type=allure.attachment_type.HTML)
     if rt := rebalance_time(RunDir(run_dir).verdicts()):
         allure.attach(rebalance_table(rt), name="rebalance time", attachment_type=allure.attachment_type.TEXT)
     for name, label, kind in ((VERDICTS_JSON, f"witnesses ({VERDICTS_JSON})", allure.attachment_type.JSON),

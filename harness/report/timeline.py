@@ -2,20 +2,24 @@
 
 One row per partition; bars coloured by owning member (legend below); fault windows shaded; below the partitions
 a row per member a fault affected, each such fault a window on it (a request fault, `api` in its `fault_start`,
-only there, labelled with its API and outcome); harness
-actions as grey ticks on the axis; what the brokers said about the group (`broker` events) as ticks above
-the axis, a coordinator's refusal, fencing or warning as a larger orange diamond; violations (the mono times of invalid verdicts' witnesses) as red
-markers with a <title> tooltip; member kills as dashed lines. The time axis is seconds from `run_start`.
+only there, labelled with its API and outcome); harness actions as grey ticks on the axis; what the brokers said
+about the group (`broker` events) as ticks on a lane of their own above the axis, a coordinator's refusal, fencing
+or warning as a larger orange diamond, the group member ids in their lines named as the history names the members
+(`member_names`); violations (the mono times of invalid verdicts' witnesses) as red markers with a <title>
+tooltip, those drawn on one another as one; member kills as dashed lines. The time axis is seconds from
+`run_start`. The report's attachment is this SVG in an HTML page that shows the tooltips (timeline_html.py).
 """
 from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass
 from html import escape
 
 from harness.record.history import History
 from harness.invariants.brokers import group_of, notable
+from harness.invariants.coordinator_log import client_of
 from harness.invariants.core import CheckSettings
 from harness.invariants.timeline import Timeline, build
 
@@ -24,6 +28,10 @@ from harness.invariants.timeline import Timeline, build
 PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8",
            "#98df8a", "#c5b0d5", "#c49c94", "#9edae5", "#393b79", "#637939")
 LEFT, RIGHT, TOP, ROW_H, WIDTH = 120, 30, 40, 26, 1100
+#: a group member id in a broker's line: a classic one (`<client.id>-<uuid>`), or one the coordinator named
+#: joining (`Member <id> joins the consumer group`, the consumer protocol's)
+CLASSIC_ID_IN = re.compile(r"[\w.-]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+JOINS = re.compile(r"Member (?P<id>\S+) joins the consumer group")
 #: the legend's grid: wide enough for its longest label ("broker said (diamond: refusal)") beside the next
 LEGEND_COLS, LEGEND_COL_W = 4, 240
 
@@ -112,6 +120,38 @@ def _label(tl, p: int) -> str:
     return str(name)[common.rfind("-") + 1:]
 
 
+def member_names(tl: Timeline) -> dict[str, str]:
+    """Each group member id the brokers' lines name, as the history names its member (`m3`): a classic id by the
+    client.id it starts with, a consumer-protocol id by the group watch's answers (`group_assignment`'s
+    `consumer_id`), else by its first join when one running member alone had no id yet; an id none of these tells
+    is left out (its lines keep it)."""
+    out: dict[str, str] = {}
+    for _, e in tl.control:
+        if e["type"] == "group_assignment":
+            for m in e.get("members") or ():
+                if m.get("consumer_id") and m.get("member") in tl.lives:
+                    out.setdefault(m["consumer_id"], m["member"])
+    for _, e in tl.control:
+        if e["type"] != "broker":
+            continue
+        msg = str(e.get("message", ""))
+        for mid in CLASSIC_ID_IN.findall(msg):
+            if client_of(mid) in tl.lives:
+                out.setdefault(mid, client_of(mid))
+        if (j := JOINS.search(msg)) and j["id"] not in out:
+            free = tl.alive_members(e["mono"]) - set(out.values())
+            if len(free) == 1:
+                out[j["id"]] = next(iter(free))
+    return out
+
+
+def named(text: str, names: dict[str, str]) -> str:
+    """A broker's line with each member id `member_names` tells replaced by the member's name."""
+    for mid in sorted((m for m in names if m in text), key=len, reverse=True):
+        text = text.replace(mid, names[mid])
+    return text
+
+
 def _member_rows(tl, fmembers: list[str], y0: float, t0: float, t1: float) -> list[str]:
     """A row per member some fault affected, below the partitions: each fault affecting it as a window on it
     (a request fault labelled with its API, what it did and how it ended)."""
@@ -148,7 +188,8 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
     members = sorted({o.member for o in tl.ownerships} | {a[4] for a in assigned}, key=lambda m: (len(m), m))
     colour = {m: PALETTE[i % len(PALETTE)] for i, m in enumerate(members)}
     fmembers = sorted({m for f in tl.faults for m in f.members}, key=lambda m: (len(m), m))  # a row each, below
-    rows_h = ROW_H * max(1, len(parts) + len(fmembers))
+    lane = any(t0 <= e["mono"] <= t1 for e in history.of_type("broker"))  # the brokers' lane, below them
+    rows_h = ROW_H * max(1, len(parts) + len(fmembers) + lane)
     c = _Chart(tl, t0, t1, t1 - t0, parts, colour, rows_h, TOP + rows_h)
     legend_y = c.axis_y + 40
     height = legend_y + 20 * math.ceil((len(members) + 7) / LEGEND_COLS) + 10  # at most 7 items beside the members
@@ -163,7 +204,7 @@ def render_svg(history: History, verdicts: dict, *, topic: str, topics=(), marks
     s.extend(_partition_rows(c))
     s.extend(_member_rows(tl, fmembers, TOP + len(parts) * ROW_H, t0, t1))
     s.extend(_axis(c, history))
-    ticks, said = _broker_ticks(c, history)
+    ticks, said = _broker_ticks(c, history, member_names(tl))
     s.extend(ticks)
     s.extend(_kills(c, history))
     s.extend(_marks(c, marks, dlq_marks))
@@ -257,19 +298,24 @@ def _axis(c: _Chart, history: History) -> list[str]:
     return s
 
 
-def _broker_ticks(c: _Chart, history: History) -> tuple[list[str], int]:
-    """The brokers' lines about the group as ticks above the axis (a notable one as a diamond), and how many."""
-    t0, t1, span, axis_y, s = c.t0, c.t1, c.span, c.axis_y, []
-    gid, said = group_of(history), 0
-    for e in history.of_type("broker"):  # the brokers' lines about the group: ticks above the axis
+def _broker_ticks(c: _Chart, history: History, names: dict[str, str]) -> tuple[list[str], int]:
+    """The brokers' lines about the group as ticks on their own lane, the last row above the axis (a notable one
+    as a diamond; the member ids in it named as the history names the members), and how many."""
+    t0, t1, span, s = c.t0, c.t1, c.span, []
+    gid, said, top = group_of(history), 0, c.axis_y - ROW_H
+    for e in history.of_type("broker"):  # the brokers' lines about the group: ticks on their lane
         if not t0 <= e["mono"] <= t1:
             continue
+        if not said:
+            s.append(f'<text x="{LEFT - 8}" y="{top + ROW_H / 2 + 4:.1f}" text-anchor="end" class="broker-lane">'
+                     f'brokers</text>')
         x, big, said = _x(e["mono"], t0, span), notable(e, gid), said + 1
-        shape = f"M{x:.1f},{axis_y - 22} l-6,6 l6,6 l6,-6 z" if big else f"M{x:.1f},{axis_y - 14} v-6"
+        mid = top + ROW_H / 2
+        shape = f"M{x:.1f},{mid - 6:.1f} l-6,6 l6,6 l6,-6 z" if big else f"M{x:.1f},{mid + 5:.1f} v-10"
         s.append(f'<path class="broker{" notable" if big else ""}" d="{shape}" '
                  f'{"fill" if big else "stroke"}="{"#ff9900" if big else "#1f77b4"}"><title>broker '
                  f'{escape(str(e.get("broker")))} {escape(str(e.get("level")))} at +{e["mono"] - t0:.2f}s: '
-                 f'{escape(str(e.get("message", ""))[:400])}</title></path>')
+                 f'{escape(named(str(e.get("message", "")), names)[:400])}</title></path>')
     return s, said
 
 
@@ -330,19 +376,24 @@ def _assignment_strips(c: _Chart, assigned) -> list[str]:
 
 
 def _violation_marks(c: _Chart, viol) -> list[str]:
-    """Violations as red markers on their partition's row, else across all rows."""
+    """Violations as red markers on their partition's row, else across all rows; witnesses that would be drawn on
+    one another (the same row, the same pixel) are one marker whose tooltip says each of them."""
     t0, span, parts, axis_y, s = c.t0, c.span, c.parts, c.axis_y, []
-    for t, p, tip in viol:  # violations: red markers on their partition's row, else across all rows
-        x = _x(t, t0, span)
-        if p is not None and p in parts:
+    at: dict = {}  # (row or None, pixel) -> (the first one's time, the tooltips)
+    for t, p, tip in viol:
+        key = (p if p in parts else None, round(_x(t, t0, span)))
+        at.setdefault(key, (t, []))[1].append(f"{tip} at +{t - t0:.2f}s")
+    for (p, _), (t, tips) in at.items():  # violations: red markers on their partition's row, else across all rows
+        tip, x = "\n".join(dict.fromkeys(tips)), _x(t, t0, span)
+        if p is not None:
             cy = TOP + parts.index(p) * ROW_H + ROW_H / 2
-            s.append(f'<g class="violation"><title>{escape(tip)} at +{t - t0:.2f}s</title>'
+            s.append(f'<g class="violation"><title>{escape(tip)}</title>'
                      f'<line x1="{x:.1f}" y1="{cy - ROW_H / 2:.1f}" x2="{x:.1f}" y2="{cy + ROW_H / 2:.1f}" '
                      f'stroke="#ff0000" stroke-width="2"/>'
                      f'<circle cx="{x:.1f}" cy="{cy:.1f}" r="6" fill="#ff0000" stroke="#ffffff" '
                      f'stroke-width="1.5"/></g>')
         else:
-            s.append(f'<g class="violation"><title>{escape(tip)} at +{t - t0:.2f}s</title>'
+            s.append(f'<g class="violation"><title>{escape(tip)}</title>'
                      f'<line x1="{x:.1f}" y1="{TOP - 6}" x2="{x:.1f}" y2="{axis_y}" stroke="#ff0000" stroke-width="2"/>'
                      f'<path d="M{x:.1f},{TOP - 6} l-6,-10 h12 z" fill="#ff0000"/></g>')
     return s
