@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.base.blas import one_thread
+from harness.base import near
 from harness.base.errors import HarnessError
 from harness.base.vocabulary import MISBEHAVE_HELP
 from harness.base.stdio import quiet_when_readers_leave
@@ -22,6 +23,42 @@ Run directories land under --runs-root (default: runs/); docs/run-directory.md d
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one clear line, exit 2
         self.exit(2, f"harness: {message} (see `{self.prog} --help`)\n")
+
+    def _check_value(self, action, value):  # a misspelt command or choice names the one probably meant
+        if action.choices is not None and value not in action.choices:
+            close = near.closest(value, action.choices)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}; " + (
+                f"did you mean {close[0]}?" if close else f"choose from {', '.join(map(str, action.choices))}"))
+        super()._check_value(action, value)
+
+
+#: the groups of options a command's --help shows, in this order, each with its one line (at most 76 characters:
+#: the help prints it as written); a command has the groups of the options it takes (`run` all but "output",
+#: `replay` and `nightly` those they share with it)
+GROUPS = {
+    "what to run": "what runs, under which seed and protocol",
+    "versions": "the Kafka release of the brokers, the client library of the members",
+    "cluster": "the brokers: how many, and where they run",
+    "members and settings": "the members' programs and habits; settings of clients, brokers, groups",
+    "faults and self-tests": "members that break the rules on purpose, which the checkers must catch",
+    "repeat and output": "runs again under more seeds; where run directories and progress lines go",
+    "output": "where the run directories and progress lines go",
+}
+
+
+def _group(sp, title: str):
+    """The argument group `title` of a command's parser, made (with its line of GROUPS) on first use; a group given
+    instead of a parser is itself."""
+    if not isinstance(sp, argparse.ArgumentParser):
+        return sp
+    if title == "output" and _has_group(sp, "repeat and output"):
+        title = "repeat and output"
+    made = [g for g in sp._action_groups if g.title == title]
+    return made[0] if made else sp.add_argument_group(title, GROUPS[title])
+
+
+def _has_group(sp: argparse.ArgumentParser, title: str) -> bool:
+    return any(g.title == title for g in sp._action_groups)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +85,7 @@ def _version() -> str:
 
 def _common(sp):
     """The options every command that writes run directories takes."""
+    sp = _group(sp, "output")
     sp.add_argument("--runs-root", default="runs", help="where run directories are written (default: runs)")
     sp.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -55,7 +93,7 @@ def _common(sp):
 def _backend(sp, default: str):
     """--backend, with the command's default named in its help."""
     from harness.plan.backends import BACKENDS
-    sp.add_argument("--backend", default=None, choices=list(BACKENDS),
+    _group(sp, "cluster").add_argument("--backend", default=None, choices=list(BACKENDS),
                     help=f"where the brokers run: local (broker JVMs on loopback), docker (containers from images "
                          f"built on this machine; an engine is started if none answers; docs/docker.md); "
                          f"default: {default}")
@@ -64,7 +102,7 @@ def _backend(sp, default: str):
 def _commit_mode(sp, default: str):
     """--commit-mode, with the command's default named in its help."""
     from harness.base.vocabulary import COMMIT_MODES
-    sp.add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
+    _group(sp, "members and settings").add_argument("--commit-mode", default=None, choices=COMMIT_MODES,
                     help=f"how the members commit (HARNESS_COMMIT_MODE, docs/member-contract.md): sync after "
                          f"each poll, async after each poll, auto (the client's auto-commit), never (a self-test: "
                          f"commit_progress fails); default: {default}")
@@ -72,7 +110,7 @@ def _commit_mode(sp, default: str):
 
 def _processing_ms(sp, default: str):
     """--processing-ms, with the command's default named in its help."""
-    sp.add_argument("--processing-ms", type=float, default=None, metavar="MS",
+    _group(sp, "members and settings").add_argument("--processing-ms", type=float, default=None, metavar="MS",
                     help=f"milliseconds of simulated work per record in every member (HARNESS_PROCESSING_MS, "
                          f"docs/member-contract.md): a group of N members then has a finite throughput and lag "
                          f"builds when the producer outpaces it; default: {default}")
@@ -80,7 +118,7 @@ def _processing_ms(sp, default: str):
 
 def _revoke_delay_ms(sp, default: str):
     """--revoke-delay-ms, with the command's default named in its help."""
-    sp.add_argument("--revoke-delay-ms", type=float, default=None, metavar="MS",
+    _group(sp, "members and settings").add_argument("--revoke-delay-ms", type=float, default=None, metavar="MS",
                     help=f"milliseconds every consumer-group member's revoke handler waits before its commit "
                          f"(HARNESS_REVOKE_DELAY_MS, docs/member-contract.md), as an application's slow handler "
                          f"does; default: {default}")
@@ -89,6 +127,7 @@ def _revoke_delay_ms(sp, default: str):
 def _members_and_settings(sp):
     """The members' options and the settings of clients, brokers and the group (run and nightly)."""
     from harness.base.vocabulary import MEMBER_KINDS
+    sp = _group(sp, "members and settings")
     sp.add_argument("--member", default="python", choices=MEMBER_KINDS,
                     help="the built-in member every slot runs (default: python, on confluent-kafka; java: the "
                          "Apache Kafka Java client of the brokers' version, or of --client-version)")
@@ -114,51 +153,52 @@ def _members_and_settings(sp):
 
 
 def _add_run(sub):
-    """`harness run`."""
+    """`harness run`: its options in the groups of GROUPS."""
     from harness.drive.repeat import add_run_arguments
     from harness.base.vocabulary import ALL_PROTOCOLS
     r = sub.add_parser("run", help="run one scenario and judge it", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
-                                    ".toml or naming an existing file (docs/scenarios.md); the command line's "
-                                    "options win over the file's settings")
-    r.add_argument("--dry-run", action="store_true",
-                   help="check everything that needs no cluster (the scenario, settings, each step's bounds, the "
-                        "request faults, the brokers' version gates), print the schedule it would run, start nothing")
-    r.add_argument("--protocol", default=None, choices=ALL_PROTOCOLS,
-                   help="group protocol of the members (default: classic-cooperative; for the streams-* "
-                        "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* scenarios: "
-                        "connect.protocol sessioned (default), compatible or eager)")
-    r.add_argument("--kafka-version", default="latest",
-                   help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
-    r.add_argument("--client-version", default=None,
-                   help="confluent-kafka version for the members (default: the one installed with the harness); "
-                        "with --member java the kafka-clients version from Maven Central (default: the brokers'); "
-                        "for streams-* scenarios the kafka-streams version, for connect-* the connect-runtime version "
-                        "(default: the brokers' version)")
-    r.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
-    r.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
-    _backend(r, "local")
-    r.add_argument("--misbehave", default=None, choices=MISBEHAVE_HELP, metavar="SELF_TEST",
-                   help="make one member (an assignor's: every member) break the rules on purpose (a self-test "
-                        "of the checkers): "
-                        + "; ".join(f"{k}: {v}" for k, v in MISBEHAVE_HELP.items()))
-    r.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
-                        "(repeatable; docs/streams.md lists them)")
-    r.add_argument("--connect-set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a Kafka Connect setting of a connect-* scenario, e.g. scheduled.rebalance.max.delay.ms=0 "
-                        "(repeatable; docs/connect.md lists them)")
-    _members_and_settings(r)
-    _revoke_delay_ms(r, "0, or the scenario's")
-    add_run_arguments(r)
-    _common(r)
+    what, versions, cluster, members, faults, repeat = (_group(r, t) for t in list(GROUPS)[:6])
+    what.add_argument("scenario", help="scenario name (see `harness scenarios`), or a scenario file: a path ending in "
+                                       ".toml or naming an existing file (docs/scenarios.md); the command line's "
+                                       "options win over the file's settings")
+    what.add_argument("--dry-run", action="store_true",
+                      help="check everything that needs no cluster (the scenario, settings, each step's bounds, the "
+                           "request faults, the brokers' version gates), print the schedule it would run, start "
+                           "nothing")
+    what.add_argument("--protocol", default=None, choices=ALL_PROTOCOLS,
+                      help="group protocol of the members (default: classic-cooperative; for the streams-* "
+                           "scenarios: classic, or streams for KIP-1071's broker-side protocol; for the connect-* "
+                           "scenarios: connect.protocol sessioned (default), compatible or eager)")
+    what.add_argument("--seed", type=int, default=None, help="seed for timings and choices (default: random)")
+    versions.add_argument("--kafka-version", default="latest",
+                          help="Apache Kafka version from Maven Central: x.y.z, x.y, latest (newest 4.x), latest-3")
+    versions.add_argument("--client-version", default=None,
+                          help="confluent-kafka version for the members (default: the one installed with the "
+                               "harness); with --member java the kafka-clients version from Maven Central (default: "
+                               "the brokers'); for streams-* scenarios the kafka-streams version, for connect-* the "
+                               "connect-runtime version (default: the brokers' version)")
+    cluster.add_argument("--brokers", type=int, default=3, help="number of brokers (default: 3)")
+    _backend(cluster, "local")
+    faults.add_argument("--misbehave", default=None, choices=MISBEHAVE_HELP, metavar="SELF_TEST",
+                        help="make one member (an assignor's: every member) break the rules on purpose (a self-test "
+                             "of the checkers): " + "; ".join(f"{k}: {v}" for k, v in MISBEHAVE_HELP.items()))
+    _members_and_settings(members)
+    members.add_argument("--streams-set", action="append", default=[], metavar="KEY=VALUE",
+                         help="a Kafka Streams setting of a streams-* scenario, e.g. num.standby.replicas=1 "
+                              "(repeatable; docs/streams.md lists them)")
+    members.add_argument("--connect-set", action="append", default=[], metavar="KEY=VALUE",
+                         help="a Kafka Connect setting of a connect-* scenario, e.g. "
+                              "scheduled.rebalance.max.delay.ms=0 (repeatable; docs/connect.md lists them)")
+    _revoke_delay_ms(members, "0, or the scenario's")
+    add_run_arguments(repeat)
+    _common(repeat)
 
 
 def _add_replay(sub):
-    """`harness replay`."""
+    """`harness replay`: the groups it shares with `run`."""
     rp = sub.add_parser("replay", help="run the recorded schedule of a run directory again")
-    rp.add_argument("run_dir", type=Path)
+    _group(rp, "what to run").add_argument("run_dir", type=Path, help="the run directory whose schedule runs again")
     _backend(rp, "the recorded run's")
     _commit_mode(rp, "the recorded run's")
     _processing_ms(rp, "the recorded run's")
@@ -167,30 +207,41 @@ def _add_replay(sub):
 
 
 def _add_nightly(sub):
-    """`harness nightly`."""
+    """`harness nightly`: the groups it shares with `run`."""
     from harness.drive.repeat import add_nightly_argument
     from harness.base.vocabulary import CONSUMER_PROTOCOLS
     n = sub.add_parser("nightly", help="a seeded random mix of scenarios over a version matrix, for a time budget")
-    n.add_argument("--budget", default="30m", help="how long to keep starting runs: 30m, 90s, 1h30m (default: 30m)")
-    n.add_argument("--seed", type=int, default=None, help="seed of every pick (default: random)")
-    n.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
-    n.add_argument("--client-versions", default="default",
-                   help="comma-separated confluent-kafka versions; 'default' = the harness's own")
-    n.add_argument("--protocols", default=",".join(CONSUMER_PROTOCOLS),
-                   help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
-                        "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
-                        "Connect ones)")
+    what, versions = _group(n, "what to run"), _group(n, "versions")
+    what.add_argument("--budget", default="30m", help="how long to keep starting runs: 30m, 90s, 1h30m (default: 30m)")
+    what.add_argument("--seed", type=int, default=None, help="seed of every pick (default: random)")
+    what.add_argument("--protocols", default=",".join(CONSUMER_PROTOCOLS), type=_protocols,
+                      help="comma-separated protocols (default: the three consumer-group ones; add classic and/or "
+                           "streams for the Kafka Streams scenarios, sessioned, compatible and/or eager for the Kafka "
+                           "Connect ones)")
+    what.add_argument("--shard", default=None, metavar="K/N",
+                      help="run only shard K of N of the night: its draws numbered K-1 modulo N. N machines each "
+                           "running one shard with the same --seed (and --runs) run exactly the unsharded night; "
+                           "point their --runs-root at one shared path and `harness aggregate` it (docs/nightly.md)")
+    what.add_argument("--runs", type=int, default=None, metavar="COUNT",
+                      help="stop after the night's first COUNT draws (default: draw until the budget is spent)")
+    versions.add_argument("--kafka-versions", default="latest", help="comma-separated Kafka versions (default: latest)")
+    versions.add_argument("--client-versions", default="default",
+                          help="comma-separated confluent-kafka versions; 'default' = the harness's own")
     _backend(n, "local")
-    n.add_argument("--shard", default=None, metavar="K/N",
-                   help="run only shard K of N of the night: its draws numbered K-1 modulo N. N machines each "
-                        "running one shard with the same --seed (and --runs) run exactly the unsharded night; "
-                        "point their --runs-root at one shared path and `harness aggregate` it (docs/nightly.md)")
-    n.add_argument("--runs", type=int, default=None, metavar="COUNT",
-                   help="stop after the night's first COUNT draws (default: draw until the budget is spent)")
-    n.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
-    add_nightly_argument(n)
     _members_and_settings(n)
+    repeat = _group(n, "repeat and output")
+    add_nightly_argument(repeat)
+    repeat.add_argument("--shrink-attempts", type=int, default=12, help="runs spent shrinking each failure (default: 12)")
     _common(n)
+
+
+def _protocols(text: str) -> str:
+    """--protocols as given, each a known protocol (argparse says a misspelt one in one line, naming the close one)."""
+    from harness.base.vocabulary import ALL_PROTOCOLS
+    for p in (p for p in text.split(",") if p):
+        if p not in ALL_PROTOCOLS:
+            raise argparse.ArgumentTypeError(near.unknown("protocol", p, ALL_PROTOCOLS))
+    return text
 
 
 def _check(path: Path) -> int:
@@ -212,7 +263,7 @@ def _check(path: Path) -> int:
 
 def _add_tools(sub):
     """The commands around the runs: scenarios, check, aggregate, kafka, images, report."""
-    sub.add_parser("scenarios", help="list the scenarios")
+    sub.add_parser("scenarios", help="list the scenarios by kind of group, wrapped to the terminal's width")
 
     c = sub.add_parser("check", help="judge an existing run directory again and print its verdict table")
     c.add_argument("run_dir", type=Path)
@@ -350,9 +401,9 @@ def _dispatch(args) -> int:
     if getattr(args, "runs_root", None) is not None:  # run, replay, nightly: before any cluster or process
         options.check_runs_root(args.runs_root)
     if args.cmd == "scenarios":
+        from harness.plan import listing
         from harness.plan.scenarios import SCENARIOS
-        for s in SCENARIOS.values():
-            print(f"{s.name:<24} {'smoke ' if s.smoke else ''}{s.doc}")
+        print("\n".join(listing.lines(SCENARIOS.values(), cols=listing.width())))
         return 0
     if args.cmd == "kafka":
         from harness.kafka import dist as kafka_dist

@@ -7,7 +7,7 @@ invariants).
 Owns: `errors` (the one exception tree: bad input apart from an indeterminate outcome), `procs` (child processes in
 their own process group, ended at exit and on signals), `tools` (what the machine has, the cache), `stdio` (a reader
 that leaves early ends nothing), `blas` (one OpenBLAS thread for the CLI), `versions`,
-`vocabulary`, `steps` (the table of steps: pure data, it imports only `vocabulary`).
+`vocabulary`, `steps` (the table of steps: pure data, it imports only `vocabulary`), `near` (the one "did you mean").
 May import: nothing of the harness outside `base`. `versions` and `vocabulary` import nothing at all beyond the
 standard library: the invariants and the members run as scripts import them.
 """

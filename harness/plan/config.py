@@ -24,6 +24,7 @@ from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
 from harness.plan.topics import check as check_topics
+from harness.base import near
 from harness.base.errors import BadInput
 from harness.plan.kinds.checks import check_commit_mode, check_hosting, check_revoke_delay, checks_of
 from harness.record.rundir import RUN_JSON, SCHEDULE_JSON, RunDir
@@ -138,21 +139,22 @@ class RunConfig:
 
     def _check(self, sc: Scenario, checks) -> None:
         if self.protocol not in ALL_PROTOCOLS:
-            raise BadInput(f"unknown protocol {self.protocol!r}; known: {', '.join(ALL_PROTOCOLS)}")
+            raise BadInput(near.unknown("protocol", self.protocol, ALL_PROTOCOLS))
         if self.protocol not in sc.protocols:
             raise BadInput(f"scenario {self.scenario} does not run with protocol {self.protocol} "
                            f"(it runs with {', '.join(sc.protocols)})")
         if self.misbehave not in (None, *misbehaviours(sc.kind)):
-            raise BadInput(f"unknown misbehaviour {self.misbehave!r} for scenario {self.scenario}")
+            raise BadInput(f"{near.unknown('misbehaviour', self.misbehave, misbehaviours(sc.kind))} "
+                           f"(scenario {self.scenario}, a {sc.kind} group)")
         if self.backend not in BACKENDS:
-            raise BadInput(f"unknown backend {self.backend!r}; known: {', '.join(BACKENDS)}")
+            raise BadInput(near.unknown("backend", self.backend, BACKENDS))
         request_checks.check_backend(sc, self.backend)
         if self.brokers < 1 or self.partitions < 1:
             raise BadInput("a run needs at least one broker and one partition")
         if self.replication is not None and not (1 <= self.replication <= self.brokers and sc.kind in ("consumer", "share")):
             raise BadInput(f"replication {self.replication}: from 1 to the {self.brokers} brokers, for consumer and share groups")
         if self.member not in MEMBER_KINDS:
-            raise BadInput(f"unknown member {self.member!r}; known: {', '.join(MEMBER_KINDS)}")
+            raise BadInput(near.unknown("member", self.member, MEMBER_KINDS))
         check_commit_mode(self, sc)
         if not 0 <= self.processing_ms <= 60000:
             raise BadInput(f"processing time {self.processing_ms!r} ms per record: from 0 to 60000")

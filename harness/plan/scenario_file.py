@@ -23,6 +23,7 @@ from typing import NamedTuple, Union
 
 from pydantic import TypeAdapter, ValidationError
 
+from harness.plan import scenario_near as near
 from harness.plan import scenario_values as values
 from harness.plan.actions import ACTIONS as SPECS
 from harness.plan.actions import Step as Act
@@ -96,7 +97,7 @@ def _check_step(path, i: int, step: Step, draws: dict, kind: str) -> StepValues:
         raise BadInput(f"{path}: steps[{i}] ({step.action}): {field}: {msg}")
 
     if step.action not in SPECS:
-        bad("action", f"unknown action {step.action!r}; known: {', '.join(ACTIONS)}")
+        bad("action", near.unknown_action(step.action, ACTIONS))
     if why := action_refusal(step.action, kind):
         bad("action", why)
     spec = SPECS[step.action]
@@ -105,8 +106,7 @@ def _check_step(path, i: int, step: Step, draws: dict, kind: str) -> StepValues:
     params = {}
     for k, v in (step.model_extra or {}).items():
         if k not in takes:
-            bad(k, f"unknown parameter of {step.action} (it takes: {', '.join(takes) or 'none'}; "
-                   f"every step: {', '.join(STEP_FIELDS[1:])})")
+            bad(k, near.unknown_parameter(k, step.action, takes, STEP_FIELDS[1:]))
         if (step.action, k) in LITERAL_PARAMS:  # a list or a table is the value itself, never a range or form
             try:
                 TypeAdapter(hints[k]).validate_python(v)
@@ -159,7 +159,7 @@ def parse(text: str, path) -> ScenarioFile:
         model = ScenarioFile.model_validate(raw, strict=True)  # a count is a whole number: not true, not "3"
     except ValidationError as e:
         err = e.errors()[0]
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        msg = near.unknown_field(tuple(err["loc"])) if err["type"] == "extra_forbidden" else err["msg"]
         if err["type"].endswith("_type"):
             msg = f"{msg}, not {err['input']!r}"[:200]
         raise BadInput(f"{_where(path, tuple(err['loc']), raw.get('steps') or [])}: {msg}") from None

@@ -14,6 +14,7 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from harness.base.near import hint
 from harness.kafka.config_keys import closest
 from harness.plan.kinds.connect import CONNECT_DEFAULTS
 from harness.plan.kinds.streams import STREAMS_DEFAULTS
@@ -54,7 +55,7 @@ class Members(_Strict):
             raise ValueError(f"is the kind of group ({', '.join(GROUP_KINDS)}); the built-in member is "
                              f"`member = \"{v}\"`")
         if v not in GROUP_KINDS:
-            raise ValueError(f"{v!r} is not a kind of group; known: {', '.join(GROUP_KINDS)}")
+            raise ValueError(f"{v!r} is not a kind of group; {hint(v, GROUP_KINDS)}")
         return v
 
 

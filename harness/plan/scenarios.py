@@ -9,7 +9,6 @@ kind of each action (from the registry's mix, harness/plan/actions.py). The file
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from difflib import get_close_matches
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from harness.plan import scenario_file
 from harness.plan.actions import ACTIONS, MIX_CHOICES
 from harness.base.errors import BadInput
+from harness.base.near import closest
 from harness.invariants.slots import Slots
 from harness.base.versions import GROUP_CONFIGS_SINCE, major_minor
 from harness.plan.scenario_model import Action, Scenario, ScenarioContext, schedule
@@ -148,7 +148,7 @@ def get(name: str) -> Scenario:
     try:
         return SCENARIOS[name]
     except KeyError:
-        near = get_close_matches(name, list(SCENARIOS), n=3, cutoff=0.6)
+        near = closest(name, SCENARIOS)  # the one meant: `did you mean member-kill?`
         hint = f"did you mean {' or '.join(near)}? " if near else ""
         raise BadInput(f"unknown scenario {name!r}; {hint}`harness scenarios` lists the {len(SCENARIOS)} built-in "
                        "ones (or name a scenario file, docs/scenarios.md)") from None
