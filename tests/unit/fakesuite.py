@@ -1,6 +1,7 @@
 """A suite session on the fake backend (harness/cluster/fake.py): pytest in a subprocess, with the harness's plugin,
 on a `suites/` directory of its own whose conftest registers three test-only scenarios (a pass, a run whose member
-claims a partition it was not given: a fail, and a run whose first step does nothing: unknown), puts the session
+claims a partition it was not given: a fail, and a run whose first step does nothing: unknown; optionally a test
+excused as a known finding), puts the session
 cluster's place to a FakeCluster, and makes each run's config one of fake members with short waits. The plugin, the
 pool (`--harness-concurrency 2`), JUnit and Allure run as they do in `./dev smoke`; only Kafka is not there. A
 session takes some 20-40 s.
@@ -95,6 +96,20 @@ def test_fake(scenario, protocol, run_scenario):
     assert_run_passes(run_scenario(scenario, protocol=protocol))
 '''
 
+#: with `excused=True`: a test whose run (hand-made: tests/unit/livelock_history.py) fails only as a known finding
+EXCUSED = '''
+from harness.record.rundir import RunResult
+from harness.suite.plugin import assert_run_passes
+from tests.unit.livelock_history import livelock_verdicts, write_run
+
+
+def test_known(tmp_path):
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    assert_run_passes(RunResult(run, "fail", livelock_verdicts(run)))
+'''
+#: the known finding that excuses it
+EXCUSED_BY = "librdkafka-848-commit-starves-heartbeat"
+
 
 @dataclass
 class Session:
@@ -108,12 +123,15 @@ class Session:
         return f"test_fake[{PROTOCOL}-{scenario}]"
 
 
-def run_session(tmp_path: Path, *args: str) -> Session:
-    """The session in `tmp_path` (its suites/, runs/, junit.xml, allure/), with pytest's live log on."""
+def run_session(tmp_path: Path, *args: str, excused: bool = False) -> Session:
+    """The session in `tmp_path` (its suites/, runs/, junit.xml, allure/), with pytest's live log on; `excused`: with
+    the known finding's test too (pass `--harness-known-findings xfail` to have it excused)."""
     suites = tmp_path / "suites"
-    suites.mkdir()
+    suites.mkdir(parents=True)
     (suites / "conftest.py").write_text(textwrap.dedent(CONFTEST))
     (suites / "test_fake_chaos.py").write_text(textwrap.dedent(TESTS))
+    if excused:
+        (suites / "test_fake_known_chaos.py").write_text(EXCUSED)
     junit, allure, runs = tmp_path / "junit.xml", tmp_path / "allure", tmp_path / "runs"
     proc = subprocess.run([sys.executable, "-m", "pytest", "suites", "-p", "no:cacheprovider", "-p", "harness.suite.plugin",
                            "--harness-protocol", PROTOCOL, "--harness-kafka-version", "4.3.1",
