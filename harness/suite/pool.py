@@ -72,19 +72,32 @@ def front_unplanned(items) -> None:
 
 def new_job(key: str, label: str, cfg, cluster, *, rank: int = len(SLOW_FIRST), exclusive: str | None = None,
             own: RunLog | None = None) -> Job:
-    """The pool's job of one test's run; its log lines go to `own` (the run's RunLog)."""
+    """The pool's job of one test's run; its log lines go to `own` (the run's RunLog), and into its run directory
+    as soon as it ends."""
     from harness.run.runner import run_scenario
-    return Job(key=key, label=label, call=lambda: run_scenario(cfg, cluster=cluster), exclusive=exclusive,
-               rank=rank, data=cfg, log=own or RunLog(label, prefix=True))
+    own = own or RunLog(label, prefix=True)
+
+    def call():
+        return keep_log(own, run_scenario(cfg, cluster=cluster))
+    return Job(key=key, label=label, call=call, exclusive=exclusive, rank=rank, data=cfg, log=own)
 
 
-def classify(cfg, cluster, *, own: RunLog | None = None) -> tuple[str | None, int]:
+def keep_log(own: RunLog, result):
+    """Write the run's lines into its run directory's logs/progress.log (and what comes after); returns result."""
+    from harness.record.rundir import RunDir
+    from harness.run.progress import PROGRESS_LOG
+    if getattr(result, "run_dir", None) is not None:
+        own.keep(RunDir(result.run_dir).logs_dir / PROGRESS_LOG)
+    return result
+
+
+def classify(cfg, cluster, *, own: RunLog) -> tuple[str | None, int]:
     """(why the run must run alone or None, its rank); a run its plan refuses runs alone (and fails as it would).
     What planning it says is the run's own (`own`)."""
     from harness.run.resolve import resolve
     from harness.drive.sharing import exclusive_reason
     try:
-        with capture(own or RunLog("plan")):
+        with capture(own):
             plan = resolve(cfg, shared=cluster, progress=log.info)
     except HarnessError as e:
         return f"its plan is refused ({e})", 0

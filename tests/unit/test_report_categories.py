@@ -54,6 +54,9 @@ def test_every_judged_invariant_has_its_violation_and_undecided_category(name):
     cats = alluredir.categories()
     assert _first(cats, "failed", _message(name, "invalid")) == f"Violation: {name}"
     assert _first(cats, "failed", _message(name, "unknown")) == f"Undecided: {name}"
+    # an undecided run's test is broken (harness/suite/plugin.py allure_status): still filed by its invariant
+    assert _first(cats, "broken", _message(name, "unknown").replace(": fail\n", ": unknown\n")) == f"Undecided: {name}"
+    assert _first(cats, "broken", "run r: error (could not start the cluster)") == "Set-up / infrastructure error"
 
 
 def test_every_registered_invariant_is_in_a_category():
