@@ -17,6 +17,8 @@ INFRA_REGEX = (r"(?s)(?!.*\b[a-z_]+: (invalid|unknown):)"
                r".*(SetupError|HarnessError|[Cc]ould not|Traceback|\brun \S+: (error|incomplete)).*")
 
 
+#: the category name's suffix of a known finding that failed its test (`--harness-known-findings fail`, the default)
+KNOWN_FAILED = "(failed, not excused)"
 #: the Allure statuses of a test whose run was undecided: broken (harness/suite/plugin.py allure_status); failed
 #: when another of its runs failed, or when it was judged outside the plugin
 UNDECIDED = ["broken", "failed"]
@@ -45,11 +47,14 @@ def finding_ids() -> list[str]:
 
 
 def categories() -> list[dict]:
-    """Allure categories: one per known finding (an xfailed test excused by it), one per invariant violated (a failed
+    """Allure categories: one per known finding (an xfailed test excused by it) and one per known finding that
+    failed its test (its message names the finding: `--harness-known-findings fail`), one per invariant violated (a failed
     test) and per invariant undecided (a broken one; every checker of every kind), any other undecided invariant,
     and set-up/infrastructure errors."""
     cats = [{"name": f"{KNOWN_PREFIX}{i}", "matchedStatuses": ["skipped"],
              "messageRegex": rf"(?s)(XFAIL )?{KNOWN_PREFIX}{re.escape(i)}(?![\w.-]).*"} for i in finding_ids()]
+    cats += [{"name": f"{KNOWN_PREFIX}{i} {KNOWN_FAILED}", "matchedStatuses": ["failed"],
+              "messageRegex": rf"(?s).*\n\s*{KNOWN_PREFIX}{re.escape(i)}: .*"} for i in finding_ids()]
     names = invariant_names()
     cats += [{"name": f"Violation: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: invalid:.*"}
              for n in names]

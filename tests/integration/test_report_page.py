@@ -162,6 +162,9 @@ def test_allure_files_every_kind_s_verdicts_and_a_known_finding_under_their_cate
         def test_share(): _fail("share_served", "invalid")
         def test_consumer(): _fail("coordinator_survival", "invalid")
         def test_known(): pytest.xfail("known finding: {finding}; this run: m1 at +3.0s\\nrun r: fail")
+        def test_known_failed():
+            pytest.fail("run r: fail\\n  exclusive_ownership: invalid: two owners\\n"
+                        "  known finding: {finding}: its title; this run: m2 at 9.5 s", pytrace=False)
     """))
     results, report = tmp_path / "results", tmp_path / "report"
     r = subprocess.run([sys.executable, "-m", "pytest", "test_kinds.py", "-q", "-p", "no:cacheprovider",
@@ -174,7 +177,8 @@ def test_allure_files_every_kind_s_verdicts_and_a_known_finding_under_their_cate
                      "Undecided: connect_balance": ["test_connect"],
                      "Violation: share_served": ["test_share"],
                      "Violation: coordinator_survival": ["test_consumer"],
-                     f"known finding: {finding}": ["test_known"]}, filed
+                     f"known finding: {finding}": ["test_known"],
+                     f"known finding: {finding} (failed, not excused)": ["test_known_failed"]}, filed
 
 
 def _shown_attachment(page: str) -> list[str]:

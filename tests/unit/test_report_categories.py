@@ -92,5 +92,17 @@ def test_each_known_finding_has_its_category_for_the_xfail_reason(finding):
     assert _first(cats, "skipped", f"XFAIL known finding: {finding}x; other") is None  # another id: not this one
 
 
+@pytest.mark.parametrize("finding", [f.id for f in KNOWN])
+def test_a_known_finding_that_failed_its_test_has_its_own_category(finding):
+    """Under `--harness-known-findings fail` (a team's gate) the failure's message names the finding (harness/suite/
+    known.py `line`): filed under it, before the invariants it broke; a near miss (`not <id>: ...`) is not."""
+    cats = alluredir.categories()
+    failed = _message("exclusive_ownership", "invalid") + f"\n  known finding: {finding}: its title; this run: m2 at 9.5 s"
+    assert _first(cats, "failed", failed) == f"known finding: {finding} {alluredir.KNOWN_FAILED}"
+    near = _message("exclusive_ownership", "invalid") + f"\n  not {finding}: exclusive_ownership's witness is m1"
+    assert _first(cats, "failed", near) == "Violation: exclusive_ownership"
+    assert _first(cats, "failed", failed.replace(finding, finding + "x")) == "Violation: exclusive_ownership"
+
+
 def test_an_xfail_of_something_else_is_no_known_finding():
     assert _first(alluredir.categories(), "skipped", "XFAIL flaky network; run x: fail") is None
