@@ -12,20 +12,19 @@ Ctrl-C (KeyboardInterrupt in the caller) goes through `interrupt`: no job starts
 gets KeyboardInterrupt raised in its thread (a run then tears down and marks its directory incomplete, as it
 does on Ctrl-C when it runs alone), and whatever is still alive after the grace period is killed.
 
-Log records of the `harness` loggers made in a worker thread carry the job's label (`[label] ...`), so that
-the lines of runs going on together say which run they belong to.
+Each job's `harness` log records are its own (harness/run/progress.py `capture`): kept by the job's RunLog
+(`Job.log`, one made for it when the caller gave none), and on the console each starts with the job's label
+(`[label] ...`), so that the lines of runs going on together say which run they belong to.
 """
 from __future__ import annotations
 
 import ctypes
-import logging
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
-_label = threading.local()
+from harness.run.progress import RunLog, capture
 
 
 @dataclass(eq=False)
@@ -43,6 +42,7 @@ class Job:
     error: BaseException | None = None
     taken: bool = False  # its result was handed to its test
     thread: threading.Thread | None = field(default=None, repr=False)
+    log: RunLog | None = field(default=None, repr=False)  # its own log lines (made when it starts, if not given)
 
 
 def _raise_in(thread: threading.Thread) -> None:
@@ -72,7 +72,6 @@ class RunPool:
         self.interrupted = False
         self._raise_in, self._kill_children, self.grace_s, self.clock = raise_in, kill_children, grace_s, clock
         self.trace: list[tuple[float, str, str]] = []  # (time, "start" | "end", key): what ran when
-        self._old_factory = None
         self.cluster = None  # the cluster its runs share (the caller's to set)
         for j in exclusive_first(jobs):
             self._enlist(j, first=False)
@@ -85,7 +84,6 @@ class RunPool:
 
     # -- the caller's side
     def start(self) -> None:
-        self._label_records()
         for i in range(self.workers):
             t = threading.Thread(target=self._work, name=f"harness-run-{i + 1}", daemon=True)
             self._threads.append(t)
@@ -135,7 +133,6 @@ class RunPool:
                 j.state, j.error = "done", j.error or KeyboardInterrupt(f"{j.label}: interrupted")
             self._running.clear()
             self._cond.notify_all()
-        self._restore_records()
 
     def close(self) -> None:
         """At the session's end: jobs still pending or running (a test stopped the session early) are
@@ -149,7 +146,6 @@ class RunPool:
             self._stopping = True
             self._cond.notify_all()
         self._join(self.grace_s)
-        self._restore_records()
 
     def _join(self, limit_s: float) -> None:
         deadline = self.clock() + limit_s
@@ -180,13 +176,13 @@ class RunPool:
                     job = self._next()
                 if job is None:
                     return
-                _label.value = job.label
+                if job.log is None:
+                    job.log = RunLog(job.label, prefix=True)
                 try:
-                    job.result = job.call()
+                    with capture(job.log):
+                        job.result = job.call()
                 except BaseException as e:  # noqa: BLE001 - the caller gets it in its own thread, as its own failure
                     job.error = e
-                finally:
-                    _label.value = None
                 with self._cond:
                     self.trace.append((self.clock(), "end", job.key))
                     if job in self._running:
@@ -197,34 +193,6 @@ class RunPool:
                     return
         except KeyboardInterrupt:  # the interruption came between two jobs
             return
-
-    # -- labelled log lines
-    def _label_records(self) -> None:
-        old = self._old_factory = logging.getLogRecordFactory()
-
-        def make(*args, **kwargs):
-            rec = old(*args, **kwargs)
-            lab = getattr(_label, "value", None)
-            if lab and rec.name.startswith("harness"):
-                rec.msg = f"[{lab.replace('%', '%%') if rec.args else lab}] {rec.msg}"
-            return rec
-        logging.setLogRecordFactory(make)
-
-    def _restore_records(self) -> None:
-        if self._old_factory is not None:
-            logging.setLogRecordFactory(self._old_factory)
-            self._old_factory = None
-
-
-@contextmanager
-def labelled(label: str):
-    """The `harness` log lines of this thread carry label while in the block (a run beside the pool's)."""
-    old = getattr(_label, "value", None)
-    _label.value = label
-    try:
-        yield
-    finally:
-        _label.value = old
 
 
 def exclusive_first(jobs: list[Job]) -> list[Job]:

@@ -20,11 +20,18 @@ def area_of(path: str) -> str:
     return "chaos" if "chaos" in Path(path).name else "conformance"
 
 
-def label_test(*, area: str, scenario: str | None = None, protocol: str | None = None) -> None:
-    """Area, scenario and protocol as Allure labels (also as epic / feature / story for the Behaviors view)."""
+#: the Behaviors view's epic of each kind of group
+EPICS = {"consumer": "consumer groups", "streams": "Kafka Streams", "connect": "Kafka Connect", "share": "share groups"}
+
+
+def label_test(*, area: str, kind: str | None = None, scenario: str | None = None, protocol: str | None = None) -> None:
+    """Area, kind, scenario and protocol as Allure labels; the kind, scenario and protocol also as epic / feature /
+    story, so that the Behaviors view groups kind of group > scenario > protocol."""
     import allure
     allure.dynamic.label("area", area)
-    allure.dynamic.epic(area)
+    if kind:
+        allure.dynamic.label("kind", kind)
+        allure.dynamic.epic(EPICS.get(kind, kind))
     if scenario:
         allure.dynamic.label("scenario", scenario)
         allure.dynamic.feature(scenario)

@@ -8,7 +8,9 @@ module writes through allure-pytest's reporter (its listener's `allure_logger`) 
   label names the pool worker that ran it: the report's durations and its Timeline tab show the real runs;
 - each harness action is a step from its `action_start` to its `action_end` (wall clock of harness.jsonl);
 - each verdict is a step of its own, `<invariant>: <status> — <message>`, whose Allure status is the verdict's
-  (valid passed, invalid failed, unknown broken, skipped skipped).
+  (valid passed, invalid failed, unknown broken, skipped skipped);
+- a test whose runs were undecided (unknown, error, incomplete) and none failed is `broken`, not `failed`
+  (`set_test_status`): an undecided run is no product failure.
 
 Without `--alluredir` there is no reporter and every function here does nothing.
 """
@@ -87,6 +89,17 @@ def set_test_span(spans: list[tuple[float, float]], *, worker: str | None = None
         from allure_commons.model2 import Label
         test.labels[:] = [lb for lb in test.labels if lb.name != "thread"]
         test.labels.insert(0, Label(name="thread", value=f"{os.getpid()}-{worker}"))
+    return True
+
+
+def set_test_status(status: str, *, only_if: str | None = None) -> bool:
+    """Set the current Allure test's status (`broken` for a test whose runs were undecided), when it is `only_if`
+    (None: whatever it is); whether it was set."""
+    rep = reporter()
+    test = rep.get_test(None) if rep is not None else None
+    if test is None or (only_if is not None and test.status != only_if):
+        return False
+    test.status = status
     return True
 
 

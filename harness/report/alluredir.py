@@ -17,6 +17,13 @@ INFRA_REGEX = (r"(?s)(?!.*\b[a-z_]+: (invalid|unknown):)"
                r".*(SetupError|HarnessError|[Cc]ould not|Traceback|\brun \S+: (error|incomplete)).*")
 
 
+#: the category name's suffix of a known finding that failed its test (`--harness-known-findings fail`, the default)
+KNOWN_FAILED = "(failed, not excused)"
+#: the Allure statuses of a test whose run was undecided: broken (harness/suite/plugin.py allure_status); failed
+#: when another of its runs failed, or when it was judged outside the plugin
+UNDECIDED = ["broken", "failed"]
+
+
 def invariant_names() -> list[str]:
     """Every invariant a checker registry names: the `*CHECKERS` dicts of harness.invariants and of its packages
     (consumer groups first, then in module order), so that a checker registered anywhere there has its category."""
@@ -40,17 +47,20 @@ def finding_ids() -> list[str]:
 
 
 def categories() -> list[dict]:
-    """Allure categories: one per known finding (an xfailed test excused by it), one per invariant violated and per
-    invariant undecided (every checker of every kind), any other undecided invariant, and set-up/infrastructure
-    errors."""
+    """Allure categories: one per known finding (an xfailed test excused by it) and one per known finding that
+    failed its test (its message names the finding: `--harness-known-findings fail`), one per invariant violated (a failed
+    test) and per invariant undecided (a broken one; every checker of every kind), any other undecided invariant,
+    and set-up/infrastructure errors."""
     cats = [{"name": f"{KNOWN_PREFIX}{i}", "matchedStatuses": ["skipped"],
              "messageRegex": rf"(?s)(XFAIL )?{KNOWN_PREFIX}{re.escape(i)}(?![\w.-]).*"} for i in finding_ids()]
+    cats += [{"name": f"{KNOWN_PREFIX}{i} {KNOWN_FAILED}", "matchedStatuses": ["failed"],
+              "messageRegex": rf"(?s).*\n\s*{KNOWN_PREFIX}{re.escape(i)}: .*"} for i in finding_ids()]
     names = invariant_names()
     cats += [{"name": f"Violation: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: invalid:.*"}
              for n in names]
-    cats += [{"name": f"Undecided: {n}", "matchedStatuses": ["failed"], "messageRegex": rf"(?s).*\b{n}: unknown:.*"}
+    cats += [{"name": f"Undecided: {n}", "matchedStatuses": UNDECIDED, "messageRegex": rf"(?s).*\b{n}: unknown:.*"}
              for n in names]
-    cats.append({"name": "Undecided invariant", "matchedStatuses": ["failed"],
+    cats.append({"name": "Undecided invariant", "matchedStatuses": UNDECIDED,
                  "messageRegex": r"(?s).*\b[a-z_]+: unknown:.*"})
     cats.append({"name": "Set-up / infrastructure error", "matchedStatuses": ["broken"]})
     cats.append({"name": "Set-up / infrastructure error", "matchedStatuses": ["failed"], "messageRegex": INFRA_REGEX})

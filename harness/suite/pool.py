@@ -8,6 +8,10 @@ seed from the test id, so `harness replay` and the seeds do not change), and sta
 for its run, it gets the planned run's result when its call is the planned one (else its run is added to the
 pool, alone); the Allure attachments and the assertion happen in the test, in the main thread. A test that runs
 no planned run (the docker test on its own cluster) goes first, so that its run overlaps the pool's.
+
+Each run's log lines, its plan's among them (said while the pool is set up), are its own (harness/run/progress.py
+RunLog): the test that collects the run gets them, no other test does; on the console they start with the run's
+label.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import pytest
 
 from harness.base.errors import HarnessError
 from harness.drive.pool import Job, RunPool
+from harness.run.progress import RunLog, capture
 
 log = logging.getLogger("harness.pool")
 #: the kinds whose runs take longest start first among the runs that share the cluster (a Streams run waits
@@ -65,18 +70,35 @@ def front_unplanned(items) -> None:
     items[:] = [i for i in items if not planned(i)] + [i for i in items if planned(i)]
 
 
-def new_job(key: str, label: str, cfg, cluster, *, rank: int = len(SLOW_FIRST), exclusive: str | None = None) -> Job:
+def new_job(key: str, label: str, cfg, cluster, *, rank: int = len(SLOW_FIRST), exclusive: str | None = None,
+            own: RunLog | None = None) -> Job:
+    """The pool's job of one test's run; its log lines go to `own` (the run's RunLog), and into its run directory
+    as soon as it ends."""
     from harness.run.runner import run_scenario
-    return Job(key=key, label=label, call=lambda: run_scenario(cfg, cluster=cluster), exclusive=exclusive,
-               rank=rank, data=cfg)
+    own = own or RunLog(label, prefix=True)
+
+    def call():
+        return keep_log(own, run_scenario(cfg, cluster=cluster))
+    return Job(key=key, label=label, call=call, exclusive=exclusive, rank=rank, data=cfg, log=own)
 
 
-def classify(cfg, cluster) -> tuple[str | None, int]:
-    """(why the run must run alone or None, its rank); a run its plan refuses runs alone (and fails as it would)."""
+def keep_log(own: RunLog, result):
+    """Write the run's lines into its run directory's logs/progress.log (and what comes after); returns result."""
+    from harness.record.rundir import RunDir
+    from harness.run.progress import PROGRESS_LOG
+    if getattr(result, "run_dir", None) is not None:
+        own.keep(RunDir(result.run_dir).logs_dir / PROGRESS_LOG)
+    return result
+
+
+def classify(cfg, cluster, *, own: RunLog) -> tuple[str | None, int]:
+    """(why the run must run alone or None, its rank); a run its plan refuses runs alone (and fails as it would).
+    What planning it says is the run's own (`own`)."""
     from harness.run.resolve import resolve
     from harness.drive.sharing import exclusive_reason
     try:
-        plan = resolve(cfg, shared=cluster, progress=log.info)
+        with capture(own):
+            plan = resolve(cfg, shared=cluster, progress=log.info)
     except HarnessError as e:
         return f"its plan is refused ({e})", 0
     kind = plan.scenario.kind
@@ -114,8 +136,9 @@ def build(items, *, workers: int, cluster, make_cfg) -> RunPool | None:
         if call is None:
             continue
         cfg = make_cfg(item, *call)
-        exclusive, rank = classify(cfg, cluster)
-        jobs.append(new_job(item.nodeid, item.callspec.id, cfg, cluster, rank=rank, exclusive=exclusive))
+        own = RunLog(item.callspec.id, prefix=True)
+        exclusive, rank = classify(cfg, cluster, own=own)
+        jobs.append(new_job(item.nodeid, item.callspec.id, cfg, cluster, rank=rank, exclusive=exclusive, own=own))
     if not jobs:
         return None
     pool = RunPool(jobs, workers=workers)
@@ -126,17 +149,17 @@ def build(items, *, workers: int, cluster, make_cfg) -> RunPool | None:
     return pool
 
 
-def result(pool: RunPool, key: str, label: str, cfg, cluster):
-    """(the result of the test's run, the name of the pool's thread that ran it): the planned run when the test asks
-    for it, else a run added now (alone)."""
+def take(pool: RunPool, key: str, label: str, cfg, cluster) -> Job:
+    """The job of the test's run, taken by the test (wait for it with `pool.wait(job.key)`; its RunLog is `job.log`):
+    the planned run when the test asks for it, else a run added now (alone)."""
     job = pool.jobs.get(key)
     if job is None or job.data != cfg or job.taken:
         if job is not None:
             key = f"{key}#{len(pool.jobs)}"
             log.warning(f"{label}: the test asked for a run other than its planned one; it runs now, alone")
-        exclusive, _ = classify(cfg, cluster)
-        pool.add(new_job(key, label, cfg, cluster, exclusive=exclusive or "not planned"))
-    out = pool.wait(key)
+        own = RunLog(label, prefix=True)
+        exclusive, _ = classify(cfg, cluster, own=own)
+        pool.add(new_job(key, label, cfg, cluster, exclusive=exclusive or "not planned", own=own))
     job = pool.jobs[key]
     job.taken = True  # a second run the test asks for is a run of its own
-    return out, job.thread.name if job.thread is not None else None
+    return job

@@ -16,7 +16,14 @@ the category of its first invalid verdict in the harness's order of categories (
 overlapped another owner, record_integrity when it re-read the partition from its start, else coordinator_claims),
 and its page names a violation of its run; the chart's screenshot has red violation markers in its rows.
 Screenshots are kept under reports/screenshots/.
+
+A suite on the fake backend (tests/unit/fakesuite.py: a passing, a failing and an unknown run, two at a time on the
+pool, and a test excused as a known finding) reported and rendered the same way: each run's test page, its `log`
+attachment opened, shows every line of its run's logs/progress.log and no message only another run's log has; the
+unknown run's test is Broken (Undecided: schedule_performed), the failing one Failed, the excused one filed under its
+known finding.
 """
+import html
 import json
 import re
 import shutil
@@ -30,6 +37,7 @@ import pytest
 from harness.report.alluredir import categories
 from harness.report.timeline import ROW_H, TOP
 from tests.integration.browser import chromium, dom, pixels, served
+from tests.unit.fakesuite import EXCUSED_BY, SCENARIOS, run_session
 
 pytestmark = pytest.mark.integration
 SHOTS = Path("reports/screenshots")
@@ -154,6 +162,9 @@ def test_allure_files_every_kind_s_verdicts_and_a_known_finding_under_their_cate
         def test_share(): _fail("share_served", "invalid")
         def test_consumer(): _fail("coordinator_survival", "invalid")
         def test_known(): pytest.xfail("known finding: {finding}; this run: m1 at +3.0s\\nrun r: fail")
+        def test_known_failed():
+            pytest.fail("run r: fail\\n  exclusive_ownership: invalid: two owners\\n"
+                        "  known finding: {finding}: its title; this run: m2 at 9.5 s", pytrace=False)
     """))
     results, report = tmp_path / "results", tmp_path / "report"
     r = subprocess.run([sys.executable, "-m", "pytest", "test_kinds.py", "-q", "-p", "no:cacheprovider",
@@ -166,7 +177,46 @@ def test_allure_files_every_kind_s_verdicts_and_a_known_finding_under_their_cate
                      "Undecided: connect_balance": ["test_connect"],
                      "Violation: share_served": ["test_share"],
                      "Violation: coordinator_survival": ["test_consumer"],
-                     f"known finding: {finding}": ["test_known"]}, filed
+                     f"known finding: {finding}": ["test_known"],
+                     f"known finding: {finding} (failed, not excused)": ["test_known_failed"]}, filed
+
+
+def _shown_attachment(page: str) -> list[str]:
+    """The lines of the attachment open in a test's page (Allure's modal preview of a text attachment)."""
+    got = re.search(r'<pre class="attachment-preview__text">(.*?)</pre>', page, re.S)
+    assert got, page[-2000:]
+    return [html.unescape(x) for x in re.split(r"<br\s*/?>", got.group(1))]
+
+
+def test_each_test_s_page_shows_its_own_run_s_log_and_an_undecided_run_is_broken(tmp_path):
+    _need_chromium()
+    s = run_session(tmp_path / "session", "--harness-known-findings", "xfail", excused=True)
+    assert s.proc.returncode == 1 and sorted(s.runs) == sorted(SCENARIOS), (s.proc.stdout + s.proc.stderr)[-4000:]
+    report = tmp_path / "report"
+    cases = {c["name"]: c for c in _generate(s.allure, report)}
+    status = {n: c["status"] for n, c in cases.items()}
+    assert status == {s.test_of("fake-scale"): "passed", s.test_of("fake-claim"): "failed",
+                      s.test_of("fake-idle"): "broken", "test_known": "skipped"}, status
+    filed = {k["name"]: _leaves(k) for k in json.loads((report / "data" / "categories.json").read_text())["children"]}
+    assert filed["Undecided: schedule_performed"] == [s.test_of("fake-idle")], filed
+    assert filed[f"known finding: {EXCUSED_BY}"] == ["test_known"], filed
+    assert [n for n, tests in filed.items() if s.test_of("fake-claim") in tests][0].startswith("Violation: "), filed
+    own = {sc: (run / "logs" / "progress.log").read_text().splitlines() for sc, run in s.runs.items()}
+    with served(report) as base:
+        for i, scenario in enumerate(SCENARIOS):
+            case = cases[s.test_of(scenario)]
+            (log,) = [a for a in case["testStage"]["attachments"] if a["name"] == "log"]
+            page = dom(tmp_path / f"l{i}", f"{base}/index.html#testresult/{case['uid']}?attachment={log['uid']}")
+            shown = _shown_attachment(page)
+            assert own[scenario] and set(own[scenario]) <= set(shown), (scenario, shown)
+            mine = {x.split(": ", 1)[1] for x in own[scenario]}
+            for other, lines in own.items():
+                foreign = [m for m in {x.split(": ", 1)[1] for x in lines} - mine if any(m in x for x in shown)]
+                assert other == scenario or not foreign, (scenario, other, foreign)
+            want = {"fake-scale": "passed", "fake-claim": "failed", "fake-idle": "broken"}[scenario]
+            shown_status = re.search(r'class="label label_status_(\w+)"', dom(tmp_path / f"p{i}",
+                                                                               f"{base}/index.html#testresult/{case['uid']}"))
+            assert shown_status and shown_status.group(1) == want, (scenario, shown_status)
 
 
 def test_the_analytics_page_fits_a_1400_px_window(tmp_path):
