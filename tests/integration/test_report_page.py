@@ -97,8 +97,8 @@ def test_report_shows_each_run_s_duration_and_verdicts_and_the_timeline_spans_th
         bad = {f"Violation: {n}" for n, v in runs[c["uid"]][1].items() if v["status"] == "invalid"}
         first = next(n for n in order if n in bad)
         assert c["name"] in filed.get(first, []), (first, filed)
-    svgs = list((report / "data" / "attachments").glob("*.svg"))
-    assert len(svgs) == 2 and all('class="violation"' in s.read_text() for s in svgs)
+    charts = list((report / "data" / "attachments").glob("*.html"))  # the chart: an HTML page Allure previews
+    assert len(charts) == 2 and all('class="violation"' in s.read_text() for s in charts)
     for c in cases:
         want = runs[c["uid"]][0]["duration_s"]
         assert abs(c["time"]["duration"] / 1000 - want) <= 0.1 * want, (c["name"], c["time"], want)
@@ -131,7 +131,7 @@ def test_report_shows_each_run_s_duration_and_verdicts_and_the_timeline_spans_th
         chromium(tmp_path / "t", "--virtual-time-budget=20000", "--window-size=1400,700",
                  f"--screenshot={timeline_png.resolve()}", f"{base}/index.html#timeline")
         chromium(tmp_path / "c", "--window-size=1100,320", f"--screenshot={chart_png.resolve()}",
-                 f"{base}/data/attachments/{svgs[0].name}")
+                 f"{base}/data/attachments/{charts[0].name}")
     assert (SHOTS / "report-test-result-1.png").stat().st_size > 10_000 and timeline_png.stat().st_size > 5_000
     w, h, rows = pixels(chart_png)
     red = sum(1 for y in range(TOP, min(h, TOP + 6 * ROW_H)) for px in rows[y] if px == (255, 0, 0))
