@@ -463,7 +463,17 @@ def _dispatch(args) -> int:
                             **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}),
                             **({"revoke_delay_ms": args.revoke_delay_ms} if args.revoke_delay_ms is not None else {}))
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
-    return _finish(run_scenario(cfg, progress=progress))
+    return _finish(_logged(lambda: run_scenario(cfg, progress=progress)))
+
+
+def _logged(run):
+    """`run()`'s result, its progress lines kept in its run directory's logs/progress.log too, as a suite's are."""
+    from harness.run import progress as lines
+    from harness.record.rundir import RunDir
+    with lines.capture(lines.RunLog("run")) as own:
+        result = run()
+    own.keep(RunDir(result.run_dir).logs_dir / lines.PROGRESS_LOG)
+    return result
 
 
 if __name__ == "__main__":
