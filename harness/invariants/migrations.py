@@ -49,7 +49,7 @@ them (one rebalance or several).
 
 A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
 their own recorded settings: a rolled `group.remote.assignor` or `partition.assignment.strategy` tipping the group's
-choice) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
+choice; an `assignor` cause of `causes.Causes.assignor_change`) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
 and `assignor_shape` judges that it has the new assignor's shape.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
@@ -70,8 +70,7 @@ from __future__ import annotations
 
 from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
-from harness.invariants import protocols, timeline
-from harness.invariants.assignors import change as assignor_change
+from harness.invariants import causes, protocols, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
@@ -187,8 +186,8 @@ def _not_judged(tl, assignors, s1, s2) -> tuple[str, list[str]] | None:
     runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
     if any(not sticky for sticky, _ in runs):
         return "not_sticky", [what for sticky, what in runs if not sticky]
-    if (how := assignor_change(tl, set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
-        return "assignor_changed", [f"the assignor in force changed ({how})"]
+    if (c := causes.build(tl).assignor_change(set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
+        return "assignor_changed", [f"the assignor in force changed ({c.detail})"]
     return None
 
 
