@@ -12,7 +12,7 @@ the next life with the same `instance_id`.
 
 - **Restart** (Y starts within S of X's exit), unless Y's return changed the assignor in force (its members' own
   recorded settings, `assignors.in_force`, before X's shutdown and at Y's first assignment: a rolled
-  `group.remote.assignor` tips the most-named one; the new assignor's assignment is a cause of its own, judged by
+  `group.remote.assignor` tips the most-named one: an `assignor` cause, `causes`; the new assignor's assignment is a cause of its own, judged by
   `assignor_shape`; counted `assignor_changed`): Y's partitions, the union of its `assigned` events from its
   first one until `static_grace_s` later (or until its first `revoked`/`lost`, if sooner), must equal X's.
   A Y never assigned anything is a violation once the history goes on for more than S after Y started (else
@@ -48,7 +48,7 @@ first `assigned` - X's exit), `session_timeouts_s` (instance -> the S it was jud
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import assignors, brokers, protocols, timeline
+from harness.invariants import brokers, causes, protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
 
@@ -198,8 +198,8 @@ def _assignor_change(tl, row: tuple) -> str | None:
     Y's first assignment), or None (the same, or not to be told: then it is judged)."""
     x, y, _, sd, _, first, _ = row
     back = first["mono"] if first is not None else y.start
-    how = assignors.change(tl, tl.alive_members(sd, before=True), sd, tl.alive_members(back), back)
-    return None if how is None else f"{x.instance_id} ({x.member} -> {y.member}): {how}"
+    c = causes.build(tl).assignor_change(tl.alive_members(sd, before=True), sd, tl.alive_members(back), back)
+    return None if c is None else f"{x.instance_id} ({x.member} -> {y.member}): {c.detail}"
 
 
 def _held(tl, x, own: set[int]) -> tuple[float, set[int]]:
