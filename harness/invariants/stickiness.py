@@ -17,9 +17,10 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
   member killed and its replacement started). Faults, request faults and broker events beside them that reached
   members which kept their membership (none wrote `lost` meanwhile) change no membership and count for nothing; a
   request only held or delayed on an API no membership rides on (an OffsetCommit, say: `NO_MEMBERSHIP_APIS`) is not
-  even a rebalance. A subscription change, a stall or a change of assignor, beside any other change, promises
-  nothing (the group passes through differing subscriptions, or a member away and back). A member fenced (its
-  `lost`) is no survivor and not a cause here of its own, but beside a fault it makes the fault's effect unknown.
+  even a rebalance. A stall, or a fault or broker event beside a member fenced (its `lost`), is a member away and
+  back, a departure and a join: nothing is promised. A subscription change or a change of assignor, beside any other
+  change, promises nothing (the group passes through differing subscriptions). A member fenced alone is no survivor
+  and no cause here of its own (a consumer-protocol member fenced by its client is given its partitions back).
 
 A *surviving* member is alive from S1's start to S2's end in one life (no restart) and wrote no `lost` between them
 (a fenced member rejoins empty-handed). Its eligible partitions are those it held at S1 that exist at S2 and are of
@@ -79,10 +80,10 @@ LATE_ONLY = frozenset({Step.HOLD_REQUEST, Step.DELAY_REQUEST})  # a request faul
 NO_MEMBERSHIP_APIS = frozenset({"OffsetCommit", "OffsetFetch", "Fetch", "ListOffsets", "OffsetForLeaderEpoch"})
 #: what each kind of cause does to the group's membership, for a survivor's stickiness (module docstring): `give` (a
 #: member more: survivors may give partitions up), `gain` (a member fewer, or partitions more: survivors only gain),
-#: `same` (the membership stays: at most a rebalance of the same members), `any` (a subscription change, a stall:
-#: the group passes through differing subscriptions or a member away and back)
+#: `same` (the membership stays: at most a rebalance of the same members), `both` (a member away and back: a stall,
+#: a fault beside a fenced member), `any` (a subscription or assignor change: judged alone, not beside another)
 DIRECTION = {"join": "give", "leave": "gain", "killed": "gain", "expire": "gain", "partitions": "gain",
-             "stalled": "any", "subscription": "any", "faulted": "same", "request": "same", "broker": "same",
+             "stalled": "both", "subscription": "any", "faulted": "same", "request": "same", "broker": "same",
              "setting": "same", "assignor": "any", "fenced": None}
 
 
@@ -94,7 +95,8 @@ def _union(tl, cs, s1, s2) -> str | None:
     """Why the causes between the stable points, together, promise no stickiness ("several_causes:..."), None when
     their union does: every change of membership goes one way (members only join, or only go and partitions only
     grow: two rounds each keep what a survivor held up to its quota), faults and broker events beside them reached
-    members that kept their membership (none wrote `lost`), and a subscription change or stall is the only change."""
+    members that kept their membership (none wrote `lost`), no member stalled, and a subscription or assignor change
+    is the only change."""
     lost = any(c.kind == "fenced" and s1.start < c.start < s2.start for c in cs.all)
     ways: dict[str, list] = {}
     for c in cs.within(s1.start, s2.start):
@@ -102,12 +104,13 @@ def _union(tl, cs, s1, s2) -> str | None:
             continue
         way = DIRECTION[c.kind]
         if way == "same" and lost:
-            way = "any"  # a member fenced meanwhile: the fault may have made it leave and join again
+            way = "both"  # a member fenced meanwhile: the fault may have made it leave and join again
         if way is not None and way != "same":
             ways.setdefault(way, []).append(c)
     anys = {(c.kind, c.start) for c in ways.get("any", ())}
-    if len(anys) > 1 or (anys and (ways.get("gain") or ways.get("give"))) or ("gain" in ways and "give" in ways):
-        shown = [c.show(tl.start) for w in ("give", "gain", "any") for c in ways.get(w, ())]
+    if len(anys) > 1 or (anys and (ways.get("gain") or ways.get("give"))) or ("gain" in ways and "give" in ways) \
+            or "both" in ways:
+        shown = [c.show(tl.start) for w in ("both", "give", "gain", "any") for c in ways.get(w, ())]
         return f"several_causes:{'; '.join(shown[:3])}"
     return None
 
