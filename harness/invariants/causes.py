@@ -127,6 +127,11 @@ class Causes:
         end > a."""
         return [c for c in self.within(a, b, kinds, member) if c.start < b and c.end > a]
 
+    def reached(self, fault) -> frozenset:
+        """The members a fault of the timeline (`Timeline.faults`) reached: those it lists, and, for a network or rack
+        fault, those started inside its window (of the rack)."""
+        return fault.members | _reached_later(self.tl, fault) if fault.members else frozenset()
+
     def unlisted_faults(self, a: float, b: float) -> list[Cause]:
         """Causes read from a fault that listed no member (brokers', the harness's own brackets), active in (a, b),
         and broker events in [a, b]."""
