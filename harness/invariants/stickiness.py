@@ -100,7 +100,8 @@ def _union(tl, cs, s1, s2) -> str | None:
     lost = any(c.kind == "fenced" and s1.start < c.start < s2.start for c in cs.all)
     ways: dict[str, list] = {}
     for c in cs.within(s1.start, s2.start):
-        if not (c.start < s2.start and c.end > s1.start) or _is_late_only(c):
+        if not (c.start < s2.start and c.end > s1.start) or _is_late_only(c) or \
+                (c.kind == "expire" and c.start <= s1.start):  # an expiry belongs with its departure, before S1
             continue
         way = DIRECTION[c.kind]
         if way == "same" and lost:

@@ -55,10 +55,15 @@ def test_a_member_that_gives_up_its_own_while_taking_another_is_invalid():
 
 def test_a_kill_is_answered_after_the_session_timeout_by_gains_alone():
     """b is killed at 10 s (session 6 s, as its start recorded): the point after it begins once its session ran out,
-    and a only gains."""
-    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 16.5, [2, 3]), *end()]
+    and a only gains. c's join after that point is a transition of its own: b's expiry, whose window the point may
+    begin within by a heartbeat, is no cause of it."""
+    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 15.6, [2, 3]), stable_wait(19.0), *end()]
     v = check(evs)
     assert v.status == "valid" and v.measurements["judged"] == 1, v.message
+    joined = [*evs[:-2], *join("c", 20.0, effective=COOP), revoked("a", 21.0, [0, 1]), assigned("c", 21.5, [0, 1]),
+              *end(40.0)]
+    v = check(joined)
+    assert v.status == "valid" and v.measurements["judged"] == 2, v.message
 
 
 def test_a_subscription_change_mid_run_is_judged_on_the_topics_still_subscribed():
