@@ -153,9 +153,10 @@ def coordinator_claims(facts: PlanFacts) -> Answer:
 
 def strict_stickiness(facts: PlanFacts) -> Answer:
     """`bounded_migrations`' conditions (a sticky assignor, one subscription), the consumer protocol's assignor named
-    by the members sticky too, and a step that is one cause: it starts one member and stops none, or the reverse (after
-    a kill and its replacement the group may answer each with its own rebalance, which the checker does not judge; it
-    counts each member's start or stop as a cause, so a step that stops or starts several at once is several)."""
+    by the members sticky too, and a step whose changes of membership go one way: it starts members and stops none,
+    or the reverse (the checker judges the union of a transition's causes, `causes`: joins alone, or departures
+    alone, compose; after a kill and its replacement the group may answer each with its own rebalance, which it does
+    not judge)."""
     applies, why = bounded_migrations(facts)
     if not applies:
         return applies, why
@@ -173,10 +174,10 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
     if hit:
         return True, f"step {hit[0]} ({hit[1]}) starts or stops a member, one cause between two stable assignments"
     many = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
-    if many:  # the checker counts each member's start or stop as a cause of its own
-        return False, (f"no step certainly starts or stops one member alone (one cause between two stable "
-                       f"assignments): step {many[0]} ({many[1]}) starts or stops several at once, each its own cause")
-    return False, "no step certainly only starts or only stops members (one cause between two stable assignments)"
+    if many:  # several starts, or several stops: one-way changes of membership, judged together
+        return True, (f"step {many[0]} ({many[1]}) starts or stops several members at once, changes of membership "
+                      f"that go one way, judged together between two stable assignments")
+    return False, "no step certainly only starts or only stops members (changes of membership that go one way)"
 
 
 def warmup_before_active(facts: PlanFacts) -> Answer:

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.invariants import brokers, timeline
+from harness.invariants import brokers, causes, timeline
 from harness.invariants.coordinator_log import LOADING
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, secs, verdict, witness
 from harness.invariants.rebalance_cause import CLOCK_SLACK_S
@@ -206,7 +206,7 @@ def _inside(ans: list[Answer], member: str, p: int, s: float, e: float) -> Answe
 def _faulted(tl, member: str, a: float, b: float) -> float:
     """Seconds of [a, b] during which a fault affected the member (it could not hear the coordinator)."""
     total, reach = 0.0, a
-    for s, e in sorted((max(a, f.start), min(b, f.end)) for f in tl.faults if member in f.members):
+    for s, e in sorted((max(a, f.start), min(b, f.end)) for f in causes.build(tl).touching(member, a, b)):
         s = max(s, reach)
         if e > s:
             total, reach = total + e - s, e

@@ -64,7 +64,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.record.history import History
-from harness.invariants import timeline
+from harness.invariants import causes, timeline
 from harness.invariants.commit_settings import CommitSettings, LifeSettings
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 from harness.invariants.terms import INF
@@ -288,8 +288,9 @@ class _Excusing:
     def _spans(self, member: str) -> tuple[np.ndarray, np.ndarray]:
         got = self.by_member.get(member)
         if got is None:
+            reached = causes.build(self.tl).reached  # the members each fault reached (`causes`)
             raw = [(f.start, f.end) for f in self.tl.faults
-                   if member in f.members or (f.start_event or {}).get("brokers_affected")]
+                   if member in reached(f) or (f.start_event or {}).get("brokers_affected")]
             raw += [(x, x) for x in self.points]
             merged: list[list[float]] = []
             for a, b in sorted(raw):

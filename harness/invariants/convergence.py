@@ -49,7 +49,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from harness.record.history import History
-from harness.invariants import balance, rebalance_time, timeline
+from harness.invariants import balance, causes, rebalance_time, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.coverage import unowned_stretches
 from harness.invariants.protocols import rebalance_rounds
@@ -326,7 +326,8 @@ def _lost_explained(tl, e: dict, brokers: list[float]) -> bool:
     when its next poll serves the callback), or a broker event."""
     t, x = e["mono"], e.get("member")
     S = member_settings(tl, x, t).session_timeout_s
-    if any((x in f.members or f.start_event.get("brokers_affected")) and f.start < t and f.end > t - S
+    reached = causes.build(tl).reached  # the members each fault reached (`causes`)
+    if any((x in reached(f) or f.start_event.get("brokers_affected")) and f.start < t and f.end > t - S
            for f in tl.faults):
         return True
     return any(t - S <= b <= t for b in brokers)

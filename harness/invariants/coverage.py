@@ -27,7 +27,7 @@ Measurements: `max_unowned_s`, `max_unowned_partition`, `unowned_s_by_partition`
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import timeline
+from harness.invariants import causes, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import (disturbance_bound, growth_refresh_s, life_at, member_settings,
                                          rebalance_allowance)
@@ -152,8 +152,9 @@ def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | N
     session nor its max.poll.interval.ms (never shorter than the session timeout) can have run out."""
     if active := [f for f in tl.faults if f.start <= W < f.end]:
         return f"a fault ({active[0].kind}) is still active at the end: no settled state to judge"
+    reached = causes.build(tl).reached
     for f in tl.faults:
-        for x in sorted(f.members & owners):
+        for x in sorted(reached(f) & owners):  # the members it reached (`causes`: those started inside a network fault)
             if f.end > W:
                 continue
             S = member_settings(tl, x, f.start).session_timeout_s

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.record.history import History
-from harness.invariants import protocols, timeline
+from harness.invariants import causes, protocols, timeline
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
 from harness.base.steps import Step
@@ -193,9 +193,8 @@ def zombie_tolerance(tl, a, end: float) -> tuple[float, str]:
     expiry, then its own next heartbeat's answer) and a heartbeat. (seconds, why)."""
     start = tl.taint(a)
     faulted, reach, cut = 0.0, start, False
-    for f in sorted((f for f in tl.faults if a.member in f.members and f.start < end and f.end > start),
-                    key=lambda f: f.start):
-        cut = cut or f.kind in PARTITION_FAULT_KINDS
+    for f in causes.build(tl).touching(a.member, start, end):  # every fault that reached it (`causes`), by start
+        cut = cut or f.event.get("kind") in PARTITION_FAULT_KINDS
         lo, hi = max(f.start, reach), min(f.end, end)
         if hi > lo:
             faulted += hi - lo

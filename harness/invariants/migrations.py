@@ -49,7 +49,7 @@ them (one rebalance or several).
 
 A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
 their own recorded settings: a rolled `group.remote.assignor` or `partition.assignment.strategy` tipping the group's
-choice) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
+choice; an `assignor` cause of `causes.Causes.assignor_change`) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
 and `assignor_shape` judges that it has the new assignor's shape.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
@@ -70,8 +70,7 @@ from __future__ import annotations
 
 from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
-from harness.invariants import protocols, timeline
-from harness.invariants.assignors import change as assignor_change
+from harness.invariants import causes, protocols, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
@@ -131,10 +130,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         moved = sorted(p for p, x in s1.owners.items() if x in kept and p in s2.owners and s2.owners[p] != x)
         # newcomers of S2 (no partition in S1): when each began to join (its life's start, maybe within S1)
         joined = [lf.start for y in members2 - set(held1) for lf in tl.lives.get(y, ()) if lf.start <= s2.start]
-        phantoms = {x for x in held1 if x not in members2 and any(
-            lf.exit_event is not None and s1.end <= lf.end <= s2.start
-            and (lf.how in ("kill", "crash") or any(j < _gone(tl, lf) for j in joined))
-            for lf in tl.lives.get(x, ()))}
+        phantoms = {x for x in held1 if x not in members2 and _phantom(tl, x, s1.end, s2.start, joined)}
         subs = {x: tl.subscribed(x, s2.start) for x in members2}
         subs.update({x: _last_subscription(tl, x, s1.end, s2.start) for x in phantoms})
         least = _fewest(tl, s2, members2, {x: held1[x] for x in kept}, subs, {})
@@ -187,8 +183,8 @@ def _not_judged(tl, assignors, s1, s2) -> tuple[str, list[str]] | None:
     runs = [assignors.at(x, s.start) for s in (s1, s2) for x in sorted(set(s.owners.values()))]
     if any(not sticky for sticky, _ in runs):
         return "not_sticky", [what for sticky, what in runs if not sticky]
-    if (how := assignor_change(tl, set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
-        return "assignor_changed", [f"the assignor in force changed ({how})"]
+    if (c := causes.build(tl).assignor_change(set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
+        return "assignor_changed", [f"the assignor in force changed ({c.detail})"]
     return None
 
 
@@ -244,12 +240,24 @@ def _fewest(tl, s2, members2: set[str], kept: dict[str, set[int]], subs: dict[st
         phantoms={x: (subs[x], ps) for x, ps in phantoms.items()} or None))
 
 
-def _gone(tl, life) -> float:
-    """When a member that left gracefully was gone for the broker: at its exit, but a static member (KIP-345,
-    KIP-848's epoch -2) stays a member, holding its assignment, until its own session timeout runs out."""
-    if not life.instance_id:
-        return life.end
-    return life.end + member_settings(tl, life.member, life.end - 1e-6).session_timeout_s
+def _phantom(tl, x: str, lo: float, hi: float, joined: list[float]) -> bool:
+    """Whether x, gone in [lo, hi], stayed a member for the broker while the group answered (module docstring), read
+    from the causes view: killed or crashed (its session runs out later), or stopped gracefully while a newcomer had
+    begun to join before it was gone (a static member is gone once its session runs out after its exit: its
+    `expire` cause; KIP-345, KIP-848's epoch -2)."""
+    cs = causes.build(tl)
+    for c in cs.within(lo, hi, ("killed", "leave"), x):
+        if not lo <= c.end <= hi or (c.kind == "leave" and c.event.get("type") != "member_exit"):
+            continue
+        if c.kind == "killed":
+            return True
+        expiry = [e for e in cs.within(c.end, c.end, ("expire",), x) if e.start == c.end]
+        if expiry and expiry[0].unknown:
+            raise MissingSetting(expiry[0].unknown)
+        gone = expiry[0].end if expiry else c.end
+        if any(j < gone for j in joined):
+            return True
+    return False
 
 
 def _last_subscription(tl, member: str, lo: float, hi: float) -> frozenset:

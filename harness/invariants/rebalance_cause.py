@@ -8,7 +8,9 @@ instance id; a consumer-protocol id (drawn by the client) that the group watch's
 never saw) is, from its first join, one of the members running then that held no id in the group (when several
 started together it may be any of them, and a cause of any of them counts). Each reason is matched with a cause in
 the history, searched from that member's life start (or, for what a generation answers, from the previous generation
-or epoch) up to the line. Which events cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance
+or epoch) up to the line. What the history holds is read from the one view of the run's causes (`causes`: the
+faults and request faults that reached a member, its stalls and subscription changes, broker events, and the faults
+that list no member). Which events cause a rebalance, per protocol, is docs/invariants.md's table ("Rebalance
 causes"):
 
 - **join**: a member that held no id in the group (its first join in its life, or its old id left, expired or was
@@ -72,9 +74,8 @@ import re
 from bisect import bisect_left
 from collections import Counter
 
-from harness.base.steps import REQUEST_STEPS
 from harness.record.history import History
-from harness.invariants import brokers, timeline
+from harness.invariants import brokers, causes, timeline
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
 from harness.invariants.settings import growth_times, member_refresh_s, member_settings, revoke_wait_s
@@ -92,8 +93,6 @@ LEADER_ASSIGNED = re.compile(r"Assignment received from leader (?P<m>\S+) for gr
 #: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
 REGEX_REFRESH = "to refresh regular expressions"
 SCANNED = re.compile(r"\] Scanned (\d+) topics to refresh regular expressions")
-#: the fault the nemesis brackets a subscription change with, from the control's asking to the member's answer
-SUBSCRIPTION_FAULT = "subscription_change"
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -217,23 +216,15 @@ class _Judge:
 
     def __init__(self, tl, seen: list[Bump], lines: list[dict], group: str) -> None:
         self.tl, self.seen, self.lines, self.ids, self.group = tl, seen, lines, _Ids(tl), group
-        # the control events looked up per bump and candidate, indexed once (hundreds of members, of bumps)
-        self.controls: dict[str | None, list[dict]] = {}
-        self.broker_events: list[float] = []  # sorted
+        # what may cause a rebalance, from the one view of the run's causes (`causes`)
+        self.causes = causes.build(tl)
+        self.broker_events = sorted(c.start for c in self.causes.of("broker") if c.start == c.end)
         # each subscription control: (member, when it was asked for, when the member said it applied it)
-        self.resubscriptions: list[tuple[str | None, float, float]] = []
-        asked = [(f.start, f.end, f.start_event.get("targets") or ())
-                 for f in tl.faults if f.kind == SUBSCRIPTION_FAULT]
-        for _, e in tl.control:
-            if e["type"] == "control":
-                self.controls.setdefault(e.get("member"), []).append(e)
-                if "subscription" in e:
-                    began = min((s for s, end, who in asked if e.get("member") in who and s <= e["mono"] <= end),
-                                default=e["mono"])
-                    self.resubscriptions.append((e.get("member"), began, e["mono"]))
-            elif e["type"] == "broker_event":
-                self.broker_events.append(e["mono"])
-        self.broker_events.sort()
+        self.resubscriptions = [(next(iter(c.members)), c.start, c.end)
+                                for c in self.causes.of("subscription") if c.members]
+        self.stalls: dict[str, list[float]] = {}  # member -> when it stopped polling
+        for c in self.causes.of("stalled"):
+            self.stalls.setdefault(next(iter(c.members)), []).append(c.start)
 
     def uncaused(self, b: Bump, c: Cause, prev: float) -> str | None:
         """None when the history holds a cause for `c`; else why not."""
@@ -310,8 +301,7 @@ class _Judge:
             return f"?{x}'s session timeout is unknown ({e})"
         since = t - session.session_timeout_s - CLOCK_SLACK_S
         if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
-                any(x in f.members and f.start < t and f.end > since for f in self.tl.faults) or \
-                self._broker_trouble(since, t):
+                self.causes.touching(x, since, t) or self._broker_trouble(since, t):
             return None
         return (f"{x} was alive, untouched by any fault and polling, with no broker event in its "
                 f"{session.session()} before it")
@@ -326,7 +316,7 @@ class _Judge:
         asked = [b.mono for b in self.seen if c.client_reason.isdigit() and b.number == int(c.client_reason) + 1
                  and b.protocol == "consumer" and b.mono <= t]
         since = min(asked[-1] if asked else t, t - ms.max_poll_s) - CLOCK_SLACK_S
-        faults = [f for f in self.tl.faults if x in f.members and f.start < t and f.end > since]
+        faults = self.causes.touching(x, since, t)
         if life.exit_event is not None and life.end <= t or self._stalled(x, life.start, t) or \
                 self._broker_trouble(since, t) or revoke_wait_s(self.tl, life) >= ms.max_poll_s:
             return None
@@ -345,7 +335,7 @@ class _Judge:
         whose answer gives its assignment again, and a member the coordinator did not expire heartbeated within its
         session timeout; so a request fault that ended more than the session timeout and one heartbeat interval
         (the group's) before the fence left the member time to learn what to revoke. Any other fault on x may."""
-        if any(f.kind not in REQUEST_STEPS for f in faults) or ms.hb_s is None:
+        if any(f.kind != "request" for f in faults) or ms.hb_s is None:
             return None
         last = max(f.end for f in faults)
         room = ms.session_timeout_s + ms.hb_s
@@ -441,7 +431,7 @@ class _Judge:
     def _lost_membership(self, x: str, since: float, t: float) -> bool:
         if any(since <= e["mono"] <= t for _, e in self.tl.member_events(x, {"lost", "error"})):
             return True
-        if self._stalled(x, since, t) or any(x in f.members and f.start < t and f.end > since for f in self.tl.faults):
+        if self._stalled(x, since, t) or self.causes.touching(x, since, t):
             return True
         if any(since <= b.mono <= t and c.kind in ("expire", "leave") and self.ids.direct(c) == x
                for b in self.seen for c in b.causes):
@@ -450,10 +440,7 @@ class _Judge:
                    for e in self.lines)
 
     def _stalled(self, x: str, since: float, t: float) -> bool:
-        return any(e.get("stall") for e in self._controls(x, since, t, "stall"))
-
-    def _controls(self, x: str, since: float, t: float, key: str) -> list[dict]:
-        return [e for e in self.controls.get(x, ()) if key in e and since <= e["mono"] <= t]
+        return any(since <= at <= t for at in self.stalls.get(x, ()))
 
     def _resubscribed(self, x: str | None, since: float, t: float) -> bool:
         """Whether x (None: any member) applied a subscription control within [since, t]: its `control` event at
@@ -471,9 +458,9 @@ class _Judge:
         return brokers_too and self._broker_trouble(since, t)
 
     def _broker_trouble(self, since: float, t: float) -> bool:
-        if _any_within(self.broker_events, since, t):
-            return True
-        return any(not f.members and f.start < t and f.end > since for f in self.tl.faults)
+        """A broker event in [since, t], or a fault that lists no member (the brokers', the harness's group steps')
+        active within (since, t)."""
+        return _any_within(self.broker_events, since, t) or bool(self.causes.unlisted_faults(since, t))
 
 
 def _any_within(times: list[float], since: float, t: float) -> bool:

@@ -12,13 +12,17 @@ the next life with the same `instance_id`.
 
 - **Restart** (Y starts within S of X's exit), unless Y's return changed the assignor in force (its members' own
   recorded settings, `assignors.in_force`, before X's shutdown and at Y's first assignment: a rolled
-  `group.remote.assignor` tips the most-named one; the new assignor's assignment is a cause of its own, judged by
+  `group.remote.assignor` tips the most-named one: an `assignor` cause, `causes`; the new assignor's assignment is a cause of its own, judged by
   `assignor_shape`; counted `assignor_changed`): Y's partitions, the union of its `assigned` events from its
   first one until `static_grace_s` later (or until its first `revoked`/`lost`, if sooner), must equal X's.
   A Y never assigned anything is a violation once the history goes on for more than S after Y started (else
   `unknown`), unless X held nothing. No *other* member may have an `assigned`/`revoked`/`lost` event from X's
   shutdown start to Y's first `assigned` + `static_grace_s` (the shutdown events and returning assignments
-  of other restarts, a rolling bounce, are not counted against it).
+  of other restarts, a rolling bounce, are not counted against it). A restart within whose window (X's shutdown
+  start to Y's first `assigned` + `static_grace_s`) another cause of a rebalance comes (`causes`, `REBALANCING`: a
+  member not restarting joins, leaves, is killed, expires, is fenced or stalls, changes its subscription, or
+  partitions are added) is a transition of their union, which may move its partitions: not held to it (counted
+  `other_causes`, the cause named).
 - **Killed under the consumer protocol**: no restart, whenever Y starts. KIP-848 hands a static member's
   assignment to a new instance only when the old one left with epoch -2; a new instance that comes while the
   old member is still in the group (its session not expired) is refused with UNRELEASED_INSTANCE_ID ("The
@@ -48,7 +52,7 @@ first `assigned` - X's exit), `session_timeouts_s` (instance -> the S it was jud
 from __future__ import annotations
 
 from harness.record.history import History
-from harness.invariants import assignors, brokers, protocols, timeline
+from harness.invariants import brokers, causes, protocols, timeline
 from harness.invariants.core import CheckSettings, Verdict, empty, secs, verdict, witness
 from harness.invariants.settings import member_settings
 
@@ -78,12 +82,17 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     own: set[int] = set()  # ids of the shutdown and returning events of every restart
     rows = [_restart(tl, settings, x, y, ms, own) for x, y, ms in pairs]
     changed = []  # restarts whose return changed the assignor in force: a cause of their moves, not judged
+    restarting = {lf.member for x, y, _ in pairs for lf in (x, y)}
+    beside = []  # restarts with another cause of a rebalance in their window: what it moved is that cause's
     for row in rows:
         if (why := _assignor_change(tl, row)) is not None:
             changed.append(why)
             continue
+        if (other := _other_cause(tl, settings, row, restarting)) is not None:
+            beside.append(other)
+            continue
         _judge_restart(tl, settings, row, own, problems, wits, unknown, returns)
-    m["assignor_changed"] = len(changed)
+    m["assignor_changed"], m["other_causes"] = len(changed), len(beside)
     for x, y, ms, held in late:
         _judge_expulsion(tl, settings, x, y, ms, held, problems, wits, unknown)
 
@@ -93,7 +102,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
     if unknown:
         return verdict(NAME, "unknown", unknown[0], (), m)
-    judged = len(rows) - len(changed)
+    judged = len(rows) - len(changed) - len(beside)
     said = [f"{judged} static restart{'s' if judged != 1 else ''} got their partitions back without a "
             f"rebalance"] if judged else []
     if judged:
@@ -103,6 +112,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if changed:
         said.append(f"{len(changed)} not held to it, their return changing the assignor in force (a cause: the new "
                     f"assignor's assignment, which assignor_shape judges): " + "; ".join(changed[:3]))
+    if beside:
+        said.append(f"{len(beside)} not held to it, another cause of a rebalance coming within: " + "; ".join(beside[:3]))
     if late:
         said.append(f"{len(late)} static departure{'s' if len(late) != 1 else ''} past the session timeout"
                     f"{_held_said(history, late)}: no partition moved before it, none kept long after it")
@@ -193,13 +204,31 @@ def _judge_restart(tl, settings: CheckSettings, row: tuple, own: set[int], probl
             wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))
 
 
+#: the causes (`causes`) that make the group rebalance whatever a static member does: a restart with one of them, of
+#: a member not restarting, within its window is a transition of their union, in which its partitions may move
+REBALANCING = ("join", "leave", "killed", "expire", "fenced", "stalled", "subscription", "partitions", "assignor")
+
+
+def _other_cause(tl, settings: CheckSettings, row: tuple, restarting: set[str]) -> str | None:
+    """The first cause of a rebalance, of a member not restarting (or of the topics), from X's shutdown start to Y's
+    first assignment plus the grace (to the end when it had none), shown; None when there is none."""
+    x, y, _, sd, _, first, _ = row
+    w_end = first["mono"] + settings.static_grace_s if first is not None else tl.end
+    for c in causes.build(tl).within(sd, w_end, REBALANCING):
+        if c.kind == "expire" and c.unknown:
+            continue  # an expiry whose end the history does not tell excuses nothing
+        if (c.members and not c.members & restarting) or (c.kind == "partitions" and not c.members):
+            return f"{x.instance_id} ({x.member} -> {y.member}): {c.show(tl.start)}"
+    return None
+
+
 def _assignor_change(tl, row: tuple) -> str | None:
     """How the restart changed the assignor in force (its members' own recorded settings before X's shutdown and at
     Y's first assignment), or None (the same, or not to be told: then it is judged)."""
     x, y, _, sd, _, first, _ = row
     back = first["mono"] if first is not None else y.start
-    how = assignors.change(tl, tl.alive_members(sd, before=True), sd, tl.alive_members(back), back)
-    return None if how is None else f"{x.instance_id} ({x.member} -> {y.member}): {how}"
+    c = causes.build(tl).assignor_change(tl.alive_members(sd, before=True), sd, tl.alive_members(back), back)
+    return None if c is None else f"{x.instance_id} ({x.member} -> {y.member}): {c.detail}"
 
 
 def _held(tl, x, own: set[int]) -> tuple[float, set[int]]:

@@ -9,10 +9,18 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
   differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
   promise this (`differing_subscriptions`);
 - no member of either point recorded a rack (`client.rack`: the sticky assignors match racks too, KIP-881) (`racks`);
-- one cause lies between them (`stable_points.causes`, a graceful stop counted once, and a request only held or
-  delayed on an API no membership rides on, an OffsetCommit say, counted as none: `NO_MEMBERSHIP_APIS`): after two
-  (a member killed and its replacement started) the group may answer each with a rebalance, and the second may give
-  a member what the first took from it (`several_causes`).
+- the causes between them (`causes`: the one model every checker reads), together, promise it (`several_causes`
+  when not). A change of membership is a rebalance the sticky assignor answers keeping each survivor's partitions up
+  to its quota; several that all go one way compose (members only join: each round a survivor keeps a part of what
+  it kept; members only go, or partitions only grow: a survivor only gains). A join beside a departure does not: the
+  group may answer each with its own rebalance, and the second may give a survivor what the first took from it (a
+  member killed and its replacement started). Faults, request faults and broker events beside them that reached
+  members which kept their membership (none wrote `lost` meanwhile) change no membership and count for nothing; a
+  request only held or delayed on an API no membership rides on (an OffsetCommit, say: `NO_MEMBERSHIP_APIS`) is not
+  even a rebalance. A stall, or a fault or broker event beside a member fenced (its `lost`), is a member away and
+  back, a departure and a join: nothing is promised. A subscription change or a change of assignor, beside any other
+  change, promises nothing (the group passes through differing subscriptions). A member fenced alone is no survivor
+  and no cause here of its own (a consumer-protocol member fenced by its client is given its partitions back).
 
 A *surviving* member is alive from S1's start to S2's end in one life (no restart) and wrote no `lost` between them
 (a fenced member rejoins empty-handed). Its eligible partitions are those it held at S1 that exist at S2 and are of
@@ -28,15 +36,14 @@ plan decides, `applies`); `unknown` when the history has no stable point, or a t
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-
 from harness.base.steps import Step
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants.assignor_shape import racks_at
 from harness.invariants.assignors import Unrecorded, in_force
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
-from harness.invariants.stable_points import causes, failing, points_to_judge
+from harness.invariants import causes
+from harness.invariants.stable_points import failing, points_to_judge
 
 NAME = "strict_stickiness"
 
@@ -71,19 +78,45 @@ LATE_ONLY = frozenset({Step.HOLD_REQUEST, Step.DELAY_REQUEST})  # a request faul
 #: KIP-848 protocols, FindCoordinator, and Metadata, whose answer can change a classic leader's subscription view)
 #: and the faults that answer or cut (an error, a drop, a disconnect) stay causes.
 NO_MEMBERSHIP_APIS = frozenset({"OffsetCommit", "OffsetFetch", "Fetch", "ListOffsets", "OffsetForLeaderEpoch"})
+#: what each kind of cause does to the group's membership, for a survivor's stickiness (module docstring): `give` (a
+#: member more: survivors may give partitions up), `gain` (a member fewer, or partitions more: survivors only gain),
+#: `same` (the membership stays: at most a rebalance of the same members), `both` (a member away and back: a stall,
+#: a fault beside a fenced member), `any` (a subscription or assignor change: judged alone, not beside another)
+DIRECTION = {"join": "give", "leave": "gain", "killed": "gain", "expire": "gain", "partitions": "gain",
+             "stalled": "both", "subscription": "any", "faulted": "same", "request": "same", "broker": "same",
+             "setting": "same", "assignor": "any", "fenced": None}
 
 
-def _one_per_cause(tl) -> list[float]:
-    """The causes' times, a graceful stop counted once (its `member_stop`, not its exit too), and a request made late
-    on an API no membership rides on counted as none (LATE_ONLY, NO_MEMBERSHIP_APIS)."""
-    stops = {lf.end for ls in tl.lives.values() for lf in ls
-             if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < lf.end}
-    late = {t for f in tl.faults if f.kind in LATE_ONLY and f.start_event.get("api") in NO_MEMBERSHIP_APIS
-            for t in (f.start, f.end)}
-    return [t for t in causes(tl, tl.end) if t not in stops and t not in late]
+def _is_late_only(c) -> bool:
+    return c.kind == "request" and c.event.get("kind") in LATE_ONLY and c.event.get("api") in NO_MEMBERSHIP_APIS
 
 
-def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
+def _union(tl, cs, s1, s2) -> str | None:
+    """Why the causes between the stable points, together, promise no stickiness ("several_causes:..."), None when
+    their union does: every change of membership goes one way (members only join, or only go and partitions only
+    grow: two rounds each keep what a survivor held up to its quota), faults and broker events beside them reached
+    members that kept their membership (none wrote `lost`), no member stalled, and a subscription or assignor change
+    is the only change."""
+    lost = any(c.kind == "fenced" and s1.start < c.start < s2.start for c in cs.all)
+    ways: dict[str, list] = {}
+    for c in cs.within(s1.start, s2.start):
+        if not (c.start < s2.start and c.end > s1.start) or _is_late_only(c) or \
+                (c.kind == "expire" and c.start <= s1.start):  # an expiry belongs with its departure, before S1
+            continue
+        way = DIRECTION[c.kind]
+        if way == "same" and lost:
+            way = "both"  # a member fenced meanwhile: the fault may have made it leave and join again
+        if way is not None and way != "same":
+            ways.setdefault(way, []).append(c)
+    anys = {(c.kind, c.start) for c in ways.get("any", ())}
+    if len(anys) > 1 or (anys and (ways.get("gain") or ways.get("give"))) or ("gain" in ways and "give" in ways) \
+            or "both" in ways:
+        shown = [c.show(tl.start) for w in ("both", "give", "gain", "any") for c in ways.get(w, ())]
+        return f"several_causes:{'; '.join(shown[:3])}"
+    return None
+
+
+def _why_not(tl, cs, s1, s2) -> str | None:
     """Why the transition is not judged ("not_sticky: ..." etc.), None when it is; MissingSetting propagates."""
     for s in (s1, s2):
         force = in_force(tl, s.held, s.start)
@@ -93,9 +126,7 @@ def _why_not(tl, s1, s2, cause_times: list[float]) -> str | None:
         return "differing_subscriptions:"
     if racks_at(tl, s1) or racks_at(tl, s2):
         return "racks:"
-    if bisect_left(cause_times, s2.start) - bisect_right(cause_times, s1.start) > 1:
-        return "several_causes:"
-    return None
+    return _union(tl, cs, s1, s2)
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -107,11 +138,11 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return got
     tl, pts = got[0], got[1].points
     m["transitions"] = len(pts) - 1
-    cause_times = _one_per_cause(tl)
+    cs = causes.build(tl)
     bad, wits, unread, loose = [], [], [], {}
     for s1, s2 in zip(pts, pts[1:]):
         try:
-            why = _why_not(tl, s1, s2, cause_times)
+            why = _why_not(tl, cs, s1, s2)
         except Unrecorded as e:
             m["unrecorded"] += 1
             loose.setdefault(f"unrecorded: {e}", None)
@@ -150,7 +181,7 @@ def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdi
     why = [f"{m['not_sticky']} under an assignor that is not strictly sticky ({'; '.join(list(loose)[:3])})"
            if m["not_sticky"] else "", f"{m['differing_subscriptions']} with differing subscriptions"
            if m["differing_subscriptions"] else "", f"{m['racks']} with members on racks" if m["racks"] else "",
-           f"{m['several_causes']} after several causes"
+           f"{m['several_causes']} after causes whose union promises no stickiness ({'; '.join(list(loose)[:1])})"
            if m["several_causes"] else ""]
     said = ", ".join(w for w in why if w) or "one stable point"
     return verdict(NAME, "skipped", f"no transition to judge under a strictly sticky assignor: {said}",

@@ -262,3 +262,28 @@ def test_no_member_left_to_take_a_killed_members_partitions_is_not_judged_here()
             member_exit("a2", 12.5, how="crash", code=1), run_end(40.0)]
     v = check(history(evs), protocol="consumer")
     assert v.status == "valid", v.message
+
+
+def test_a_restart_beside_another_cause_is_judged_with_their_union():
+    """c joins (a cause of a rebalance of its own) while s0 restarts: the group may hand c partitions, a2 comes back
+    with [0] of [0, 1] and b gives up 3. Their union allows it: valid, the restart counted beside another cause. The
+    buggy side's twin, the same moves with c already in the group before (its join no cause within the restart),
+    fails."""
+    moves = [*bounce("a", "a2", "s0", [0, 1], 10.0, back=[0]), revoked("b", 10.5, [3]), assigned("c", 11.5, [1, 3])]
+    evs = [*group(), *join("c", 9.9), *moves]
+    v = check(history(evs))
+    assert v.status == "valid" and v.measurements["other_causes"] == 1, v.message
+    assert "another cause of a rebalance coming within: s0 (a -> a2): join on c at 9.9s" in v.message, v.message
+    twin = [*group(), *join("c", 2.0), *moves]
+    v = check(history(twin))
+    assert v.status == "invalid" and "got [0] back, held [0, 1]" in v.message, v.message
+    assert v.measurements["other_causes"] == 0
+
+
+def test_a_restart_beside_another_restart_is_still_no_rebalance():
+    """Another static member's restart is no cause of a rebalance: b's own shutdown and return are not counted, a
+    move of b's beyond them still is."""
+    evs = [*group(), *bounce("a", "a2", "s0", [0, 1], 10.0, down=0.5), *bounce("b", "b2", "s1", [2, 3], 11.0),
+           revoked("b2", 12.8, [3]), assigned("a2", 12.9, [3])]
+    v = check(history(evs))
+    assert v.status == "invalid" and v.measurements["other_causes"] == 0, v.message

@@ -55,10 +55,15 @@ def test_a_member_that_gives_up_its_own_while_taking_another_is_invalid():
 
 def test_a_kill_is_answered_after_the_session_timeout_by_gains_alone():
     """b is killed at 10 s (session 6 s, as its start recorded): the point after it begins once its session ran out,
-    and a only gains."""
-    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 16.5, [2, 3]), *end()]
+    and a only gains. c's join after that point is a transition of its own: b's expiry, whose window the point may
+    begin within by a heartbeat, is no cause of it."""
+    evs = [*base(), member_exit("b", 10.0, how="kill"), assigned("a", 15.6, [2, 3]), stable_wait(19.0), *end()]
     v = check(evs)
     assert v.status == "valid" and v.measurements["judged"] == 1, v.message
+    joined = [*evs[:-2], *join("c", 20.0, effective=COOP), revoked("a", 21.0, [0, 1]), assigned("c", 21.5, [0, 1]),
+              *end(40.0)]
+    v = check(joined)
+    assert v.status == "valid" and v.measurements["judged"] == 2, v.message
 
 
 def test_a_subscription_change_mid_run_is_judged_on_the_topics_still_subscribed():
@@ -89,9 +94,10 @@ def test_the_members_recorded_assignor_wins_over_the_runs_protocol():
     assert v.status == "skipped" and "not strictly sticky (range)" in v.message, v.message
 
 
-def test_a_fenced_member_and_several_causes_are_not_judged():
-    """a is fenced (lost) before c joins: what it takes after is no swap. Two members joining between the points
-    are two causes: not judged."""
+def test_a_fenced_member_is_no_survivor_and_joins_alone_compose():
+    """a is fenced (lost) before c joins: what it takes after is no swap. Two members joining between the points go
+    one way (each round a survivor keeps part of what it kept): judged, and a, which took 2 it never held while giving
+    up its own, breaks the rule."""
     fenced = [*base(), *join("c", 10.0, effective=COOP), lost("a", 10.6, [0, 1]), revoked("b", 11.0, [2]),
               assigned("c", 12.0, [0, 1]), assigned("a", 12.0, [2]), *end()]
     v = check(fenced)
@@ -100,7 +106,25 @@ def test_a_fenced_member_and_several_causes_are_not_judged():
            revoked("b", 11.0, [2]), assigned("c", 12.0, [0]), assigned("d", 12.0, [1]), assigned("a", 12.0, [2]),
            *end()]
     v = check(two)
+    assert v.status == "invalid" and "a gave up [0, 1] while it took [2]" in v.message, v.message
+    sticky = [*base(), *join("c", 10.0, effective=COOP), *join("d", 10.5, effective=COOP), revoked("a", 11.0, [1]),
+              revoked("b", 11.0, [3]), assigned("c", 12.0, [1]), assigned("d", 12.0, [3]), *end()]
+    v = check(sticky)
+    assert v.status == "valid" and v.measurements["judged"] == 1, v.message
+
+
+def test_a_join_beside_a_kill_promises_nothing():
+    """c joins while b is killed: the group may answer each with its own rebalance, and the second may give a what
+    the first took from it: not judged, the causes named. Without the kill (c's join alone) the same swap fails."""
+    evs = [*base(), *join("c", 10.0, effective=COOP), member_exit("b", 10.2, how="kill"), revoked("a", 16.5, [0]),
+           assigned("a", 17.0, [2]), assigned("c", 17.0, [0, 3]), *end()]
+    v = check(evs)
     assert v.status == "skipped" and v.measurements["several_causes"] == 1, v.message
+    assert "join on c at 10.0s" in v.message and "killed (kill) on b at 10.2s" in v.message, v.message
+    twin = [*base(), *join("c", 10.0, effective=COOP), revoked("a", 11.0, [0]), revoked("b", 11.0, [2, 3]),
+            assigned("a", 12.0, [2]), assigned("c", 12.0, [0, 3]), *end()]
+    v = check(twin)
+    assert v.status == "invalid" and "a gave up [0] while it took [2]" in v.message, v.message
 
 
 def test_members_that_record_no_settings_are_skipped_for_the_plan_to_decide():
@@ -124,7 +148,23 @@ def test_a_commit_held_across_a_join_is_no_second_cause():
     assert v.status == "invalid" and "a gave up [0, 1] while it took [2]" in v.message, v.message
 
 
-def test_a_held_join_or_a_commit_answered_with_an_error_stays_a_cause():
+def test_a_request_fault_beside_the_cooperative_second_round_is_judged_with_the_join():
+    """race-commit-across-revocation's shape with a fault a membership rides on (a held JoinGroup, a delayed
+    Heartbeat, a commit answered with an error) on a, across c's join and the cooperative protocol's two rounds (a
+    revokes 1, then c is given it): a kept its membership (no `lost`), so the union of the causes is c's join alone:
+    judged, valid (it was "after several causes"). The buggy side's twin, the same fault and a giving up its own for
+    b's, fails."""
     for api, kind in (("JoinGroup", "hold_request"), ("Heartbeat", "delay_request"), ("OffsetCommit", "error_response")):
+        v = check([*scale_out_sticky()[:-2], *held(api, kind), *end()])
+        assert v.status == "valid" and v.measurements["judged"] == 1, (api, kind, v.message)
         v = check([*shuffle()[:-2], *held(api, kind), *end()])
-        assert v.status == "skipped" and v.measurements["several_causes"] == 1, (api, kind, v.message)
+        assert v.status == "invalid" and "a gave up [0, 1] while it took [2]" in v.message, (api, kind, v.message)
+
+
+def test_a_fault_beside_a_fenced_member_is_not_told():
+    """A fault on a while b is fenced (lost) and rejoins: the fault may have made members leave and join again:
+    not judged (several causes), where the join alone would be."""
+    evs = [*base(), *join("c", 10.0, effective=COOP), *held("JoinGroup"), lost("b", 10.8, [2, 3]),
+           revoked("a", 11.0, [1]), assigned("c", 14.0, [1, 3]), assigned("b", 14.0, [2]), *end()]
+    v = check(evs)
+    assert v.status == "skipped" and v.measurements["several_causes"] == 1, v.message
