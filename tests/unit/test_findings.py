@@ -256,6 +256,7 @@ def test_nightly_marks_a_known_finding_and_does_not_shrink_it(tmp_path, monkeypa
     class NoCluster:
         def __init__(self, backend, **kw):
             self.settings = kw["settings"]
+            self.version = kw["version"]  # the Backend protocol\'s: what the night asked
 
         def start(self):
             pass

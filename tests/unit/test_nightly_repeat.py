@@ -24,6 +24,7 @@ MATRIX = dict(kafka_versions=["4.3.1"], client_versions=[None], protocols=["clas
 class NoCluster:
     def __init__(self, backend, **kw):
         self.settings = kw["settings"]
+        self.version = kw["version"]  # the Backend protocol\'s: what the night asked
 
     def start(self):
         pass

@@ -47,6 +47,7 @@ class NoCluster:
     def __init__(self, backend, **kw):
         self.backend, self.kw, self.calls = backend, kw, []
         self.settings = kw["settings"]
+        self.version = kw["version"]  # the Backend protocol\'s: what the night asked
 
     def start(self):
         self.calls.append("start")
