@@ -29,7 +29,7 @@ def test_a_paused_instance_restarted_with_other_settings_is_judged_by_the_new_on
     v = streams.check_task_exclusive_active(history(bounced(SHORT), tail), settings(zombie_tolerance_s=60.0))
     assert v.status == "invalid", v.message
     assert "tolerance 2s for a faulted zombie: twice m1b's session.timeout.ms=1000 (its Streams settings at its " \
-           "start at 5.600)" in v.message, v.message
+           "start at 5.6s)" in v.message, v.message
 
 
 def test_an_instance_without_recorded_settings_is_judged_with_the_run_tolerance_and_says_so():
@@ -59,7 +59,7 @@ def test_a_killed_instance_restarted_with_other_settings_adds_its_expiry_by_the_
     v = streams.check_probing_convergence(history(killed_then_replaced(SHORT)), settings(zombie_tolerance_s=60.0))
     assert v.status == "invalid", v.message
     assert "bound 4 for 2 moves" in v.message and "m1b killed at 10.000, beyond its tolerance 2s before the change " \
-        "(twice m1b's session.timeout.ms=1000 (its Streams settings at its start at 5.600))" in v.message, v.message
+        "(twice m1b's session.timeout.ms=1000 (its Streams settings at its start at 5.6s))" in v.message, v.message
 
 
 def test_under_the_streams_protocol_the_tolerance_is_twice_the_group_session_timeout():
