@@ -18,3 +18,9 @@ def run_t0(history) -> float:
 def run_s(history, t: float) -> str:
     """A monotonic time as seconds from the run's start, as messages say it: "12.3s"."""
     return f"{t - run_t0(history):.1f}s"
+
+
+def events_t0(events: list) -> float:
+    """The run's start from a list of its events (a checker's view of them): the run_start event's mono, else the
+    first event's, else 0."""
+    return next((e["mono"] for e in events if e.get("type") == "run_start"), events[0]["mono"] if events else 0.0)

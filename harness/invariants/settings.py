@@ -22,6 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from harness.base.steps import Step, fault_of
+from harness.invariants.clock import events_t0
 from harness.invariants.core import MissingSetting
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
@@ -155,7 +156,7 @@ def session_bound(events: list[dict], member: str, t: float, keys: tuple[str, ..
     it holds; `what` names those settings, "its worker config"), else the run's `run_name`=`run_value`.
     (seconds, source: the value, the member and the time of its start, or why the run's was used)."""
     st = started_of(events, member, t)
-    t0 = next((e["mono"] for e in events if e.get("type") == "run_start"), events[0]["mono"] if events else 0.0)
+    t0 = events_t0(events)
     got = recorded_ms(st, keys)
     if got is None:
         why = f"{member}'s start recorded no {keys[0]}" if st else f"no start of {member} recorded"

@@ -69,7 +69,7 @@ def test_delay_is_the_leaders_recorded_one_not_the_runs():
     assert check_scheduled_delay(history(killed_m2(36.0)), settings()).status == "valid"
     v = check_scheduled_delay(history(with_delays(killed_m2(36.0), delays)), settings())
     assert v.status == "invalid", v.message
-    assert "before the 30s delay (the leader m1 (its worker config at its start at 1.500): " \
+    assert "before the 30s delay (the leader m1 (its worker config at its start at 1.5s): " \
            "scheduled.rebalance.max.delay.ms=30000)" in v.message, v.message
     assert check_scheduled_delay(history(killed_m2(58.0)), settings(session_timeout_s=6.0)).status == "invalid"
     v = check_scheduled_delay(history(with_delays(killed_m2(58.0), delays)), settings(session_timeout_s=6.0))

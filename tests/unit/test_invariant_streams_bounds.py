@@ -58,7 +58,7 @@ def test_a_killed_instance_restarted_with_other_settings_adds_its_expiry_by_the_
     assert (w["moves"], w["rebalances"], w["bound"]) == (2, 5, 5)
     v = streams.check_probing_convergence(history(killed_then_replaced(SHORT)), settings(zombie_tolerance_s=60.0))
     assert v.status == "invalid", v.message
-    assert "bound 4 for 2 moves" in v.message and "m1b killed at 10.000, beyond its tolerance 2s before the change " \
+    assert "bound 4 for 2 moves" in v.message and "m1b killed at 10.0s, beyond its tolerance 2s before the change " \
         "(twice m1b's session.timeout.ms=1000 (its Streams settings at its start at 5.6s))" in v.message, v.message
 
 
@@ -99,4 +99,4 @@ def test_standbys_are_not_judged_while_the_group_cannot_yet_know_of_a_kill():
     assert v.status == "valid", v.message
     v = streams.check_standby_placement(history(killed_unreplaced("1000")), settings(**kw))
     assert v.status == "invalid", v.message
-    assert v.message.startswith("task 0_0 has 0 standbys (none), want 1") and "at 16.200" in v.message, v.message
+    assert v.message.startswith("task 0_0 has 0 standbys (none), want 1") and "at 16.2s" in v.message, v.message
