@@ -227,19 +227,20 @@ def recorded_lines(recorded: str, recorded_verdicts: dict | None, verdicts: dict
     """What `harness check` says of a finished run judged otherwise now than it recorded (by an older harness): its
     recorded status (STATUS, verdicts.json: None when it cannot be read), the invariants new to it (judged now,
     absent from its verdicts.json) and those judged otherwise now; nothing when it is judged as it recorded."""
+    from harness.record.rundir import STATUS, VERDICTS_JSON
     if recorded_verdicts is None or not isinstance(recorded_verdicts, dict):
-        return [] if recorded == now else [f"recorded: {recorded} (its STATUS; its verdicts.json cannot be read); "
-                                           f"judged now: {now}"]
+        return [] if recorded == now else [f"recorded: {recorded} (its {STATUS}; its {VERDICTS_JSON} cannot be "
+                                           f"read); judged now: {now}"]
     new = [n for n in verdicts if n not in recorded_verdicts]
     changed = [f"{n} (recorded {recorded_verdicts[n].get('status')}, now {v.status})" for n, v in verdicts.items()
                if n in recorded_verdicts and isinstance(recorded_verdicts[n], dict)
                and recorded_verdicts[n].get("status") != v.status]
     if recorded == now and not new and not changed:
         return []
-    lines = [f"recorded: {recorded} (its STATUS; verdicts.json: {len(recorded_verdicts)} invariants); judged now: "
-             f"{now}" + (" (a harness older than this one judged it)" if new else "")]
+    lines = [f"recorded: {recorded} (its {STATUS}; {VERDICTS_JSON}: {len(recorded_verdicts)} invariants); judged "
+             f"now: {now}" + (" (a harness older than this one judged it)" if new else "")]
     if new:
-        lines.append(f"new to it (judged now, absent from its verdicts.json): {', '.join(new)}")
+        lines.append(f"new to it (judged now, absent from its {VERDICTS_JSON}): {', '.join(new)}")
     if changed:
         lines.append(f"judged otherwise now: {', '.join(changed)}")
     return lines

@@ -6,6 +6,8 @@ event's. Raw monotonic times stay in the JSON (verdicts.json's witnesses and mea
 """
 from __future__ import annotations
 
+from harness.record.history import History
+
 
 def run_t0(history) -> float:
     """The monotonic time of the run's start: its run_start event's mono, else its first event's."""
@@ -21,6 +23,6 @@ def run_s(history, t: float) -> str:
 
 
 def events_t0(events: list) -> float:
-    """The run's start from a list of its events (a checker's view of them): the run_start event's mono, else the
-    first event's, else 0."""
-    return next((e["mono"] for e in events if e.get("type") == "run_start"), events[0]["mono"] if events else 0.0)
+    """The run's start from a list of its events (a checker's view of them), as `run_t0` reads it from the history
+    they came from; 0 for no events."""
+    return run_t0(History(events)) if events else 0.0

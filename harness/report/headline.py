@@ -17,7 +17,8 @@ seconds from the run's start (`harness.invariants.clock`): the keys that hold th
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from harness.record.rundir import VERDICTS_JSON
 
 #: witness keys whose values are the host's monotonic clock (besides any key ending in `_mono`)
 MONO_KEYS = frozenset({"mono", "at", "deadline", "from", "until", "start", "end", "t", "stop_at", "older_start",
@@ -41,26 +42,16 @@ def at(t, t0: float | None) -> str:
 
 
 def run_t0(run_dir) -> float | None:
-    """The run's start on the monotonic clock, read from its harness history file: its run_start event's mono, else
-    its first event's; None when the file cannot be read."""
-    path = Path(run_dir) / "history" / "harness.jsonl"
-    first = None
+    """The run's start on the monotonic clock, from its harness history file alone (`clock.run_t0`: its run_start
+    event's mono, else its first event's); None when the file cannot be read."""
+    from harness.invariants.clock import run_t0 as start_of
+    from harness.record.history import History, read_file
+    from harness.record.rundir import HARNESS_HISTORY, RunDir
     try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if '"mono"' not in line:
-                    continue
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue
-                if first is None and isinstance(e.get("mono"), (int, float)):
-                    first = float(e["mono"])
-                if e.get("type") == "run_start" and isinstance(e.get("mono"), (int, float)):
-                    return float(e["mono"])
-    except OSError:
+        _, events = read_file(RunDir(run_dir).history_file(HARNESS_HISTORY))
+    except (OSError, ValueError):  # missing, or not a history file (HistoryFormatError is a ValueError)
         return None
-    return first
+    return start_of(History(e for e in events if isinstance(e.get("mono"), (int, float)))) if events else None
 
 
 def _partitions(w: dict) -> str:
@@ -129,7 +120,7 @@ def witness_lines(v, *, t0: float | None, limit: int = 5) -> list[str]:
     ws = list(_plain(v).get("witnesses") or ())
     lines = [sentence(w, t0=t0) for w in ws[:limit]]
     if len(ws) > limit:
-        lines.append(f"(and {len(ws) - limit} more in verdicts.json)")
+        lines.append(f"(and {len(ws) - limit} more in {VERDICTS_JSON})")
     return lines
 
 

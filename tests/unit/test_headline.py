@@ -207,7 +207,9 @@ def test_a_repeat_row_is_the_runs_one_line(tmp_path):
     from harness.drive import repeat as rp
     run = tmp_path / "r1"
     (run / "history").mkdir(parents=True)
-    (run / "history" / "harness.jsonl").write_text(json.dumps({"type": "run_start", "mono": T0}) + "\n")
+    header = {"type": "header", "schema": "rebalance-history", "version": 1, "source": "harness"}
+    (run / "history" / "harness.jsonl").write_text(json.dumps(header) + "\n" +
+                                                   json.dumps({"type": "run_start", "mono": T0}) + "\n")
     vs = _verdicts(exclusive_ownership=("invalid", "x", _assigned("m2", [4], 1012.3, "m2 and m3 both held partition 4")))
     o = rp.Outcome.of(1, 7, RunResult(run, "fail", vs), 20.0)
     assert o.headline == "exclusive_ownership: m2 and m3 both held partition 4 (m2 assigned partition 4 of t-0 at 12.3 s)"
