@@ -225,12 +225,12 @@ def _check(path: Path) -> int:
 
 def recorded_lines(recorded: str, recorded_verdicts: dict | None, verdicts: dict, now: str) -> list[str]:
     """What `harness check` says of a finished run judged otherwise now than it recorded (by an older harness): its
-    recorded status (STATUS, verdicts.json: None when it cannot be read), the invariants new to it (judged now,
-    absent from its verdicts.json) and those judged otherwise now; nothing when it is judged as it recorded."""
+    recorded status (STATUS; verdicts.json: None when it cannot be read, {} when absent), the invariants new to it
+    (judged now, absent from its verdicts.json) and those judged otherwise now; nothing when judged as it recorded."""
     from harness.record.rundir import STATUS, VERDICTS_JSON
-    if recorded_verdicts is None or not isinstance(recorded_verdicts, dict):
-        return [] if recorded == now else [f"recorded: {recorded} (its {STATUS}; its {VERDICTS_JSON} cannot be "
-                                           f"read); judged now: {now}"]
+    if not recorded_verdicts or not isinstance(recorded_verdicts, dict):
+        said = f"its {VERDICTS_JSON} cannot be read" if recorded_verdicts is None else f"no {VERDICTS_JSON}"
+        return [] if recorded == now else [f"recorded: {recorded} (its {STATUS}; {said}); judged now: {now}"]
     new = [n for n in verdicts if n not in recorded_verdicts]
     changed = [f"{n} (recorded {recorded_verdicts[n].get('status')}, now {v.status})" for n, v in verdicts.items()
                if n in recorded_verdicts and isinstance(recorded_verdicts[n], dict)

@@ -216,3 +216,11 @@ def test_a_repeat_row_is_the_runs_one_line(tmp_path):
     rep = rp.Repeat("member-kill", "consumer", 7, 1, False, True, tmp_path, outcomes=[o])
     assert rp.table(rep)[1] == f"   1  7           fail       20.0s  {o.headline}"
     assert rp.Outcome.of(2, 8, RunResult(run, "pass", _verdicts(a=("valid", "y"))), 1.0).headline == ""
+
+
+def test_check_of_a_finished_run_without_verdicts_json_names_no_invariant_new(tmp_path, capsys):
+    """A run directory whose verdicts.json is gone (or never written) says so; it is no older harness's."""
+    rd = _finished(tmp_path, "close-leaves-before-revoking", "pass")
+    assert main(["check", str(rd.path)]) == 1
+    out = capsys.readouterr().out
+    assert "recorded: pass (its STATUS; no verdicts.json); judged now: fail" in out and "new to it" not in out
