@@ -245,20 +245,56 @@ def _protocols(text: str) -> str:
 
 
 def _check(path: Path) -> int:
-    """`harness check`: the verdict table of a run directory judged again from its history. A run that never finished
-    (its STATUS still `incomplete` or `error`: interrupted, crashed) has a partial history: its table is printed, and
-    said to be of an incomplete run, never a pass (exit 2)."""
+    """`harness check`: the verdict table of a run directory judged again from its history, and last its one line
+    (`headline`). A run that never finished (its STATUS still `incomplete` or `error`: interrupted, crashed) has a
+    partial history: its table is printed, and said to be of an incomplete run, never a pass (exit 2). A finished run
+    judged otherwise now than it recorded (an older harness judged it) says what it recorded and what is new."""
     from harness.invariants import judge
+    from harness.invariants.clock import run_t0
     from harness.record.rundir import EXIT_CODES, RunDir, status_of
+    from harness.report.headline import headline
     rd = RunDir.open(path)
-    verdicts = judge(rd.history())
-    print_table(verdicts)
+    history = rd.history()
+    verdicts, t0 = judge(history), run_t0(history)
+    print_table(verdicts, t0=t0)
     if (status := rd.status()) in ("incomplete", "error"):
         why = rd.status_reason()
         print(f"status: {status} (the run did not finish{': ' + why if why else ''}): these verdicts judge a "
               f"partial history and are not a pass")
+        print(headline(verdicts, t0=t0, status=status, error=f"the run did not finish{f' ({why})' if why else ''}"))
         return EXIT_CODES[status]
-    return {"pass": 0, "fail": 1, "unknown": 1}[status_of(v.status for v in verdicts.values())]
+    now = status_of(v.status for v in verdicts.values())
+    try:
+        recorded = rd.verdicts()
+    except (OSError, ValueError):  # a torn verdicts.json: what it recorded is said from STATUS alone
+        recorded = None
+    for line in recorded_lines(status, recorded, verdicts, now):
+        print(line)
+    print(headline(verdicts, t0=t0, status=now))
+    return {"pass": 0, "fail": 1, "unknown": 1}[now]
+
+
+def recorded_lines(recorded: str, recorded_verdicts: dict | None, verdicts: dict, now: str) -> list[str]:
+    """What `harness check` says of a finished run judged otherwise now than it recorded (by an older harness): its
+    recorded status (STATUS; verdicts.json: None when it cannot be read, {} when absent), the invariants new to it
+    (judged now, absent from its verdicts.json) and those judged otherwise now; nothing when judged as it recorded."""
+    from harness.record.rundir import STATUS, VERDICTS_JSON
+    if not recorded_verdicts or not isinstance(recorded_verdicts, dict):
+        said = f"its {VERDICTS_JSON} cannot be read" if recorded_verdicts is None else f"no {VERDICTS_JSON}"
+        return [] if recorded == now else [f"recorded: {recorded} (its {STATUS}; {said}); judged now: {now}"]
+    new = [n for n in verdicts if n not in recorded_verdicts]
+    changed = [f"{n} (recorded {recorded_verdicts[n].get('status')}, now {v.status})" for n, v in verdicts.items()
+               if n in recorded_verdicts and isinstance(recorded_verdicts[n], dict)
+               and recorded_verdicts[n].get("status") != v.status]
+    if recorded == now and not new and not changed:
+        return []
+    lines = [f"recorded: {recorded} (its {STATUS}; {VERDICTS_JSON}: {len(recorded_verdicts)} invariants); judged "
+             f"now: {now}" + (" (a harness older than this one judged it)" if new else "")]
+    if new:
+        lines.append(f"new to it (judged now, absent from its {VERDICTS_JSON}): {', '.join(new)}")
+    if changed:
+        lines.append(f"judged otherwise now: {', '.join(changed)}")
+    return lines
 
 
 def _add_tools(sub):
@@ -288,28 +324,34 @@ def _add_tools(sub):
     rep.add_argument("--out", default="reports/allure-report", help="where the report goes (default: %(default)s)")
 
 
-def print_table(verdicts: dict, *, out=None) -> None:
-    """The verdict table: one row per invariant."""
+def print_table(verdicts: dict, *, out=None, t0: float | None = None) -> None:
+    """The verdict table: one row per invariant, a failing one's witnesses as sentences under it (times in seconds
+    from the run's start `t0`; the raw witnesses are in verdicts.json)."""
+    from harness.report.headline import witness_lines
     out = out or sys.stdout
     out.write(f"{'invariant':<22} {'verdict':<9} detail\n")
     for name, v in verdicts.items():
         d = v if isinstance(v, dict) else v.to_dict()
         out.write(f"{name:<22} {d['status']:<9} {d['message']}\n")
         if d["status"] == "invalid":
-            for w in d.get("witnesses", [])[:5]:
-                out.write(f"{'':<33}witness: {json.dumps(w, default=str)[:240]}\n")
+            for line in witness_lines(d, t0=t0):
+                out.write(f"{'':<33}witness: {line}\n")
 
 
 def _finish(result) -> int:
+    """`harness run`'s end: the verdict table, the run directory, its status, and last the one line saying it."""
+    from harness.report.headline import headline, run_t0
     _draw_timeline(result.run_dir)
     print()
+    t0 = run_t0(result.run_dir)
     if result.verdicts:
-        print_table(result.verdicts)
+        print_table(result.verdicts, t0=t0)
     print(f"\nrun directory: {result.run_dir}\nstatus: {result.status}")
     if result.error:
         print(f"harness: {result.error}", file=sys.stderr)
     if result.status != "pass":
         print(f"reproduce: harness replay {result.run_dir}")
+    print(headline(result.verdicts, t0=t0, status=result.status, error=result.error))
     return result.exit_code
 
 

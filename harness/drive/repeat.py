@@ -39,6 +39,7 @@ from harness.run.resolve import resolve
 from harness.run.progress import log
 from harness.record.rundir import CLUSTER, SHRUNK_SCHEDULE_JSON, did_not_exercise
 from harness.record.rundir import exit_code as status_exit_code
+from harness.report.headline import headline, run_t0
 from harness.run.runner import run_scenario
 from harness.drive.seeds import seeds
 
@@ -63,12 +64,15 @@ class Outcome:
     undecided: tuple[str, ...] = ()  # the invariants that could not be decided
     error: str | None = None
     exercised: bool = True  # False: a step of its schedule did not happen (unknown, counted apart)
+    headline: str = ""  # what went wrong in one line (harness/report/headline.py); "" for a pass
 
     @classmethod
     def of(cls, number: int, seed: int, result, seconds: float) -> "Outcome":
         names = lambda status: tuple(sorted(n for n, v in result.verdicts.items() if v.status == status))  # noqa: E731
+        said = "" if result.status == "pass" else headline(result.verdicts, t0=run_t0(result.run_dir),
+                                                            status=result.status, error=result.error)
         return cls(number, seed, result.status, round(seconds, 1), str(result.run_dir), names("invalid"),
-                   names("unknown"), result.error, not did_not_exercise(result.status, result.verdicts))
+                   names("unknown"), result.error, not did_not_exercise(result.status, result.verdicts), said)
 
 
 @dataclass
@@ -194,12 +198,13 @@ def _write(rep: Repeat) -> None:
 
 
 def table(rep: Repeat) -> list[str]:
-    """The repeat's table: a row per run, then the counts, the failures by invariant and the time per run."""
+    """The repeat's table: a row per run (a run that did not pass: its one line, `headline`), then the counts, the
+    failures by invariant and the time per run."""
     lines = [f"{'run':>4}  {'seed':<11} {'status':<8} {'time':>7}  invariants"]
     for o in rep.outcomes:
-        what = ", ".join(o.failed) or (f"undecided: {', '.join(o.undecided)}" if o.undecided else "")
+        what = o.headline or ", ".join(o.failed) or (f"undecided: {', '.join(o.undecided)}" if o.undecided else "")
         what = what if o.exercised else f"did not exercise the scenario; {what}"
-        if o.error:
+        if o.error and not o.headline:
             what = (what + "; " if what else "") + f"error: {o.error[:80]}"
         lines.append(f"{o.number:>4}  {o.seed:<11} {o.status:<8} {o.seconds:>6.1f}s  {what}".rstrip())
     n = len(rep.outcomes)
@@ -232,7 +237,7 @@ def report(rep: Repeat, *, out=None) -> None:
         w(f"no run failed in {len(rep.outcomes)}")
     first = rep.first_failure()
     if first:
-        w(f"first failure: run {first.number}, seed {first.seed}: {', '.join(first.failed)}")
+        w(f"first failure: run {first.number}, seed {first.seed}: {first.headline or ', '.join(first.failed)}")
         w(f"replay: harness replay {first.run_dir}")
         s = rep.shrunk
         tries = f"{s['attempts']} attempt{'s' if s['attempts'] != 1 else ''}" if s else ""

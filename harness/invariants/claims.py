@@ -238,8 +238,8 @@ def judge_holding(tl, ans: list[Answer], o) -> tuple[str, dict | None]:
         if a is None:
             return "between", None
         return "never_given", witness(o.start_event, (
-            f"{m} held {name} from {s:.3f} to {e:.3f} but the coordinator never gave it to {m}: its answer asked at "
-            f"{a.asked:.3f} lists {name} for {_owners(tl, a, p)}"))
+            f"{m} held {name} from {s - tl.start:.1f}s to {e - tl.start:.1f}s but the coordinator never gave it to {m}: its answer "
+            f"asked at {a.asked - tl.start:.1f}s lists {name} for {_owners(tl, a, p)}"))
     g = max(mine, key=lambda x: x.hi)
     try:
         upto, src = _released_by(tl, gs, g, m, e)
@@ -248,7 +248,8 @@ def judge_holding(tl, ans: list[Answer], o) -> tuple[str, dict | None]:
     if e <= upto + CLOCK_SLACK_S:
         return "valid", None
     return "kept", witness(o.end_event or o.start_event, (
-        f"{m} held {name} until {e:.3f}, {e - g.hi:.1f}s after the coordinator's answer asked at {g.lacks.asked:.3f} "
+        f"{m} held {name} until {e - tl.start:.1f}s, {e - g.hi:.1f}s after the coordinator's answer asked at "
+        f"{g.lacks.asked - tl.start:.1f}s "
         f"no longer listed it for {m} (it lists {_owners(tl, g.lacks, p)}): past the allowance, {src}"))
 
 
@@ -320,7 +321,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                         f"its answers (shorter than its sampling): not judged", measurements=meas)
     if not counts["valid"]:
         return verdict(NAME, "unknown", "no holding to judge", measurements=meas)
-    at_stop = (f"; {counts['between_at_stop']} taken up in the members' final stop (from {stop:.3f}) fell between "
+    at_stop = (f"; {counts['between_at_stop']} taken up in the members' final stop (from {stop - tl.start:.1f}s) fell between "
                f"its answers, not judged" if counts["between_at_stop"] else "")
     return verdict(NAME, "valid", f"every one of {counts['valid']} holdings was given by the coordinator and released "
                                   f"within the member's allowance ({len(ans)} answers of the coordinator, blind "

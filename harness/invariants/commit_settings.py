@@ -42,6 +42,7 @@ class CommitSettings:
     interval_source: str  # where `auto_commit_s` came from
     revoke_delay_s: float = 0.0  # its revoke handler's wait before its commit (`effective.revoke_delay_ms`; none: 0)
     store: str = ""  # the path its commits' offsets take (`effective.offset_store`; "": its start does not say)
+    t0: float = 0.0  # the run's start (mono): `describe` says the life's start in seconds from it
 
     @property
     def retry_bound_s(self) -> float:
@@ -71,7 +72,7 @@ class CommitSettings:
             how = f"commits {'asynchronously ' if self.mode == 'async' else ''}after each poll's records" \
                   f"{self.store_words()} (commit_mode {self.mode}, {self.source})"
         wait = f", its revoke handler waiting {self.revoke_delay_s:g} s before its commit" if self.revoke_delay_s else ""
-        return f"{self.member}, {how}{wait} since its start at {self.start:.1f} s"
+        return f"{self.member}, {how}{wait} since its start at {self.start - self.t0:.1f} s"
 
 
 class LifeSettings:
@@ -88,15 +89,17 @@ class LifeSettings:
         key = (member, life.start)
         if key not in self._by_life:
             st = started_event(self.tl, life) if life.start_event else None
-            self._by_life[key] = life_settings(member, life.start, st, self.run_start)
+            self._by_life[key] = life_settings(member, life.start, st, self.run_start, t0=self.tl.start)
         return self._by_life[key]
 
     def all(self) -> list[CommitSettings]:
         return [self.at(m, lf.start) for m, ls in self.tl.lives.items() for lf in ls]
 
 
-def life_settings(member: str, start: float, started: dict | None, run_start: dict | None) -> CommitSettings:
-    """How a member life commits: its `started` event's `effective` settings, else the run-wide values."""
+def life_settings(member: str, start: float, started: dict | None, run_start: dict | None, *,
+                  t0: float = 0.0) -> CommitSettings:
+    """How a member life commits: its `started` event's `effective` settings, else the run-wide values (`t0`: the
+    run's start, which its description counts seconds from)."""
     st, run = started or {}, run_start or {}
     eff = st.get("effective") if isinstance(st.get("effective"), dict) else None
     lib = _library(str((eff or {}).get("client") or st.get("client") or ""))
@@ -127,7 +130,8 @@ def life_settings(member: str, start: float, started: dict | None, run_start: di
     delay = (eff or {}).get("revoke_delay_ms")
     wait = float(delay) / 1000.0 if isinstance(delay, (int, float)) and not isinstance(delay, bool) and delay > 0 else 0.0
     store = (eff or {}).get("offset_store")
-    return CommitSettings(member, start, mode, ms / 1000.0, source, where, wait, store if isinstance(store, str) else "")
+    return CommitSettings(member, start, mode, ms / 1000.0, source, where, wait, store if isinstance(store, str) else "",
+                          t0)
 
 
 def _library(client: str) -> str:

@@ -70,7 +70,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                 if tl.taint(a) > b.start:
                     if rules.revoke_before_assign or tl.taint(b) > b.start:
                         m["double_assignments"] += 1
-                        problems.append(f"partition {p} assigned to {b.member} at {b.start:.3f} while {a.member} "
+                        problems.append(f"partition {p} assigned to {b.member} at {b.start - tl.start:.1f}s while {a.member} "
                                         f"held it in good standing")
                         wits += [witness(a.start_event, f"{a.member} holds partition {p} and did not revoke or lose "
                                                         f"it before {b.member} was assigned it"),
@@ -131,11 +131,11 @@ def _processing(tl: timeline.Timeline, groups: list[_Group], m: dict, problems: 
         p = tl.name(gp)
         prev = [o for o in tl.by_member.get((mem, gp), ()) if o.start_seq < s]
         if prev:
-            problems.append(f"{mem} processed partition {p} at {t:.3f} after its own {prev[-1].end_reason}")
+            problems.append(f"{mem} processed partition {p} at {t - tl.start:.1f}s after its own {prev[-1].end_reason}")
             if prev[-1].end_event is not None:
                 wits.append(witness(prev[-1].end_event, f"{mem} gave up partition {p} here"))
         else:
-            problems.append(f"{mem} processed partition {p} at {t:.3f} without ever being assigned it")
+            problems.append(f"{mem} processed partition {p} at {t - tl.start:.1f}s without ever being assigned it")
         wits.append(witness(evs[s], f"{mem} processed partition {p} while not holding it"))
     return total
 
@@ -256,7 +256,7 @@ def _zombie(tl, settings, a, b, acts: _Acts, m, problems, wits) -> None:
             m["zombie_commits_in_flight"] = m.get("zombie_commits_in_flight", 0) + 1
             continue
         m["zombie_commits_after_reassign"] += 1
-        problems.append(f"zombie {a.member} committed partition {p} at {t:.3f}, after {b.member} "
+        problems.append(f"zombie {a.member} committed partition {p} at {t - tl.start:.1f}s, after {b.member} "
                         f"was assigned it")
         wits.append(witness(b.start_event, f"{b.member} assigned partition {p}"))
         wits.append(witness(tl.history.events_at([seq])[seq], f"zombie {a.member}'s commit of partition {p} took effect "

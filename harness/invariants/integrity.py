@@ -162,7 +162,7 @@ def _duplicates(history: History, tl, settings: CheckSettings, seen, proc, prows
                 why = "exactly-once: no duplicate allowed" if settings.exactly_once else \
                     f"below offset {bound}, committed before {mem}'s ownership began"
                 problems.append(f"{n_bad} records of partition {tl.name(p)} processed again by {mem} at "
-                                f"{proc.mono[r]:.3f} ({why})")
+                                f"{proc.mono[r] - tl.start:.3f}s ({why})")
                 evs = history.events_at([i] + ([c_seq] if c_seq is not None else []))
                 wits.append(witness(evs[i], f"re-processes offsets from {a0} of partition {tl.name(p)}: {why}"))
                 earlier = next((x for x in batches.get(p, ()) if first[x] <= a0 <= last[x]), None)

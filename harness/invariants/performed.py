@@ -61,6 +61,7 @@ from harness.base.steps import ACTIONS, KILL, START, Members
 from harness.base.vocabulary import DEFAULT_SUBSCRIBE_BY
 from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
+from harness.invariants.clock import run_s
 
 NAME = "schedule_performed"
 #: how much shorter than its `duration_s` a stall's window may read: the harness asks the resume `duration_s` after
@@ -236,14 +237,15 @@ def _stall(who, p: dict, ix: _Index, lo: float, hi: float) -> str | None:
     off = next((c for c in ix.of("control", on["mono"], hi, member=who) if c.get("stall") is False), None)
     gone = ix.of("member_exit", on["mono"], hi, member=who)
     if off is None and not gone:
-        return f"no control event of {who} resuming after its stall at {on['mono']:.3f}, nor its exit, in the step"
+        return (f"no control event of {who} resuming after its stall at {run_s(ix.history, on['mono'])}, nor its exit, "
+                f"in the step")
     until = off["mono"] if off is not None else gone[0]["mono"]
     want = p.get("duration_s") if isinstance(p.get("duration_s"), (int, float)) else 0.0
     if off is not None and until - on["mono"] < want - STALL_SLACK_S:
-        return (f"{who}'s stall lasted {until - on['mono']:.3f} s by its control events ({on['mono']:.3f} to "
-                f"{until:.3f}), not the step's duration_s {want:g}")
+        return (f"{who}'s stall lasted {until - on['mono']:.3f} s by its control events ({run_s(ix.history, on['mono'])} to "
+                f"{run_s(ix.history, until)}), not the step's duration_s {want:g}")
     if n := ix.processed(who, on["mono"], until):
-        return (f"{who} processed {n} batch{'es' * (n != 1)} inside its stall ({on['mono']:.3f} to {until:.3f}, by "
+        return (f"{who} processed {n} batch{'es' * (n != 1)} inside its stall ({run_s(ix.history, on['mono'])} to {run_s(ix.history, until)}, by "
                 f"its control events): its word says stalled, its processing says not")
     return None
 

@@ -22,6 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from harness.base.steps import Step, fault_of
+from harness.invariants.clock import events_t0
 from harness.invariants.core import MissingSetting
 from harness.invariants.protocols import rebalance_rounds
 from harness.invariants.terms import Life
@@ -155,18 +156,20 @@ def session_bound(events: list[dict], member: str, t: float, keys: tuple[str, ..
     it holds; `what` names those settings, "its worker config"), else the run's `run_name`=`run_value`.
     (seconds, source: the value, the member and the time of its start, or why the run's was used)."""
     st = started_of(events, member, t)
+    t0 = events_t0(events)
     got = recorded_ms(st, keys)
     if got is None:
         why = f"{member}'s start recorded no {keys[0]}" if st else f"no start of {member} recorded"
         return float(run_value), f"the run's {run_name}={run_value:g}s: {why}"
     ms, k = got
     times = "" if factor == 1 else ("twice " if factor == 2 else f"{factor:g} x ")
-    return factor * ms / 1000, f"{times}{member}'s {k}={ms} ({what} at its start at {st['mono']:.3f})"
+    return factor * ms / 1000, f"{times}{member}'s {k}={ms} ({what} at its start at {st['mono'] - t0:.1f}s)"
 
 
-def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None, str]:
+def group_value(ev: dict | None, protocol: str, which: str, *, t0: float | None = None) -> tuple[int | None, str]:
     """(value, source) of a group-side setting (a timing in ms, a count) from a group_settings event: the group
-    config, else the brokers'."""
+    config, else the brokers'. The source says when DescribeConfigs read it in seconds from the run's start `t0`
+    (not said without it: a raw clock is never printed)."""
     if ev is None:
         return None, ""
     gkey, bkey = GROUP_KEYS[protocol][which]
@@ -175,7 +178,7 @@ def group_value(ev: dict | None, protocol: str, which: str) -> tuple[int | None,
         if v not in (None, ""):
             try:
                 return int(v), f"{'group config' if scope == 'group' else 'brokers'} {key}={int(v)} " \
-                               f"(DescribeConfigs at {ev['mono']:.1f}s)"
+                               f"({described(ev, t0)})"
             except (TypeError, ValueError):
                 pass
     return None, ""
@@ -193,7 +196,12 @@ def unread_of(ev: dict | None) -> dict[str, str]:
     return {"group": str(ev["error"])} if ev.get("error") else {}
 
 
-def group_setting_ms(ev: dict | None, protocol: str, which: str) -> tuple[int, str]:
+def described(ev: dict, t0: float | None) -> str:
+    """Where a group_settings event's values come from: "DescribeConfigs at 2.2s" (seconds from the run's start)."""
+    return "DescribeConfigs" if t0 is None else f"DescribeConfigs at {ev['mono'] - t0:.1f}s"
+
+
+def group_setting_ms(ev: dict | None, protocol: str, which: str, *, t0: float | None = None) -> tuple[int, str]:
     """(value, source) of a group-side setting (`GROUP_KEYS`) as the run recorded it: the group config, else the
     brokers' value. MissingSetting, naming what could not be read, when the history cannot tell it: no
     `group_settings` event, the group's configs unread (a group config may override the brokers'), or neither
@@ -201,9 +209,9 @@ def group_setting_ms(ev: dict | None, protocol: str, which: str) -> tuple[int, s
     gkey, bkey = GROUP_KEYS[protocol][which]
     if ev is None:
         raise MissingSetting(f"{gkey}: the history holds no group_settings event (DescribeConfigs)")
-    value, src = group_value(ev, protocol, which)
+    value, src = group_value(ev, protocol, which, t0=t0)
     unread = unread_of(ev)
-    at = f"DescribeConfigs at {ev['mono']:.1f}s"
+    at = described(ev, t0)
     if value is not None and ("group" not in unread or src.startswith("group config")):
         return value, src
     if "group" in unread:
@@ -285,10 +293,10 @@ def _group_timings(tl, member: str, t: float, values: dict, said: list, missing:
     said = [x for x in said if not x.startswith(keep)]
     missing = [x for x in missing if x[0] not in keep]
     src = f"{member} on the consumer protocol"
-    ms, gsrc = group_setting_ms(gev, "consumer", "session")  # MissingSetting: nothing of the member is known
+    ms, gsrc = group_setting_ms(gev, "consumer", "session", t0=tl.start)  # MissingSetting: nothing of it is known
     values["session.timeout.ms"] = ms / 1000
     try:
-        values["heartbeat.interval.ms"] = group_setting_ms(gev, "consumer", "heartbeat")[0] / 1000
+        values["heartbeat.interval.ms"] = group_setting_ms(gev, "consumer", "heartbeat", t0=tl.start)[0] / 1000
     except MissingSetting as e:
         values["heartbeat.interval.ms"] = None
         missing.append(("heartbeat.interval.ms", str(e)))

@@ -199,7 +199,7 @@ def _judge_restart(tl, settings: CheckSettings, row: tuple, own: set[int], probl
     for _, e in tl.control:
         if e["type"] in OWN and sd <= e["mono"] <= w_end and e.get("member") not in (x.member, y.member) \
                 and id(e) not in own and tl.event_partitions(e):
-            problems.append(f"{e.get('member')} had a {e['type']} at {e['mono']:.3f}, "
+            problems.append(f"{e.get('member')} had a {e['type']} at {e['mono'] - tl.start:.1f}s, "
                             f"{e['mono'] - x.end:.1f}s into the static restart of {who}")
             wits.append(witness(e, f"a rebalance on another member during the static restart of {who}"))
 

@@ -68,5 +68,7 @@ def test_check_of_a_run_that_did_not_finish_says_so_and_is_no_pass(synth_runs, t
     assert main(["check", str(copy)]) == 2
     out = capsys.readouterr().out
     assert "exclusive_ownership" in out
-    assert out.strip().splitlines()[-1].startswith(
-        "status: incomplete (the run did not finish: interrupted (Ctrl-C) while running): these verdicts judge a partial")
+    *_, said, last = out.strip().splitlines()
+    assert said.startswith("status: incomplete (the run did not finish: interrupted (Ctrl-C) while running): these "
+                           "verdicts judge a partial")
+    assert last.startswith("incomplete: the run did not finish (interrupted (Ctrl-C) while running)"), last

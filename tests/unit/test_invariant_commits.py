@@ -193,7 +193,7 @@ def test_a_refused_commit_is_judged_against_its_retry():
     assert check(base).status == "invalid"
     gone = check(base, revoked("a", 15.1, [0, 1]), assigned("b", 16.0, [0, 1]), committed("a", 17.0, {0: 100}))
     assert gone.status == "invalid" and "its commit of it was refused at 15.000" in gone.message
-    assert "it gave the partition up at 15.100 without committing it again" in gone.message
+    assert "it gave the partition up at 15.100s without committing it again" in gone.message
     assert [w["type"] for w in gone.witnesses] == ["processed", "committed", "revoked"]
     assert gone.witnesses[1]["ok"] is False
 
@@ -210,7 +210,7 @@ def test_a_refused_commits_retry_counts_from_the_members_next_poll():
     assert v.status == "valid" and v.measurements["retried"] == 1, v.message
     v = check(base, processed("a", 12.9, 0, 100, 109), committed("a", 14.2, {0: 110}))
     assert v.status == "invalid", v.message
-    assert "refused at 11.100, and no retry succeeded within 1 s of its next poll (seen back at 12.900)" in v.message
+    assert "refused at 11.100s, and no retry succeeded within 1 s of its next poll (seen back at 12.900s)" in v.message
     v = check(base, committed("a", 14.2, {0: 110}))  # asked at 14.2: that is its retry, seen back then
     assert v.status == "valid", v.message
     v = check(base, processed("a", 12.0, 1, 0, 9), committed("a", 14.2, {0: 110}))  # back at 12.0 (partition 1)

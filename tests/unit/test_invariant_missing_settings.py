@@ -61,8 +61,11 @@ def test_a_group_config_read_decides_whatever_a_broker_did():
     gs = {**group_settings(0.05, group={"consumer.session.timeout.ms": "6000",
                                         "consumer.heartbeat.interval.ms": "500"}),
           "error": f"BROKER 2: {REFUSED}", "unread": {"broker 2": REFUSED}}
-    assert group_setting_ms(gs, "consumer", "session") == (6000, "group config consumer.session.timeout.ms=6000 "
-                                                                 "(DescribeConfigs at 0.1s)")
+    assert group_setting_ms(gs, "consumer", "session", t0=0.0) == (6000, "group config consumer.session.timeout.ms="
+                                                                         "6000 (DescribeConfigs at 0.1s)")
+    # without the run's start the source names the read, never the host's raw clock
+    assert group_setting_ms(gs, "consumer", "session")[1] == "group config consumer.session.timeout.ms=6000 " \
+                                                             "(DescribeConfigs)"
     assert check_all(history(kill_run(gs)), settings(protocol="consumer"))["convergence_balance"].status == "valid"
 
 

@@ -108,7 +108,7 @@ def test_probing_rebalances_are_bounded_by_the_instances_max_warmup_replicas():
     assert probe(history(busy_scale_out()), settings(max_warmup_replicas=1)).status == "valid"
     v = probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 3})), settings(max_warmup_replicas=1))
     assert v.status == "invalid"
-    assert "5 rebalances until the assignment settled at 71.600, bound 4 for 3 moves (2 per round" in v.message
+    assert "5 rebalances until the assignment settled at 71.6s, bound 4 for 3 moves (2 per round" in v.message
     assert "(assignor: max.warmup.replicas=3 (m1, m2, m3: the Streams settings at its start" in v.message
     assert probe(history(recorded(busy_scale_out(), {"max.warmup.replicas": 1})),
                  settings(max_warmup_replicas=3)).status == "valid"

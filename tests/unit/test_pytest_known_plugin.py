@@ -67,7 +67,7 @@ def test_an_excused_test_carries_its_finding_in_junit_allure_and_the_summary(tmp
     assert r.returncode == 1, out  # the failure outside the mark fails the session
     skipped = cases["test_excused"].find("skipped")
     assert skipped is not None and skipped.get("type") == "pytest.xfail", out
-    assert skipped.get("message").startswith(f"known finding: {LIVELOCK}\nrun "), skipped.get("message")
+    assert skipped.get("message").startswith(f"known finding: {LIVELOCK}\nexclusive_ownership: "), skipped.get("message")
     assert _props(cases["test_excused"]) == [("known_finding", LIVELOCK)]
     failure = cases["test_witnessed_elsewhere"].find("failure")
     assert failure is not None and f"not {LIVELOCK}: exclusive_ownership's witness" in failure.text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from harness.invariants.connect.view import ConnectCheckSettings, View
 from harness.invariants.settings import recorded_ms, session_bound, started_of
+from harness.invariants.clock import events_t0
 
 KEYS = ("session.timeout.ms",)
 WHAT = "its worker config"
@@ -39,7 +40,7 @@ def scheduled_delay(v: View, settings: ConnectCheckSettings, departed: str, t: f
     for m in whom:
         st = started_of(v.events, m, t)
         if (ms := recorded_ms(st, (DELAY,))) is not None:
-            got.setdefault(ms[0], []).append(f"{m} (its worker config at its start at {st['mono']:.3f})")
+            got.setdefault(ms[0], []).append(f"{m} (its worker config at its start at {st['mono'] - events_t0(v.events):.1f}s)")
     if not got:
         d = settings.scheduled_delay_s
         why = f"the leader {leader}" if whom == [leader] else "no worker alive then"

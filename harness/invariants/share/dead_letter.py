@@ -28,6 +28,7 @@ from harness.record.history import History
 from harness.invariants.core import Verdict, verdict, witness
 from harness.invariants.settings import unread_of
 from harness.invariants.share.view import ShareCheckSettings, build, group_setting
+from harness.invariants.clock import run_s
 
 NAME = "share_dead_letter"
 DLQ_TOPIC = "errors.deadletterqueue.topic.name"
@@ -41,9 +42,9 @@ def dlq_setting(history: History) -> tuple[str | None, str, str | None]:
         return None, "unread: no group_settings event", None
     name = str((ev.get("group") or {}).get(DLQ_TOPIC) or "").strip() or None
     if name is None and "group" in (unread := unread_of(ev)):
-        return None, f"unread: the group's configs could not be read at {ev['mono']:.1f}s ({unread['group']})", \
+        return None, f"unread: the group's configs could not be read at {run_s(history, ev['mono'])} ({unread['group']})", \
             ev.get("group_id")
-    return name, f"{DLQ_TOPIC}, the group's config read at {ev['mono']:.1f}s", ev.get("group_id")
+    return name, f"{DLQ_TOPIC}, the group's config read at {run_s(history, ev['mono'])}", ev.get("group_id")
 
 
 def _fate(last, limit: float | None) -> str:

@@ -60,6 +60,7 @@ from harness.invariants.share.records import (_view, _w, added_partitions, broke
                                               start_offsets)
 from harness.invariants.share.skipped import Skips
 from harness.invariants.share.view import ShareCheckSettings, group_setting
+from harness.invariants.clock import run_s
 
 
 def check_inflight(history: History, s: ShareCheckSettings) -> Verdict:
@@ -138,7 +139,7 @@ def _first_assignment(history: History) -> float | None:
                  and FIRST_ASSIGNED.search(e.get("message", ""))), None)
 
 
-def _longest_poll(v) -> tuple[float, str]:
+def _longest_poll(v, history: History) -> tuple[float, str]:
     """The longest a poll kept its member busy: from its first acquisition to the last thing the member did with
     that poll's records (processed, or asked to acknowledge; the records of one poll share the member's `since`)."""
     acted: dict = {}
@@ -154,7 +155,7 @@ def _longest_poll(v) -> tuple[float, str]:
     if not polls:
         return 0.0, "no poll's records acted on"
     (m, _), (a, b) = max(polls.items(), key=lambda kv: kv[1][1] - kv[1][0])
-    return b - a, f"{m}'s poll at {a:.1f}s"
+    return b - a, f"{m}'s poll at {run_s(history, a)}"
 
 
 def _poll_bound(history: History, v) -> tuple[float | None, str]:
@@ -272,7 +273,7 @@ def _unassigned(history: History, v, s: ShareCheckSettings, session, beat, offli
                          "to_mono": b, "gap_s": secs(b - a),
                          "why": f"the coordinator assigned it to no live member for {b - a:.1f}s "
                                 + (f"(it named {', '.join(had)}, gone: " + ", ".join(
-                                    f"{m} {lives[m][2]} at {lives[m][1]:.1f}s" for m in had if m in lives) + ")"
+                                    f"{m} {lives[m][2]} at {run_s(history, lives[m][1])}" for m in had if m in lives) + ")"
                                    if had else "(it named no member for it)")
                                 + f" while it listed live members ({', '.join(sorted(m for m in step[3] if live(m, a)))})"})
     said = (f"assignment bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + "
@@ -347,7 +348,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     poll_s, poll_src = _poll_bound(history, v)
     if poll_s is None:
         return verdict(name, "unknown", f"the bound on a poll's work is unknown: {poll_src}")
-    longest, longest_at = _longest_poll(v)  # measured, not the bound
+    longest, longest_at = _longest_poll(v, history)  # measured, not the bound
     bound = session.value / 1000 + v.lock_s + beat.value / 1000 + 2 * poll_s
     init = _first_assignment(history)
     lives = sorted(v.lives.values())
@@ -357,7 +358,7 @@ def check_served(history: History, s: ShareCheckSettings) -> Verdict:
     said = (f"bound {bound:.1f}s = {session.says('share session timeout', ' ms')} + lock {v.lock_s:g}s "
             f"({v.lock.source}) + {beat.says('heartbeat interval', ' ms')} + twice the longest a poll may take "
             f"{poll_s:g}s ({poll_src}); "
-            + (f"waits counted from the coordinator's first assignment at {init:.1f}s (its log)" if init is not None
+            + (f"waits counted from the coordinator's first assignment at {run_s(history, init)} (its log)" if init is not None
                else "the coordinator's first assignment unknown (no such line in the brokers' logs): waits counted "
                     "from each record's production"))
     meas = {"max_wait_s": secs(max(waits.values(), default=0.0)), "per_partition_max_wait_s": waits,

@@ -48,6 +48,7 @@ from harness.invariants.share.skipped import Skips, skipped_summary
 from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 from harness.invariants.terms import faults_of
 from harness.base.steps import Step
+from harness.invariants.clock import run_s
 
 
 def _view(name: str, history: History, s: ShareCheckSettings):
@@ -88,7 +89,7 @@ def check_exclusive(history: History, s: ShareCheckSettings) -> Verdict:
                     gone += 1  # a's lock ended with its leader's leadership (the module docstring)
                     continue
                 n += 1
-                ws += [_w(history, a, f"held {r} until {a.sure_end:.3f} (surely: {a.ended_by})"),
+                ws += [_w(history, a, f"held {r} until {run_s(history, a.sure_end)} (surely: {a.ended_by})"),
                        _w(history, b, f"{b.member} acquired {r} {a.sure_end - b.acq:.3f}s before {a.member}'s hold "
                                       f"ended")]
     meas = {"records": len(v.deliveries), "deliveries": sum(map(len, v.deliveries.values())), "overlaps": n,

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from harness.record.history import History
 from harness.invariants.settings import unread_of
+from harness.invariants.clock import run_s
 
 #: the group config of the reset policy (KIP-932; no broker-wide default of it)
 RESET_KEY = "share.auto.offset.reset"
@@ -46,10 +47,10 @@ def reset_policy(history: History) -> Policy:
         return Policy(None, "no group_settings event")
     value = (ev.get("group") or {}).get(RESET_KEY)
     if value not in (None, ""):
-        return Policy(str(value).strip().lower(), f"the group's config read at {ev['mono']:.1f}s")
+        return Policy(str(value).strip().lower(), f"the group's config read at {run_s(history, ev['mono'])}")
     why = unread_of(ev).get("group")
-    return Policy(None, f"the group's config could not be read at {ev['mono']:.1f}s ({why})" if why else
-                  f"not in the group_settings event at {ev['mono']:.1f}s")
+    return Policy(None, f"the group's config could not be read at {run_s(history, ev['mono'])} ({why})" if why else
+                  f"not in the group_settings event at {run_s(history, ev['mono'])}")
 
 
 def first_deliveries(v) -> dict:

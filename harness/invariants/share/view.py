@@ -28,6 +28,7 @@ from typing import NamedTuple
 from harness.record.history import History
 from harness.invariants.core import SettingsDict
 from harness.invariants.settings import unread_of
+from harness.invariants.clock import run_s
 
 #: event types only share-group members write
 SHARE_EVENT_TYPES = frozenset({"share_acquired", "share_processed", "share_acked"})
@@ -106,9 +107,10 @@ def group_setting(history: History, key: str) -> Setting:
     for where, k, what in (("group", group_key, "the group's config"), ("broker", broker_key, "the brokers' default")):
         v = (ev.get(where) or {}).get(k)
         if v not in (None, ""):
-            return Setting(float(v), f"{k}, {what} read at {ev['mono']:.1f}s")
+            return Setting(float(v), f"{k}, {what} read at {run_s(history, ev['mono'])}")
         if where == "group" and "group" in unread:  # a group config may be set: the brokers' value is no stand-in
-            return Setting(None, f"the group's {group_key} could not be read at {ev['mono']:.1f}s ({unread['group']})")
+            return Setting(None, f"the group's {group_key} could not be read at {run_s(history, ev['mono'])} "
+                                 f"({unread['group']})")
     return Setting(None, f"neither {group_key} nor {broker_key} in the group_settings event"
                    + (f" (unread: {'; '.join(f'{k}: {w}' for k, w in sorted(unread.items()))})" if unread else ""))
 

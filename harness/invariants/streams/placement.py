@@ -7,6 +7,7 @@ from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.view import StreamsCheckSettings, _empty, _holders, _outcome, _task_ids, _unstable, view
 from harness.invariants.streams.bounds import unsettled_after_kills
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
+from harness.invariants.clock import run_s
 
 
 def check_standby_placement(history: History, settings: StreamsCheckSettings) -> Verdict:
@@ -29,7 +30,7 @@ def check_standby_placement(history: History, settings: StreamsCheckSettings) ->
         m["tasks_checked"] += len(_task_ids(settings, {k for s in snaps.values() if s for k in s.active | s.standby}))
         got, _ = broken_under_all(assignors_at(vw, settings, t), lambda a: _placement(vw, settings, t, snaps, a, m))
         for w, evs in got:
-            problems.append(f"{w} at {t:.3f}")
+            problems.append(f"{w} at {run_s(history, t)}")
             wits += [witness(ev, w) for ev in evs][:2]
     ok = f"standbys well placed at {len(points)} stable points"
     if m.get("rack_spread_unmet"):
@@ -93,20 +94,20 @@ def check_task_balance(history: History, settings: StreamsCheckSettings) -> Verd
     problems, wits = [], []
     for task, owners in got.owners.items():
         if len(owners) != 1:
-            problems.append(f"task {task} has {len(owners)} active owners ({', '.join(owners) or 'none'}) at {t:.3f}")
+            problems.append(f"task {task} has {len(owners)} active owners ({', '.join(owners) or 'none'}) at {run_s(history, t)}")
             wits += [witness(snaps[x].event, f"{x} runs task {task} active") for x in owners]
     for what, hi, lo in got.unbalanced:
         counts, slack = (act, settings.active_balance_slack) if what == "active" else \
             (stateful, settings.stateful_balance_slack)
-        problems.append(f"{what} tasks unbalanced at {t:.3f}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
+        problems.append(f"{what} tasks unbalanced at {run_s(history, t)}: {hi} has {counts[hi]}, {lo} has {counts[lo]} "
                         f"(slack {slack})")
         wits += [witness(snaps[x].event, f"{x} holds {counts[x]} {what} tasks") for x in (hi, lo)
                  if snaps[x] is not None]
     if not problems and not got.settled:
         m["warmups"] = got.warmups
         why = got.standby_problems[0] if got.standby_problems else f"{got.warmups} warmup(s) still in place"
-        return verdict(name, "unknown", f"the last stable assignment, at {t:.3f}, had not settled: {why} "
+        return verdict(name, "unknown", f"the last stable assignment, at {run_s(history, t)}, had not settled: {why} "
                                         f"(standby_placement judges the standbys; probing_convergence the warmups)",
                        (), m)
-    return _outcome(name, problems, wits, m, f"at {t:.3f} every task is active once on {len(act)} clients, "
+    return _outcome(name, problems, wits, m, f"at {run_s(history, t)} every task is active once on {len(act)} clients, "
                                              f"balanced within the slack")

@@ -9,6 +9,7 @@ from harness.invariants.core import MAX_WITNESSES, Verdict, secs, verdict, witne
 from harness.invariants.streams.assignor import Assignor, assignors_at, broken_under_all
 from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, EPISODE_S, INF, StreamsCheckSettings, _empty, _outcome, view
+from harness.invariants.clock import run_s
 
 
 def check_task_exclusive_active(history: History, settings: StreamsCheckSettings) -> Verdict:
@@ -46,7 +47,7 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
                 if zombie and over <= tol:
                     continue
                 why = f"(tolerance {tol:g}s for a faulted zombie: {src})" if zombie else f"({a[2]} was under no fault)"
-                problems.append(f"task {task} ran on {a[2]} and {b[2]} at once for {over:.3f}s from {b[0]:.3f} {why}")
+                problems.append(f"task {task} ran on {a[2]} and {b[2]} at once for {over:.3f}s from {run_s(history, b[0])} {why}")
                 wits += [witness(a[3], f"{a[2]} runs task {task}"),
                          witness(b[3], f"{b[2]} starts task {task} while {a[2]} still runs it")]
     outside = [(row, mem, task, t) for row, mem, task, t in vw.own_processed()
@@ -54,7 +55,7 @@ def check_task_exclusive_active(history: History, settings: StreamsCheckSettings
     proc = history.bulk("processed")
     evs = history.events_at([proc.seq[row] for row, *_ in outside[:MAX_WITNESSES]])
     for row, mem, task, t in outside:
-        problems.append(f"{mem} processed task {task} at {t:.3f} without running it")
+        problems.append(f"{mem} processed task {task} at {run_s(history, t)} without running it")
         if proc.seq[row] in evs:
             wits.append(witness(evs[proc.seq[row]], f"{mem} is not running task {task} here"))
     m["max_overlap_s"] = secs(m["max_overlap_s"])
@@ -106,7 +107,7 @@ def check_warmup_before_active(history: History, settings: StreamsCheckSettings)
             continue
         m["violations"] += 1
         o, lag, sev = got[0]
-        problems.append(f"{ep['member']} restored task {ep['task']} from {ep['n']} records behind at {ep['t']:.3f} "
+        problems.append(f"{ep['member']} restored task {ep['task']} from {ep['n']} records behind at {run_s(history, ep['t'])} "
                         f"while {o} held a caught-up copy (lag {lag} <= {a.value('acceptable_recovery_lag')})")
         wits += [witness(sev, f"{o} holds task {ep['task']} with lag {lag}"),
                  witness(ep["ev"], f"{ep['member']} starts restoring task {ep['task']}: {ep['n']} records")]

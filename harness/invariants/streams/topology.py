@@ -8,6 +8,7 @@ from harness.invariants.core import Verdict, secs, verdict, witness
 from harness.invariants.streams.assignor import assignors_at
 from harness.invariants.streams.bounds import zombie_tolerance
 from harness.invariants.streams.view import DOWN_STATES, StreamsCheckSettings, _empty, _outcome, _View, view
+from harness.invariants.clock import run_s
 
 
 #: what `probing_convergence` allows beyond the probing intervals (docs/invariants.md, "Constants"): not derived
@@ -73,11 +74,11 @@ def _windows(vw: _View, settings: StreamsCheckSettings) -> list[dict] | None:
                   if e["type"] == "member_exit" and e.get("how") in ("kill", "crash") and t < until]
         expired = [m for m, t, (tol, _) in killed if tc - tol <= t]
         # the kills whose count the source of their tolerance decided (those within the run's or their own)
-        kills = [f"{m} killed at {t:.3f}, {'within' if m in expired else 'beyond'} its tolerance {tol:g}s before "
+        kills = [f"{m} killed at {run_s(vw.history, t)}, {'within' if m in expired else 'beyond'} its tolerance {tol:g}s before "
                  f"the change ({src})"
                  for m, t, (tol, src) in killed if tc - max(tol, settings.zombie_tolerance_s) <= t]
-        who = f"{c['type']} of {c.get('member')} at {c['mono']:.3f}" + \
-            (f" (shutting down from {tc:.3f})" if tc < c["mono"] else "")
+        who = f"{c['type']} of {c.get('member')} at {run_s(vw.history, c['mono'])}" + \
+            (f" (shutting down from {run_s(vw.history, tc)})" if tc < c["mono"] else "")
         out.append({"event": c, "tc": tc, "conv": conv, "who": who, "moves": moves,
                     "fewest": _fewest_moves(before, cur), "rebalances": sum(1 for t in vw.rebalances if tc <= t <= conv),
                     # two rebalances per round, the change's own and each probing round: an assignment that takes an
@@ -115,12 +116,12 @@ def check_probing_convergence(history: History, settings: StreamsCheckSettings) 
         who, conv, tc, n, moves = w["who"], w["conv"], w["tc"], w["rebalances"], w["moves"]
         if n > w["bound"]:
             plus = f" (+1 for each kill within its zombie tolerance: {'; '.join(w['kills'])})" if w["kills"] else ""
-            problems.append(f"after the {who}, {n} rebalances until the assignment settled at {conv:.3f}, "
+            problems.append(f"after the {who}, {n} rebalances until the assignment settled at {run_s(history, conv)}, "
                             f"bound {w['bound']} for {moves} moves (2 per round: the change's own and "
                             f"ceil(moves / max.warmup.replicas) probing rounds){plus} (assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: {moves} moves, {n} rebalances"))
         if conv - tc > w["bound_s"]:
-            problems.append(f"after the {who}, the assignment settled only at {conv:.3f} ({conv - tc:.1f}s), "
+            problems.append(f"after the {who}, the assignment settled only at {run_s(history, conv)} ({conv - tc:.1f}s), "
                             f"bound {w['bound_s']:g}s for {moves} moves (assignor: {w['assignor']})")
             wits.append(witness(w["event"], f"topology change: settled {conv - tc:.1f}s later"))
     m = {"windows": [{"change_s": secs(w["tc"]), "change": w["who"], "moves": w["moves"], "fewest_moves": w["fewest"],
