@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.record.format import HistoryFormatError, read_file
+from harness.record.history import History
 from harness.invariants.coordinator_log import client_of
 from harness.invariants.settings import group_value, latest_at
 from harness.record.rundir import BROKERS_HISTORY, HARNESS_HISTORY, HISTORY, LOGS, member_histories, member_log
@@ -78,6 +79,14 @@ def _control(run_dir: str | Path) -> list[dict] | None:
         return None
 
 
+def _run_seconds(run_dir: str | Path):
+    """How a time of the history reads in a mark's words: seconds from the run's start (its `run_start`), as the
+    verdicts say them; a history without one keeps the monotonic clock, said so."""
+    start = History.from_events(_control(run_dir) or []).run_start()
+    t0 = start.get("mono") if start else None
+    return (lambda t: f"{t - t0:.1f} s") if t0 is not None else (lambda t: f"{t:.3f} (monotonic)")
+
+
 def member_ids(run_dir: str | Path) -> dict[str, str]:
     """The group's member ids (as the brokers name members) of each member, from the harness's `group_assignment`
     events: {member id: member}; empty without them."""
@@ -101,7 +110,7 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     member (by name: `member` or `members_affected`) and ended while it held them (`Mark.faults`: the failed
     heartbeats that got it fenced, the partition that cut it off). A commit the group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
     taking effect is a broker's fencing failing, not this bug."""
-    control = _control(run_dir)
+    control, at = _control(run_dir), _run_seconds(run_dir)
     if control is None:
         return []
     settings = [e for e in control if e.get("type") == "group_settings"]
@@ -119,7 +128,7 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
             ok = kind == "committed" and e.get("ok")
             if kind in HEARD or ok:  # a commit the group took ends it too: the member was not fenced
                 until = {**streak[-1], "type": "last refused commit"} if ok and streak else e
-                if (m := _livelock(member, streak, settings, *then, until)) is not None:
+                if (m := _livelock(member, streak, settings, *then, until, at)) is not None:
                     marks.append(m)
                 streak = []
             if kind == "assigned":
@@ -142,14 +151,14 @@ def _own_faults(control: list[dict], mark: Mark) -> frozenset[str]:
                      and isinstance(e.get("mono"), (int, float)) and lo <= e["mono"] <= mark.end)
 
 
-def _livelock(member, streak, settings, held, word, until) -> Mark | None:
+def _livelock(member, streak, settings, held, word, until, at) -> Mark | None:
     if len(streak) < 2:
         return None
     first, last = streak[0], streak[-1]
     ms, source = group_value(latest_at(settings, first["mono"]), "consumer", "session")
     if ms is None or last["mono"] - first["mono"] <= ms / 1000 or not held:
         return None
-    ended = "until its last event" if until.get("end") else f"until its {until['type']} at {until['mono']:.3f}"
+    ended = "until its last event" if until.get("end") else f"until its {until['type']} at {at(until['mono'])}"
     says = (f"{member}'s commits refused with UNKNOWN_MEMBER_ID {len(streak)} times over "
             f"{last['mono'] - first['mono']:.1f}s without a word from the group (longer than its session timeout, "
             f"{source}), holding {_names(held)} {ended}")
@@ -164,6 +173,7 @@ def illegal_generation_lost(run_dir: str | Path) -> list[Mark]:
     client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove.
     The mark: that member and the partitions it lost and was committing, from the batch the refused commit was for
     (its last `processed` before the commit was asked for) to its next assignment (it rejoined)."""
+    at = _run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         held: dict[tuple[str, int], float] = {}
@@ -180,8 +190,8 @@ def illegal_generation_lost(run_dir: str | Path) -> list[Mark]:
             batch = [x["mono"] for x in events[:i] if x.get("type") == "processed" and x["mono"] <= asked]
             back = next((x["mono"] for x in events[i + 2:] if x.get("type") == "assigned"), events[-1]["mono"])
             parts = _tps(nxt) | _tps(e)
-            says = (f"{member}'s commit refused with ILLEGAL_GENERATION at {e['mono']:.3f}, then its assignment "
-                    f"({_names(parts)}) lost at {nxt['mono']:.3f}")
+            says = (f"{member}'s commit refused with ILLEGAL_GENERATION at {at(e['mono'])}, then its assignment "
+                    f"({_names(parts)}) lost at {at(nxt['mono'])}")
             marks.append(Mark(frozenset({member}), frozenset(parts), max(batch, default=asked), back, says,
                               held_from=min((held[tp] for tp in parts if tp in held), default=None)))
     return marks
@@ -204,6 +214,7 @@ def first_assignment_given_away(run_dir: str | Path) -> list[Mark]:
     revocation; the members given them meanwhile are the coordinator giving them away. A revocation after the runner
     stopped the member is its leaving, not the mark; a history without the coordinator's lines has no mark. The
     history records no heartbeat: the member's debug log (`debug=cgrp`) shows the empty list."""
+    at = _run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -224,8 +235,8 @@ def first_assignment_given_away(run_dir: str | Path) -> list[Mark]:
             if gone:
                 marks.append(Mark(frozenset({member}), frozenset(gone), first["mono"], e["mono"],
                                   f"{member}'s first assignment since it joined ({_names(_tps(first))}) at "
-                                  f"{first['mono']:.3f}, the group's target moved before it, its next change revoking "
-                                  f"{_names(gone)} at {e['mono']:.3f}", held_from=first["mono"]))
+                                  f"{at(first['mono'])}, the group's target moved before it, its next change revoking "
+                                  f"{_names(gone)} at {at(e['mono'])}", held_from=first["mono"]))
             stale = joined is not None and sum(joined[0] < b < e["mono"] for b in bumps) >= joined[1]
             first = e if kind == "assigned" and stale else None
             held = held | parts if kind == "assigned" else held - parts
@@ -246,6 +257,7 @@ HEARTBEAT_TIMED_OUT = re.compile(r"^%\d\|(?P<wall>\d+(\.\d+)?)\|REQTMOUT\|.*Time
 def heartbeats_timed_out(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
     """When the member's own log (`logs/member-<id>.log`) says a ConsumerGroupHeartbeat of its timed out at the
     client, on the history's monotonic clock (its events pair the wall clock with it); none without the log."""
+    at = _run_seconds(run_dir)
     ref = next((e for e in events if "wall" in e and "mono" in e), None)
     try:
         text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
@@ -265,6 +277,7 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
     (docs/findings.md). The mark: that member and its partitions, from the assignment to HANDOVER_S after its
     `lost`; the members given them are the coordinator giving them away. Its account names the heartbeats the
     member's log says timed out at the client meanwhile: the answer that moved it lost so (docs/findings.md)."""
+    at = _run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -283,12 +296,12 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
             if fenced := [t for t in fences if got["mono"] < t <= lost["mono"]]:
                 timed_out = [t for t in heartbeats_timed_out(run_dir, member, events) if got["mono"] < t < fenced[0]]
                 why = (f"; its log: {len(timed_out)} heartbeat request(s) timed out at the client meanwhile, the "
-                       f"first at {timed_out[0]:.3f}") if timed_out else ""
+                       f"first at {at(timed_out[0])}") if timed_out else ""
                 marks.append(Mark(frozenset({member}), frozenset(_tps(got)), got["mono"], lost["mono"] + HANDOVER_S,
                                   f"{member} held its first assignment since it joined ({_names(_tps(got))}) from "
-                                  f"{got['mono']:.3f}, unchanged, until it learnt at {lost['mono']:.3f} that it was "
+                                  f"{at(got['mono'])}, unchanged, until it learnt at {at(lost['mono'])} that it was "
                                   f"fenced; the coordinator fenced a member for not moving off an epoch at "
-                                  f"{fenced[0]:.3f}{why}", held_from=got["mono"]))
+                                  f"{at(fenced[0])}{why}", held_from=got["mono"]))
     return marks
 
 
@@ -304,6 +317,7 @@ def left_before_revoking(run_dir: str | Path) -> list[Mark]:
     held them in its handler (docs/findings.md). The mark: that member and the partitions revoked, from its leave to
     its revocation (held from when it was given them); the members given them meanwhile are the coordinator's
     giving them away. A history without the coordinator's lines has no mark."""
+    at = _run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -321,8 +335,8 @@ def left_before_revoking(run_dir: str | Path) -> list[Mark]:
             given = [e["mono"] for e in events if e.get("type") == "assigned" and e["mono"] <= leave
                      and _tps(e) & parts]
             marks.append(Mark(frozenset({member}), frozenset(parts), leave, revoked["mono"],
-                              f"{member}, stopped at {stop:.3f}, left the group at {leave:.3f} (the coordinator's "
-                              f"line) and revoked {_names(parts)} only at {revoked['mono']:.3f}",
+                              f"{member}, stopped at {at(stop)}, left the group at {at(leave)} (the coordinator's "
+                              f"line) and revoked {_names(parts)} only at {at(revoked['mono'])}",
                               held_from=min(given) if given else leave))
     return marks
 
@@ -333,6 +347,7 @@ def batch_skipped_at_rebalance(run_dir: str | Path) -> list[Mark]:
     between them: the records fetched into the batch being filled at the rebalance's pause, dropped and never
     fetched again (docs/findings.md). The mark: that member, the partition and the offsets left out, from the
     first batch to the second. A gap inside one batch, or one after the partition left the member, is not it."""
+    at = _run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         last: dict[tuple[str, int], tuple[int, float]] = {}  # partition -> (last offset processed, when)
@@ -351,8 +366,8 @@ def batch_skipped_at_rebalance(run_dir: str | Path) -> list[Mark]:
                 if prev is not None and tp in rebalanced and e["first_offset"] > prev[0] + 1:
                     gap = range(prev[0] + 1, e["first_offset"])
                     marks.append(Mark(frozenset({member}), frozenset({tp}), prev[1], e["mono"],
-                                      f"{member} processed {tp[0]}-{tp[1]} up to offset {prev[0]} at {prev[1]:.3f} "
-                                      f"and from {e['first_offset']} at {e['mono']:.3f}, an assignment between: "
+                                      f"{member} processed {tp[0]}-{tp[1]} up to offset {prev[0]} at {at(prev[1])} "
+                                      f"and from {e['first_offset']} at {at(e['mono'])}, an assignment between: "
                                       f"offsets {gap.start}-{gap.stop - 1} skipped",
                                       records=frozenset((tp[0], tp[1], o) for o in gap)))
                 last[tp] = (int(e["last_offset"]), e["mono"])
@@ -370,6 +385,7 @@ def share_count_kept_after_reconnect(run_dir: str | Path) -> list[Mark]:
     the same delivery count, both within RECONNECT_WINDOW_S after that close: the broker counted one of the two
     deliveries not at all, though the application got both. The mark: that member and that record, from the close
     to the second delivery."""
+    at = _run_seconds(run_dir)
     control = _control(run_dir)
     if control is None:
         return []
@@ -390,8 +406,8 @@ def share_count_kept_after_reconnect(run_dir: str | Path) -> list[Mark]:
                 m, t = hit
                 marks.append(Mark(frozenset({m}), frozenset({(key[0], key[1])}), t, e["mono"],
                                   f"{m} was handed offset {key[2]} of {key[0]}-{key[1]} twice with delivery count "
-                                  f"{key[3]} ({first['mono']:.3f}, {e['mono']:.3f}), {first['mono'] - t:.3f}s after "
-                                  f"its connection was closed at {t:.3f}",
+                                  f"{key[3]} ({at(first['mono'])}, {at(e['mono'])}), {first['mono'] - t:.3f}s after "
+                                  f"its connection was closed at {at(t)}",
                                   records=frozenset({(key[0], key[1], key[2])})))
     return marks
 
@@ -403,6 +419,7 @@ def full_assignment_unrevoked(run_dir: str | Path) -> list[Mark]:
     what that list leaves out. An incremental client never assigns a partition twice. The mark: that member and the
     partitions it was never told it lost, from that `assigned` to its next word about them (revoked, lost) or the end of
     its history (held from when it was given them)."""
+    at = _run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):
@@ -420,7 +437,7 @@ def full_assignment_unrevoked(run_dir: str | Path) -> list[Mark]:
                 told = [x["mono"] for x in events[i + 1:] if x.get("type") in ("revoked", "lost") and _tps(x) & dropped]
                 end = min(told, default=events[-1]["mono"])
                 marks.append(Mark(frozenset({member}), frozenset(dropped), e["mono"], end,
-                                  f"{member} was assigned {_names(parts)} at {e['mono']:.3f} while it held "
+                                  f"{member} was assigned {_names(parts)} at {at(e['mono'])} while it held "
                                   f"{_names(held)}: {_names(dropped)} taken away with no revoke",
                                   held_from=min(held[tp] for tp in dropped)))
                 for tp in dropped:
@@ -434,6 +451,7 @@ def records_before_assigned(run_dir: str | Path) -> list[Mark]:
     a partition it did not hold, then an `assigned` (its onPartitionsAssigned) that gave it that partition: the poll
     returned the partition's records before the listener ran, which its contract says runs first (docs/findings.md).
     The mark: that member and those partitions, from the first such batch to that `assigned`."""
+    at = _run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir, JAVA_LIBRARY):
         if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):
@@ -452,8 +470,8 @@ def records_before_assigned(run_dir: str | Path) -> list[Mark]:
                 given = {tp: t for tp, t in early.items() if tp in parts}
                 if given:
                     marks.append(Mark(frozenset({member}), frozenset(given), min(given.values()), e["mono"],
-                                      f"{member} processed {_names(given)} from {min(given.values()):.3f}, before its "
-                                      f"onPartitionsAssigned gave them at {e['mono']:.3f}"))
+                                      f"{member} processed {_names(given)} from {at(min(given.values()))}, before its "
+                                      f"onPartitionsAssigned gave them at {at(e['mono'])}"))
                 early = {tp: t for tp, t in early.items() if tp not in parts}
     return marks
 

@@ -466,7 +466,7 @@ def test_a_lost_answer_whose_lock_could_outlive_the_members_is_unknown_not_done(
     v = verdicts(h, names=["share_completion"])["share_completion"]
     assert v.status == "unknown", v.message
     assert v.measurements["answer_lost_unsettled"] == 1 and v.measurements["answer_lost"] == 0
-    assert "final stop at 55.100" in v.message and v.witnesses[0]["offset"] == 0
+    assert "final stop at 55.1 s" in v.message and v.witnesses[0]["offset"] == 0
     # the brokers' start offset after the run passes it: done in their words
     v = verdicts(h, starts(59.0, [["t", 0, 1]]), names=["share_completion"])["share_completion"]
     assert v.status == "valid" and v.measurements["done_by_start_offset"] == 1, v.message

@@ -48,7 +48,7 @@ from harness.invariants.share.skipped import Skips, skipped_summary
 from harness.invariants.share.view import ShareCheckSettings, answer_lost, build, group_setting
 from harness.invariants.terms import faults_of
 from harness.base.steps import Step
-from harness.invariants.clock import run_s
+from harness.invariants.clock import run_s, run_t0
 
 
 def _view(name: str, history: History, s: ShareCheckSettings):
@@ -183,7 +183,7 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
                                   f"counts rising by one{kept_said} ({said})", measurements=meas)
 
 
-def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving: float) -> tuple:
+def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving: float, *, t0: float = 0.0) -> tuple:
     """How each produced record ended: (counts of accepted, rejected, archived and done by the start offset, the
     records ended otherwise by their class (`Skips.classify`: policy, policy_unknown, sure, lost), the times to
     acknowledge, [records in added partitions, of them completed], how many answers were lost, the records whose
@@ -208,9 +208,9 @@ def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving
                 ttas.append(last.ack["requested_mono"] - t)
             else:  # its lock may have outlived the members: the history cannot tell whether the broker took it
                 open_.append({"topic": topic, "partition": p, "offset": o, "acked_mono": t,
-                              "why": f"{last.member}'s {last.ack['ack']} at {last.ack['requested_mono']:.3f} got no "
-                                     f"answer; its lock (acquired by {last.acq:.3f}, {v.lock_s:g}s) could still run "
-                                     f"at the members' final stop at {serving:.3f}, and the start offset after the run "
+                              "why": f"{last.member}'s {last.ack['ack']} at {last.ack['requested_mono'] - t0:.1f} s got no "
+                                     f"answer; its lock (acquired by {last.acq - t0:.1f} s, {v.lock_s:g}s) could still run "
+                                     f"at the members' final stop at {serving - t0:.1f} s, and the start offset after the run "
                                      f"({'none' if starts is None else starts.get((topic, p), 'none')}) does not pass "
                                      f"it"})
                 continue
@@ -248,7 +248,8 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
     added, starts = added_partitions(history), start_offsets(history)
     skips = Skips(history, v, added=added, starts=starts, limit=limit, slack_s=s.clock_slack_s)
     serving = serving_end(history, v)
-    counts, ended, ttas, in_added, unanswered, open_ = _settle(produced, v, limit, skips, starts, serving)
+    t0 = run_t0(history)
+    counts, ended, ttas, in_added, unanswered, open_ = _settle(produced, v, limit, skips, starts, serving, t0=t0)
     meas = {"produced": len(produced), "accepted": counts["accept"], "rejected": counts["reject"],
             "archived": counts["archived"], "done_by_start_offset": counts["start_offset"],
             "lost": len(ended["lost"]) + len(ended["sure"]), "lost_surely": len(ended["sure"]),
@@ -258,11 +259,11 @@ def check_completion(history: History, s: ShareCheckSettings) -> Verdict:
             "max_time_to_ack_s": secs(max(ttas, default=None)), "delivery_limit": limit.value,
             "answer_lost_unsettled": len(open_), "reset_policy": skips.policy.value}
     return _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, drained=drained, limit=limit,
-                               skips=skips, lock=v.lock, serving=serving)
+                               skips=skips, lock=v.lock, serving=serving, t0=t0)
 
 
 def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, *, drained, limit, skips, lock,
-                        serving) -> Verdict:
+                        serving, t0: float = 0.0) -> Verdict:
     lost = ended["sure"] + ended["lost"]
     said = f"{limit.says('delivery count limit')}; {skips.policy.says()}"
     if ended["policy"]:
@@ -285,7 +286,7 @@ def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, 
                        meas)
     if open_:
         return verdict(name, "unknown", f"{len(open_)} record(s) whose accept or reject got no answer and whose lock "
-                                        f"had not surely run out before the members' final stop at {serving:.3f} "
+                                        f"had not surely run out before the members' final stop at {serving - t0:.1f} s "
                                         f"({lock.says('record lock', ' ms')}), nor does the start offset after the "
                                         f"run pass them: whether the broker took them the history cannot tell",
                        open_, meas)

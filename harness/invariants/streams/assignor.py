@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.invariants.clock import run_t0
 from harness.invariants.settings import group_setting_ms, latest_at, started_of
 from harness.invariants.streams.view import StreamsCheckSettings, _View
 
@@ -105,7 +106,8 @@ def _instance(vw: _View, settings: StreamsCheckSettings, member: str | None, t: 
     how = "the Streams settings at its start" if st is not None else "no start recorded"
     if protocol == "streams":
         gev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
-        standbys, gsrc = group_setting_ms(gev, "streams", "standbys")  # MissingSetting when the history cannot tell
+        # MissingSetting when the history cannot tell
+        standbys, gsrc = group_setting_ms(gev, "streams", "standbys", t0=run_t0(vw.history))
         vals[3] = standbys
         how += f", on the streams protocol: standbys from {gsrc}"
         run_keys = [k for k in run_keys if k != "num.standby.replicas"]

@@ -12,6 +12,7 @@ the latest at or before the moment (`settings.latest_at`).
 """
 from __future__ import annotations
 
+from harness.invariants.clock import run_t0
 from harness.invariants.settings import group_setting_ms, latest_at, session_bound, started_of
 from harness.invariants.streams.view import StreamsCheckSettings, _View
 
@@ -38,7 +39,8 @@ def _zombie_tolerance(vw: _View, settings: StreamsCheckSettings, member: str, t:
     sets = (st or {}).get("settings") if isinstance((st or {}).get("settings"), dict) else {}
     if (sets.get("group.protocol") or (st or {}).get("protocol")) == "streams":
         gev = latest_at([e for e in vw.events if e["type"] == "group_settings"], t)
-        ms, src = group_setting_ms(gev, "streams", "session")  # MissingSetting when the history cannot tell it
+        # MissingSetting when the history cannot tell it
+        ms, src = group_setting_ms(gev, "streams", "session", t0=run_t0(vw.history))
         return 2 * ms / 1000, f"twice the session timeout of {member} on the streams protocol: {src}"
     return session_bound(vw.events, member, t, SESSION_KEYS, "its Streams settings", 2,
                          settings.zombie_tolerance_s, "zombie_tolerance_s")
