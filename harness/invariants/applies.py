@@ -104,6 +104,13 @@ def coordinator_survival(facts: PlanFacts) -> Answer:
     return False, f"no step fails the coordinator over ({' or '.join(sorted(COORDINATOR_ACTIONS))})"
 
 
+def commit_durability(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to read the committed offsets from"
+    return True, "the harness reads the group's committed offsets from its coordinator at the end (and after each " \
+                 "step that acts on brokers), and the members record each commit's outcome"
+
+
 def _strategy_sticky(settings: dict | None) -> bool:
     first = str((settings or {}).get(STRATEGY) or "").split(",")[0].strip()
     return not first or first.rsplit(".", 1)[-1] in STICKY_ASSIGNORS
@@ -235,7 +242,7 @@ RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
                  "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
                  "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause,
-                 "coordinator_claims": coordinator_claims},
+                 "coordinator_claims": coordinator_claims, "commit_durability": commit_durability},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
