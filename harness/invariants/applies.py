@@ -268,11 +268,20 @@ def recorded(history) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
+#: invariants whose facts the harness records only since a run's plan names them (`commit_durability`: the reads of
+#: the group's committed offsets): a recorded `applies` that does not name one is a run whose plan made no such facts
+FACTS_RECORDED_LATER = frozenset({"commit_durability"})
+
+
 def decide(v: Verdict, applies: dict | None) -> Verdict:
     """The verdict, its `skipped` judged against the plan's `applies` (None: the history recorded none)."""
     if v.status != "skipped":
         return v
     entry = (applies or {}).get(v.name)
+    if applies is not None and entry is None and v.name in FACTS_RECORDED_LATER:
+        return verdict(v.name, "skipped", f"does not apply: the run was recorded before its plan made this invariant's "
+                                          f"facts (its run_start's `applies` does not name {v.name}); {v.message}",
+                       v.witnesses, v.measurements)
     if applies is None:
         return verdict(v.name, "unknown", f"the history does not say which invariants the plan made judgeable (its "
                                           f"run_start has no `applies`: an older run), so a skip is not a pass; "

@@ -169,3 +169,12 @@ def test_the_event_is_valid_against_the_schema(tmp_path):
                                   if k not in ("type", "mono", "wall", "source")}, "coordinator": None})
     w.close()
     assert hs.validate_file(tmp_path / "harness.jsonl") == []
+
+
+def test_a_run_recorded_before_the_reads_skips_but_one_that_planned_them_is_unknown():
+    no_read = judge(base(), committed("a", 2.0, {0: 10}), run_end(13.0))
+    older = {"coordinator_claims": {"applies": True, "why": "real brokers"}}  # recorded before commit_durability
+    assert decide(no_read, older).status == "skipped"
+    assert "recorded before its plan made this invariant's facts" in decide(no_read, older).message
+    assert decide(no_read, None).status == "unknown"  # no applies at all: never a pass by skipping
+    assert decide(no_read, {**older, NAME: {"applies": True, "why": "x"}}).status == "unknown"
