@@ -179,6 +179,8 @@ class ConsumerGroup:
         (harness/kinds/offsets_read.py; `commit_durability`): consumer groups on real brokers."""
         if self.name != "consumer" or getattr(self.ctx.cluster, "backend", None) == "fake":
             return
+        if after == "end":
+            self.ctx.say("reading the group's committed offsets (ListConsumerGroupOffsets)")
         if getattr(self, "offsets", None) is None:
             from harness.kinds.offsets_read import OffsetsReader
             self.offsets = OffsetsReader(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event)

@@ -1,6 +1,7 @@
 """The group watch's admin client, in a process of its own (harness/kinds/group_watch.py, `asker`): for each line
 read on stdin it asks the group's coordinator once and writes one JSON line, `{"answer": ...}` (describe's fields;
-for a line `offsets`, the group's committed offsets: harness/kinds/offsets_read.py) or `{"error": "<the client's words>"}`. Ends at the end of stdin. librdkafka may abort this process
+for a line `offsets`, the group's committed offsets: harness/kinds/offsets_read.py) or
+`{"error": "<the client's words>"}`. Ends at the end of stdin. librdkafka may abort this process
 (confluentinc/librdkafka#4605); the watch then records the error and starts another.
 
 Usage: python -m harness.kinds.group_watch_proc BOOTSTRAP GROUP_ID TIMEOUT_S

@@ -29,8 +29,9 @@ class CoordinatorActions:
     `group_id`, `kind`, `ctx`."""
 
     def step_done(self, step: int) -> None:
-        """After a step that acts on brokers, the group's committed offsets as its coordinator returns them now
-        (the kind's `read_offsets`, where it has one: `commit_durability`), then the other mixins' word."""
+        """The other mixins' word that step `step` ended (a hold released), then, after a step that acts on brokers,
+        the group's committed offsets as its coordinator returns them now (the kind's `read_offsets`, where it has
+        one: `commit_durability`)."""
         super().step_done(step)
         read = getattr(self.kind, "read_offsets", None)
         action = self.ctx.plan.schedule[step] if read is not None else None

@@ -102,7 +102,7 @@ def test_the_nemesis_reads_after_a_step_on_brokers_only_and_passes_the_step_on()
 
 
 def test_the_consumer_kind_reads_at_the_end_on_real_brokers_only():
-    events = []
+    events, said = [], []
 
     class Reader:
         def __init__(self, bootstrap, group_id, event) -> None:
@@ -121,8 +121,9 @@ def test_the_consumer_kind_reads_at_the_end_on_real_brokers_only():
         for backend in ("local", "fake"):
             g = ConsumerGroup.__new__(ConsumerGroup)
             g.ctx = SimpleNamespace(cluster=SimpleNamespace(backend=backend, bootstrap=lambda: "b:9092"),
-                                    group_id="g", event=None)
+                                    group_id="g", event=None, say=said.append)
             g.finish()
     finally:
         mod.OffsetsReader = real
     assert events == [{"after": "end", "step_kind": None}, "closed"]
+    assert said == ["reading the group's committed offsets (ListConsumerGroupOffsets)"]
