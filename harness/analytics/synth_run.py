@@ -5,7 +5,8 @@ third of them gracefully, the survivors take their partitions, the producer stop
 and stops the rest) and `synth_records`' records, and writes the run directory in the documented layout
 (docs/run-directory.md, docs/history.md): the harness's, producer's, members' and brokers' files, run.json and
 STATUS. The run records what a real run records for the checkers to judge by: each member's effective settings in
-its `started`, the brokers' group settings (`group_settings`), and the plan's facts (`run_start`'s settings and its
+its `started`, the brokers' group settings (`group_settings`), the group's committed offsets read after the members'
+final stop (`offsets_read`), and the plan's facts (`run_start`'s settings and its
 `applies`, decided by the same function the runner asks). `judge` finds every invariant that applies `valid` (the
 others `skipped` as the plan says); `broken="double_owner"` gives one member a partition another holds, for a
 while, which `exclusive_ownership` must find.
@@ -144,6 +145,11 @@ def write(out_dir: str | os.PathLike, shape: g.Shape, broken: str | None = None)
              BROKERS_HISTORY: ("broker-log", None, s.files.get("brokers", []))}
     for m, lines in synth_records.processing(s, ack, nrng).items():
         files[member_history(Path(HISTORY), m).name] = ("member", m, s.files.get(m, []) + lines)
+    # the harness's read of the committed offsets after the members' final stop: each partition's last commit, the
+    # count of its records (every record processed once and committed, synth_records)
+    s.emit("harness", s.end + 0.008, "offsets_read", group_id=s.group, after="end", step_kind=None,
+           asked_mono=round(s.end + 0.007, 6), coordinator=1, partition_errors=[], tries=1, error=None,
+           offsets=[[s.topic, p, len(ack[p])] for p in range(shape.partitions) if len(ack[p])])
     path = Path(out_dir) / run_id
     (path / HISTORY).mkdir(parents=True, exist_ok=True)
     for name, (source, member, lines) in files.items():

@@ -137,6 +137,9 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
         "keep-dropped-topic": "slot 0 (the Python member), told to change its subscription, records the new one but "
                               "its client keeps the old: the group goes on giving it the topics it dropped "
                               "(subscribed_only must fail the run)",
+        "phantom-commit": "slot 0 (the Python member), as it stops, records a commit 1000 past its last committed "
+                          "offset of one partition as acknowledged without sending it (commit_durability must fail "
+                          "the run)",
         "shuffle-assignor": "(--member java, a classic protocol) every member's assignor goes by the name of the "
                             "protocol's own (cooperative-sticky, range), which the members record, but deals the "
                             "partitions unevenly and anew whenever the group's size changes, keeping none it could "

@@ -4,7 +4,7 @@ The public face is what this module exports: `judge` (a run's verdicts from its 
 `CheckSettings`, `CHECKERS` (name -> checker, in report order) and `check_all`; the Streams checkers are
 `harness.invariants.streams`. Each checker is a pure `check(history, settings) -> Verdict` in its
 own module (`exclusive`, `coverage`, `migrations`, `convergence`, `settled` (every kind's), `static`, `integrity`,
-`commits`, `claims` (against the coordinator's own answers), and the assignment at each stable point: `subscribed`, `assignor_shape`, `stickiness`), reading the
+`commits`, `durability` (commits against what the coordinator returns later), `claims` (against the coordinator's own answers), and the assignment at each stable point: `subscribed`, `assignor_shape`, `stickiness`), reading the
 shared derived views of `timeline`; what each group protocol allows lives in `protocols`. Nothing here does I/O or waits. Definitions, tolerances and their reasons: docs/invariants.md.
 
 May import: `base`, `record` (tests/unit/test_architecture.py holds it, and that nothing they reach does I/O).
@@ -16,8 +16,8 @@ from typing import Callable, Iterable
 
 from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
-from harness.invariants import (applies, assignor_shape, brokers, claims, commits, convergence, coordinator, coverage, exclusive,
-                                integrity, migrations, performed, rebalance_cause, settled, static, stickiness, subscribed,
+from harness.invariants import (applies, assignor_shape, brokers, claims, commits, convergence, coordinator, coverage, durability,
+                                exclusive, integrity, migrations, performed, rebalance_cause, settled, static, stickiness, subscribed,
                                 timeline)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
@@ -44,6 +44,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "static_membership": static.check,
     "record_integrity": integrity.check,
     "commit_progress": commits.check,
+    durability.NAME: durability.check,
     coordinator.NAME: coordinator.check,
     claims.NAME: claims.check,
     brokers.NAME: brokers.check,

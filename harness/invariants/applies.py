@@ -104,6 +104,13 @@ def coordinator_survival(facts: PlanFacts) -> Answer:
     return False, f"no step fails the coordinator over ({' or '.join(sorted(COORDINATOR_ACTIONS))})"
 
 
+def commit_durability(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to read the committed offsets from"
+    return True, "the harness reads the group's committed offsets from its coordinator at the end (and after each " \
+                 "step that acts on brokers), and the members record each commit's outcome"
+
+
 def _strategy_sticky(settings: dict | None) -> bool:
     first = str((settings or {}).get(STRATEGY) or "").split(",")[0].strip()
     return not first or first.rsplit(".", 1)[-1] in STICKY_ASSIGNORS
@@ -236,7 +243,7 @@ RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
                  "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
                  "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause,
-                 "coordinator_claims": coordinator_claims},
+                 "coordinator_claims": coordinator_claims, "commit_durability": commit_durability},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
@@ -262,11 +269,20 @@ def recorded(history) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
+#: invariants whose facts the harness records only since a run's plan names them (`commit_durability`: the reads of
+#: the group's committed offsets): a recorded `applies` that does not name one is a run whose plan made no such facts
+FACTS_RECORDED_LATER = frozenset({"commit_durability"})
+
+
 def decide(v: Verdict, applies: dict | None) -> Verdict:
     """The verdict, its `skipped` judged against the plan's `applies` (None: the history recorded none)."""
     if v.status != "skipped":
         return v
     entry = (applies or {}).get(v.name)
+    if applies is not None and entry is None and v.name in FACTS_RECORDED_LATER:
+        return verdict(v.name, "skipped", f"does not apply: the run was recorded before its plan made this invariant's "
+                                          f"facts (its run_start's `applies` does not name {v.name}); {v.message}",
+                       v.witnesses, v.measurements)
     if applies is None:
         return verdict(v.name, "unknown", f"the history does not say which invariants the plan made judgeable (its "
                                           f"run_start has no `applies`: an older run), so a skip is not a pass; "

@@ -174,17 +174,34 @@ class ConsumerGroup:
         snapshot = tuple(sorted((m, tuple(sorted(ps))) for m, ps in own.items()))
         return ok, snapshot, ", ".join(f"{m}:{len(ps)}" for m, ps in sorted(own.items()))
 
+    def read_offsets(self, *, after: str, step_kind: str | None = None) -> None:
+        """The group's committed offsets as its coordinator returns them now, as an `offsets_read` event
+        (harness/kinds/offsets_read.py; `commit_durability`): consumer groups on real brokers."""
+        if self.name != "consumer" or getattr(self.ctx.cluster, "backend", None) == "fake":
+            return
+        if after == "end":
+            self.ctx.say("reading the group's committed offsets (ListConsumerGroupOffsets)")
+        if getattr(self, "offsets", None) is None:
+            from harness.kinds.offsets_read import OffsetsReader
+            self.offsets = OffsetsReader(self.ctx.cluster.bootstrap(), self.ctx.group_id, self.ctx.event)
+        self.offsets.read(after=after, step_kind=step_kind)
+
     # -- the end
     def finish(self) -> None:
-        """After the members stopped: the coordinator's assignment is no longer recorded; nothing more to read."""
+        """After the members stopped: the coordinator's assignment is no longer recorded; the group's committed
+        offsets are read once more first (`read_offsets`, after="end")."""
+        self.read_offsets(after="end")
         self.close()
 
     def close(self) -> None:
         """The run is over, however it ended (the runner's teardown, before its history closes), or its members
-        stopped: stop recording the group's assignment."""
+        stopped: stop recording the group's assignment, and end the offsets reader's admin process."""
         watch, self.watch = getattr(self, "watch", None), None
         if watch is not None:
             watch.stop()
+        reader, self.offsets = getattr(self, "offsets", None), None
+        if reader is not None:
+            reader.close()
 
 
 

@@ -61,21 +61,24 @@ def _target(member) -> list | None:
     return None if target is None else _pairs(target)
 
 
-def asker(bootstrap: str, group_id: str) -> "_ProcessAsker":
+def asker(bootstrap: str, group_id: str, *, request: str = "ask",
+          api: str = "DescribeConsumerGroups") -> "_ProcessAsker":
     """`ask()` for the watch, on an admin client in a process of its own (made at the first request, and again
     after that process ended): librdkafka's DescribeConsumerGroups can abort the process that calls it (an
     assertion, `rd_kafka_enq_once_del_source_return: eonce->refcnt > 0`, when a request times out: confluentinc/
     librdkafka#4605, open), and an abort must cost the watch an answer, not the run (it ended a CI run's harness,
     exit -6, right after a first answer timed out)."""
-    return _ProcessAsker(bootstrap, group_id)
+    return _ProcessAsker(bootstrap, group_id, request=request, api=api)
 
 
 class _ProcessAsker:
-    """Asks harness/kinds/group_watch_proc.py one line at a time; `close()` ends that process."""
+    """Asks harness/kinds/group_watch_proc.py one line at a time (`request`: `ask`, the group's description; `offsets`,
+    its committed offsets, harness/kinds/offsets_read.py); `close()` ends that process."""
 
-    def __init__(self, bootstrap: str, group_id: str) -> None:
+    def __init__(self, bootstrap: str, group_id: str, *, request: str = "ask",
+                 api: str = "DescribeConsumerGroups") -> None:
         self.cmd = [sys.executable, "-m", "harness.kinds.group_watch_proc", bootstrap, group_id, str(TIMEOUT_S)]
-        self.proc = None
+        self.proc, self.request, self.api = None, request, api
 
     def __call__(self) -> dict:
         from harness.base.procs import Proc
@@ -84,17 +87,17 @@ class _ProcessAsker:
         proc = self.proc
         p = proc.popen
         try:
-            p.stdin.write("ask\n")
+            p.stdin.write(self.request + "\n")
             p.stdin.flush()
             ready, _, _ = select.select([p.stdout], [], [], TIMEOUT_S * 2 + ANSWER_SLACK_S)
             line = p.stdout.readline() if ready else ""
         except (OSError, ValueError):
             line = ""
         if not line:
-            raise RuntimeError(f"DescribeConsumerGroups: {self._ended(proc)}") from None
+            raise RuntimeError(f"{self.api}: {self._ended(proc)}") from None
         got = json.loads(line)
         if "error" in got:
-            raise RuntimeError(f"DescribeConsumerGroups: {got['error']}")
+            raise RuntimeError(f"{self.api}: {got['error']}")
         return got["answer"]
 
     def _ended(self, proc) -> str:
@@ -106,7 +109,7 @@ class _ProcessAsker:
         else:
             why = f"the watch's admin process ended (exit {rc})"
             if rc == -signal.SIGABRT:
-                why += ": librdkafka aborted (confluentinc/librdkafka#4605 ends DescribeConsumerGroups so)"
+                why += f": librdkafka aborted (confluentinc/librdkafka#4605 ends {self.api} so)"
         if self.proc is proc:
             self.proc = None
         return why + "; made again at the next ask"

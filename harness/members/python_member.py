@@ -33,6 +33,9 @@ handler began.
   - `keep-after-leave`: stopped, it leaves (close) but records no revocation and reads its partitions on for KEEP_S
   - `keep-dropped-topic`: told to change its subscription (a control), it records the new one (its `control` event)
     but its client keeps the one it had, so the group goes on giving it the topics it dropped
+  - `phantom-commit`: as it stops, after its last commit, it records a commit of one partition it committed (one it
+    holds, if any) at PHANTOM_AHEAD past its last committed offset as acknowledged, without sending it: the
+    coordinator's answer after the run shows the lower offset it really has (commit_durability must fail)
 """
 from __future__ import annotations
 
@@ -67,6 +70,8 @@ CLAIM_FIRST_QUIET_S = 4.0
 #: watch's samples (0.5 s apart), so that the claim is held against its answers (a 55 ms claim ended by a late join's
 #: rebalance fell between two and could not be judged)
 CLAIM_HOLD_S = 2.0
+#: phantom-commit: how far past its last committed offset the commit it never sent is
+PHANTOM_AHEAD = 1000
 
 
 def protocol_config(protocol: str) -> dict:
@@ -434,6 +439,14 @@ class Member:
         if not ok and self.lost_on_refused and self.held and refused_commit_is_lost(self.protocol, err):
             self._give_up(err)
 
+    def _phantom_commit(self) -> None:
+        """phantom-commit: a `committed` event (ok) the broker never saw (module docstring)."""
+        mine = sorted((tp, o) for tp, o in self.committed.items() if tp in self.held) or sorted(self.committed.items())
+        if mine:
+            (t, p), o = mine[0]
+            self.hist.event("committed", member=self.member_id, ok=True, error=None, requested_mono=time.monotonic(),
+                            offsets=[[t, p, o + PHANTOM_AHEAD]])
+
     def _give_up(self, err) -> None:
         """harness.lost.on.refused.commit: the group no longer knows this member, so its assignment is lost. Record it
         so, commit none of it again, drop what the client still hands over of it, and subscribe again (from the loop,
@@ -491,6 +504,8 @@ class Member:
         try:
             self._end_claim(force=True)
             self._final_commit()
+            if self.misbehave == "phantom-commit":
+                self._phantom_commit()
             self.consumer.close()
             until = time.monotonic() + (KEEP_S if self.misbehave == "keep-after-leave" and self.side else 0)
             while time.monotonic() < until:  # keep-after-leave

@@ -17,7 +17,8 @@ import time
 from harness.plan.actions import performs
 from harness.cluster.broker_log import BrokerLog
 from harness.base.errors import Indeterminate
-from harness.base.steps import Step, fault_of
+from harness.base.steps import Step, action_id, fault_of
+from harness.kinds.offsets_read import reads_after
 
 #: what the log cleaner says when it has cleaned a segment of a log (the line names the log's directory)
 CLEANED = re.compile(r"Swapping in cleaned segment")
@@ -25,7 +26,17 @@ CLEANED = re.compile(r"Swapping in cleaned segment")
 
 class CoordinatorActions:
     """Mixed into `Nemesis`: needs `cluster`, `waits`, `fault`, `coordinator()`, `coordinator_or_skip()`, `say`,
-    `group_id`."""
+    `group_id`, `kind`, `ctx`."""
+
+    def step_done(self, step: int) -> None:
+        """The other mixins' word that step `step` ended (a hold released), then, after a step that acts on brokers,
+        the group's committed offsets as its coordinator returns them now (the kind's `read_offsets`, where it has
+        one: `commit_durability`)."""
+        super().step_done(step)
+        read = getattr(self.kind, "read_offsets", None)
+        action = self.ctx.plan.schedule[step] if read is not None else None
+        if action is not None and reads_after(action.kind):
+            read(after=action_id(step), step_kind=str(action.kind))
 
     @performs(Step.RESTART_COORDINATOR)
     def _do_restart_coordinator(self, down_s: float = 1.0):
