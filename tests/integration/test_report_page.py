@@ -36,6 +36,7 @@ import pytest
 
 from harness.report.alluredir import categories
 from harness.report.timeline import ROW_H, TOP
+from tests.integration.chart_hover import hover_a_red_mark
 from tests.integration.browser import chromium, dom, pixels, served
 from tests.unit.fakesuite import EXCUSED_BY, SCENARIOS, run_session
 
@@ -189,6 +190,10 @@ def _shown_attachment(page: str) -> list[str]:
 
 
 def test_each_test_s_page_shows_its_own_run_s_log_and_an_undecided_run_is_broken(tmp_path):
+    """The issue's report test: a suite with a passing, a failing, an unknown and an excused test (fake backend),
+    its report in headless Chromium: each test's log holds its own run's lines only; the failing test's first line
+    names the invariant, a member, a partition and a time in run seconds, and its chart's red mark shows its tooltip
+    on hover inside the report; the unknown test is broken; the excused one is filed under its finding."""
     _need_chromium()
     s = run_session(tmp_path / "session", "--harness-known-findings", "xfail", excused=True)
     assert s.proc.returncode == 1 and sorted(s.runs) == sorted(SCENARIOS), (s.proc.stdout + s.proc.stderr)[-4000:]
@@ -217,6 +222,16 @@ def test_each_test_s_page_shows_its_own_run_s_log_and_an_undecided_run_is_broken
             shown_status = re.search(r'class="label label_status_(\w+)"', dom(tmp_path / f"p{i}",
                                                                                f"{base}/index.html#testresult/{case['uid']}"))
             assert shown_status and shown_status.group(1) == want, (scenario, shown_status)
+        # the failing test: its first line (pytest's message, Allure's status message) says what broke, who, where and
+        # when in the run's seconds; its chart's red mark says which invariant on hover, inside the report
+        claim = cases[s.test_of("fake-claim")]
+        first = claim["statusMessage"].splitlines()[0]
+        assert re.match(r"^[a-z_]+: .*\bm\d+\b.*\bpartitions? \d.* at \d+\.\d s\b", first), first
+        tip, before, after = hover_a_red_mark(tmp_path / "hover", f"{base}/index.html#testresult/{claim['uid']}")
+        assert before["display"] == "none" and after["display"] == "block" and after["text"] == tip, (before, after)
+        broke = {n for n, v in json.loads((s.runs["fake-claim"] / "verdicts.json").read_text()).items()
+                 if v["status"] == "invalid"}
+        assert tip.split(":")[0] in broke, (tip, broke)  # the mark names an invariant the run broke
 
 
 def test_the_analytics_page_fits_a_1400_px_window(tmp_path):
