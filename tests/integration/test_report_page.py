@@ -226,7 +226,7 @@ def test_each_test_s_page_shows_its_own_run_s_log_and_an_undecided_run_is_broken
         # when in the run's seconds; its chart's red mark says which invariant on hover, inside the report
         claim = cases[s.test_of("fake-claim")]
         first = claim["statusMessage"].splitlines()[0]
-        assert re.match(r"^[a-z_]+: .*\bm\d+\b.*\bpartitions? \d.* at \d+\.\d s\b", first), first
+        assert re.match(r"^(?:Failed: )?[a-z_]+: .*\bm\d+\b.*\bpartitions? \d.* at \d+\.\d s\b", first), first
         tip, before, after = hover_a_red_mark(tmp_path / "hover", f"{base}/index.html#testresult/{claim['uid']}")
         assert before["display"] == "none" and after["display"] == "block" and after["text"] == tip, (before, after)
         broke = {n for n, v in json.loads((s.runs["fake-claim"] / "verdicts.json").read_text()).items()
