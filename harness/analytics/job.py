@@ -18,6 +18,7 @@ from harness.analytics import meta as _meta
 from harness.analytics.chart import plural
 from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
 from harness.record.format import header_problem
+from harness.record.rundir import RUN_JSON, STATUS, VERDICTS_JSON
 
 TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
@@ -182,7 +183,7 @@ def _small_files(spark, dirs: list[str], skipped: list[dict], progress: Progress
     light = read.map(lambda m: (m["run_dir"], m["name"], m["reason"])).collect()
     unusable = [{"run_dir": run_dir, "name": name, "reason": reason} for run_dir, name, reason in light if reason]
     skipped.extend(unusable)
-    progress.done("loaded_s", f"loaded STATUS, run.json and verdicts.json of "
+    progress.done("loaded_s", f"loaded {STATUS}, {RUN_JSON} and {VERDICTS_JSON} of "
                               f"{plural(len(light) - len(unusable), 'run')}"
                               f"{f', {len(unusable)} unusable, skipped' if unusable else ''}")
     for s in skipped:
@@ -356,19 +357,7 @@ def summarize(spark, out: str) -> dict:
         r["bursts"] = r["bursts"] or 0
         r["duration_p95_s"] = None if r["duration_p95_s"] is None else round(r["duration_p95_s"], 6)
         trend.append(r)
-    k = list(FLAKY_KEY)
-    flaky = []
-    fl = (every.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
-                                F.countDistinct("verdict_signature").alias("signatures"),
-                                F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature",
-                                                                     "recorded_status"))).alias("members"))
-          .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
-    for r in _rows(fl):
-        sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
-        inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
-        flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
-                      "outcomes": [{"run_id": m["run_id"], "status": m["status"], "recorded": m["recorded_status"]}
-                                   for m in r["members"]]})
+    flaky = _flaky(every)
     tot = _rows(every.agg(n(F.lit(True)).alias("runs"), n(F.col("invalid") > 0).alias("violating_runs"),
                           n(F.col("status") == "unknown").alias("unknown"), n(F.col("status") == "error").alias("error"),
                           n(F.col("status") == "pass").alias("pass"),
@@ -393,6 +382,26 @@ def summarize(spark, out: str) -> dict:
     return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky, "judged_now": judged,
             "rebalance_time": rebalance_time_by(spark, runs, rt),
             "tables": {t: os.path.join(out, t) for t in TABLES}}
+
+
+def _flaky(every) -> list[dict]:
+    """Groups of runs with the same scenario, seed and schedule (and protocol and versions) whose statuses or verdict
+    signatures differ: the invariants that differed and each run's outcome, judged now and as recorded."""
+    from pyspark.sql import functions as F
+    k = list(FLAKY_KEY)
+    flaky = []
+    fl = (every.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
+                                F.countDistinct("verdict_signature").alias("signatures"),
+                                F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature",
+                                                                     "recorded_status"))).alias("members"))
+          .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
+    for r in _rows(fl):
+        sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
+        inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
+        flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
+                      "outcomes": [{"run_id": m["run_id"], "status": m["status"], "recorded": m["recorded_status"]}
+                                   for m in r["members"]]})
+    return flaky
 
 
 def judged_differently(every) -> list[dict]:
