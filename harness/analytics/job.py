@@ -318,10 +318,10 @@ def summarize(spark, out: str) -> dict:
     looks at every run."""
     from pyspark.sql import functions as F
 
-    every = spark.read.parquet(os.path.join(out, "runs"))
+    every = spark.read.parquet(os.path.join(out, "runs")).cache()  # a dozen queries read it: from memory
     counted = F.col("shrink_of").isNull()
     runs = every.where(counted)
-    reb = spark.read.parquet(os.path.join(out, "rebalances")).join(runs.select("run_id"), "run_id", "left_semi")
+    reb = spark.read.parquet(os.path.join(out, "rebalances")).join(runs.select("run_id"), "run_id", "left_semi").cache()
     g = list(GROUP)
     per_run = runs.select("run_id", *g, "status", "invalid", "unknown",
                           F.to_date("started").cast("string").alias("day"))
@@ -379,8 +379,11 @@ def summarize(spark, out: str) -> dict:
     totals.update({"rebalance_time_p50_s": _r(s[0]), "rebalance_time_p95_s": _r(s[1]),
                    "disturbances": rtt["n"], "unsettled": rtt["unsettled"] or 0})
     totals["judged_differently"] = len(judged := judged_differently(every))
+    by = rebalance_time_by(spark, runs, rt)
+    every.unpersist()
+    reb.unpersist()
     return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky, "judged_now": judged,
-            "rebalance_time": rebalance_time_by(spark, runs, rt),
+            "rebalance_time": by,
             "tables": {t: os.path.join(out, t) for t in TABLES}}
 
 
