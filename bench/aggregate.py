@@ -4,8 +4,10 @@ Generates N synthetic run directories (harness.analytics.synth, ~EVENTS history 
 scratch folder, times the aggregation on local[2], checks a few known answers, and deletes the data.
 
     .venv/bin/python bench/aggregate.py --runs 1000 4000 --events 10000 --scratch /tmp/agg-bench
+    .venv/bin/python bench/aggregate.py --runs 20 1000 --events 10000 --repeat 3   # the figures of issue 46
 
-Prints one result line per size: runs, events, bytes on disk, generation time, aggregation time.
+Prints one result line per size: runs, events, bytes on disk, generation time, aggregation time (with --repeat, each
+aggregation's and their median), the 1-minute load average before and after, and the job's own phase times.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -52,6 +55,7 @@ def main(argv=None) -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--procs", type=int, default=2, help="generator processes")
     ap.add_argument("--keep", action="store_true", help="keep the generated data")
+    ap.add_argument("--repeat", type=int, default=1, help="aggregations of each size (their median is quoted)")
     a = ap.parse_args(argv)
     results = []
     for n in a.runs:
@@ -65,20 +69,24 @@ def main(argv=None) -> int:
         print(f"generated {exp['runs']} runs (+{len(synth.CORRUPT_KINDS)} corrupt), {exp['events']} events, "
               f"{size / 1e9:.2f} GB in {gen_s:.1f}s", flush=True)
         load = os.getloadavg()[0]
-        t = time.monotonic()
-        cmd = [sys.executable, "-m", "harness", "aggregate", data, "--out", out, "--master", a.master]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        agg_s = time.monotonic() - t
-        if p.returncode != 0:
-            print(p.stdout[-3000:], p.stderr[-3000:])
-            return 1
-        s = json.load(open(os.path.join(out, "summary.json")))
-        ok = (s["totals"]["runs"] == exp["runs"] and s["totals"]["rebalances"] == exp["rebalances"]
+        times, s = [], None
+        for _ in range(a.repeat):
+            shutil.rmtree(out, ignore_errors=True)
+            t = time.monotonic()
+            cmd = [sys.executable, "-m", "harness", "aggregate", data, "--out", out, "--master", a.master]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            times.append(time.monotonic() - t)
+            if p.returncode != 0:
+                print(p.stdout[-3000:], p.stderr[-3000:])
+                return 1
+            s = json.load(open(os.path.join(out, "summary.json")))
+        ok = (s["totals"]["runs"] == exp["runs"] and s["totals"]["bursts"] == exp["rebalances"]
               and s["totals"]["violating_runs"] == exp["violating"] and len(s["flaky"]) == exp["flaky"]
               and len(s["skipped"]) == len(synth.CORRUPT_KINDS))
         line = (f"RESULT runs={n} events={exp['events']} bytes={size} generate_s={gen_s:.1f} "
-                f"aggregate_s={agg_s:.1f} (job's own elapsed {s['elapsed_s']}s) master={a.master} "
-                f"load_avg_1m_at_start={load:.1f} answers={'ok' if ok else 'MISMATCH'} "
+                f"aggregate_s={statistics.median(times):.1f} (each: {' '.join(f'{x:.1f}' for x in times)}; the "
+                f"last job's own elapsed {s['elapsed_s']}s) master={a.master} load_avg_1m_before={load:.1f} "
+                f"after={os.getloadavg()[0]:.1f} answers={'ok' if ok else 'MISMATCH'} "
                 f"phases_cumulative_s={json.dumps(s.get('phases_cumulative_s'))}")
         print(line, flush=True)
         results.append(line)

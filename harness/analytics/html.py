@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import html
 
+from harness.analytics.chart import ERROR, FAIL, PASS, UNKNOWN, chart, pct, plural
+
 CSS = """body{font:14px system-ui,sans-serif;margin:1.5em;color:#222;max-width:1360px}
 .tw{overflow-x:auto;max-width:100%;margin:.5em 0 1.5em}table{border-collapse:collapse}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3;font-weight:600}
 td.l,th.l{text-align:left}td.l{max-width:22em;overflow-wrap:break-word}td.w{min-width:14em}
 .bad{color:#b00020;font-weight:600}.unk{color:#7a4d00;background:#ffe9b3;font-weight:600}
 h2{margin-top:1.5em}svg{vertical-align:middle}small{color:#666}"""
-#: the colours of the outcomes wherever they are shown: failed (an invalid verdict), unknown (undecided), error
-FAIL, UNKNOWN, ERROR, PASS = "#c24a4a", "#e8a317", "#888888", "#cfe3cf"
+
 
 
 def _e(x) -> str:
@@ -59,40 +60,6 @@ def _outcomes(r: dict) -> str:
                    (r.get("pass"), PASS, "passed")), r.get("runs"))
 
 
-def chart(rows: list[dict], width: int = 720) -> str:
-    """An inline SVG: per protocol x Kafka version, the failure rate (red) and the unknown rate (amber) side by
-    side from 0 to 100 %, beside the trigger-to-stable time (blue: p50 solid, p95 light, to the largest p95 of
-    the chart; a cross when some disturbance never settled)."""
-    if not rows:
-        return ""
-    top = max((r.get("p95_s") or r.get("p50_s") or 0 for r in rows), default=0) or 1.0
-    lh, left, half = 22, 220, (width - 220 - 20) // 2
-    h = lh * len(rows) + 30
-    out = [f'<svg width="{width}" height="{h}" role="img" font-size="11"><text x="{left}" y="12">failed '
-           f'<tspan fill="{FAIL}">&#x25A0;</tspan> and unknown <tspan fill="{UNKNOWN}">&#x25A0;</tspan> rate</text>'
-           f'<text x="{left + half + 10}" y="12">rebalance time s (p50, p95; max {top:.2f})</text>']
-    for i, r in enumerate(rows):
-        y = 20 + i * lh
-        fw = max(0, int(half * (r.get("failure_rate") or 0.0)))
-        uw = max(0, int(half * (r.get("unknown_rate") or 0.0)))
-        out.append(f'<text x="0" y="{y + 12}">{_e(r["protocol"])} kafka={_e(r["kafka_version"])}</text>'
-                   f'<rect x="{left}" y="{y}" width="{half}" height="14" fill="#eee"/>'
-                   f'<rect class="failed" x="{left}" y="{y}" width="{fw}" height="14" fill="{FAIL}"><title>failure rate '
-                   f'{_num(r.get("failure_rate"), "{:.1%}")}</title></rect>'
-                   f'<rect class="unknown" x="{left + fw}" y="{y}" width="{uw}" height="14" fill="{UNKNOWN}"><title>'
-                   f'unknown rate {_num(r.get("unknown_rate"), "{:.1%}")}</title></rect>'
-                   f'<rect x="{left + half + 10}" y="{y}" width="{half}" height="14" fill="#eee"/>')
-        for key, color in (("p95_s", "#a9c1e8"), ("p50_s", "#4a78c2")):
-            if r.get(key) is not None:
-                out.append(f'<rect x="{left + half + 10}" y="{y}" width="{max(1, int(half * min(1, r[key] / top)))}" '
-                           f'height="14" fill="{color}"><title>{key} {r[key]:.3f}s</title></rect>')
-        if r.get("unsettled"):
-            out.append(f'<text x="{width - 14}" y="{y + 12}" fill="#b00020">&#x2717;<title>{r["unsettled"]} never '
-                       f'settled</title></text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
 def rebalance_time_section(rows: list[dict]) -> list[str]:
     """The rebalance-time table and chart by protocol x Kafka version (summary["rebalance_time"])."""
     out = ["<h2>Rebalance time by protocol &times; Kafka version</h2><p><small>From each disturbance's trigger (an "
@@ -135,8 +102,8 @@ def groups_section(groups: list[dict]) -> list[str]:
                    f"<td{_cls('bad', g['fail'])}>{g['fail']}</td><td{_cls('unk', g['unknown'])}>{g['unknown']}</td>"
                    f"<td>{g['error']}</td><td{_cls('bad', g['violation_rate'])}>"
                    f"{_num(g['violation_rate'], '{:.1%}')}</td><td{_cls('unk', g.get('unknown_rate'))}>"
-                   f"{_num(g.get('unknown_rate'), '{:.1%}')}</td><td>{_outcomes(g)}</td>"
-                   f"<td>{g.get('shrink_attempts', 0)}</td><td>{g['rebalances']}</td>"
+                   f"{_num(g.get('unknown_rate'), '{:.1%}')}</td><td>{_outcomes(g)}{_judged_otherwise(g)}</td>"
+                   f"<td>{g.get('shrink_attempts', 0)}</td><td>{bursts(g)}</td>"
                    f"<td>{_num(g['duration_p50_s'])}</td><td>{_num(g['duration_p95_s'])}</td>"
                    f"<td>{_num(g['duration_p99_s'])}</td><td>{_bar(g['duration_p95_s'], top_p95)}</td>"
                    f"<td>{_num(g['moves_avg'], '{:.2f}')}</td><td>{_num(g['longest_unowned_max_s'])}</td></tr>"
@@ -153,12 +120,54 @@ def trend_section(trend: list[dict]) -> list[str]:
         [f"<tr><td class=l>{_e(r['day'])}</td><td class='l w'>{_e(r['scenario'])}</td><td>{r['runs']}</td>"
          f"<td{_cls('bad', r['violation_rate'])}>{_num(r['violation_rate'], '{:.1%}')}</td>"
          f"<td{_cls('unk', r.get('unknown_rate'))}>{_num(r.get('unknown_rate'), '{:.1%}')}</td>"
-         f"<td>{_outcomes(r)}</td><td>{r['rebalances']}</td><td>{_num(r['duration_p95_s'])}</td>"
+         f"<td>{_outcomes(r)}</td><td>{bursts(r)}</td><td>{_num(r['duration_p95_s'])}</td>"
          f"<td>{_bar(r['duration_p95_s'], top_t)}</td></tr>" for r in trend])
 
 
 def _oc(outcomes) -> str:
-    return ", ".join(f"{_e(o['run_id'])}: {_e(o['status'])}" for o in outcomes)
+    """Each run's status as judged now, and the status it recorded where that differs."""
+    return ", ".join(f"{_e(o['run_id'])}: {_e(o['status'])}"
+                     + (f" (recorded: {_e(o['recorded'])})" if o.get("recorded") not in (None, o["status"]) else "")
+                     for o in outcomes)
+
+
+def bursts(r: dict) -> int:
+    """A row's ownership bursts (`rebalances` in a summary.json written before they were called bursts)."""
+    return r.get("bursts", r.get("rebalances", 0))
+
+
+def _judged_otherwise(g: dict) -> str:
+    n = g.get("judged_differently")
+    return f"<br><small class=unk>{n} judged otherwise than recorded</small>" if n else ""
+
+
+def headline(summary: dict) -> list[tuple[str, str]]:
+    """The summary's counts, each named by what it counts, as the page's first line and the job's last say them:
+    (the words, the class the page marks them with: `bad`, `unk` or ``)."""
+    t, sk = summary["totals"], summary.get("skipped", [])
+    jd, unsettled = t.get("judged_differently", 0), t.get("unsettled", 0)
+    p50, p95 = t.get("rebalance_time_p50_s"), t.get("rebalance_time_p95_s")
+    secs = "no settled one" if p50 is None else f"rebalance time p50 {p50:.2f} s, p95 {p95:.2f} s"
+    return [(plural(t["runs"], "run"), ""),
+            (f"{t['violating_runs']} failed ({pct(t.get('violation_rate'))})", "bad" if t["violating_runs"] else ""),
+            (f"{t.get('unknown_runs', 0)} unknown ({pct(t.get('unknown_rate'))})", "unk" if t.get("unknown_runs") else ""),
+            (f"{t.get('error_runs', 0)} ended in error", ""),
+            (f"{t.get('passed_runs', 0)} passed", ""),
+            (f"{plural(jd, 'run')} judged otherwise than recorded", "unk" if jd else ""),
+            (f"{plural(t.get('shrink_attempts', 0), 'shrink attempt')} (counted apart)", ""),
+            (f"{plural(t.get('disturbances', 0), 'disturbance')} ({secs}; {unsettled} never settled)",
+             "bad" if unsettled else ""),
+            (plural(bursts(t), "ownership burst"), ""),
+            (plural(len(summary.get("flaky", [])), "flaky group"), ""),
+            (f"{plural(len(sk), 'directory', 'directories')} skipped", "")]
+
+
+WORDS = ("<p><small><b>failed</b>: a run with a violated invariant; <b>unknown</b>: some invariant could not judge "
+         "the run (never a pass, never in a failure rate); <b>judged otherwise than recorded</b>: a run whose "
+         "run-level checks, judged again from its history, say other than the STATUS it recorded (counted as judged "
+         "now; the table below); <b>disturbance</b>: an action, a kill or the first join, timed from its trigger "
+         "until the group is complete and balanced again (the rebalance time); <b>ownership burst</b>: a stretch "
+         "of assigned, revoked and lost events less than 1 s apart (the <code>rebalances</code> table).</small></p>")
 
 
 def judged_section(rows: list[dict]) -> list[str]:
@@ -176,19 +185,12 @@ def judged_section(rows: list[dict]) -> list[str]:
 
 
 def render(summary: dict) -> str:
-    t = summary["totals"]
+    """The page: the headline's counts and what each counts, the chart and the tables."""
     out = ["<!doctype html><html><head><meta charset='utf-8'>"
            "<meta name='viewport' content='width=device-width'><title>Rebalance analytics</title>",
            f"<style>{CSS}</style></head><body><h1>Rebalance analytics</h1>",
-           f"<p>{t['runs']} runs ({t.get('shrink_attempts', 0)} shrink attempts counted apart), {t['rebalances']} "
-           f"rebalances; <span{_cls('bad', t['violating_runs'])}>{t['violating_runs']} runs with a violation</span> "
-           f"(rate {_num(t['violation_rate'], '{:.2%}')}), <span{_cls('unk', t.get('unknown_runs'))}>"
-           f"{t.get('unknown_runs', 0)} unknown</span> (rate {_num(t.get('unknown_rate'), '{:.2%}')}: some invariant "
-           f"could not judge the run; never a pass, never in a failure rate), {t.get('error_runs', 0)} errors; "
-           f"rebalance time (trigger to complete and balanced) p50 {_num(t.get('rebalance_time_p50_s'))} s, p95 "
-           f"{_num(t.get('rebalance_time_p95_s'))} s over {t.get('disturbances', 0)} disturbances, "
-           f"{t.get('unsettled', 0)} never settled; {len(summary.get('flaky', []))} flaky, "
-           f"{len(summary.get('skipped', []))} run directories skipped.</p>"]
+           "<p>" + "; ".join(f"<span class={c}>{_e(w)}</span>" if c else _e(w) for w, c in headline(summary))
+           + ".</p>", WORDS]
     out += rebalance_time_section(summary.get("rebalance_time", []))
     out += groups_section(summary.get("groups", []))
     out += trend_section(summary.get("trend", []))

@@ -15,8 +15,10 @@ from urllib.parse import unquote, urlparse
 
 from harness.analytics import derive as _derive
 from harness.analytics import meta as _meta
+from harness.analytics.chart import plural
 from harness.analytics.share import SHARE_COLUMNS, SHARE_TYPES, share_records
 from harness.record.format import header_problem
+from harness.record.rundir import RUN_JSON, STATUS, VERDICTS_JSON
 
 TABLES = ("runs", "rebalances", "rebalance_times", "violations", "partition_downtime", "share_records")
 OWNERSHIP = ("assigned", "revoked", "lost", "member_exit", "task_active", "task_active_end")  # derive.py's input
@@ -93,65 +95,109 @@ def _derive_run(item):
     return out
 
 
-def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=print) -> dict:
-    """Run the job; return the summary (also written to OUT/summary.json). ``spark``: reuse a session."""
-    t_start = time.monotonic()
-    phases = {}
+def say(line: str) -> None:
+    """A progress line on standard output, flushed at once: piped (`harness aggregate ... | cat`) each phase's line
+    shows as the phase ends, not in one block with the last (a pipe's output is otherwise buffered)."""
+    print(line, flush=True)
+
+
+class Progress:
+    """The job's phase lines (discovered, session, loaded, judged, histories scanned, tables written, summary
+    written), each given to `log` as its phase ends with the seconds since the job began; the same cumulative
+    seconds are kept for summary.json's `phases_cumulative_s`."""
+
+    def __init__(self, log=say) -> None:
+        self.log, self.t0, self.phases = log, time.monotonic(), {}
+
+    def elapsed(self) -> float:
+        """Seconds since the job began."""
+        return round(time.monotonic() - self.t0, 3)
+
+    def done(self, key: str, line: str) -> None:
+        """Phase `key` (e.g. `loaded_s`) ended: its line, with the seconds so far."""
+        self.phases[key] = self.elapsed()
+        self.log(f"aggregate: {line} ({self.phases[key]:.1f} s)")
+
+    def note(self, line: str) -> None:
+        """A line within a phase (a skipped directory, a run judged otherwise than recorded)."""
+        self.log(f"aggregate:   {line}")
+
+
+#: at most this many run directories get 2 shuffle partitions instead of 6 (a dozen small runs: a third faster)
+FEW_RUNS = 100
+
+
+def aggregate(run_dirs, out: str, master: str | None = None, spark=None, log=say) -> dict:
+    """Run the job; return the summary (also written to OUT/summary.json). ``spark``: reuse a session. Each
+    phase's line goes to `log` as the phase ends (docs/analytics.md, "Progress")."""
+    progress = Progress(log)
+    out = os.path.abspath(out)
+    dirs, skipped = _meta.discover(run_dirs)
+    progress.done("discovered_s", f"discovered {plural(len(dirs), 'run directory', 'run directories')} under "
+                                  f"{plural(len(run_dirs), 'path')}")
     own_session = spark is None
     if own_session:
-        spark = session(master)
-    phases["session_s"] = round(time.monotonic() - t_start, 3)
+        spark = session(master, partitions=2 if len(dirs) <= FEW_RUNS else 6)
+        progress.done("session_s", f"Spark session {master or 'local[*]'} started")
     try:
-        out = os.path.abspath(out)
         os.makedirs(out, exist_ok=True)
-        dirs, skipped = _meta.discover(run_dirs)
-        log(f"aggregate: {len(dirs)} run directories under {len(run_dirs)} path(s)")
-        # ---- 1. the small files, read on the executors ------------------------------------------
-        metas, ok = _small_files(spark, dirs, skipped)
-        phases["small_files_s"] = round(time.monotonic() - t_start, 3)
-        # ---- 2. the histories: one JSON scan with an explicit schema -----------------------------
+        metas, ok = _small_files(spark, dirs, skipped, progress)
+        # ---- the histories: one JSON scan with an explicit schema -----------------------------------------
         files = [f for fs, _ in ok.values() for f in fs if f[1] > 0]
         file_run, bad_runs = {}, {}
         keep = None
         if files:
             keep, stats = _scan_histories(spark, files)
-            phases["history_scan_s"] = round(time.monotonic() - t_start, 3)
             bad_runs = _bad_histories(ok, files, stats)
-            for r in stats:
-                p = _local_path(r["file"])
-                file_run[r["file"]] = p
+            file_run = {r["file"]: _local_path(r["file"]) for r in stats}
         for run_dir, why in sorted(bad_runs.items()):
             skipped.append({"run_dir": run_dir, "name": os.path.basename(run_dir), "reason": why})
             ok.pop(run_dir)
-        for s in skipped:
-            log(f"aggregate: skipped {s['name']}: {s['reason']}")
-        # ---- 3. the tables ---------------------------------------------------------------------------
+        progress.done("histories_scanned_s", f"scanned {plural(len(files), 'history file')} of "
+                                             f"{plural(len(ok) + len(bad_runs), 'run')}"
+                                             f"{f', {len(bad_runs)} unusable, skipped' if bad_runs else ''}")
+        for run_dir, why in sorted(bad_runs.items()):
+            progress.note(f"skipped {os.path.basename(run_dir)}: {why}")
+        # ---- the tables ---------------------------------------------------------------------------------------
         for name, df in _tables(spark, metas, keep, ok, file_run).items():
             df.coalesce(2).write.mode("overwrite").parquet(os.path.join(out, name))
-        phases["tables_written_s"] = round(time.monotonic() - t_start, 3)
+        progress.done("tables_written_s", f"wrote {plural(len(TABLES), 'table')} (Parquet) of "
+                                          f"{plural(len(ok), 'run')}")
         if keep is not None:
             keep.unpersist()
-        # ---- 4. the summary, from the written tables -----------------------------------------------
-        return _write_summary(spark, out, run_dirs, skipped, len(files), phases, t_start, log)
+        # ---- the summary, from the written tables -------------------------------------------------------------
+        return _write_summary(spark, out, run_dirs, skipped, len(files), progress)
     finally:
         if own_session:
             spark.stop()
 
 
-def _small_files(spark, dirs: list[str], skipped: list[dict]):
-    """Each run directory's small files, read on the executors (`meta.load`, kept for the tables), and the usable
-    ones: run dir -> (history files, run id); the unusable go into `skipped`."""
+def _small_files(spark, dirs: list[str], skipped: list[dict], progress: Progress):
+    """Each run directory's small files, read on the executors (`meta.read`), then each usable run judged now
+    (`meta.judge`, kept for the tables); a line as each ends. Returns the judged records and the usable runs: run
+    dir -> (history files, run id); the unusable go into `skipped`."""
     from pyspark import StorageLevel
     sc = spark.sparkContext
     n_slices = max(1, min(len(dirs), sc.defaultParallelism * 4))
-    metas = sc.parallelize(dirs or [], n_slices).map(_meta.load).persist(StorageLevel.MEMORY_AND_DISK)
-    light = metas.map(lambda m: (m["run_dir"], m["name"], m["reason"], m["files"],
-                                 m["run"][0] if m["run"] else None)).collect()
-    for run_dir, name, reason, _files, _rid in light:
-        if reason:
-            skipped.append({"run_dir": run_dir, "name": name, "reason": reason})
-    ok = {run_dir: (files, rid) for run_dir, name, reason, files, rid in light if not reason}
-    return metas, ok
+    read = sc.parallelize(dirs or [], n_slices).map(_meta.read).persist(StorageLevel.MEMORY_AND_DISK)
+    light = read.map(lambda m: (m["run_dir"], m["name"], m["reason"])).collect()
+    unusable = [{"run_dir": run_dir, "name": name, "reason": reason} for run_dir, name, reason in light if reason]
+    skipped.extend(unusable)
+    progress.done("loaded_s", f"loaded {STATUS}, {RUN_JSON} and {VERDICTS_JSON} of "
+                              f"{plural(len(light) - len(unusable), 'run')}"
+                              f"{f', {len(unusable)} unusable, skipped' if unusable else ''}")
+    for s in skipped:
+        progress.note(f"skipped {s['name']}: {s['reason']}")
+    metas = read.map(_meta.judge).persist(StorageLevel.MEMORY_AND_DISK)
+    judged = metas.filter(lambda m: m["run"] is not None).map(
+        lambda m: (m["run_dir"], m["files"], m["run"][0], m["run"][-1])).collect()  # the last: why it differs
+    read.unpersist()
+    differ = [j for j in judged if j[3]]
+    progress.done("judged_s", f"judged {plural(len(judged), 'run')} again by the run-level checks: "
+                              f"{len(differ)} judged otherwise than recorded")
+    for _run_dir, _files, rid, note in differ:
+        progress.note(f"{rid}: {note}")
+    return metas, {run_dir: (files, rid) for run_dir, files, rid, _note in judged}
 
 
 def _scan_histories(spark, files: list):
@@ -239,30 +285,24 @@ def _derived_tables(spark, keep, ok: dict, file_run: dict):
     return rebalances, downtime, shares
 
 
-def _write_summary(spark, out: str, run_dirs, skipped: list, n_files: int, phases: dict, t_start: float,
-                   log) -> dict:
-    """The summary from the written tables, written with skipped.json and summary.html; returned."""
+def _write_summary(spark, out: str, run_dirs, skipped: list, n_files: int, progress: Progress) -> dict:
+    """The summary from the written tables, written with skipped.json and summary.html; returned. Its headline (the
+    page's words) is the last line."""
     summary = summarize(spark, out)
     summary["skipped"] = skipped
     summary["inputs"] = [os.path.abspath(p) for p in run_dirs]
     summary["history_files"] = n_files
-    summary["elapsed_s"] = round(time.monotonic() - t_start, 3)
-    phases["summary_s"] = summary["elapsed_s"]
-    summary["phases_cumulative_s"] = phases
+    summary["elapsed_s"] = progress.elapsed()
+    summary["phases_cumulative_s"] = {**progress.phases, "summary_s": summary["elapsed_s"]}
     with open(os.path.join(out, "skipped.json"), "w") as f:
         json.dump(skipped, f, indent=2)
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2, default=str)
-    from harness.analytics.html import render
+    from harness.analytics.html import headline, render
     with open(os.path.join(out, "summary.html"), "w") as f:
         f.write(render(summary))
-    for j in summary["judged_now"]:
-        log(f"aggregate: {j['run_id']}: {j['note']}")
-    t = summary["totals"]
-    log(f"aggregate: {t['runs']} runs (and {t['shrink_attempts']} shrink attempts, counted apart), "
-        f"{t['rebalances']} rebalances, {t['violating_runs']} violating runs, {t['unknown_runs']} unknown, "
-        f"{len(summary['flaky'])} flaky, "
-        f"{len(skipped)} skipped, {summary['elapsed_s']}s -> {out}")
+    progress.done("summary_s", f"wrote summary.json, summary.html and skipped.json to {out}")
+    progress.log("aggregate: " + "; ".join(text for text, _cls in headline(summary)))
     return summary
 
 
@@ -278,10 +318,10 @@ def summarize(spark, out: str) -> dict:
     looks at every run."""
     from pyspark.sql import functions as F
 
-    every = spark.read.parquet(os.path.join(out, "runs"))
+    every = spark.read.parquet(os.path.join(out, "runs")).cache()  # a dozen queries read it: from memory
     counted = F.col("shrink_of").isNull()
     runs = every.where(counted)
-    reb = spark.read.parquet(os.path.join(out, "rebalances")).join(runs.select("run_id"), "run_id", "left_semi")
+    reb = spark.read.parquet(os.path.join(out, "rebalances")).join(runs.select("run_id"), "run_id", "left_semi").cache()
     g = list(GROUP)
     per_run = runs.select("run_id", *g, "status", "invalid", "unknown",
                           F.to_date("started").cast("string").alias("day"))
@@ -292,16 +332,17 @@ def summarize(spark, out: str) -> dict:
         n(F.lit(True)).alias("runs"), n(F.col("status") == "pass").alias("pass"),
         n(F.col("status") == "fail").alias("fail"), n(F.col("status") == "unknown").alias("unknown"),
         n(F.col("status") == "error").alias("error"), n(F.col("invalid") > 0).alias("violating_runs"),
+        n(F.col("judged_note").isNotNull()).alias("judged_differently"),
         F.sum((~counted).cast("int")).alias("shrink_attempts"))
     pct = "percentile(duration_s, array(0.5, 0.95, 0.99))"
     reb_stats = (reb.join(per_run, "run_id").groupBy(*g).agg(
-        F.count("*").alias("rebalances"), F.expr(pct).alias("d"),
+        F.count("*").alias("bursts"), F.expr(pct).alias("d"),
         F.avg("moves").alias("moves_avg"), F.max("longest_unowned_s").alias("longest_unowned_max_s")))
     groups = []
     for r in _rows(run_stats.join(reb_stats, g, "left").orderBy(*g)):
         d = r.pop("d") or [None, None, None]
         r["violation_rate"], r["unknown_rate"] = _rate(r["violating_runs"], r["runs"]), _rate(r["unknown"], r["runs"])
-        r["rebalances"] = r["rebalances"] or 0
+        r["bursts"] = r["bursts"] or 0
         r["duration_p50_s"], r["duration_p95_s"], r["duration_p99_s"] = (None if x is None else round(x, 6) for x in d)
         r["moves_avg"] = None if r["moves_avg"] is None else round(r["moves_avg"], 3)
         groups.append(r)
@@ -309,34 +350,25 @@ def summarize(spark, out: str) -> dict:
         F.count("*").alias("runs"), F.sum((F.col("invalid") > 0).cast("int")).alias("violating_runs"),
         F.sum((F.col("status") == "unknown").cast("int")).alias("unknown"))
     trend_reb = reb.join(per_run.select("run_id", "day", "scenario"), "run_id").groupBy("day", "scenario").agg(
-        F.count("*").alias("rebalances"), F.expr("percentile(duration_s, 0.95)").alias("duration_p95_s"))
+        F.count("*").alias("bursts"), F.expr("percentile(duration_s, 0.95)").alias("duration_p95_s"))
     trend = []
     for r in _rows(trend_runs.join(trend_reb, ["day", "scenario"], "left").orderBy("day", "scenario")):
         r["violation_rate"], r["unknown_rate"] = _rate(r["violating_runs"], r["runs"]), _rate(r["unknown"], r["runs"])
-        r["rebalances"] = r["rebalances"] or 0
+        r["bursts"] = r["bursts"] or 0
         r["duration_p95_s"] = None if r["duration_p95_s"] is None else round(r["duration_p95_s"], 6)
         trend.append(r)
-    k = list(FLAKY_KEY)
-    flaky = []
-    fl = (every.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
-                                F.countDistinct("verdict_signature").alias("signatures"),
-                                F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature"))).alias("members"))
-          .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
-    for r in _rows(fl):
-        sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
-        inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
-        flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
-                      "outcomes": [{"run_id": m["run_id"], "status": m["status"]} for m in r["members"]]})
+    flaky = _flaky(every)
     tot = _rows(every.agg(n(F.lit(True)).alias("runs"), n(F.col("invalid") > 0).alias("violating_runs"),
                           n(F.col("status") == "unknown").alias("unknown"), n(F.col("status") == "error").alias("error"),
+                          n(F.col("status") == "pass").alias("pass"),
                           F.sum((~counted).cast("int")).alias("shrink_attempts")))[0]
-    rtot = _rows(reb.agg(F.count("*").alias("rebalances"), F.expr(pct).alias("d")))[0]
+    rtot = _rows(reb.agg(F.count("*").alias("bursts"), F.expr(pct).alias("d")))[0]
     d = rtot["d"] or [None, None, None]
     runs_n = tot["runs"] or 0
     totals = {"runs": runs_n, "shrink_attempts": tot["shrink_attempts"] or 0,
               "violating_runs": tot["violating_runs"] or 0, "unknown_runs": tot["unknown"] or 0,
-              "error_runs": tot["error"] or 0, "violation_rate": _rate(tot["violating_runs"] or 0, runs_n),
-              "unknown_rate": _rate(tot["unknown"] or 0, runs_n), "rebalances": rtot["rebalances"],
+              "error_runs": tot["error"] or 0, "passed_runs": tot["pass"] or 0, "violation_rate": _rate(tot["violating_runs"] or 0, runs_n),
+              "unknown_rate": _rate(tot["unknown"] or 0, runs_n), "bursts": rtot["bursts"],
               "violations": spark.read.parquet(os.path.join(out, "violations"))
               .join(runs.select("run_id"), "run_id", "left_semi").count(),
               "duration_p50_s": d[0], "duration_p95_s": d[1], "duration_p99_s": d[2]}
@@ -347,9 +379,32 @@ def summarize(spark, out: str) -> dict:
     totals.update({"rebalance_time_p50_s": _r(s[0]), "rebalance_time_p95_s": _r(s[1]),
                    "disturbances": rtt["n"], "unsettled": rtt["unsettled"] or 0})
     totals["judged_differently"] = len(judged := judged_differently(every))
+    by = rebalance_time_by(spark, runs, rt)
+    every.unpersist()
+    reb.unpersist()
     return {"totals": totals, "groups": groups, "trend": trend, "flaky": flaky, "judged_now": judged,
-            "rebalance_time": rebalance_time_by(spark, runs, rt),
+            "rebalance_time": by,
             "tables": {t: os.path.join(out, t) for t in TABLES}}
+
+
+def _flaky(every) -> list[dict]:
+    """Groups of runs with the same scenario, seed and schedule (and protocol and versions) whose statuses or verdict
+    signatures differ: the invariants that differed and each run's outcome, judged now and as recorded."""
+    from pyspark.sql import functions as F
+    k = list(FLAKY_KEY)
+    flaky = []
+    fl = (every.groupBy(*k).agg(F.count("*").alias("runs"), F.countDistinct("status").alias("statuses"),
+                                F.countDistinct("verdict_signature").alias("signatures"),
+                                F.sort_array(F.collect_list(F.struct("run_id", "status", "verdict_signature",
+                                                                     "recorded_status"))).alias("members"))
+          .where((F.col("statuses") > 1) | (F.col("signatures") > 1)).orderBy(*k))
+    for r in _rows(fl):
+        sigs = [dict(x.split("=", 1) for x in m["verdict_signature"].split(",") if "=" in x) for m in r["members"]]
+        inv = sorted({i for s in sigs for i in s if len({t.get(i) for t in sigs}) > 1})
+        flaky.append({**{x: r[x] for x in k}, "runs": r["runs"], "differing_invariants": inv,
+                      "outcomes": [{"run_id": m["run_id"], "status": m["status"], "recorded": m["recorded_status"]}
+                                   for m in r["members"]]})
+    return flaky
 
 
 def judged_differently(every) -> list[dict]:

@@ -93,13 +93,19 @@ class _Unusable(Exception):
 
 
 def load(run_dir: str) -> dict:
-    """Everything the job needs from one run directory's small files.
+    """Everything the job needs from one run directory: its small files (`read`), the run judged now (`judge`)."""
+    return judge(read(run_dir))
 
-    Returns a dict with ``run_dir``, ``name``, ``reason`` (None when usable), ``run`` (a tuple in the
-    order of schemas.RUNS: its status and verdicts as judged now (harness/analytics/judged.py), then the status
-    STATUS recorded and why the two differ), ``violations`` (tuples in the order of schemas.VIOLATIONS),
-    ``files`` (history files: [path, size, torn]) where torn means the last byte is not a newline,
-    ``rebalance_times`` (tuples in the order of schemas.REBALANCE_TIMES).
+
+def read(run_dir: str) -> dict:
+    """Everything the job needs from one run directory's small files, not judged yet (`judge` does).
+
+    Returns a dict with ``run_dir``, ``name``, ``reason`` (None when usable), ``files`` (history files: [path,
+    size, torn]) where torn means the last byte is not a newline, ``recorded`` (when usable: STATUS, run.json,
+    the verdicts), and ``run`` None, ``violations`` and ``rebalance_times`` empty until `judge` fills them: ``run`` a
+    tuple in the order of schemas.RUNS (its status and verdicts as judged now, then the status STATUS recorded and
+    why the two differ), ``violations`` tuples in the order of schemas.VIOLATIONS, ``rebalance_times`` in the order
+    of schemas.REBALANCE_TIMES.
     """
     name = os.path.basename(run_dir.rstrip("/"))
     res = {"run_dir": run_dir, "name": name, "reason": None, "run": None, "violations": [], "files": [],
@@ -114,12 +120,21 @@ def load(run_dir: str) -> dict:
     except _Unusable as e:
         res["reason"] = str(e)
         return res
+    res["files"], res["recorded"] = files, (recorded, meta, verdicts)
+    return res
+
+
+def judge(res: dict) -> dict:
+    """`read`'s dict with the run judged now (harness/analytics/judged.py) and its rows: ``run`` (the order of
+    schemas.RUNS), ``violations``, ``rebalance_times``; a directory `read` found unusable is returned as it is."""
+    if res["reason"] or "recorded" not in res:
+        return res
+    run_dir, (recorded, meta, verdicts) = res["run_dir"], res.pop("recorded")
     status, verdicts, why = judged_now(run_dir, recorded, verdicts)  # counted as judged now, not as recorded
-    res["run"] = _run_row(run_dir, name, status, meta, verdicts, files) + (recorded, why)
+    res["run"] = _run_row(run_dir, res["name"], status, meta, verdicts, res["files"]) + (recorded, why)
     res["violations"] = [(res["run"][0], v["name"], v["status"], str(v.get("message", "")),
                           len(v.get("witnesses") or []))
                          for v in verdicts if v["status"] in ("invalid", "unknown")]
-    res["files"] = files
     res["rebalance_times"] = rebalance_time_rows(res["run"][0], verdicts)
     return res
 

@@ -104,7 +104,7 @@ def test_rebalances_moves_durations_and_unowned(agg):
         assert len(got[rid]) == len(want), rid
         for (d, m, lu), (wd, wm, wlu) in zip(got[rid], want):
             assert m == wm and d == pytest.approx(wd, abs=1e-5) and lu == pytest.approx(wlu, abs=1e-5), rid
-    assert summary["totals"]["rebalances"] == sum(len(v) for v in exp.rebalances.values())
+    assert summary["totals"]["bursts"] == sum(len(v) for v in exp.rebalances.values())
     durations = sorted(d for v in exp.rebalances.values() for d, _, _ in v)
     assert summary["totals"]["duration_p50_s"] == pytest.approx(_pct(durations, 0.5), abs=1e-6)
     assert summary["totals"]["duration_p99_s"] == pytest.approx(_pct(durations, 0.99), abs=1e-6)
@@ -188,7 +188,7 @@ def test_shrink_attempts_are_counted_apart_from_their_cell_s_runs(cells):
     assert g["violation_rate"] == pytest.approx(1 / 3, abs=1e-4) and g["unknown_rate"] == 0.0
     assert g["violating_runs"] == 1  # the attempts that still failed are not failures of the cell
     mine = {r["run_id"] for r in tables["rebalances"] if r["run_id"] in ids["repeat"]}
-    assert g["rebalances"] == sum(1 for r in tables["rebalances"] if r["run_id"] in mine)
+    assert g["bursts"] == sum(1 for r in tables["rebalances"] if r["run_id"] in mine)
     t = summary["totals"]
     assert (t["runs"], t["shrink_attempts"], t["violating_runs"], t["unknown_runs"]) == (6, 8, 1, 3)
     assert t["violations"] == 1 + 3  # the violation rows of counted runs: 1 invalid, 3 unknown
@@ -210,5 +210,5 @@ def test_a_cell_whose_runs_were_all_unknown_shows_unknown_not_a_clean_rate(cells
     page = (out / "summary.html").read_text()
     row = next(line for line in page.splitlines() if ">rolling-bounce<" in line and "<td class=unk>3</td>" in line)
     assert "<td class=unk>100.0%</td>" in row and "<td>0.0%</td>" in row  # unknown in its own colour, beside 0.0 %
-    assert "(8 shrink attempts counted apart)" in page and "<th>shrink attempts</th>" in page
+    assert "8 shrink attempts (counted apart)" in page and "<th>shrink attempts</th>" in page
     assert ">8</td>" in next(line for line in page.splitlines() if ">member-kill<" in line)
