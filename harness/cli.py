@@ -33,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_replay(sub)
     _add_nightly(sub)
+    _add_matrix(sub)
     _add_tools(sub)
     return p
 
@@ -191,6 +192,19 @@ def _add_nightly(sub):
     add_nightly_argument(n)
     _members_and_settings(n)
     _common(n)
+
+
+def _add_matrix(sub):
+    """`harness matrix`."""
+    m = sub.add_parser("matrix", help="the matrix of correct runs: member-kill on each client release, four scenarios "
+                                      "on each Kafka minor, every scenario on the newest; each cell judged (pass, known "
+                                      "finding, refusal, or to settle); resumable (docs/nightly.md)")
+    m.add_argument("--part", default="all", help="clients, kafka, newest (comma-separated), or all (default)")
+    m.add_argument("--seed", type=int, default=None,
+                   help="seed of every cell's run seed (default: the runs root's earlier matrix's, else random)")
+    m.add_argument("--list", action="store_true", help="print the cells (as `harness run` lines) and exit")
+    m.add_argument("--stop-at", default=None, metavar="HH:MM", help="start no cell after this UTC time of day")
+    _common(m)
 
 
 def _check(path: Path) -> int:
@@ -387,6 +401,9 @@ def _dispatch(args) -> int:
         return _check(args.run_dir)
     if args.cmd == "nightly":
         return _nightly(args, progress)
+    if args.cmd == "matrix":
+        from harness.drive.matrix import main as matrix_main
+        return matrix_main(args, progress=progress)
     from harness.run.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
