@@ -206,6 +206,8 @@ class Outcome:
     load_at_start: list[float] | None = None
     started: str | None = None
     elapsed_s: float | None = None
+    #: the cell's earlier runs (a rerun's first attempt), each as {outcome, run_dir, reason, invalid, unknown, ...}
+    earlier: list[dict] = field(default_factory=list)
 
     @property
     def explained(self) -> bool:
@@ -253,11 +255,13 @@ def recorded(cell: Cell, runs_root: Path, *, known=None) -> Outcome | None:
     folder = runs_root / cell.id
     if (folder / REFUSED_NOTE).exists():
         return Outcome(asdict(cell), "refused", reason=(folder / REFUSED_NOTE).read_text().strip())
-    for d in reversed(run_dirs_of(folder)):
-        if RunDir.open(d).status() in FINAL:
-            outcome, status, reason, invalid, unknown = judge_run(d, known=known)
-            return Outcome(asdict(cell), outcome, status, str(d), reason, invalid, unknown)
-    return None
+    final = [d for d in run_dirs_of(folder) if RunDir.open(d).status() in FINAL]
+    if not final:
+        return None
+    judged = [(d, *judge_run(d, known=known)) for d in final]
+    d, outcome, status, reason, invalid, unknown = judged[-1]
+    earlier = [dict(outcome=o, run_dir=str(e), reason=r, invalid=i, unknown=u) for e, o, _, r, i, u in judged[:-1]]
+    return Outcome(asdict(cell), outcome, status, str(d), reason, invalid, unknown, earlier=earlier)
 
 
 # -- running
@@ -323,24 +327,35 @@ def run_one(cell: Cell, *, runs_root: Path, seed: int, run=run_cell_process, kno
 
 
 def run_matrix(cells: list[Cell], *, runs_root: Path, seed: int, command: str, run=run_cell_process, known=None,
-               stop_at: float | None = None, progress=print) -> list[Outcome]:
+               stop_at: float | None = None, rerun: bool = False, progress=print) -> list[Outcome]:
     """Run the cells one at a time, those already recorded skipped; matrix.json is written after each. `stop_at`
-    (a time.time()): no cell starts after it."""
+    (a time.time()): no cell starts after it. `rerun`: a recorded cell that did not pass, fail as a known finding
+    or get refused, with one finished run only, runs once more (a cell suspected of failing under the machine's
+    load: its first run stays in `earlier`)."""
     runs_root.mkdir(parents=True, exist_ok=True)
     outcomes: list[Outcome] = []
+    previous = _previous(runs_root)
     for i, cell in enumerate(cells, 1):
         got = recorded(cell, runs_root, known=known)
-        if got is None and stop_at is not None and time.time() >= stop_at:
+        if got is not None and got.load_at_start is None and (was := previous.get(cell.id)):
+            got.seed, got.load_at_start, got.started, got.elapsed_s = (was.get(k) for k in (
+                "seed", "load_at_start", "started", "elapsed_s"))  # a skipped cell keeps what its run recorded
+            if got.earlier and len(was.get("earlier") or ()) == len(got.earlier):
+                got.earlier = was["earlier"]  # with their loads and times
+        again = rerun and got is not None and not got.explained and got.run_dir and not got.earlier
+        if (got is None or again) and stop_at is not None and time.time() >= stop_at:
             progress(f"[{i}/{len(cells)}] {cell.id}: not started (stop time reached)")
+            if got is not None:
+                outcomes.append(got)
             continue
-        if got is None:
-            progress(f"[{i}/{len(cells)}] {cell.id} (load {os.getloadavg()[0]:.1f}) ...")
+        if got is None or again:
+            progress(f"[{i}/{len(cells)}] {cell.id}{' (once more)' if again else ''} "
+                     f"(load {os.getloadavg()[0]:.1f}) ...")
+            first = got
             got = run_one(cell, runs_root=runs_root, seed=seed, run=run, known=known)
+            if again:
+                got.earlier = [{k: v for k, v in asdict(first).items() if k not in ("cell", "earlier")}]
             progress(f"  -> {describe(got)}")
-        previous = _previous(runs_root).get(cell.id)
-        if previous and got.load_at_start is None:  # a skipped cell keeps what its run recorded
-            got.seed, got.load_at_start, got.started, got.elapsed_s = (previous.get(k) for k in (
-                "seed", "load_at_start", "started", "elapsed_s"))
         outcomes.append(got)
         write_json(runs_root, outcomes, seed=seed, command=command, cells=len(cells))
     return outcomes
@@ -408,7 +423,9 @@ def table(outcomes: list[Outcome]) -> str:
                     f"{c['unknown']} | {c['error']} | " + (", ".join(f"{n} {k}" for n, k in
                                                                   c["invalid_by_invariant"].items()) or "-")
                     + " | " + (", ".join(f"{n} {k}" for n, k in c["unknown_by_invariant"].items()) or "-") + " |")
-    notes = [f"- `{Cell(**o.cell).id}`: {describe(o)}" for o in outcomes if o.outcome != "pass"]
+    notes = [f"- `{Cell(**o.cell).id}`: {describe(o)}" + "".join(
+        f"; earlier run: {describe(Outcome(o.cell, **e))}" for e in o.earlier) for o in outcomes
+        if o.outcome != "pass" or o.earlier]
     return "\n".join(rows + ([""] + notes if notes else []))
 
 
@@ -457,7 +474,7 @@ def main(args, *, progress=print) -> int:
     args.seed = seed
     progress(f"matrix: {len(cells)} cells ({', '.join(parts)}), seed {seed}, runs root {root}")
     outcomes = run_matrix(cells, runs_root=root, seed=seed, command=command_line(args), stop_at=stop_at,
-                          progress=progress)
+                          rerun=args.rerun_unexplained, progress=progress)
     print(table(outcomes))
     print(f"\n{len(outcomes)} of {len(cells)} cells recorded; {root / MATRIX_JSON}")
     return 0 if all(o.explained for o in outcomes) and len(outcomes) == len(cells) else 1

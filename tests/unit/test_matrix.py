@@ -235,3 +235,28 @@ def test_the_cli_refuses_a_bad_part_with_one_line_and_exit_2(capsys, tmp_path):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--part 'bogus'" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_a_rerun_runs_an_unexplained_cell_once_more_and_keeps_its_first_run(tmp_path):
+    cells = [CELL, Cell("kafka", "member-kill", "consumer", "4.4")]
+    failing = _runner(status="unknown", verdicts={"rebalance_cause": "unknown"})
+    matrix.run_matrix(cells[:1], runs_root=tmp_path, seed=3, command="c", run=failing, known=_no_finding,
+                      progress=lambda *_: None)
+    passing = _runner(status="pass", verdicts={"rebalance_cause": "valid"})
+    got = matrix.run_matrix(cells, runs_root=tmp_path, seed=3, command="c", run=passing, known=_no_finding,
+                            rerun=True, progress=lambda *_: None)
+    assert [o.outcome for o in got] == ["pass", "pass"] and len(passing.calls) == 2
+    assert [e["outcome"] for e in got[0].earlier] == ["unknown"] and got[0].earlier[0]["load_at_start"]
+    assert "earlier run: unknown" in matrix.table(got)
+    again = matrix.run_matrix(cells, runs_root=tmp_path, seed=3, command="c", run=passing, known=_no_finding,
+                              rerun=True, progress=lambda *_: None)
+    assert len(passing.calls) == 2  # once more only: nothing is run a third time
+    assert again[0].earlier[0]["unknown"] == ["rebalance_cause"] and again[0].earlier[0]["load_at_start"]
+
+
+def test_without_rerun_an_unexplained_cell_is_not_run_again(tmp_path):
+    failing = _runner(status="fail", verdicts={"commit_progress": "invalid"})
+    for _ in range(2):
+        got = matrix.run_matrix([CELL], runs_root=tmp_path, seed=3, command="c", run=failing, known=_no_finding,
+                                progress=lambda *_: None)
+    assert len(failing.calls) == 1 and got[0].outcome == "fail" and got[0].earlier == []
