@@ -274,27 +274,37 @@ class Finished:
     last_line: str
 
 
-def run_cell_process(argv: list[str], *, timeout_s: float = CELL_TIMEOUT_S, log_path: Path | None = None) -> Finished:
-    """`harness run ARGV` in a process group of its own; one past `timeout_s` is stopped (SIGINT, then SIGKILL)."""
+def run_cell_process(argv: list[str], *, timeout_s: float = CELL_TIMEOUT_S, log_path: Path | None = None,
+                     program: tuple[str, ...] = (sys.executable, "-m", "harness")) -> Finished:
+    """`harness run ARGV` (`program` ARGV) in a process group of its own; one past `timeout_s` is stopped (SIGINT,
+    then SIGKILL), as is one running when the matrix is interrupted."""
     log = open(log_path, "w") if log_path else subprocess.DEVNULL
     try:
-        p = subprocess.Popen([sys.executable, "-m", "harness", *argv], stdout=log, stderr=subprocess.PIPE,
+        p = subprocess.Popen([*program, *argv], stdout=log, stderr=subprocess.PIPE,
                              text=True, start_new_session=True)
         try:
             _, err = p.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGINT)
-            try:
-                _, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                _, err = p.communicate()
+            _stop(p)
             return Finished(-1, f"stopped after {timeout_s:.0f}s")
+        except KeyboardInterrupt:  # the matrix interrupted: its cell's run (a session of its own) stops too
+            _stop(p)
+            raise
     finally:
         if log_path:
             log.close()
     lines = [ln for ln in (err or "").splitlines() if ln.strip()]
     return Finished(p.returncode, lines[-1] if lines else "")
+
+
+def _stop(p: subprocess.Popen) -> None:
+    """Stop a cell's run as Ctrl-C would (its run directory marked incomplete), then by SIGKILL after 60 s."""
+    os.killpg(p.pid, signal.SIGINT)
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
 
 
 def cell_seed(seed: int, cell: Cell) -> int:

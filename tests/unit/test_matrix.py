@@ -260,3 +260,19 @@ def test_without_rerun_an_unexplained_cell_is_not_run_again(tmp_path):
         got = matrix.run_matrix([CELL], runs_root=tmp_path, seed=3, command="c", run=failing, known=_no_finding,
                                 progress=lambda *_: None)
     assert len(failing.calls) == 1 and got[0].outcome == "fail" and got[0].earlier == []
+
+
+
+def test_a_cells_run_past_its_time_is_stopped_and_counted_as_such(tmp_path):
+    import sys
+    import time
+    t0 = time.monotonic()
+    got = matrix.run_cell_process(["-c", "import time; time.sleep(60)"], timeout_s=0.5, program=(sys.executable,))
+    assert got == Finished(-1, "stopped after 0s") and time.monotonic() - t0 < 30
+
+
+def test_a_cells_exit_code_and_last_line_of_stderr_are_kept(tmp_path):
+    import sys
+    code = "import sys; print('out'); sys.stderr.write('a\\nharness: no such release\\n\\n'); sys.exit(2)"
+    got = matrix.run_cell_process(["-c", code], program=(sys.executable,), log_path=tmp_path / "o")
+    assert got == Finished(2, "harness: no such release") and (tmp_path / "o").read_text() == "out\n"
