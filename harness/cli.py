@@ -70,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_replay(sub)
     _add_nightly(sub)
+    _add_matrix(sub)
     _add_tools(sub)
     return p
 
@@ -242,6 +243,22 @@ def _protocols(text: str) -> str:
         if p not in ALL_PROTOCOLS:
             raise argparse.ArgumentTypeError(near.unknown("protocol", p, ALL_PROTOCOLS))
     return text
+
+
+def _add_matrix(sub):
+    """`harness matrix`."""
+    m = sub.add_parser("matrix", help="the matrix of correct runs: member-kill on each client release, four scenarios "
+                                      "on each Kafka minor, every scenario on the newest; each cell judged (pass, known "
+                                      "finding, refusal, or to settle); resumable (docs/nightly.md)")
+    m.add_argument("--part", default="all", help="clients, kafka, newest (comma-separated), or all (default)")
+    m.add_argument("--seed", type=int, default=None,
+                   help="seed of every cell's run seed (default: the runs root's earlier matrix's, else random)")
+    m.add_argument("--list", action="store_true", help="print the cells (as `harness run` lines) and exit")
+    m.add_argument("--stop-at", default=None, metavar="HH:MM", help="start no cell after this UTC time of day")
+    m.add_argument("--rerun-unexplained", action="store_true",
+                   help="run once more each recorded cell that failed or ended unknown with no known finding (one "
+                        "suspected of failing under the machine's load); its first run is kept as `earlier`")
+    _common(m)
 
 
 def _check(path: Path) -> int:
@@ -480,6 +497,9 @@ def _dispatch(args) -> int:
         return _check(args.run_dir)
     if args.cmd == "nightly":
         return _nightly(args, progress)
+    if args.cmd == "matrix":
+        from harness.drive.matrix import main as matrix_main
+        return matrix_main(args, progress=progress)
     from harness.run.runner import RunConfig, replay_config, run_scenario
     if args.cmd == "run":
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
