@@ -159,7 +159,8 @@ def _between_rebalances(ans: list[Answer]) -> list[Answer]:
     changes only when the rebalance completes (SyncGroup), so each member holds by it what the stable answer before
     or the one after lists for it, or what the answer itself lists (the record of the previous generation, or empty
     when a rebalance began while members awaited their SyncGroup); blind when an error, the watch's start or its end
-    lies between."""
+    lies between, or when it lists a member the stable answer before did not: that member's join may have completed
+    a generation no sample saw (a rolling bounce's returns 0.5 s apart) before this rebalance began."""
     out = list(ans)
     for i, a in enumerate(ans):
         if not _rebalancing(a):
@@ -168,6 +169,9 @@ def _between_rebalances(ans: list[Answer]) -> list[Answer]:
         after = next((b for b in ans[i + 1:] if not _rebalancing(b)), None)
         if before is None or after is None or before.held is None or after.held is None:
             out[i] = replace(a, held=None)
+            continue
+        if set(a.held) - set(before.held):  # a member the stable answer before did not list: it joined, and a whole
+            out[i] = replace(a, held=None)  # generation (its SyncGroup done) may have come and gone between samples
             continue
         own = a.held or {}
         out[i] = replace(a, held={m: before.held.get(m, set()) | after.held.get(m, set()) | own.get(m, set())
