@@ -117,7 +117,7 @@ def answers(tl) -> list[Answer]:
         before = float(own) if isinstance(own, (int, float)) and own > 0 else float(e.get("interval_s") or 0)
         out.append(Answer(float(e["asked_mono"]), e["mono"], nxt["asked_mono"] if nxt else e["mono"], gap, held, e,
                           before))
-    return _between_rebalances(_blind_after_moves(tl, out))
+    return _between_rebalances(_blind_after_moves(tl, out), _given_to(tl))
 
 
 def _blind_after_moves(tl, ans: list[Answer]) -> list[Answer]:
@@ -154,13 +154,23 @@ def _rebalancing(a: Answer) -> bool:
         and str(a.event.get("state") or "").lower() not in CLASSIC_SAYS
 
 
-def _between_rebalances(ans: list[Answer]) -> list[Answer]:
+def _given_to(tl) -> dict[str, list[float]]:
+    """When each member recorded an assignment of some partition (its non-empty `assigned` events), in time order."""
+    out: dict[str, list[float]] = {}
+    for e in tl.history.of_type("assigned"):
+        if e.get("partitions") and e.get("member"):
+            out.setdefault(e["member"], []).append(e["mono"])
+    return out
+
+
+def _between_rebalances(ans: list[Answer], given_to: dict[str, list[float]] | None = None) -> list[Answer]:
     """A classic group's answers while it rebalances, read as what the coordinator's record was then: its assignment
     changes only when the rebalance completes (SyncGroup), so each member holds by it what the stable answer before
     or the one after lists for it, or what the answer itself lists (the record of the previous generation, or empty
     when a rebalance began while members awaited their SyncGroup); blind when an error, the watch's start or its end
-    lies between, or when it lists a member the stable answer before did not: that member's join may have completed
-    a generation no sample saw (a rolling bounce's returns 0.5 s apart) before this rebalance began."""
+    lies between, or when it lists a member the stable answer before did not that recorded an assignment since that
+    answer: its join completed a generation no sample saw (a rolling bounce's returns 0.5 s apart) before this
+    rebalance began."""
     out = list(ans)
     for i, a in enumerate(ans):
         if not _rebalancing(a):
@@ -170,9 +180,10 @@ def _between_rebalances(ans: list[Answer]) -> list[Answer]:
         if before is None or after is None or before.held is None or after.held is None:
             out[i] = replace(a, held=None)
             continue
-        if set(a.held) - set(before.held):  # a member the stable answer before did not list: it joined, and a whole
-            out[i] = replace(a, held=None)  # generation (its SyncGroup done) may have come and gone between samples
-            continue
+        newcomers = set(a.held) - set(before.held)
+        if any(before.asked < t <= a.mono for m in newcomers for t in (given_to or {}).get(m, ())):
+            out[i] = replace(a, held=None)  # a newcomer given partitions since the stable answer before: a whole
+            continue  # generation (its SyncGroup done) came and went between the samples
         own = a.held or {}
         out[i] = replace(a, held={m: before.held.get(m, set()) | after.held.get(m, set()) | own.get(m, set())
                                   for m in set(before.held) | set(after.held) | set(own)})

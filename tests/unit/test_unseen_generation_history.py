@@ -5,8 +5,9 @@ classic-eager, rolling-bounce, seed 266290, 2026-12-07). The watch's samples, 0.
 preparing_rebalance listing m1, m2, m3; stable {m1: 0,1; m2: 2,3; m3: 4,5}. Between the first two, m2's return
 completed a generation of its own, {m1: 0-2; m2: 3-5} (m2 `assigned` [3, 4, 5]), which no sample saw; reading the
 rebalancing answer as the union of the stable answers around it judged m2's 4 and 5 "never given". Then: every
-verdict holds; the rebalancing answer that lists a member the stable one before did not is blind; and with that
-member left out of it (the same samples, no sign of a join) m2's holding is a violation again.
+verdict holds: the rebalancing answer that lists a member the stable one before did not, which recorded an
+assignment since, is blind; with those members left out of it (no sign of their join) m2's holding is a
+violation again.
 """
 from __future__ import annotations
 
