@@ -79,7 +79,7 @@ def _control(run_dir: str | Path) -> list[dict] | None:
         return None
 
 
-def _run_seconds(run_dir: str | Path):
+def run_seconds(run_dir: str | Path):
     """How a time of the history reads in a mark's words: seconds from the run's start (its `run_start`), as the
     verdicts say them; a history without one keeps the monotonic clock, said so."""
     start = History.from_events(_control(run_dir) or []).run_start()
@@ -110,7 +110,7 @@ def commits_refused_unheard(run_dir: str | Path) -> list[Mark]:
     member (by name: `member` or `members_affected`) and ended while it held them (`Mark.faults`: the failed
     heartbeats that got it fenced, the partition that cut it off). A commit the group took ends the refusals as well (the mark then ends at the last refused one): a fenced member's commit
     taking effect is a broker's fencing failing, not this bug."""
-    control, at = _control(run_dir), _run_seconds(run_dir)
+    control, at = _control(run_dir), run_seconds(run_dir)
     if control is None:
         return []
     settings = [e for e in control if e.get("type") == "group_settings"]
@@ -167,32 +167,57 @@ def _livelock(member, streak, settings, held, word, until, at) -> Mark | None:
                 held_from=min(held.values()))
 
 
+def _refused_generation(e: dict) -> bool:
+    return e.get("type") == "committed" and not e.get("ok") and "ILLEGAL_GENERATION" in str(e.get("error"))
+
+
 def illegal_generation_lost(run_dir: str | Path) -> list[Mark]:
     """librdkafka-4059-commit-during-cooperative-rebalance's mark: a member's commit refused with
-    ILLEGAL_GENERATION and, at once (before any other event of that member), its whole assignment `lost`: the
-    client took a commit racing a second join for a lost assignment and rejoined, a rebalance nothing drove.
-    The mark: that member and the partitions it lost and was committing, from the batch the refused commit was for
-    (its last `processed` before the commit was asked for) to its next assignment (it rejoined)."""
-    at = _run_seconds(run_dir)
+    ILLEGAL_GENERATION and, at once (before any other event of that member but an empty assignment), its whole
+    assignment `lost`: the client took a commit racing a second join for a lost assignment and rejoined, a rebalance
+    nothing drove. The mark: that member and the partitions it lost and was committing, from the batch the first
+    refused commit of that streak was for (its `processed` events since the commit before it was asked: the refusals
+    since the member was last given partitions, across the cooperative first round's revoke, are one race; that
+    revoke, the rebalance's start, is in the mark with its partitions) to its next assignment (it rejoined)."""
+    at = run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         held: dict[tuple[str, int], float] = {}
-        for i, (e, nxt) in enumerate(zip(events, events[1:])):
+        for i, e in enumerate(events):
             if e.get("type") == "assigned":
                 held.update({tp: e["mono"] for tp in _tps(e) if tp not in held})
             elif e.get("type") in ("revoked", "lost"):
                 for tp in _tps(e):
                     held.pop(tp, None)
-            if not (e.get("type") == "committed" and not e.get("ok") and "ILLEGAL_GENERATION" in str(e.get("error"))
-                    and nxt.get("type") == "lost"):
+            j = next((k for k in range(i + 1, len(events))
+                      if not (events[k].get("type") == "assigned" and not _tps(events[k]))), None)
+            if not _refused_generation(e) or j is None or events[j].get("type") != "lost":
                 continue
-            asked = e.get("requested_mono", e["mono"])
-            batch = [x["mono"] for x in events[:i] if x.get("type") == "processed" and x["mono"] <= asked]
-            back = next((x["mono"] for x in events[i + 2:] if x.get("type") == "assigned"), events[-1]["mono"])
-            parts = _tps(nxt) | _tps(e)
-            says = (f"{member}'s commit refused with ILLEGAL_GENERATION at {at(e['mono'])}, then its assignment "
-                    f"({_names(parts)}) lost at {at(nxt['mono'])}")
-            marks.append(Mark(frozenset({member}), frozenset(parts), max(batch, default=asked), back, says,
+            nxt, first, revoke = events[j], i, None
+            for k in range(i - 1, -1, -1):  # back over the streak: refusals, batches and the cooperative first
+                ty = events[k].get("type")  # round's revoke (empty assignment) of the rebalance it raced; not past
+                if ty == "lost" or (ty == "assigned" and _tps(events[k])):  # a loss or a new assignment
+                    break
+                if _refused_generation(events[k]):
+                    first = k
+                elif ty == "revoked" and revoke is None:  # the latest: the first round of the rebalance it raced
+                    revoke = events[k]
+            asked = events[first].get("requested_mono", events[first]["mono"])
+            before = max((x.get("requested_mono", x["mono"]) for x in events[:first] if x.get("type") == "committed"
+                          and x.get("requested_mono", x["mono"]) < asked), default=float("-inf"))
+            batch = [x["mono"] for x in events[:first] if x.get("type") == "processed" and x["mono"] <= asked]
+            batch = [t for t in batch if t > before] or batch[-1:]  # every event of the batch it was for
+            back = next((x["mono"] for x in events[j + 1:] if x.get("type") == "assigned" and _tps(x)),
+                        events[-1]["mono"])
+            parts = _tps(nxt) | {tp for x in events[first:i + 1] if _refused_generation(x) for tp in _tps(x)}
+            if revoke is not None:  # the rebalance the refused commits raced began with it
+                parts |= _tps(revoke)
+                batch.append(revoke["mono"])
+            says = (f"{member}'s commit refused with ILLEGAL_GENERATION at {at(e['mono'])}"
+                    + (f" ({sum(map(_refused_generation, events[first:i + 1]))} refusals from "
+                       f"{at(events[first]['mono'])})" if first < i else "")
+                    + f", then its assignment ({_names(parts)}) lost at {at(nxt['mono'])}")
+            marks.append(Mark(frozenset({member}), frozenset(parts), min(batch, default=asked), back, says,
                               held_from=min((held[tp] for tp in parts if tp in held), default=None)))
     return marks
 
@@ -214,7 +239,7 @@ def first_assignment_given_away(run_dir: str | Path) -> list[Mark]:
     revocation; the members given them meanwhile are the coordinator giving them away. A revocation after the runner
     stopped the member is its leaving, not the mark; a history without the coordinator's lines has no mark. The
     history records no heartbeat: the member's debug log (`debug=cgrp`) shows the empty list."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -257,7 +282,7 @@ HEARTBEAT_TIMED_OUT = re.compile(r"^%\d\|(?P<wall>\d+(\.\d+)?)\|REQTMOUT\|.*Time
 def heartbeats_timed_out(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
     """When the member's own log (`logs/member-<id>.log`) says a ConsumerGroupHeartbeat of its timed out at the
     client, on the history's monotonic clock (its events pair the wall clock with it); none without the log."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     ref = next((e for e in events if "wall" in e and "mono" in e), None)
     try:
         text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
@@ -277,7 +302,7 @@ def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
     (docs/findings.md). The mark: that member and its partitions, from the assignment to HANDOVER_S after its
     `lost`; the members given them are the coordinator giving them away. Its account names the heartbeats the
     member's log says timed out at the client meanwhile: the answer that moved it lost so (docs/findings.md)."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -317,7 +342,7 @@ def left_before_revoking(run_dir: str | Path) -> list[Mark]:
     held them in its handler (docs/findings.md). The mark: that member and the partitions revoked, from its leave to
     its revocation (held from when it was given them); the members given them meanwhile are the coordinator's
     giving them away. A history without the coordinator's lines has no mark."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     try:
         lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
     except (OSError, HistoryFormatError):
@@ -347,7 +372,7 @@ def batch_skipped_at_rebalance(run_dir: str | Path) -> list[Mark]:
     between them: the records fetched into the batch being filled at the rebalance's pause, dropped and never
     fetched again (docs/findings.md). The mark: that member, the partition and the offsets left out, from the
     first batch to the second. A gap inside one batch, or one after the partition left the member, is not it."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         last: dict[tuple[str, int], tuple[int, float]] = {}  # partition -> (last offset processed, when)
@@ -385,7 +410,7 @@ def share_count_kept_after_reconnect(run_dir: str | Path) -> list[Mark]:
     the same delivery count, both within RECONNECT_WINDOW_S after that close: the broker counted one of the two
     deliveries not at all, though the application got both. The mark: that member and that record, from the close
     to the second delivery."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     control = _control(run_dir)
     if control is None:
         return []
@@ -419,7 +444,7 @@ def full_assignment_unrevoked(run_dir: str | Path) -> list[Mark]:
     what that list leaves out. An incremental client never assigns a partition twice. The mark: that member and the
     partitions it was never told it lost, from that `assigned` to its next word about them (revoked, lost) or the end of
     its history (held from when it was given them)."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir):
         if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):
@@ -451,7 +476,7 @@ def records_before_assigned(run_dir: str | Path) -> list[Mark]:
     a partition it did not hold, then an `assigned` (its onPartitionsAssigned) that gave it that partition: the poll
     returned the partition's records before the listener ran, which its contract says runs first (docs/findings.md).
     The mark: that member and those partitions, from the first such batch to that `assigned`."""
-    at = _run_seconds(run_dir)
+    at = run_seconds(run_dir)
     marks = []
     for member, events in _members(run_dir, JAVA_LIBRARY):
         if not any(e.get("type") == "started" and e.get("protocol") == "consumer" for e in events):

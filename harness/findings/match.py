@@ -105,8 +105,9 @@ def holding(verdicts, marks: list[Mark], ids: dict[str, str] | None = None) -> t
     return tuple(k for k in marks if any(inside(w, k, ids) for w in ws))
 
 
-def outside(verdict, marks: list[Mark], ids: dict[str, str] | None = None) -> str | None:
-    """Why a failing verdict is not explained by the marks (the first witness outside them), or None."""
+def outside(verdict, marks: list[Mark], ids: dict[str, str] | None = None, *, at=None) -> str | None:
+    """Why a failing verdict is not explained by the marks (the first witness outside them), or None; `at` says a
+    time of the history as the run's seconds (evidence's `run_seconds`)."""
     witnesses = compared(verdict)
     name = _field(verdict, "name", "the verdict")
     if not witnesses:
@@ -115,7 +116,7 @@ def outside(verdict, marks: list[Mark], ids: dict[str, str] | None = None) -> st
         return f"{name} {unseen}, which cannot be held against the marks"
     for w in witnesses:
         if not any(inside(w, k, ids) for k in marks):
-            return f"{name}'s witness {_show(w)} lies outside every mark"
+            return f"{name}'s witness {_show(w, at)} lies outside every mark"
     lost = (_field(verdict, "measurements", {}) or {}).get("lost")
     named = len(set().union(*(k.records for k in marks)))
     if isinstance(lost, int) and lost > named and any(k.records for k in marks):
@@ -153,7 +154,9 @@ def _unseen(verdict, kept: int) -> str | None:
     return None
 
 
-def _show(w: dict) -> str:
+def _show(w: dict, at=None) -> str:
     said = {k: w[k] for k in ("type", "member", "partitions", "topic", "partition", "offset") if k in w}
-    at = w.get("mono")
-    return f"{said} at {at:.3f}" if isinstance(at, (int, float)) else f"{said} (no time)"
+    t = w.get("mono")
+    if not isinstance(t, (int, float)):
+        return f"{said} (no time)"
+    return f"{said} at {at(t)}" if at is not None else f"{said} at {t:.3f} (monotonic)"

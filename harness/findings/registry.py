@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.findings.evidence import (Mark, batch_skipped_at_rebalance, commits_refused_unheard,
+from harness.findings.evidence import (Mark, run_seconds, batch_skipped_at_rebalance, commits_refused_unheard,
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, full_assignment_unrevoked,
                                        illegal_generation_lost,
@@ -234,7 +234,8 @@ def _judged(run_dir, verdicts):
             yield f"not {f.id}: its mark is not in the history"
             continue
         ids = member_ids(run_dir)
-        why = next((w for v in failed.values() if (w := outside(v, marks, ids)) is not None), None)
+        at = run_seconds(run_dir)
+        why = next((w for v in failed.values() if (w := outside(v, marks, ids, at=at)) is not None), None)
         if why is not None:
             yield f"not {f.id}: {why}"
             continue
