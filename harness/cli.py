@@ -258,6 +258,8 @@ def _add_matrix(sub):
     m.add_argument("--rerun-unexplained", action="store_true",
                    help="run once more each recorded cell that failed or ended unknown with no known finding (one "
                         "suspected of failing under the machine's load); its first run is kept as `earlier`")
+    m.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="cells run at a time (default 1); each is its own `harness run` with its own cluster")
     _common(m)
 
 

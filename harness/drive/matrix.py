@@ -30,9 +30,11 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -337,38 +339,56 @@ def run_one(cell: Cell, *, runs_root: Path, seed: int, run=run_cell_process, kno
 
 
 def run_matrix(cells: list[Cell], *, runs_root: Path, seed: int, command: str, run=run_cell_process, known=None,
-               stop_at: float | None = None, rerun: bool = False, progress=print) -> list[Outcome]:
-    """Run the cells one at a time, those already recorded skipped; matrix.json is written after each. `stop_at`
-    (a time.time()): no cell starts after it. `rerun`: a recorded cell that did not pass, fail as a known finding
-    or get refused, with one finished run only, runs once more (a cell suspected of failing under the machine's
-    load: its first run stays in `earlier`)."""
+               stop_at: float | None = None, rerun: bool = False, progress=print, jobs: int = 1) -> list[Outcome]:
+    """Run the cells, `jobs` at a time, those already recorded skipped; matrix.json is written (in cell order) after
+    each ends. `stop_at` (a time.time()): no cell starts after it. `rerun`: a recorded cell that did not pass, fail
+    as a known finding or get refused, with one finished run only, runs once more (a cell suspected of failing
+    under the machine's load: its first run stays in `earlier`)."""
     runs_root.mkdir(parents=True, exist_ok=True)
-    outcomes: list[Outcome] = []
+    slots: list[Outcome | None] = []
+    lock = threading.Lock()
     previous = _previous(runs_root)
-    for i, cell in enumerate(cells, 1):
-        got = recorded(cell, runs_root, known=known)
-        if got is not None and got.load_at_start is None and (was := previous.get(cell.id)):
-            got.seed, got.load_at_start, got.started, got.elapsed_s = (was.get(k) for k in (
-                "seed", "load_at_start", "started", "elapsed_s"))  # a skipped cell keeps what its run recorded
-            if got.earlier and len(was.get("earlier") or ()) == len(got.earlier):
-                got.earlier = was["earlier"]  # with their loads and times
-        again = rerun and got is not None and not got.explained and got.run_dir and not got.earlier
-        if (got is None or again) and stop_at is not None and time.time() >= stop_at:
-            progress(f"[{i}/{len(cells)}] {cell.id}: not started (stop time reached)")
-            if got is not None:
-                outcomes.append(got)
-            continue
-        if got is None or again:
-            progress(f"[{i}/{len(cells)}] {cell.id}{' (once more)' if again else ''} "
-                     f"(load {os.getloadavg()[0]:.1f}) ...")
-            first = got
-            got = run_one(cell, runs_root=runs_root, seed=seed, run=run, known=known)
-            if again:
-                got.earlier = [{k: v for k, v in asdict(first).items() if k not in ("cell", "earlier")}]
-            progress(f"  -> {describe(got)}")
-        outcomes.append(got)
-        write_json(runs_root, outcomes, seed=seed, command=command, cells=len(cells))
-    return outcomes
+
+    def save() -> None:
+        with lock:
+            write_json(runs_root, [o for o in slots if o is not None], seed=seed, command=command, cells=len(cells))
+
+    def one(i: int, cell: Cell, first: Outcome | None) -> None:
+        if stop_at is not None and time.time() >= stop_at:
+            progress(f"[{i + 1}/{len(cells)}] {cell.id}: not started (stop time reached)")
+            return
+        again = first is not None
+        progress(f"[{i + 1}/{len(cells)}] {cell.id}{' (once more)' if again else ''} "
+                 f"(load {os.getloadavg()[0]:.1f}) ...")
+        got = run_one(cell, runs_root=runs_root, seed=seed, run=run, known=known)
+        if again:
+            got.earlier = [{k: v for k, v in asdict(first).items() if k not in ("cell", "earlier")}]
+        progress(f"  -> {cell.id}: {describe(got)}")
+        slots[i] = got
+        save()
+
+    todo = []
+    for i, cell in enumerate(cells):
+        got = _recorded_with_times(cell, runs_root, previous, known)
+        slots.append(got)
+        if got is None or (rerun and not got.explained and got.run_dir and not got.earlier):
+            todo.append((i, cell, got))
+    save()
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(one, *t) for t in todo]:
+            f.result()
+    return [o for o in slots if o is not None]
+
+
+def _recorded_with_times(cell: Cell, runs_root: Path, previous: dict[str, dict], known) -> Outcome | None:
+    """A recorded cell's outcome, judged now, with the seed, load and times its run recorded."""
+    got = recorded(cell, runs_root, known=known)
+    if got is not None and got.load_at_start is None and (was := previous.get(cell.id)):
+        got.seed, got.load_at_start, got.started, got.elapsed_s = (was.get(k) for k in (
+            "seed", "load_at_start", "started", "elapsed_s"))
+        if got.earlier and len(was.get("earlier") or ()) == len(got.earlier):
+            got.earlier = was["earlier"]  # with their loads and times
+    return got
 
 
 def _previous(runs_root: Path) -> dict[str, dict]:
@@ -471,6 +491,8 @@ def main(args, *, progress=print) -> int:
     """`harness matrix`: list the cells, or run those not yet recorded and print the table. 0 every cell explained
     (pass, known finding or refusal); 1 otherwise."""
     parts = parse_parts(args.part)
+    if getattr(args, "jobs", 1) < 1:
+        raise BadInput(f"--jobs {args.jobs}: use 1 or more cells at a time")
     stop_at = parse_stop_at(args.stop_at)
     cells = enumerate_cells(parts)
     if args.list:
@@ -484,7 +506,8 @@ def main(args, *, progress=print) -> int:
     args.seed = seed
     progress(f"matrix: {len(cells)} cells ({', '.join(parts)}), seed {seed}, runs root {root}")
     outcomes = run_matrix(cells, runs_root=root, seed=seed, command=command_line(args), stop_at=stop_at,
-                          rerun=args.rerun_unexplained, progress=progress)
+                          rerun=args.rerun_unexplained, progress=progress,
+                          jobs=args.jobs)
     print(table(outcomes))
     print(f"\n{len(outcomes)} of {len(cells)} cells recorded; {root / MATRIX_JSON}")
     return 0 if all(o.explained for o in outcomes) and len(outcomes) == len(cells) else 1

@@ -1,7 +1,9 @@
 """`harness matrix`: the cells it enumerates, how it judges each outcome, resuming, and its counts (no Kafka)."""
 from __future__ import annotations
 
+import argparse
 import json
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -184,6 +186,32 @@ def test_the_matrix_runs_each_cell_once_and_resumes_past_the_recorded_ones(tmp_p
     assert again[0].load_at_start == first[0].load_at_start  # what its run recorded is kept
     doc = json.loads((tmp_path / matrix.MATRIX_JSON).read_text())
     assert doc["seed"] == 3 and doc["counts"]["all"]["known"] == 2 and matrix.recorded_seed(tmp_path) == 3
+
+
+def test_jobs_run_cells_side_by_side_and_keep_the_outcomes_in_cell_order(tmp_path):
+    cells = [CELL, Cell("kafka", "member-kill", "consumer", "4.4"), Cell("kafka", "member-kill", "consumer", "4.3")]
+    inner, running, most = _runner(status="pass"), [0], [0]
+    gate = threading.Barrier(2, timeout=10)
+
+    def run(argv, *, log_path=None):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        if "4.3" not in argv:
+            gate.wait()  # the first two cells are running at once, or this times out
+        running[0] -= 1
+        return inner(argv, log_path=log_path)
+    got = matrix.run_matrix(cells, runs_root=tmp_path, seed=3, command="c", run=run, jobs=2,
+                            known=_no_finding, progress=lambda *_: None)
+    assert most[0] == 2 and len(inner.calls) == 3
+    assert [o.cell["kafka_version"] for o in got] == ["latest", "4.4", "4.3"] and {o.outcome for o in got} == {"pass"}
+    doc = json.loads((tmp_path / matrix.MATRIX_JSON).read_text())
+    assert [o["cell"]["kafka_version"] for o in doc["outcomes"]] == ["latest", "4.4", "4.3"]
+
+
+def test_jobs_below_one_is_refused():
+    args = argparse.Namespace(part=None, jobs=0, stop_at=None, list=False)
+    with pytest.raises(BadInput, match="--jobs 0"):
+        matrix.main(args)
 
 
 def test_no_cell_starts_after_the_stop_time(tmp_path):
