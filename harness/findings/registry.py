@@ -5,7 +5,9 @@ run that matches one is marked with it and its expected rate (`known` in nightly
 progress line), so a night's summary tells a known finding from a new failure, and a suite test may be xfailed
 with it (harness/suite/known.py). A finding matches a failed run only when all of these hold:
 
-- the run failed only the finding's invariants, and none was undecided (`unknown`);
+- the run failed only the finding's invariants; one it left undecided (`unknown`) is one of them too, and names
+  what it could not judge as witnesses (a holding between two samples of the coordinator): an undecided verdict
+  without witnesses is never excused, nor a run that failed nothing;
 - it ran the finding's scenario, by identity: the built-in itself, or a scenario file whose text is the built-in's
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
 - its protocol, member kind and client version are the finding's, and it is no self-test (`--misbehave`: a member
@@ -13,7 +15,7 @@ with it (harness/suite/known.py). A finding matches a failed run only when all o
 - no member ran a team's own program (`member_command`, `slot_commands`): a client's bug never excuses a program the
   finding is not about (the near miss says so);
 - the finding has an evidence function (harness/findings/evidence.py) and the marks it finds in the history cover
-  every witness of every failing verdict (harness/findings/match.py): the same members, partitions (records) and
+  every witness of every failing or undecided verdict (harness/findings/match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
 
 `KNOWN` is the registry (each with its `id`); an xfail's reason starts with `REASON` and the id.
@@ -140,8 +142,10 @@ KNOWN = (
             "it was lost to the client's own timeout of one heartbeat interval, and its next heartbeat was not a "
             "full one, so the coordinator never said it again)",
             # the fence and the handing over are rebalances nothing drove: convergence_balance may count a storm
-            invariants=("exclusive_ownership", "rebalance_cause", "convergence_balance"), protocols=("consumer",),
-            client_below=None, evidence=first_assignment_never_reconciled,
+            # coordinator_claims: a holding of the fenced member's partition by the member given it, between two
+            # samples of the coordinator (undecided, its witness inside the mark)
+            invariants=("exclusive_ownership", "rebalance_cause", "convergence_balance", "coordinator_claims"),
+            protocols=("consumer",), client_below=None, evidence=first_assignment_never_reconciled,
             expected_rate="broker-partition --protocol consumer (docker, seed 2133575392) in a clean clone's "
                           "./dev smoke beside three local runs at a time: 1 run (2026-11-28), before the fault; "
                           "the group-actions integration test (consumer) in the next clean clone's ./dev test, two "
@@ -218,10 +222,11 @@ def _judged(run_dir, verdicts):
     except (OSError, ValueError):
         return
     failed = {n: v for n, v in verdicts.items() if status(v) == "invalid"}
-    if not failed or any(status(v) == "unknown" for v in verdicts.values()):
-        return  # an undecided invariant is never excused
+    undecided = {n: v for n, v in verdicts.items() if status(v) == "unknown"}
+    if not failed:
+        return  # nothing failed: an undecided run alone is never a known finding
     for f in KNOWN:
-        if not _in_scope(f, meta, set(failed)):
+        if not _in_scope(f, meta, set(failed) | set(undecided)):
             continue
         if (team := team_program(meta.get("config") or {})) is not None:
             yield f"not {f.id}: {team}, not the client the finding is about"
@@ -235,7 +240,8 @@ def _judged(run_dir, verdicts):
             continue
         ids = member_ids(run_dir)
         at = run_seconds(run_dir)
-        why = next((w for v in failed.values() if (w := outside(v, marks, ids, at=at)) is not None), None)
+        why = next((w for v in [*failed.values(), *undecided.values()]
+                    if (w := outside(v, marks, ids, at=at)) is not None), None)
         if why is not None:
             yield f"not {f.id}: {why}"
             continue

@@ -251,7 +251,9 @@ def judge_holding(tl, ans: list[Answer], o) -> tuple[str, dict | None]:
     if not mine:
         a = _inside(ans, m, p, s, e)
         if a is None:
-            return "between", None
+            return "between", witness(o.start_event, (
+                f"{m} held {name} from {s - tl.start:.1f}s to {e - tl.start:.1f}s, between two answers of the "
+                f"coordinator that do not list it for {m}: not judged"))
         return "never_given", witness(o.start_event, (
             f"{m} held {name} from {s - tl.start:.1f}s to {e - tl.start:.1f}s but the coordinator never gave it to {m}: its answer "
             f"asked at {a.asked - tl.start:.1f}s lists {name} for {_owners(tl, a, p)}"))
@@ -305,7 +307,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if bad:
         return bad
     counts = {"valid": 0, "never_given": 0, "kept": 0, "between": 0, "unread": 0, "between_at_stop": 0}
-    ws, unread = [], []
+    ws, unread, between = [], [], []
     stop = tl.workload_end if tl.workload_end is not None and tl.end_before else INF
     for o in tl.ownerships:
         if o.start > tl.end:
@@ -316,6 +318,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         counts[got] += 1
         if got in ("never_given", "kept"):
             ws.append(w)
+        elif got == "between":
+            between.append(w)
         elif got == "unread":
             unread.append(w["why"])
     blind = sum(a.until - a.asked for a in ans if a.held is None and a.until > a.asked)
@@ -333,7 +337,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         return verdict(NAME, "unknown", f"an allowance's input is missing: {unread[0]}", measurements=meas)
     if counts["between"]:
         return verdict(NAME, "unknown", f"{counts['between']} holding(s) the coordinator never listed fell between "
-                                        f"its answers (shorter than its sampling): not judged", measurements=meas)
+                                        f"its answers (shorter than its sampling): not judged; first: "
+                                        f"{between[0]['why']}", between, meas)
     if not counts["valid"]:
         return verdict(NAME, "unknown", "no holding to judge", measurements=meas)
     at_stop = (f"; {counts['between_at_stop']} taken up in the members' final stop (from {stop - tl.start:.1f}s) fell between "
