@@ -99,12 +99,12 @@ def _run_dir(folder: Path, status: str, verdicts: dict[str, str], name: str = "r
     return rd.path
 
 
-def _no_finding(run_dir):
+def _no_finding(run_dir, verdicts=None):
     return None
 
 
 def _finding(id_):
-    return lambda run_dir: SimpleNamespace(finding=SimpleNamespace(id=id_))
+    return lambda run_dir, verdicts=None: SimpleNamespace(finding=SimpleNamespace(id=id_))
 
 
 def test_a_pass_is_a_pass(tmp_path):
@@ -304,3 +304,21 @@ def test_a_cells_exit_code_and_last_line_of_stderr_are_kept(tmp_path):
     code = "import sys; print('out'); sys.stderr.write('a\\nharness: no such release\\n\\n'); sys.exit(2)"
     got = matrix.run_cell_process(["-c", code], program=(sys.executable,), log_path=tmp_path / "o")
     assert got == Finished(2, "harness: no such release") and (tmp_path / "o").read_text() == "out\n"
+
+
+def test_a_failed_cell_is_matched_again_on_its_history_judged_by_todays_checkers(tmp_path):
+    """The kept matrix run whose recorded coordinator_claims was undecided without witnesses: its recorded verdicts
+    match no finding, its history judged again names the holding between samples, inside the finding's mark."""
+    import shutil
+    from harness.findings import registry
+    kept = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "kafka-4.2-rolling-bounce-fence-between-samples"
+    run = tmp_path / "run"
+    shutil.copytree(kept, run)
+    (run / "STATUS").write_text("fail\n")
+    bare = {"rebalance_cause": {"name": "rebalance_cause", "status": "invalid", "witnesses": []},
+            "coordinator_claims": {"name": "coordinator_claims", "status": "unknown", "witnesses": []}}
+    (run / "verdicts.json").write_text(json.dumps(bare))
+    assert registry.known(run) is None  # as recorded
+    outcome, status, reason, invalid, unknown = matrix.judge_run(run)
+    assert (outcome, status, reason) == ("known", "fail", "librdkafka-848-first-assignment-not-reconciled")
+    assert (invalid, unknown) == (["rebalance_cause"], ["coordinator_claims"])  # what the run recorded
