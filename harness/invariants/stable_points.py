@@ -3,9 +3,10 @@ checkers (`subscribed_only`, `assignor_shape`) and, two by two, `strict_stickine
 
 The rule is made of what the history holds of each moment, never of what is judged at it (a stable point is not one
 that is balanced or has its assignor's shape: those are what the checkers ask of it; an answer that leaves a partition
-unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*: a member
-starting, stopping (its `member_stop`) or exiting, a member applying a control (a subscription change, a stall), a
-topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
+unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*, the moments of the one
+model of causes (`causes.Causes.moments`, with the changes members make on their own): a member starting, stopping
+(its graceful stop's start, `Timeline.shutdown_start`) or exiting, a member applying a control (a subscription change,
+a stall and its end), a topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
 one or more rebalances; the assignment it settles on is the last stretch before the next cause (or the workload end
 W): the stretch over which nothing changes (ownership, live members, subscriptions, partition counts) that the next
 cause ends. That stretch is a **stable point** when besides:
@@ -43,16 +44,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.record.history import History
-from harness.invariants import timeline
+from harness.invariants import causes, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
 from harness.invariants.settings import life_at, member_settings, rebalance_allowance, revoke_wait_s
 from harness.invariants.terms import sweep_owners
 from harness.base.steps import Step
-
-#: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
-#: faults and topic growth)
-CAUSE_TYPES = frozenset({"member_stop", "control", "broker_event"})
-
 
 @dataclass(frozen=True)
 class Point:
@@ -120,18 +116,15 @@ def failing(name: str, bad: list[str], wits: list[dict], unread: list[str], m: d
     return None
 
 
-def causes(tl, until: float) -> list[float]:
-    """The times of every cause up to `until`, sorted."""
-    out = {t for t in tl.growth.times}
-    out |= {x for ls in tl.lives.values() for lf in ls for x in (lf.start, lf.end) if x <= until}
-    out |= {t for f in tl.faults for t in (f.start, f.end) if t <= until}
-    out |= {e["mono"] for _, e in tl.control if e["type"] in CAUSE_TYPES and e["mono"] <= until}
-    return sorted(t for t in out if t <= until)
+def cut_times(tl, until: float) -> list[float]:
+    """The times of every cause up to `until`, sorted: the moments of the one model of causes, with the changes the
+    members make on their own (`causes.Causes.moments`)."""
+    return sorted({t for t, _ in causes.build(tl).moments(until, changes=True)})
 
 
 def _build(tl) -> Points:
     W = tl.workload_end if tl.workload_end is not None else tl.end
-    cause = [t for t in causes(tl, W) if t >= tl.start]
+    cause = [t for t in cut_times(tl, W) if t >= tl.start]
     cause_set = set(cause) | {W}
     times = sorted({t for t in cause if t < W} | {o.start for o in tl.ownerships if tl.start <= o.start < W}
                    | {o.end for o in tl.ownerships if tl.start <= o.end < W} | {tl.start})
