@@ -122,8 +122,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             m["storms"] += 1
             problems.append(f"rebalance storm: {len(lost)} partitions lost by members in good standing in "
                             f"{lost[-1]['mono'] - lost[0]['mono']:.1f}s after {at} "
-                            f"({', '.join(sorted({e['member'] for e in lost}))}), no fault or broker event "
-                            f"driving it; {len(bursts)} rebalances in the window")
+                            f"({', '.join(sorted({e['member'] for e in lost}))}), no fault, stall or broker "
+                            f"event driving it; {len(bursts)} rebalances in the window")
             wits += [witness(e, "lost by a member in good standing") for e in lost[:4]]
         if final:
             last = (T, N, c, bound, why, t_ev)
