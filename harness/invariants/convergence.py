@@ -165,8 +165,9 @@ def _final(tl, settings, m, convs, last, problems, wits) -> Verdict:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    if _fault_active(tl, W) or any(f.start <= W < f.end for f in tl.faults):
-        return verdict(NAME, "unknown", "a fault is still active at the end: no settled state to judge", (), m)
+    if active := _active_at(tl, W):
+        return verdict(NAME, "unknown", f"a fault is still active at the end ({active.show(tl.start)}): no settled "
+                                        f"state to judge", [witness(active.event, "the fault still active")], m)
     if not (complete and balanced):
         return verdict(NAME, "unknown", f"assignment {what} at the end, only {W - T:.3f}s after the last "
                                         f"disturbance (bound {bound:.1f}s: {why})",
@@ -334,6 +335,12 @@ def _lost_explained(tl, e: dict) -> bool:
         if (c.concerns(x) or c.kind == "broker" or c.event.get("brokers_affected")) and c.start < t and c.end > t - S:
             return True
     return False
+
+
+def _active_at(tl, t: float):
+    """The first cause read from a fault (the causes view) still active at t, or None."""
+    return next((c for c in causes.build(tl).within(t, t) if c.event.get("type") == "fault_start"
+                 and c.start <= t < c.end), None)
 
 
 def _fault_active(tl, t: float) -> bool:

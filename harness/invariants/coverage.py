@@ -150,8 +150,9 @@ def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | N
     that ended less than that session timeout before W (its ownership may then be its own view only, the group
     not yet repaired). A fault shorter than the session timeout cannot have cost it its membership: neither its
     session nor its max.poll.interval.ms (never shorter than the session timeout) can have run out."""
-    if active := [f for f in tl.faults if f.start <= W < f.end]:
-        return f"a fault ({active[0].kind}) is still active at the end: no settled state to judge"
+    if active := [c for c in causes.build(tl).within(W, W) if c.event.get("type") == "fault_start"
+                  and c.start <= W < c.end]:  # the faults, from the causes view
+        return f"a fault is still active at the end ({active[0].show(tl.start)}): no settled state to judge"
     reached = causes.build(tl).reached
     for f in tl.faults:
         for x in sorted(reached(f) & owners):  # the members it reached (`causes`: those started inside a network fault)

@@ -114,3 +114,15 @@ def test_a_members_own_stall_explains_its_lost():
     assert "storm" not in v.message and v.measurements["lost_in_good_standing"] == 0, v.message
     twin = convergence.check(history(lost_thrice(False)), settings(**kw))
     assert twin.status == "invalid" and "rebalance storm: 3 partitions lost by members in good standing" in twin.message
+
+
+# -- an undecided verdict names the missing fact
+def test_a_fault_still_active_at_the_end_is_named_by_the_verdicts_it_leaves_undecided():
+    """No settled state at the end while a fault is on: convergence_balance and coverage_liveness say which fault (the
+    causes view's), not only that one is."""
+    from harness.invariants import coverage
+    h = history(steady(20.0), fault_start(15.0, "f1", ["a"], kind="pause"))
+    for checker in (convergence, coverage):
+        v = checker.check(h, settings(max_poll_interval_s=10.0))
+        assert v.status == "unknown", (checker.NAME, v.message)
+        assert "a fault is still active at the end (faulted (pause) on a at 15.0s on)" in v.message, v.message
