@@ -126,3 +126,28 @@ def test_a_fault_still_active_at_the_end_is_named_by_the_verdicts_it_leaves_unde
         v = checker.check(h, settings(max_poll_interval_s=10.0))
         assert v.status == "unknown", (checker.NAME, v.message)
         assert "a fault is still active at the end (faulted (pause) on a at 15.0s on)" in v.message, v.message
+
+
+# -- a graceful stop's gaps follow the stop
+def stop_not_back(static: bool) -> list[dict]:
+    """b (static with instance s1 when `static`: session 6 s, max.poll.interval.ms 3 s) stops gracefully at 7.9 s
+    (revokes at 8 s, exits at 9 s) and never comes back; a gets t-2, t-3 at 15.5 s."""
+    eff = {"session_ms": 6000, "max_poll_ms": 3000}
+    iid = "s1" if static else None
+    return [run_start(0.0), *join("a", 0.1, [0, 1], effective=effective(**eff)),
+            *join("b", 0.2, [2, 3], instance_id=iid, effective=effective(instance_id=iid, **eff)),
+            ev("member_stop", 7.9, "harness", member="b"), revoked("b", 8.0, [2, 3]), stopped("b", 8.1),
+            member_exit("b", 9.0), assigned("a", 15.5, [2, 3]), run_end(30.0)]
+
+
+def test_a_gap_opened_by_a_static_members_stop_is_bounded_by_its_session_timeout():
+    """Must pass: a static member that stopped sends no leave; its partitions wait out its 6 s session, then a
+    rebalance (2 rounds of 3 s): 7.5 s unowned is within 12 s. The gap opened at its revoke, before its exit: it once
+    counted after the previous disturbance (b's join), whose bound has no session in it, and failed. The twin, a
+    dynamic member (it leaves the group at once), still fails: 7.5 s is past the rebalance allowance alone (6 s)."""
+    from harness.invariants import coverage
+    v = coverage.check(history(stop_not_back(True)), settings())
+    assert v.status == "valid", v.message
+    twin = coverage.check(history(stop_not_back(False)), settings())
+    assert twin.status == "invalid" and "partition 2 had no live owner for 7.500s from 8.0s" in twin.message, \
+        twin.message
