@@ -193,28 +193,43 @@ class _Confirmation:
 
 
 def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
-    """Why the stretch [a, b) is no stable point for what was going on in it, or None."""
+    """Why the stretch [a, b) is no stable point for what was going on in it, or None; what went on is read from the
+    one model of causes (`causes`)."""
     if not tl.alive_members(a):
         return "had no live member"
-    if any(f.start < b and f.end > a for f in tl.faults):
+    cs = causes.build(tl)
+    during = [c for c in cs.within(a, b) if c.start < b and c.end > a]
+    if any(c.event.get("type") == "fault_start" for c in during):
         return "had a fault active"
     if any(len(xs) > 1 for xs in owners.values()):
         return "had a partition held twice"
-    for m, ls in tl.lives.items():
-        for lf in ls:
-            if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < b and lf.end > a:
-                return "had a member stopping"
-            if lf.exit_event is not None and lf.end <= a and (lf.how in ("kill", "crash") or lf.instance_id):
-                if _taken_up(tl, lf, a):
-                    continue
-                try:
-                    ms = member_settings(tl, m, lf.end - 1e-6)
-                except MissingSetting as e:
-                    return f"followed a departure whose session timeout is unknown ({e})"
-                if a < lf.end + ms.session_timeout_s - (ms.hb_s or 0.0):
-                    return "began within a departed member's session timeout"
-    if _stalled(tl, a):
+    if any(c.kind == "leave" and c.event.get("type") == "member_exit" for c in during):
+        return "had a member stopping"
+    if (why := _expiring(tl, cs, a)) is not None:
+        return why
+    if any(c.start <= a < c.end and tl.alive(m, a) for c in cs.of("stalled") for m in c.members):
         return "had a member stalled"
+    return None
+
+
+def _expiring(tl, cs, a: float) -> str | None:
+    """Why a stretch from `a` began while the coordinator still counted a departed member (its `expire` cause, less
+    one heartbeat interval: the timer runs from its last heartbeat), None when it did not."""
+    for c in cs.of("expire"):
+        if c.start > a:
+            break
+        (m,) = c.members
+        lf = next(lf for lf in tl.lives[m] if lf.exit_event is c.event)
+        if _taken_up(tl, lf, a):
+            continue
+        if c.unknown:
+            return f"followed a departure whose session timeout is unknown: {c.unknown}"
+        try:
+            hb = member_settings(tl, m, lf.end - 1e-6).hb_s or 0.0
+        except MissingSetting as e:
+            return f"followed a departure whose heartbeat interval is unknown: {e}"
+        if a < c.end - hb:
+            return "began within a departed member's session timeout"
     return None
 
 
@@ -223,14 +238,3 @@ def _taken_up(tl, departed, a: float) -> bool:
     return bool(departed.instance_id) and any(
         lf.instance_id == departed.instance_id and departed.end <= lf.start <= a < lf.end
         for ls in tl.lives.values() for lf in ls)
-
-
-def _stalled(tl, t: float) -> bool:
-    """Whether a live member's last stall control at or before t stopped its polling."""
-    last: dict[str, bool] = {}
-    for _, e in tl.control:
-        if e["mono"] > t:
-            break
-        if e["type"] == "control" and "stall" in e and e.get("member"):
-            last[e["member"]] = bool(e["stall"])
-    return any(v and tl.alive(m, t) for m, v in last.items())
