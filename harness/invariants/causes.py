@@ -72,6 +72,8 @@ class Cause:
     listed: bool = True
     #: what the history does not say of it (a session timeout unrecorded), "" when nothing is missing
     unknown: str = ""
+    #: the event that closed its window, when one did (a fault's `fault_end`, a stall's control false)
+    end_event: dict | None = field(default=None, hash=False, compare=False)
 
     def overlaps(self, a: float, b: float) -> bool:
         """Whether the cause's window meets [a, b]."""
@@ -132,6 +134,26 @@ class Causes:
         fault, those started inside its window (of the rack)."""
         return fault.members | _reached_later(self.tl, fault) if fault.members else frozenset()
 
+    def moments(self, until: float, before: bool = False, changes: bool = False) -> list[tuple[float, dict]]:
+        """(time, event) of every disturbance up to `until` (before it, when `before`), by time: the moments at which a
+        cause began or ended that the group answers: a life's start and its exit, a fault's start and its lift (a
+        fault still active then counts at `until`, with its start event), a broker event. With `changes`, also the
+        changes the members make on their own (each also bracketed by the harness's fault of its step, when the
+        harness asked for it): a graceful stop's start, a stall's start and end, a subscription applied, partitions
+        added. The other kinds come at no moment of their own: an expiry or a fence follows a departure or a fault,
+        a setting or assignor change its life's start."""
+        out: list[tuple[float, dict]] = []
+        for c in self.all:
+            if not _upto(c.start, until, before):
+                break  # by start
+            for t, ev in _moments_of(c, changes):
+                if _upto(t, until, before):
+                    out.append((t, ev))
+                elif t == c.end and c.event.get("type") == "fault_start":
+                    out.append((until, c.event))  # a fault still active at `until` counts then
+        out.sort(key=lambda x: x[0])
+        return out
+
     def unlisted_faults(self, a: float, b: float) -> list[Cause]:
         """Causes read from a fault that listed no member (brokers', the harness's own brackets), active in (a, b),
         and broker events in [a, b]."""
@@ -154,6 +176,28 @@ class Causes:
 def build(tl) -> Causes:
     """The causes of the timeline's history: built once per history and settings, shared by every checker."""
     return tl.history.derived(("causes", tl.settings), lambda: Causes(tl))
+
+
+def _upto(t: float, until: float, before: bool) -> bool:
+    return t < until if before else t <= until
+
+
+def _moments_of(c: Cause, changes: bool) -> list[tuple[float, dict]]:
+    """The moments of one cause (`Causes.moments`): (time, the event that says so)."""
+    ev = c.event
+    if ev.get("type") == "fault_start":
+        return [(c.start, ev), (c.end, c.end_event if c.end_event is not None else ev)]
+    if c.kind in ("join", "broker"):
+        return [(c.start, ev)]
+    if c.kind in ("killed", "leave") and ev.get("type") == "member_exit":
+        return ([(c.start, ev)] if changes and c.kind == "leave" else []) + [(c.end, ev)]
+    if not changes:
+        return []
+    if c.kind == "stalled":
+        return [(c.start, ev)] + ([(c.end, c.end_event)] if c.end_event is not None else [])
+    if c.kind in ("subscription", "partitions"):
+        return [(c.end, ev)]
+    return []
 
 
 def _lives(tl) -> list[Cause]:
@@ -208,13 +252,15 @@ def _faults(tl) -> list[Cause]:
         e = f.start_event
         if f.kind in REQUEST_STEPS:
             out.append(Cause("request", f.members, f.start, f.end, e, detail=str(e.get("api") or ""),
-                             listed=bool(f.members)))
+                             listed=bool(f.members), end_event=f.end_event))
             continue
         if not f.members:
             kind = "broker" if e.get("brokers_affected") else BRACKETS.get(f.kind, "faulted")
-            out.append(Cause(kind, frozenset(), f.start, f.end, e, detail=f.kind, listed=False))
+            out.append(Cause(kind, frozenset(), f.start, f.end, e, detail=f.kind, listed=False,
+                             end_event=f.end_event))
             continue
-        out.append(Cause("faulted", f.members | _reached_later(tl, f), f.start, f.end, e, detail=f.kind))
+        out.append(Cause("faulted", f.members | _reached_later(tl, f), f.start, f.end, e, detail=f.kind,
+                         end_event=f.end_event))
     return out
 
 
@@ -242,7 +288,7 @@ def _controls(tl) -> list[Cause]:
                 stalls[m] = e
             elif not e["stall"] and m in stalls:
                 s = stalls.pop(m)
-                out.append(Cause("stalled", frozenset({m}), s["mono"], e["mono"], s))
+                out.append(Cause("stalled", frozenset({m}), s["mono"], e["mono"], s, end_event=e))
         if "subscription" in e:
             began = min((s for s, end, who in asked if m in who and s <= e["mono"] <= end), default=e["mono"])
             out.append(Cause("subscription", frozenset({m}), began, e["mono"], e,

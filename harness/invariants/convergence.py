@@ -1,7 +1,8 @@
 """Convergence and balance: after **each** disturbance the group is whole and balanced again within the bound
 the protocol allows, and no rebalance storm happens.
 
-Disturbances are as in `timeline` (a fault's start or end, a member's start or exit, a broker event). They
+Disturbances are as in `timeline`, the moments of the one model of causes (`causes.Causes.moments`: a fault's
+start or end, a member's start or exit, a broker event). They
 cut the run into windows: window i runs from disturbance T_i to the next one (the last window to the workload
 end W); the first from `run_start`, since the run's own cluster starting before it disturbs no group yet. A window is judged on the *converged states*: stretches over which the assignment does not change and
 is complete and balanced by the kind's one rule, `balance.consumer`, the rule the runner's stable wait
@@ -29,8 +30,9 @@ subscription, counts differ by at most one).
   under the cooperative and consumer protocols, one under eager, and one follow-up; a graceful stop's window from
   its `member_stop`, and a `lost` a fault or broker event explains is no rebalance: `_undriven`);
   `STORM_REBALANCES` (3) or more beyond that over the run are a storm (`STORM_RULE`), as are more `lost` events of
-  members in good standing in one window (alive after it, under no fault on it or on a broker within their own
-  session timeout before it, no broker event then) than members alive in it: invalid, with the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
+  members in good standing in one window (alive after it, with no cause of a `lost` within their own session
+  timeout before it: no fault or request fault that reached it, no stall of its own, no fault on a broker nor
+  broker event: `EXPLAINS_LOST`, read from `causes`) than members alive in it: invalid, with the count and the span. (Two unexplained rebalances are tolerated: a follow-up round, a coordinator's reload;
   and each member may lose its partitions once in a window: a commit racing the rebalance is answered
   ILLEGAL_GENERATION and the client drops its assignment as lost, as the Java client does too.)
 - **The end**: the last window is also judged at W as the run ends: the state then complete and balanced and
@@ -120,8 +122,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             m["storms"] += 1
             problems.append(f"rebalance storm: {len(lost)} partitions lost by members in good standing in "
                             f"{lost[-1]['mono'] - lost[0]['mono']:.1f}s after {at} "
-                            f"({', '.join(sorted({e['member'] for e in lost}))}), no fault or broker event "
-                            f"driving it; {len(bursts)} rebalances in the window")
+                            f"({', '.join(sorted({e['member'] for e in lost}))}), no fault, stall or broker "
+                            f"event driving it; {len(bursts)} rebalances in the window")
             wits += [witness(e, "lost by a member in good standing") for e in lost[:4]]
         if final:
             last = (T, N, c, bound, why, t_ev)
@@ -163,8 +165,9 @@ def _final(tl, settings, m, convs, last, problems, wits) -> Verdict:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    if _fault_active(tl, W) or any(f.start <= W < f.end for f in tl.faults):
-        return verdict(NAME, "unknown", "a fault is still active at the end: no settled state to judge", (), m)
+    if active := _active_at(tl, W):
+        return verdict(NAME, "unknown", f"a fault is still active at the end ({active.show(tl.start)}): no settled "
+                                        f"state to judge", [witness(active.event, "the fault still active")], m)
     if not (complete and balanced):
         return verdict(NAME, "unknown", f"assignment {what} at the end, only {W - T:.3f}s after the last "
                                         f"disturbance (bound {bound:.1f}s: {why})",
@@ -247,18 +250,18 @@ def _undriven(tl, settings, W: float, before: bool) -> list[tuple[float, int, li
     its own session timer, one member at a time, while the group itself has not rebalanced."""
     allowed = rebalance_rounds(settings.protocol) + FOLLOW_UP_REBALANCES
     times: set[float] = {tl.start}
-    for t, e in tl.disturbances(W, before):
-        if e is not None and e.get("type") == "member_exit" and e.get("how") == "graceful":
-            t = next((tl.shutdown_start(lf) for lf in tl.lives.get(e.get("member"), ()) if lf.exit_event is e), t)
+    cs = causes.build(tl)
+    stops = {id(c.event): c.start for c in cs.of("leave") if c.event.get("type") == "member_exit"}
+    for t, e in cs.moments(W, before):
+        t = stops.get(id(e), t)  # a graceful stop: from its start (the causes view's leave)
         if tl.start <= t < W:
             times.add(t)
     times_ = sorted(times)
-    brokers = _broker_event_monos(tl)
     joined = _first_assignments(tl)
     out = []
     for i, T in enumerate(times_):
         N = times_[i + 1] if i + 1 < len(times_) else W
-        bursts = _bursts(tl, T, N, skip=lambda e: e["type"] == "lost" and _lost_explained(tl, e, brokers))
+        bursts = _bursts(tl, T, N, skip=lambda e: e["type"] == "lost" and _lost_explained(tl, e))
         # each member whose first assignment came in the window joined in it, on its own: under load the first
         # members' joins land seconds apart (and after the next member's start), each with its protocol's rounds
         joins = bisect_left(joined, N) - bisect_left(joined, T)
@@ -303,34 +306,41 @@ def _bursts(tl, T: float, N: float, skip=None) -> list[tuple[float, float, dict]
 def _unexplained_lost(tl, T: float, N: float) -> list[dict]:
     """`lost` events in [T, N) of members in good standing that stay alive and that no fault or broker event
     explains (`_lost_explained`)."""
-    brokers = _broker_event_monos(tl)
     out = []
     for e in tl.history.derived(("lost_events", tl.end), lambda: [e for _, e in tl.control if e["type"] == "lost"]):
         t, x = e["mono"], e.get("member")
         if not T <= t < N or not tl.event_partitions(e) or not tl.alive(x, t + 1e-6):
             continue
-        if not _lost_explained(tl, e, brokers):
+        if not _lost_explained(tl, e):
             out.append(e)
     return out
 
 
-def _broker_event_monos(tl) -> list[float]:
-    return tl.history.derived(("broker_event_monos", tl.end),
-                              lambda: [e["mono"] for _, e in tl.control if e["type"] == "broker_event"])
+#: the causes that explain a `lost` of a member they reached within its session timeout before it: a fault or a
+#: request fault on it, its own stall, and (whoever lost) a broker event or a fault of brokers
+EXPLAINS_LOST = ("faulted", "request", "stalled", "broker")
 
 
-def _lost_explained(tl, e: dict, brokers: list[float]) -> bool:
-    """Whether a `lost` event has a cause in the history within the member's own session timeout S before it: a
-    fault on the member, a fault on a broker (`brokers_affected`: a broker killed or paused is down until its
-    fault ends, and a member whose coordinator it was times its session out on its own clock, and writes `lost`
-    when its next poll serves the callback), or a broker event."""
+def _lost_explained(tl, e: dict) -> bool:
+    """Whether a `lost` event has a cause in the history within the member's own session timeout S before it, read
+    from the one model of causes (`causes`, `EXPLAINS_LOST`): a fault that reached the member, its stall, a fault on
+    a broker (`brokers_affected`: a broker killed or paused is down until its fault ends, and a member whose
+    coordinator it was times its session out on its own clock, and writes `lost` when its next poll serves the
+    callback), or a broker event."""
     t, x = e["mono"], e.get("member")
     S = member_settings(tl, x, t).session_timeout_s
-    reached = causes.build(tl).reached  # the members each fault reached (`causes`)
-    if any((x in reached(f) or f.start_event.get("brokers_affected")) and f.start < t and f.end > t - S
-           for f in tl.faults):
-        return True
-    return any(t - S <= b <= t for b in brokers)
+    for c in causes.build(tl).within(t - S, t, EXPLAINS_LOST):
+        if c.kind == "broker" and c.start == c.end:
+            return True  # a broker event in [t - S, t]
+        if (c.concerns(x) or c.kind == "broker" or c.event.get("brokers_affected")) and c.start < t and c.end > t - S:
+            return True
+    return False
+
+
+def _active_at(tl, t: float):
+    """The first cause read from a fault (the causes view) still active at t, or None."""
+    return next((c for c in causes.build(tl).within(t, t) if c.event.get("type") == "fault_start"
+                 and c.start <= t < c.end), None)
 
 
 def _fault_active(tl, t: float) -> bool:

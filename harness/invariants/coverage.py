@@ -81,7 +81,7 @@ def _judge_gaps(tl: timeline.Timeline, horizon: float, problems: list[str], wits
                 static_away.append({"partition": p, "member": away, "s": secs(e - s)})
                 continue
             by_p[g] = max(by_p.get(g, 0.0), e - s)
-            d = tl.last_disturbance_time(s)
+            d = _gap_moment(tl, s)
             key = (g, d if d is not None else tl.start)
             per_dist[key] = per_dist.get(key, 0.0) + (e - s)
             if e - s > bound:
@@ -107,6 +107,15 @@ def _judge_gaps(tl: timeline.Timeline, horizon: float, problems: list[str], wits
     else:
         m["max_unowned_s"], m["max_unowned_partition"] = None, None
     return static_away
+
+
+def _gap_moment(tl: timeline.Timeline, s: float) -> float | None:
+    """The disturbance a gap from s follows, whose bound its sum is held to: a graceful stop whose shutdown had begun
+    by s (a `leave` of the causes view, from its start to its exit: its revokes come before it exits) counts at its
+    exit, where its departure is read (a static member's session timeout: it sent no leave); else the last
+    disturbance by s (`Timeline.last_disturbance_time`)."""
+    stops = [c.end for c in causes.build(tl).within(s, s, ("leave",)) if c.event.get("type") == "member_exit"]
+    return max(stops) if stops else tl.last_disturbance_time(s)
 
 
 def _judge_end(tl: timeline.Timeline, W: float, before, problems: list[str], wits: list[dict], m: dict) -> str | None:
@@ -150,8 +159,9 @@ def _uncertain_end(tl: timeline.Timeline, W: float, owners: set[str]) -> str | N
     that ended less than that session timeout before W (its ownership may then be its own view only, the group
     not yet repaired). A fault shorter than the session timeout cannot have cost it its membership: neither its
     session nor its max.poll.interval.ms (never shorter than the session timeout) can have run out."""
-    if active := [f for f in tl.faults if f.start <= W < f.end]:
-        return f"a fault ({active[0].kind}) is still active at the end: no settled state to judge"
+    if active := [c for c in causes.build(tl).within(W, W) if c.event.get("type") == "fault_start"
+                  and c.start <= W < c.end]:  # the faults, from the causes view
+        return f"a fault is still active at the end ({active[0].show(tl.start)}): no settled state to judge"
     reached = causes.build(tl).reached
     for f in tl.faults:
         for x in sorted(reached(f) & owners):  # the members it reached (`causes`: those started inside a network fault)

@@ -3,9 +3,10 @@ checkers (`subscribed_only`, `assignor_shape`) and, two by two, `strict_stickine
 
 The rule is made of what the history holds of each moment, never of what is judged at it (a stable point is not one
 that is balanced or has its assignor's shape: those are what the checkers ask of it; an answer that leaves a partition
-unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*: a member
-starting, stopping (its `member_stop`) or exiting, a member applying a control (a subscription change, a stall), a
-topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
+unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*, the moments of the one
+model of causes (`causes.Causes.moments`, with the changes members make on their own): a member starting, stopping
+(its graceful stop's start, `Timeline.shutdown_start`) or exiting, a member applying a control (a subscription change,
+a stall and its end), a topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
 one or more rebalances; the assignment it settles on is the last stretch before the next cause (or the workload end
 W): the stretch over which nothing changes (ownership, live members, subscriptions, partition counts) that the next
 cause ends. That stretch is a **stable point** when besides:
@@ -43,16 +44,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.record.history import History
-from harness.invariants import timeline
+from harness.invariants import causes, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict
 from harness.invariants.settings import life_at, member_settings, rebalance_allowance, revoke_wait_s
 from harness.invariants.terms import sweep_owners
 from harness.base.steps import Step
-
-#: the harness's and members' event types that are causes of a rebalance window's start (besides member lives,
-#: faults and topic growth)
-CAUSE_TYPES = frozenset({"member_stop", "control", "broker_event"})
-
 
 @dataclass(frozen=True)
 class Point:
@@ -120,18 +116,15 @@ def failing(name: str, bad: list[str], wits: list[dict], unread: list[str], m: d
     return None
 
 
-def causes(tl, until: float) -> list[float]:
-    """The times of every cause up to `until`, sorted."""
-    out = {t for t in tl.growth.times}
-    out |= {x for ls in tl.lives.values() for lf in ls for x in (lf.start, lf.end) if x <= until}
-    out |= {t for f in tl.faults for t in (f.start, f.end) if t <= until}
-    out |= {e["mono"] for _, e in tl.control if e["type"] in CAUSE_TYPES and e["mono"] <= until}
-    return sorted(t for t in out if t <= until)
+def cut_times(tl, until: float) -> list[float]:
+    """The times of every cause up to `until`, sorted: the moments of the one model of causes, with the changes the
+    members make on their own (`causes.Causes.moments`)."""
+    return sorted({t for t, _ in causes.build(tl).moments(until, changes=True)})
 
 
 def _build(tl) -> Points:
     W = tl.workload_end if tl.workload_end is not None else tl.end
-    cause = [t for t in causes(tl, W) if t >= tl.start]
+    cause = [t for t in cut_times(tl, W) if t >= tl.start]
     cause_set = set(cause) | {W}
     times = sorted({t for t in cause if t < W} | {o.start for o in tl.ownerships if tl.start <= o.start < W}
                    | {o.end for o in tl.ownerships if tl.start <= o.end < W} | {tl.start})
@@ -200,28 +193,43 @@ class _Confirmation:
 
 
 def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
-    """Why the stretch [a, b) is no stable point for what was going on in it, or None."""
+    """Why the stretch [a, b) is no stable point for what was going on in it, or None; what went on is read from the
+    one model of causes (`causes`)."""
     if not tl.alive_members(a):
         return "had no live member"
-    if any(f.start < b and f.end > a for f in tl.faults):
+    cs = causes.build(tl)
+    during = [c for c in cs.within(a, b) if c.start < b and c.end > a]
+    if any(c.event.get("type") == "fault_start" for c in during):
         return "had a fault active"
     if any(len(xs) > 1 for xs in owners.values()):
         return "had a partition held twice"
-    for m, ls in tl.lives.items():
-        for lf in ls:
-            if lf.how == "graceful" and lf.exit_event is not None and tl.shutdown_start(lf) < b and lf.end > a:
-                return "had a member stopping"
-            if lf.exit_event is not None and lf.end <= a and (lf.how in ("kill", "crash") or lf.instance_id):
-                if _taken_up(tl, lf, a):
-                    continue
-                try:
-                    ms = member_settings(tl, m, lf.end - 1e-6)
-                except MissingSetting as e:
-                    return f"followed a departure whose session timeout is unknown ({e})"
-                if a < lf.end + ms.session_timeout_s - (ms.hb_s or 0.0):
-                    return "began within a departed member's session timeout"
-    if _stalled(tl, a):
+    if any(c.kind == "leave" and c.event.get("type") == "member_exit" for c in during):
+        return "had a member stopping"
+    if (why := _expiring(tl, cs, a)) is not None:
+        return why
+    if any(c.start <= a < c.end and tl.alive(m, a) for c in cs.of("stalled") for m in c.members):
         return "had a member stalled"
+    return None
+
+
+def _expiring(tl, cs, a: float) -> str | None:
+    """Why a stretch from `a` began while the coordinator still counted a departed member (its `expire` cause, less
+    one heartbeat interval: the timer runs from its last heartbeat), None when it did not."""
+    for c in cs.of("expire"):
+        if c.start > a:
+            break
+        (m,) = c.members
+        lf = next(lf for lf in tl.lives[m] if lf.exit_event is c.event)
+        if _taken_up(tl, lf, a):
+            continue
+        if c.unknown:
+            return f"followed a departure whose session timeout is unknown: {c.unknown}"
+        try:
+            hb = member_settings(tl, m, lf.end - 1e-6).hb_s or 0.0
+        except MissingSetting as e:
+            return f"followed a departure whose heartbeat interval is unknown: {e}"
+        if a < c.end - hb:
+            return "began within a departed member's session timeout"
     return None
 
 
@@ -230,14 +238,3 @@ def _taken_up(tl, departed, a: float) -> bool:
     return bool(departed.instance_id) and any(
         lf.instance_id == departed.instance_id and departed.end <= lf.start <= a < lf.end
         for ls in tl.lives.values() for lf in ls)
-
-
-def _stalled(tl, t: float) -> bool:
-    """Whether a live member's last stall control at or before t stopped its polling."""
-    last: dict[str, bool] = {}
-    for _, e in tl.control:
-        if e["mono"] > t:
-            break
-        if e["type"] == "control" and "stall" in e and e.get("member"):
-            last[e["member"]] = bool(e["stall"])
-    return any(v and tl.alive(m, t) for m, v in last.items())

@@ -8,14 +8,16 @@ the last event; events after E are not read.
   A kill is recorded once the process is gone, after the signal; own events outside a life are still not
   read as ownership.
 - **Fault window**: `fault_start` .. the `fault_end` of the same fault_id, [start, end); a fault never
-  lifted lasts past E. It affects the members in its `members_affected`.
+  lifted lasts past E. It affects the members it reaches, as the one model of causes says (`causes`):
+  those in its `members_affected` and, for a network or rack fault, those started inside its window.
 - **Good standing**: alive and affected by no active fault.
 - **Ownership interval** of member m and partition p: from m's `assigned` naming p to m's `revoked` or
   `lost` naming p, or m's `member_exit`, [start, end); open (end = inf) when it lasts past E.
 - **Taint** of an ownership interval: the first time within it at which a fault affecting its member
   is active. From then until the interval ends the owner may be a zombie: fenced without knowing it.
 - **Disturbance**: a fault start or end (a fault still active counts at every moment), a member start
-  or exit, a `broker_event`. After one, the group may rebalance; settle and convergence count from it.
+  or exit, a `broker_event`: the moments of the one model of causes (`causes.Causes.moments`). After
+  one, the group may rebalance; settle and convergence count from it.
 - **Workload end** W, the moment the final state is judged at: E when some member is alive then and
   there is no `drained` event. After a `drained` event the runner stops every member, and each
   graceful stop revokes: W is then the start of the first shutdown after the last `drained` (its first
@@ -313,32 +315,38 @@ class Timeline:
             self._alive_between[key] = frozenset(m for m in self.lives if self.alive(m, t, before))
         return set(self._alive_between[key])
 
+    def reaching(self, member: str) -> list:
+        """The faults and request faults that reached the member, by start, from the one model of causes
+        (`causes`: those that list it and, for a network or rack fault, those it started inside of)."""
+        from harness.invariants import causes  # it reads this timeline
+        index = self.__dict__.setdefault("_reaching", {})
+        if member not in index:
+            index[member] = [c for c in causes.build(self).of("faulted", "request") if c.concerns(member)]
+        return index[member]
+
     def affected(self, member: str, t: float) -> bool:
-        """Whether an active fault lists the member at t."""
-        return any(member in f.members and f.active(t) for f in self.faults)
+        """Whether a fault that reached the member (`reaching`) is active at t."""
+        return any(c.start <= t < c.end for c in self.reaching(member))
 
     def in_good_standing(self, member: str, t: float) -> bool:
         return self.alive(member, t) and not self.affected(member, t)
 
     def good_standing(self, member: str) -> list[tuple[float, float]]:
-        """The intervals during which a member is alive and affected by no fault (clipped to the history)."""
+        """The intervals during which a member is alive and reached by no active fault (clipped to the history)."""
         out = []
         for lf in self.lives.get(member, ()):
             cur = [(lf.start, min(lf.end, self.end))]
-            for f in self.faults:
-                if member in f.members:
-                    cur = [piece for a, b in cur for piece in ((a, min(b, f.start)), (max(a, f.end), b))
-                           if piece[0] < piece[1]]
+            for f in self.reaching(member):
+                cur = [piece for a, b in cur for piece in ((a, min(b, f.start)), (max(a, f.end), b))
+                       if piece[0] < piece[1]]
             out.extend(cur)
         return sorted(out)
 
     def taint(self, o: Ownership) -> float:
-        """The first time in an ownership interval at which a fault affecting its member is active (inf: none)."""
-        t = INF
-        for f in self.faults:
-            if o.member in f.members and f.start < o.end and f.end > o.start:
-                t = min(t, max(f.start, o.start))
-        return t
+        """The first time in an ownership interval at which a fault that reached its member (`reaching`) is active
+        (inf: none)."""
+        return min((max(c.start, o.start) for c in self.reaching(o.member) if c.start < o.end and c.end > o.start),
+                   default=INF)
 
     def frozen_time(self, member: str, a: float, b: float) -> float:
         """Seconds of [a, b) during which a freezing fault (pause) affected the member."""
@@ -366,25 +374,10 @@ class Timeline:
         return len(required) > 0 and all(len(owners.get(p, ())) == 1 for p in required)
 
     def disturbances(self, until: float, before: bool = False) -> list[tuple[float, dict]]:
-        """(time, event) of every disturbance up to `until`; a fault active then counts at `until`."""
-        out: list[tuple[float, dict]] = []
-
-        def upto(t):
-            return t < until if before else t <= until
-
-        for f in self.faults:
-            if upto(f.start):
-                out.append((f.start, f.start_event))
-                out.append((f.end, f.end_event) if upto(f.end) else (until, f.start_event))
-        for ls in self.lives.values():
-            for lf in ls:
-                if upto(lf.start):
-                    out.append((lf.start, lf.start_event))
-                if lf.exit_event is not None and upto(lf.end):
-                    out.append((lf.end, lf.exit_event))
-        out += [(e["mono"], e) for _, e in self.control if e["type"] == "broker_event" and upto(e["mono"])]
-        out.sort(key=lambda x: x[0])
-        return out
+        """(time, event) of every disturbance up to `until`, by time; a fault active then counts at `until`. What a
+        disturbance is, the one model of causes decides (`causes.Causes.moments`)."""
+        from harness.invariants import causes  # it reads this timeline
+        return causes.build(self).moments(until, before)
 
     def last_disturbance_time(self, until: float) -> float | None:
         """The time of `last_disturbance(until)` (None: none), from an index built once: for many lookups."""
