@@ -12,8 +12,9 @@
     else holds is caught here.
 (b) Processing. A `processed` event of a member for a partition it does not hold at that moment (never
     assigned, or after its own `revoked`/`lost`) is a violation: once a member has seen its revoke it
-    is no zombie, faulted or not. If instead A was under a fault (pause, network) at some time between
-    its `assigned` and B's `assigned`, A is a possible zombie: it may have been fenced without seeing
+    is no zombie, faulted or not. If instead a fault reached A (a pause, a network fault: the causes view,
+    harness/invariants/causes.py, where a network fault reaches members started inside it too) at some time
+    between its `assigned` and B's `assigned`, A is a possible zombie: it may have been fenced without seeing
     it. Its overlap window runs from B's `assigned` to A's `revoked`/`lost`/`member_exit` (or to B's
     own end, or the end of the history, if sooner). It is a violation when the window exceeds
     its tolerance (below), or when A commits the partition successfully (`committed` ok=true naming it)
