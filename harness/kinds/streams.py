@@ -144,6 +144,8 @@ class StreamsApp:
             conf["harness.misreport"] = {**conf.get("harness.misreport", {}), "processing.guarantee": "exactly_once_v2"}
         if cfg.misbehave == "forget-state" and slot == 0:  # its tasks start on emptied stores
             conf["harness.forget.state"] = True
+        if cfg.misbehave == "streams-phantom-commit":  # records, as it closes, a commit it never sent
+            conf["harness.phantom.commit"] = True
         if cfg.misbehave == "thread-churn" and slot == 0:  # adds and removes a stream thread every second
             conf["harness.thread.churn"] = True
         if s["harness.rack.aware"]:

@@ -16,6 +16,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -40,9 +42,18 @@ final class StreamsCommits {
         return System.nanoTime() / 1e9;
     }
 
+    /**
+     * A self-test (--misbehave streams-phantom-commit, `harness.phantom.commit`): as its main consumer closes, after
+     * its last commit, the instance records one more commit as acknowledged that it never sent, 1000 past the last
+     * offset it recorded of one partition; commit_durability must fail the run.
+     */
+    static volatile boolean phantom;
+    static final AtomicBoolean PHANTOM_DONE = new AtomicBoolean();
+
     /** Record this instance's acknowledged commits into `h`: the main consumer's interceptor set in `p`. */
-    static void install(StreamsMember.History h, Properties p) {
+    static void install(StreamsMember.History h, Properties p, Map<String, Object> conf) {
         history = h;
+        phantom = Boolean.parseBoolean(String.valueOf(conf.getOrDefault("harness.phantom.commit", false)));
         p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG), Interceptor.class.getName());
     }
 
@@ -92,14 +103,27 @@ final class StreamsCommits {
             return records;
         }
 
+        private final Map<String, Object[]> last = new TreeMap<>();
+
         @Override
         public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
             record(group, offsets, since, "consumer", client);
             since = now();
+            for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+                last.put(e.getKey().toString(), new Object[] {e.getKey(), e.getValue().offset()});
+            }
         }
 
         @Override
-        public void close() {}
+        public void close() {
+            if (phantom && !last.isEmpty() && PHANTOM_DONE.compareAndSet(false, true)) {
+                Object[] first = last.values().iterator().next();
+                TopicPartition tp = (TopicPartition) first[0];
+                long never = (Long) first[1] + 1000;
+                StreamsMember.log("phantom-commit: recording " + tp + " offset " + never + " as acknowledged, never sent");
+                record(group, Map.of(tp, new OffsetAndMetadata(never)), now(), "consumer", client);
+            }
+        }
     }
 
     /** A producer that records the offsets a committed transaction carried (class doc). */
