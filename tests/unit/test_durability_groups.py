@@ -13,7 +13,7 @@ KILL = [{"action_id": "a1", "kind": "kill_coordinator", "params": {"down_s": 2.0
 APP, SINK = "app", "connect-sink"
 
 
-def gc(m: str, t: float, offsets: dict, *, group: str = APP, asked: float | None = None, via: str = "consumer") -> dict:
+def gc(m: str, t: float, offsets: dict, *, group: str = APP, asked: float | None = None, via: str = "offset_commit") -> dict:
     """A `group_commit` acknowledged at t (asked 0.05 s before unless `asked`); `offsets`: partition -> offset."""
     return ev(ACKED, t, m, member=m, group_id=group, offsets=[[TOPIC, p, o] for p, o in sorted(offsets.items())],
               ok=True, requested_mono=t - 0.05 if asked is None else asked, via=via)
@@ -135,7 +135,7 @@ def test_the_plan_decides_where_it_applies():
 def test_the_event_is_valid_against_the_schema(tmp_path):
     from harness.record.history import HistoryWriter
     w = HistoryWriter(tmp_path / "member-s0.jsonl", source="member", member="s0")
-    for via in ("consumer", "transaction"):
+    for via in ("offset_commit", "transaction"):
         e = gc("s0", 2.0, {0: 10}, via=via)
         w.event(ACKED, **{k: v for k, v in e.items() if k not in ("type", "mono", "wall", "source")},
                 thread="StreamThread-1-consumer")

@@ -61,7 +61,7 @@ public class HarnessCommits implements ConsumerInterceptor<Object, Object> {
             out.add(List.of(e.getKey().topic(), e.getKey().partition(), e.getValue().offset()));
         }
         HarnessHistory.event("group_commit", "group_id", group, "offsets", out, "ok", true, "requested_mono", asked,
-                "via", "consumer", "worker", HarnessHistory.WORKER);
+                "via", "offset_commit", "worker", HarnessHistory.WORKER);
     }
 
     @Override

@@ -4,7 +4,7 @@
  *
  * - at_least_once: the main consumer's interceptor (ConsumerInterceptor.onCommit, which the consumer calls once the
  *   coordinator answered a commit with success, for commitSync and commitAsync, the classic and the streams
- *   protocol alike): `via` "consumer". `requested_mono` is the earliest the commit can have been asked: the end of
+ *   protocol alike): `via` "offset_commit". `requested_mono` is the earliest the commit can have been asked: the end of
  *   the previous one this consumer recorded (a stream thread commits one at a time), else when it was made.
  * - exactly_once_v2: the offsets go through the producer's transaction (sendOffsetsToTransaction); the commit is
  *   acknowledged when commitTransaction returned: `via` "transaction", `requested_mono` when the offsets were
@@ -107,7 +107,7 @@ final class StreamsCommits {
 
         @Override
         public void onCommit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-            record(group, offsets, since, "consumer", client);
+            record(group, offsets, since, "offset_commit", client);
             since = now();
             for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
                 last.put(e.getKey().toString(), new Object[] {e.getKey(), e.getValue().offset()});
@@ -121,7 +121,7 @@ final class StreamsCommits {
                 TopicPartition tp = (TopicPartition) first[0];
                 long never = (Long) first[1] + 1000;
                 StreamsMember.log("phantom-commit: recording " + tp + " offset " + never + " as acknowledged, never sent");
-                record(group, Map.of(tp, new OffsetAndMetadata(never)), now(), "consumer", client);
+                record(group, Map.of(tp, new OffsetAndMetadata(never)), now(), "offset_commit", client);
             }
         }
     }
