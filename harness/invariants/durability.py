@@ -138,8 +138,9 @@ def _name(key: tuple) -> str:
 
 
 def _judge(answered: list[dict], commits: dict, m: dict) -> list[tuple]:
-    """The first lost commit of each partition: (partition, last entry, the read, its offset or None); counts in m."""
-    lost: dict[tuple[str, int], tuple] = {}
+    """The first lost commit of each partition: ((group, topic, partition), last entry, the read, its offset or None);
+    counts in m."""
+    lost: dict[tuple[str | None, str, int], tuple] = {}
     for r in sorted(answered, key=lambda r: r["mono"]):
         a, b = float(r.get("asked_mono", r["mono"])), float(r["mono"])
         got = {(t, int(p)): int(o) for t, p, o in r["offsets"]}
