@@ -14,8 +14,8 @@ coordinator just moved may answer COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATO
 
 - `group_id`, `after` (the step's action id, `a1`, ..., or `end`), `step_kind` (the step's action, null at the end);
 - `asked_mono`: when the request that was answered was sent (a commit acknowledged before it must show);
-- `coordinator`: the broker DescribeConsumerGroups named just before (null when it could not say: a Streams group
-  of the streams protocol is no consumer group to that API);
+- `coordinator`: the broker DescribeConsumerGroups named just before (null when it could not say; a Streams group
+  of the streams protocol is named too: librdkafka finds its coordinator before it asks);
 - `offsets`: `[topic, partition, offset]` per partition the group has committed (null when no answer came);
   `partition_errors`: `[topic, partition, error]` per partition the answer refused;
 - `tries`, `error` (null, or the last refusal when no answer came within READ_WITHIN_S).
