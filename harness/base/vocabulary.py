@@ -149,7 +149,10 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
         "fake-eos": "(streams-eos-kill) the instances run at_least_once while they record exactly_once_v2",
         "forget-state": "(streams-*) the first instance starts each task on an emptied store",
         "thread-churn": "(streams-*) the first instance adds a stream thread and removes it again every second: each "
-                        "a consumer joining or leaving, the group never settles (group_settled must fail the run)"},
+                        "a consumer joining or leaving, the group never settles (group_settled must fail the run)",
+        "streams-phantom-commit": "(streams-*, at-least-once) each instance, as its consumer closes, records a commit "
+                                  "1000 past its last committed offset of one partition as acknowledged without "
+                                  "sending it (commit_durability must fail the run)"},
     "connect": {
         "zombie-task": "(connect-*) a source task goes on producing after it was stopped",
         "wrong-delay": "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran"},

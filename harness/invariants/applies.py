@@ -44,7 +44,7 @@ class PlanFacts:
     they (and slots added later) are static; `racks`: the racks members are placed on (slot modulo them; none:
     no member has a rack); `team_slots`: `all` when every slot runs a program of the team's own, `some`, or
     `none`; `subscriptions`: members subscribe to something else than every topic (given per slot, for every
-    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks; `backend`: the cluster backend."""
+    slot, or by a step); `broker_settings`: what the run's own brokers were given (`--broker-set`); `units`: a Connect run's connectors and tasks; `source_connectors`, `sink_connectors`: how many of each kind; `backend`: the cluster backend."""
 
     kind: str
     protocol: str
@@ -58,6 +58,7 @@ class PlanFacts:
     subscriptions: bool = False
     standby_replicas: int = 0
     source_connectors: int = 0
+    sink_connectors: int = 0
     units: int = 0
     dead_letter_topic: str | None = None
     backend: str = "local"
@@ -109,6 +110,25 @@ def commit_durability(facts: PlanFacts) -> Answer:
         return False, "the fake backend's cluster has no group coordinator to read the committed offsets from"
     return True, "the harness reads the group's committed offsets from its coordinator at the end (and after each " \
                  "step that acts on brokers), and the members record each commit's outcome"
+
+
+def streams_commit_durability(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to read the committed offsets from"
+    if facts.team_slots == "all":
+        return False, "every slot runs the team's own application, which need not record its acknowledged commits"
+    return True, "the harness reads the application's committed offsets from its group's coordinator at the end " \
+                 "(and after each step that acts on brokers), and the instances record each acknowledged commit " \
+                 "(the consumer's interceptor; under exactly-once, each committed transaction)"
+
+
+def connect_commit_durability(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to read the committed offsets from"
+    if not facts.sink_connectors:
+        return False, "no sink connector: no task commits offsets through a consumer group"
+    return True, "the harness reads the sink connectors' groups' committed offsets from their coordinator at the end " \
+                 "(and after each step that acts on brokers), and the workers record each acknowledged commit"
 
 
 def _strategy_sticky(settings: dict | None) -> bool:
@@ -247,8 +267,10 @@ RULES = {
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
-                "standby_placement": standby_placement, "state_kept": state_kept},
-    "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence},
+                "standby_placement": standby_placement, "state_kept": state_kept,
+                "commit_durability": streams_commit_durability},
+    "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence,
+                "commit_durability": connect_commit_durability},
     "share": {"share_dead_letter": share_dead_letter, "share_poison": share_poison},
 }
 

@@ -266,13 +266,31 @@ class ConnectCluster:
         return ok, snapshot, summary
 
     # -- the end
+    def sink_groups(self) -> list[str]:
+        """The groups the sink connectors' tasks commit through (Connect names each `connect-<connector>`)."""
+        return [f"connect-{c}" for c in self.connect_check_settings()["sink_connectors"]]
+
+    def read_offsets(self, *, after: str, step_kind: str | None = None) -> None:
+        """The sink connectors' groups' committed offsets as their coordinators return them now, as `offsets_read`
+        events (harness/kinds/offsets_read.py; `commit_durability`), on real brokers."""
+        if getattr(self, "offsets", None) is None:
+            from harness.kinds.offsets_read import GroupsReader
+            self.offsets = GroupsReader(self.ctx, self.sink_groups)
+        self.offsets.read(after=after, step_kind=step_kind)
+
     def close(self) -> None:
-        """The run is over, however it ended: nothing runs beside the members of a Connect cluster."""
+        """The run is over, however it ended: the offsets readers' admin processes end (nothing else runs beside
+        the members of a Connect cluster)."""
+        reader, self.offsets = getattr(self, "offsets", None), None
+        if reader is not None:
+            reader.close()
 
     def finish(self, *, timeout_s: float = 60.0) -> None:
-        """Read the source topic back into history/output.jsonl: a `connect_record` per record (its connector,
-        task and sequence number), then `connect_read`."""
+        """The sink groups' committed offsets read once more (`read_offsets`, after="end"); then the source topic
+        read back into history/output.jsonl: a `connect_record` per record (its connector, task and sequence
+        number), then `connect_read`."""
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        self.read_offsets(after="end")
         ctx = self.ctx
         if not int(self.s["harness.source.tasks"]):
             return

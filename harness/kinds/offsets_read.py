@@ -1,7 +1,10 @@
 """The group's committed offsets as its coordinator returns them, read by the harness (`offsets_read` events), for
 `commit_durability` (harness/invariants/durability.py; docs/invariants.md).
 
-A consumer-group run on real brokers reads them after each step of its schedule that acts on brokers (the checker's
+A consumer-group, Kafka Streams or Connect run on real brokers (`GroupsReader`: the run's group; a Streams run's
+is its application id; a Connect run's are its sink connectors' groups, `connect-<name>`, the groups through which
+its sink tasks commit, never the workers' own, which commits nothing) reads them after each step of its schedule that
+acts on brokers (the checker's
 `reads_after`: a coordinator killed, restarted or cut off, a broker bounced, a rack down, leaders moved, the offsets
 partition compacted), once the step ended, and once after the members' final stop. A read is the Admin client's
 DescribeConsumerGroups (which broker coordinates the group now) then ListConsumerGroupOffsets (OffsetFetch of every
@@ -11,7 +14,8 @@ coordinator just moved may answer COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATO
 
 - `group_id`, `after` (the step's action id, `a1`, ..., or `end`), `step_kind` (the step's action, null at the end);
 - `asked_mono`: when the request that was answered was sent (a commit acknowledged before it must show);
-- `coordinator`: the broker DescribeConsumerGroups named just before (null when it could not say);
+- `coordinator`: the broker DescribeConsumerGroups named just before (null when it could not say; a Streams group
+  of the streams protocol is named too: librdkafka finds its coordinator before it asks);
 - `offsets`: `[topic, partition, offset]` per partition the group has committed (null when no answer came);
   `partition_errors`: `[topic, partition, error]` per partition the answer refused;
 - `tries`, `error` (null, or the last refusal when no answer came within READ_WITHIN_S).
@@ -22,7 +26,7 @@ import time
 
 from harness.invariants.durability import EVENT, reads_after
 
-__all__ = ["OffsetsReader", "committed_offsets", "read", "reads_after"]
+__all__ = ["GroupsReader", "OffsetsReader", "committed_offsets", "read", "reads_after"]
 
 #: how long a read keeps asking before it records the error; how long between two asks
 READ_WITHIN_S, RETRY_S = 30.0, 1.0
@@ -87,3 +91,27 @@ class OffsetsReader:
 
     def close(self) -> None:
         self.ask.close()
+
+
+class GroupsReader:
+    """The reads of a run's groups (`groups()`: their ids now), one `OffsetsReader` each, made at its first read, on
+    real brokers only (the fake backend has no coordinator to ask); `close()` ends them."""
+
+    def __init__(self, ctx, groups) -> None:
+        self.ctx, self.groups, self.readers = ctx, groups, {}
+
+    def read(self, *, after: str, step_kind: str | None = None) -> None:
+        """One read of each group, recorded (module docstring)."""
+        if getattr(self.ctx.cluster, "backend", None) == "fake":
+            return
+        for g in self.groups():
+            if after == "end":
+                self.ctx.say(f"reading group {g}'s committed offsets (ListConsumerGroupOffsets)")
+            if g not in self.readers:
+                self.readers[g] = OffsetsReader(self.ctx.cluster.bootstrap(), g, self.ctx.event)
+            self.readers[g].read(after=after, step_kind=step_kind)
+
+    def close(self) -> None:
+        readers, self.readers = self.readers, {}
+        for r in readers.values():
+            r.close()

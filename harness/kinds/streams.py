@@ -144,6 +144,8 @@ class StreamsApp:
             conf["harness.misreport"] = {**conf.get("harness.misreport", {}), "processing.guarantee": "exactly_once_v2"}
         if cfg.misbehave == "forget-state" and slot == 0:  # its tasks start on emptied stores
             conf["harness.forget.state"] = True
+        if cfg.misbehave == "streams-phantom-commit":  # records, as it closes, a commit it never sent
+            conf["harness.phantom.commit"] = True
         if cfg.misbehave == "thread-churn" and slot == 0:  # adds and removes a stream thread every second
             conf["harness.thread.churn"] = True
         if s["harness.rack.aware"]:
@@ -230,13 +232,27 @@ class StreamsApp:
                                judged.stateful_balance_slack).settled
 
     # -- the end
+    def read_offsets(self, *, after: str, step_kind: str | None = None) -> None:
+        """The application's group's committed offsets as its coordinator returns them now, as an `offsets_read`
+        event (harness/kinds/offsets_read.py; `commit_durability`), on real brokers."""
+        if getattr(self, "offsets", None) is None:
+            from harness.kinds.offsets_read import GroupsReader
+            self.offsets = GroupsReader(self.ctx, lambda: [self.ctx.group_id])
+        self.offsets.read(after=after, step_kind=step_kind)
+
     def close(self) -> None:
-        """The run is over, however it ended: nothing runs beside the members of a Kafka Streams application."""
+        """The run is over, however it ended: the offsets reader's admin process ends (nothing else runs beside
+        the members of a Kafka Streams application)."""
+        reader, self.offsets = getattr(self, "offsets", None), None
+        if reader is not None:
+            reader.close()
 
     def finish(self, *, timeout_s: float = 60.0) -> None:
-        """Read the output topic back with read_committed into history/output.jsonl: what the instances
-        committed, each record naming the input record it came from ("partition:offset")."""
+        """The group's committed offsets read once more (`read_offsets`, after="end"); then the output topic read
+        back with read_committed into history/output.jsonl: what the instances committed, each record naming the
+        input record it came from ("partition:offset")."""
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        self.read_offsets(after="end")
         ctx = self.ctx
         ctx.say(f"reading {self.output_topic} back (read_committed)")
         c = Consumer({"bootstrap.servers": ctx.cluster.bootstrap(), "group.id": f"{ctx.group_id}-reader",

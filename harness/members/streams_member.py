@@ -20,7 +20,7 @@ _log = logging.getLogger(__name__)
 ARTIFACT = "kafka-streams"
 PROGRAM = JvmProgram(
     name="streams-member", what="the Streams member", main="StreamsMember", against=ARTIFACT, artifact=ARTIFACT,
-    sources=(Path(__file__).resolve().parent / "streams" / "StreamsMember.java",),
+    sources=tuple(Path(__file__).resolve().parent / "streams" / f for f in ("StreamsMember.java", "StreamsCommits.java")),
     jvm_opts=("-Xmx384m", *BASE_JVM_OPTS, *SLF4J_OPTS, "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients=warn"))
 
 

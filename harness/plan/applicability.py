@@ -33,6 +33,7 @@ def plan_facts(plan, *, streams: dict | None = None, connect: dict | None = None
         broker_settings=dict(cfg.broker_settings), team_slots=_team_slots(cfg), subscriptions=subs,
         standby_replicas=int((streams or {}).get("standby_replicas") or 0),
         source_connectors=len(connect.get("source_connectors") or ()),
+        sink_connectors=len(connect.get("sink_connectors") or ()),
         units=len(connect.get("connectors") or ()) + sum(int(n) for n in (connect.get("tasks") or {}).values()),
         dead_letter_topic=dlq_topic(dict(plan.settings or {})) if plan.kind == "share" else None,
         backend=backend or cfg.backend)

@@ -215,7 +215,7 @@ def test_judge_dispatches_a_streams_run():
     from harness.invariants.streams import STREAMS_CHECKERS
     h = history(run_start(0.0, kind="streams", settings={"topic": "t"}, streams_settings={"tasks": 4}), run_end(9.0))
     vs = judge(h)
-    assert list(vs) == ["schedule_performed", *STREAMS_CHECKERS, "record_integrity"]
+    assert list(vs) == ["schedule_performed", *STREAMS_CHECKERS, "record_integrity", "commit_durability"]
     assert vs["task_exclusive_active"].status == "unknown"  # no Streams events at all
 
 

@@ -208,7 +208,7 @@ def test_judge_picks_the_connect_checkers_by_kind():
                 *(record(55.0, 0, s) for s in range(5)), read(56.0, 5))
     h.events[0]["connect_settings"] = settings().to_dict()
     vs = judge(h)
-    assert set(vs) == {"schedule_performed", *CONNECT_CHECKERS}
+    assert set(vs) == {"schedule_performed", *CONNECT_CHECKERS, "commit_durability"}
     assert vs["connect_task_exclusive"].status == "valid"
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 

@@ -45,10 +45,11 @@ def check_connect(history: History, settings: ConnectCheckSettings,
 def judge_connect(history: History, connect_settings: ConnectCheckSettings, settings: CheckSettings) -> dict[str, Verdict]:
     """The verdicts of a Connect run: the Connect invariants, then `record_integrity` of the sink's topic (when
     a sink connector ran): every acknowledged record delivered to a sink task, duplicates allowed, those of
-    partitions added while the run went on counted apart (`added`)."""
+    partitions added while the run went on counted apart (`added`); then `commit_durability` of the sink
+    connectors' groups."""
     from dataclasses import replace
 
-    from harness.invariants import integrity
+    from harness.invariants import durability, integrity
     verdicts = check_connect(history, connect_settings)
     if connect_settings.sink_connectors:
         try:
@@ -56,4 +57,5 @@ def judge_connect(history: History, connect_settings: ConnectCheckSettings, sett
             verdicts["record_integrity"] = with_added_partitions(history, settings.topic, v)
         except Exception as e:  # a checker that fails decides nothing
             verdicts["record_integrity"] = verdict("record_integrity", "unknown", f"checker raised {type(e).__name__}: {e}")
+    verdicts[durability.NAME] = durability.judged(history, settings)  # the sink connectors' groups
     return verdicts

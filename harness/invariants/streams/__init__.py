@@ -126,13 +126,15 @@ def check_streams(history: History, settings: StreamsCheckSettings,
 def judge_streams(history: History, streams_settings: StreamsCheckSettings, settings: CheckSettings) -> dict[str, Verdict]:
     """The verdicts of a Streams run: the Streams invariants, then `record_integrity` of the input topic. That one
     allows duplicates whatever the processing guarantee: the input's `processed` events include aborted
-    transactions (`output_integrity` judges exactly-once on the committed output)."""
+    transactions (`output_integrity` judges exactly-once on the committed output). Then `commit_durability` of the
+    application's group."""
     from dataclasses import replace
 
-    from harness.invariants import integrity
+    from harness.invariants import durability, integrity
     verdicts = check_streams(history, streams_settings)
     try:
         verdicts["record_integrity"] = integrity.check(history, replace(settings, exactly_once=False))
     except Exception as e:  # a checker that fails decides nothing
         verdicts["record_integrity"] = verdict("record_integrity", "unknown", f"checker raised {type(e).__name__}: {e}")
+    verdicts[durability.NAME] = durability.judged(history, settings)
     return verdicts

@@ -43,6 +43,8 @@ public final class HarnessWorker {
         if (memberId != null && !props.containsKey("client.id")) {
             props.put("client.id", memberId);
         }
+        // the sink tasks' acknowledged commits, `group_commit` events (HarnessCommits)
+        props.putIfAbsent("consumer.interceptor.classes", HarnessCommits.class.getName());
         Map<String, String> recorded = new HashMap<>(props);
         recorded.putAll(misreport);
         HarnessHistory.header();
