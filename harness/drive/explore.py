@@ -37,14 +37,14 @@ EXPLORE_JSON = "explore.json"
 #: the positions a perturbation may take in a member's stream of an API (from 1): about a run's rebalances
 POSITIONS = {"JoinGroup": 3, "SyncGroup": 3, "Heartbeat": 6, "OffsetCommit": 6, "LeaveGroup": 1,
              "ConsumerGroupHeartbeat": 8, "StreamsGroupHeartbeat": 8, "ShareGroupHeartbeat": 8, "ShareAcknowledge": 4}
-CLASSIC = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
+CLASSIC_APIS = ("JoinGroup", "SyncGroup", "Heartbeat", "OffsetCommit", "LeaveGroup")
 APIS = {"consumer": ("ConsumerGroupHeartbeat", "OffsetCommit"), "streams": ("StreamsGroupHeartbeat", "OffsetCommit"),
         "share": ("ShareGroupHeartbeat", "ShareAcknowledge")}
 
 
 def apis_of(protocol: str) -> tuple[str, ...]:
     """The group-protocol APIs a run's members send under `protocol` (classic-*, consumer, streams, share)."""
-    return APIS.get(protocol, CLASSIC)
+    return APIS.get(protocol, CLASSIC_APIS)
 
 
 def _ms(settings: dict, key: str, default_s: float) -> tuple[float, str]:

@@ -21,7 +21,7 @@ HEADER = {"type": "header", "schema": "rebalance-history", "version": 1, "source
 
 
 def _sched(seed, runs=10, depth=3):
-    return ex.schedule(seed, runs, members=MEMBERS, apis=ex.CLASSIC, limits=LIMITS, depth=depth)
+    return ex.schedule(seed, runs, members=MEMBERS, apis=ex.CLASSIC_APIS, limits=LIMITS, depth=depth)
 
 
 def test_the_same_seed_gives_the_same_perturbations_and_another_seed_others():
@@ -35,7 +35,7 @@ def test_each_run_tries_another_interleaving_within_the_bounds():
     runs = _sched(3, runs=40)
     assert len({ex._shape(ps) for ps in runs}) == 40
     for p in (p for ps in runs for p in ps):
-        assert p.member in MEMBERS and p.api in ex.CLASSIC and 1 <= p.nth <= ex.POSITIONS[p.api]
+        assert p.member in MEMBERS and p.api in ex.CLASSIC_APIS and 1 <= p.nth <= ex.POSITIONS[p.api]
         assert p.bound_s == 3.0 and 0 <= p.delay_s <= 1.0
         assert (p.action == "hold") == bool(p.until) and p.member not in p.until
     assert {p.action for ps in runs for p in ps} == {"hold", "delay"}
