@@ -2,7 +2,8 @@
 replay's imposed order, each a request fault in the history (`hold_request` / `delay_request`, docs/history.md).
 
 - `Explorer` applies a list of `Perturbation`s: the n-th request (or the broker's answer to it) of one API of one
-  member is held until each of some other members has sent a request on, or delayed; a hold lasts at most its bound.
+  member is held until each of some other members has sent a group-protocol step on (`STEPS`: a JoinGroup, SyncGroup,
+  LeaveGroup, OffsetCommit or a consumer-protocol heartbeat), or delayed; a hold lasts at most its bound.
 - `Imposer` re-imposes a recorded order (`Imposed`): each member's requests of the imposed APIs are matched by API and
   position in that member's stream, and each is held until the requests of the other members recorded before it
   went on; when one waits past the bound, or a member sends more of an API than was recorded, the order diverged:
@@ -22,6 +23,10 @@ from harness.base.steps import Step
 
 #: how often a hold looks at what it waits for
 TICK_S = 0.01
+#: the requests a hold `until` members waits for: the group protocols' steps (not the classic protocol's heartbeats
+#: nor the fetch path, which come every fraction of a second whatever the group does)
+STEPS = frozenset({"JoinGroup", "SyncGroup", "LeaveGroup", "OffsetCommit", "ConsumerGroupHeartbeat",
+                   "StreamsGroupHeartbeat", "ShareGroupHeartbeat"})
 
 
 @dataclass(frozen=True)
@@ -56,13 +61,14 @@ def _fault(emit, fid: str, kind: str, conn, head, member: str, rule: str, side: 
 
 
 class _Counting:
-    """Counts what each member sent on (any recorded API): what a hold `until` members waits for."""
+    """Counts the group-protocol steps (`STEPS`) each member sent on: what a hold `until` members waits for."""
 
     def __init__(self) -> None:
         self.sent: Counter = Counter()
 
     def passed(self, conn, head, member: str) -> None:
-        self.sent[member] += 1
+        if head.api in STEPS:
+            self.sent[member] += 1
 
 
 class Explorer(_Counting):

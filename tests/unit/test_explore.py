@@ -87,7 +87,8 @@ def _run(ctl, streams):
     out = []
 
     async def main():
-        await asyncio.gather(*(_stream(ctl, m, apis, start_s=t, out=out) for m, apis, t in streams))
+        await asyncio.gather(*(_stream(ctl, m, apis, start_s=t, gap_s=gap[0] if gap else 0.0, out=out)
+                               for m, apis, t, *gap in streams))
     asyncio.run(main())
     return out
 
@@ -96,8 +97,9 @@ def test_a_hold_waits_for_the_others_and_is_a_request_fault():
     events = []
     p = Perturbation("x1", "m1", "SyncGroup", 1, action="hold", until=("m2",), bound_s=2.0)
     ctl = Explorer([p], emit=lambda t, **f: events.append({"type": t, "mono": time.monotonic(), **f}))
-    out = _run(ctl, [("m1", ["JoinGroup", "SyncGroup"], 0.0), ("m2", ["JoinGroup"], 0.2)])
-    assert out == [("m1", "JoinGroup"), ("m2", "JoinGroup"), ("m1", "SyncGroup")]  # held until m2 passed one
+    out = _run(ctl, [("m1", ["JoinGroup", "SyncGroup"], 0.0), ("m2", ["Heartbeat", "Fetch", "JoinGroup"], 0.2, 0.1)])
+    # held until m2 passed a step of the group protocol: its heartbeat and fetch do not release it
+    assert out == [("m1", "JoinGroup"), ("m2", "Heartbeat"), ("m2", "Fetch"), ("m2", "JoinGroup"), ("m1", "SyncGroup")]
     start, end = events
     assert start["kind"] == "hold_request" and start["rule"] == "x1" and start["members_affected"] == ["m1"]
     assert end["outcome"] == "seen" and ctl.applied[0]["correlation_id"] == 2
