@@ -145,7 +145,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the scenario N times under --seed, each with a seeded perturbation of the order of the "
                         "members' requests at the request proxy (held or delayed, within bounds from the group's "
                         "timings; docs/repeat.md, \"Explore\"); the perturbations are recorded and are causes; the "
-                        "first failure's perturbations are shrunk and its exact replay printed (local backend only)")
+                        "first failure's perturbations are shrunk and its exact replay printed (local backend only); with "
+                        "--until-fail it stops at the first failing run")
     p.add_argument("--explore-depth", type=_positive, default=None, metavar="D",
                    help=f"with --explore: the depth PCT aims at, D - 1 perturbations a run (default: {DEPTH})")
 
@@ -162,8 +163,9 @@ def _positive(text: str) -> int:
 
 def check(cfg, args) -> None:
     """Refuse what --explore cannot do, before anything starts."""
-    if getattr(args, "repeat", None) or getattr(args, "until_fail", False):
-        raise BadInput("--explore makes its own runs: give it without --repeat or --until-fail")
+    if getattr(args, "repeat", None):
+        raise BadInput("--explore makes its own runs: give it without --repeat (--until-fail stops them at the first "
+                       "failure)")
     if cfg.backend != "local":
         raise BadInput(f"--explore needs the request proxy, which only the local backend has (not {cfg.backend})")
 

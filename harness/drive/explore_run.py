@@ -44,9 +44,10 @@ class Explore(Repeat):
         (self.out_dir / ex.EXPLORE_JSON).write_text(json.dumps(d, indent=2, default=str))
 
 
-def explore(cfg, *, count: int, depth: int = ex.DEPTH, shrink_attempts: int = 8, progress=log.info,
-            make_cluster=new_backend, run=run_scenario) -> Explore:
-    """N explored runs of cfg on one cluster with the request proxy; the first failure's perturbations shrunk."""
+def explore(cfg, *, count: int, depth: int = ex.DEPTH, until_fail: bool = False, shrink_attempts: int = 8,
+            progress=log.info, make_cluster=new_backend, run=run_scenario) -> Explore:
+    """N explored runs of cfg on one cluster with the request proxy (`until_fail`: up to the first failing one); the
+    first failure's perturbations shrunk."""
     plan = resolve(cfg, progress=progress)
     if plan.scenario.initial_kafka is not None:
         raise BadInput(f"scenario {cfg.scenario} upgrades its brokers: --explore runs on one cluster")
@@ -54,7 +55,7 @@ def explore(cfg, *, count: int, depth: int = ex.DEPTH, shrink_attempts: int = 8,
     sched = ex.schedule(cfg.seed, count, members=ex.members_of(plan), apis=ex.apis_of(cfg.protocol), limits=limits,
                         depth=depth)
     out = _new_dir(Path(cfg.runs_root), f"explore-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{cfg.scenario}-{cfg.seed}")
-    rep = Explore(cfg.scenario, cfg.protocol, cfg.seed, count, False, True, out)
+    rep = Explore(cfg.scenario, cfg.protocol, cfg.seed, count, until_fail, True, out)
     extra = {"strategy": "pct", "depth": depth, "bounds": limits, "apis": list(ex.apis_of(cfg.protocol)),
              "members": ex.members_of(plan), "runs": [[p.to_dict() for p in ps] for ps in sched]}
     rep.write(extra)
@@ -78,6 +79,8 @@ def explore(cfg, *, count: int, depth: int = ex.DEPTH, shrink_attempts: int = 8,
                 progress(f"  -> {o.status} in {o.seconds:.1f}s" + (f": {', '.join(o.failed)}" if o.failed else "")
                          + f"  [{Path(o.run_dir).name}]")
                 first = first or (ps if o.status == "fail" else None)
+                if first is not None and until_fail:
+                    break
             if first is not None and shrink_attempts:
                 extra["shrunk"] = shrink(first, lambda ps: one(ps, 0).status == "fail", max_attempts=shrink_attempts,
                                          progress=progress)
@@ -160,6 +163,7 @@ def run_explored(cfg, args, *, progress=log.info) -> int:
     ex.check(cfg, args)
     progress(f"scenario {cfg.scenario}, protocol {cfg.protocol}: {args.explore} explored runs under seed {cfg.seed}")
     rep = explore(cfg, count=args.explore, depth=args.explore_depth or ex.DEPTH, progress=progress,
+                  until_fail=bool(args.until_fail),
                   shrink_attempts=8 if args.shrink_attempts is None else args.shrink_attempts)
     report(rep)
     return rep.exit_code

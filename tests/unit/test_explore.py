@@ -3,6 +3,7 @@ perturbations applied to a fake proxy stream as request faults; and exact replay
 re-imposed on a fake proxy stream, and a divergence reported where the stream differs."""
 import asyncio
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -191,5 +192,53 @@ def test_explore_refuses_what_it_cannot_do_before_anything_starts():
     cfg = RunConfig(scenario="race-leave-lost", seed=1)
     with pytest.raises(Exception, match="without --repeat"):
         ex.check(cfg, SimpleNamespace(repeat=3, until_fail=False))
+    ex.check(cfg, SimpleNamespace(repeat=None, until_fail=True))  # --until-fail stops the exploration
     with pytest.raises(Exception, match="only the local backend"):
         ex.check(RunConfig(scenario="race-leave-lost", seed=1, backend="docker"), SimpleNamespace(repeat=None))
+
+
+# -- the exploration's loop, with a stand-in run and a cluster whose request proxy only holds a controller
+
+from tests.unit.test_repeat import config, fake_scenarios, own_kafka, stand_in  # noqa: E402,F401
+
+
+class ProxiedCluster:
+    backend, version = "fake", "4.3.1"
+
+    def __init__(self, backend, **kw):
+        self.kw, self.calls = kw, []
+        self.proxy = SimpleNamespace(order=SimpleNamespace(control=None))
+        self.on_event = lambda *a, **f: None
+
+    def request_proxy(self):
+        return self.proxy
+
+    def start(self):
+        self.calls.append("start")
+
+    def stop(self):
+        self.calls.append("stop")
+
+
+def test_explore_runs_each_with_its_perturbations_on_one_proxied_cluster(tmp_path, own_kafka):
+    import json
+    from harness.drive.explore_run import explore
+    clusters, ran, controls = [], [], []
+    inner = stand_in(["pass", "fail", "pass"], ran)
+
+    def run(cfg, *, cluster, progress):
+        controls.append(cluster.proxy.order.control)
+        return inner(cfg, cluster=cluster, progress=progress)
+    rep = explore(config(tmp_path), count=3, until_fail=True, shrink_attempts=0, progress=lambda *_: None, run=run,
+                  make_cluster=lambda b, **kw: clusters.append(ProxiedCluster(b, **kw)) or clusters[-1])
+    assert [o.status for o in rep.outcomes] == ["pass", "fail"] and rep.exit_code == 1  # stopped at the failure
+    assert len(clusters) == 1 and clusters[0].kw["request_faults"] is True and clusters[0].calls == ["start", "stop"]
+    assert clusters[0].proxy.order.control is None  # taken off after each run
+    saved = json.loads((rep.out_dir / "explore.json").read_text())
+    assert saved["strategy"] == "pct" and len(saved["runs"]) == 3 and saved["bounds"]["hold_bound_s"] == 1.0
+    for n, ctl in enumerate(controls):
+        assert isinstance(ctl, Explorer)
+        planned = [Perturbation.of(d) for d in saved["runs"][n]]
+        assert sorted(ctl.by_key.values(), key=lambda p: p.pid) == planned
+        own = json.loads((Path(rep.outcomes[n].run_dir) / "explore.json").read_text())
+        assert own["planned"] == saved["runs"][n] and own["applied"] == [] and own["run"] == n + 1
