@@ -242,3 +242,19 @@ def test_explore_runs_each_with_its_perturbations_on_one_proxied_cluster(tmp_pat
         assert sorted(ctl.by_key.values(), key=lambda p: p.pid) == planned
         own = json.loads((Path(rep.outcomes[n].run_dir) / "explore.json").read_text())
         assert own["planned"] == saved["runs"][n] and own["applied"] == [] and own["run"] == n + 1
+
+
+def test_exact_replay_refuses_a_run_without_a_recorded_order_before_anything_starts(tmp_path, monkeypatch):
+    from harness.base.errors import BadInput
+    from harness.drive import exact
+    from harness.record.history import HistoryWriter
+    from harness.record.rundir import RunDir
+    d = RunDir.create(tmp_path, "old-run")
+    d.write_meta({"config": {}})
+    with HistoryWriter(d.history_file("harness.jsonl"), source="harness", member=None) as h:
+        h.event("fault_start", fault_id="kp1", kind="hold_request", targets=[], members_affected=[],
+                brokers_affected=[1])
+    monkeypatch.setattr(exact, "new_backend", lambda *a, **k: pytest.fail("a cluster was made"))
+    with pytest.raises(BadInput, match="recorded no order of JoinGroup, SyncGroup, LeaveGroup, OffsetCommit"):
+        exact.replay_exact(d.path, runs_root=str(tmp_path / "runs"))
+    assert not (tmp_path / "runs").exists()
