@@ -7,6 +7,9 @@ Each pair is two runs of the scenario under the same seed, each on its own clust
 scenario has request faults, or the proxy is put in the path all the same), one with the recorder on and one with
 it off (`OrderRecorder.enabled`), in alternating order; it prints each run's wall time (run.json's `duration_s`,
 cluster start to verdicts), the `order` lines' bytes in harness.jsonl and the history's bytes, per minute of run.
+With `--micro N` it first times the recorder alone: N requests through its hooks (read, sent on, answered) on one
+event loop, its `order` lines written by a HistoryWriter to a temporary file: CPU microseconds per request, which
+the runs' row counts turn into the recorder's share of a run's time whatever the machine's load.
 """
 from __future__ import annotations
 
@@ -46,13 +49,43 @@ def _run(scenario: str, seed: int, root: Path, *, record: bool) -> dict:
             "order_lines": sum(x.startswith(b'{"type":"order"') for x in lines), "run_dir": str(d)}
 
 
+def micro(n: int) -> float:
+    """CPU microseconds per request of the recorder's hooks, its lines written to a file."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from harness.kproxy.wire import RequestHead
+    from harness.record.history import HistoryWriter
+    with tempfile.TemporaryDirectory() as tmp, HistoryWriter(Path(tmp) / "h.jsonl", source="harness") as w:
+        rec = order.OrderRecorder(w.event)
+        conns = [SimpleNamespace(conn_id=i, broker=1) for i in range(1, 9)]
+        heads = [RequestHead(k, 5, c, "m1") for c, k in zip(range(n), [1, 12, 1, 8] * (n // 4 + 1))]
+
+        async def go():
+            for c, head in enumerate(heads):
+                conn = conns[c % len(conns)]
+                await rec.request(conn, head, "m1")
+                rec.passed(conn, head, "m1")
+                rec.answered(conn, head.correlation_id)
+        t0 = time.process_time()
+        asyncio.run(go())
+        rec.flush()
+        return (time.process_time() - t0) / n * 1e6
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenario", default="race-commit-across-revocation")
     p.add_argument("--pairs", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--runs-root", default=None)
+    p.add_argument("--micro", type=int, default=0, metavar="N")
     a = p.parse_args(argv)
+    if a.micro:
+        print(f"recorder alone: {micro(a.micro):.1f} us of CPU per request ({a.micro} requests)", flush=True)
+        if not a.pairs:
+            return 0
     root = Path(a.runs_root or tempfile.mkdtemp(prefix="order-overhead-"))
     rows = []
     for i in range(a.pairs):
