@@ -7,18 +7,21 @@ API and position in that member's stream, and each is held until the other membe
 went on (harness/kproxy/perturb.py, `Imposer`), for at most the hold bound the explorer uses (half the smaller of
 the session and rebalance timeouts, harness/drive/explore.py `bounds`). Past it, or when a member sends more of an
 API than was recorded, the replay says where it diverged (`order_diverged` in the history, `exact.json` in the new
-run's directory, a progress line) and holds nothing more. An explored run's perturbations (its explore.json) are
+run's directory, a progress line) and holds nothing more. Its cluster's directory is
+`<runs-root>/exact-<time>-<run>/cluster`, a new one for each replay. An explored run's perturbations (its explore.json) are
 applied again too. Heartbeats and the fetch path are recorded but not imposed: how many there are follows the clock.
 """
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.base.errors import BadInput
 from harness.cluster.backends import new_backend
 from harness.cluster.base import BrokerSettings
 from harness.drive import explore as ex
+from harness.drive.repeat import _new_dir
 from harness.kproxy.perturb import Chain, Imposed, Imposer
 from harness.kproxy.wire import API_NAMES
 from harness.plan.config import replay_config
@@ -67,7 +70,7 @@ def replay_exact(run_dir, *, runs_root: str, progress=log.info, **overrides):
     progress(f"replaying {run_dir} exactly: {len(order)} requests in order ({', '.join(IMPOSED)}), each held at most "
              f"{limits['hold_bound_s']:g} s ({limits['from']['session']}; {limits['from']['rebalance']})"
              + (f", and its {len(perts)} explored perturbations" if perts else ""))
-    work = Path(runs_root) / f"exact-{Path(run_dir).name}"
+    work = _new_dir(Path(runs_root), f"exact-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{Path(run_dir).name}")
     cluster = new_backend(cfg.backend, work_dir=work / CLUSTER, version=plan.kafka_version, brokers=cfg.brokers,
                           progress=progress, request_faults=True,
                           settings=BrokerSettings.for_brokers(cfg.brokers, {**plan.broker_settings,
