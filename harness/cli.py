@@ -193,6 +193,8 @@ def _add_run(sub):
                               "scheduled.rebalance.max.delay.ms=0 (repeatable; docs/connect.md lists them)")
     _revoke_delay_ms(members, "0, or the scenario's")
     add_run_arguments(repeat)
+    from harness.drive.explore import add_arguments as add_explore_arguments
+    add_explore_arguments(repeat)
     _common(repeat)
 
 
@@ -204,6 +206,12 @@ def _add_replay(sub):
     _commit_mode(rp, "the recorded run's")
     _processing_ms(rp, "the recorded run's")
     _revoke_delay_ms(rp, "the recorded run's")
+    _group(rp, "what to run").add_argument(
+        "--exact", action="store_true",
+        help="re-impose the run's recorded order of requests at the request proxy too (JoinGroup, SyncGroup, "
+             "LeaveGroup, OffsetCommit, matched by API and position in each member's stream), and an explored run's "
+             "perturbations; says where the order diverged, if it did (docs/repeat.md, \"Exact replay\"; local "
+             "backend only)")
     _common(rp)
 
 
@@ -515,17 +523,24 @@ def _dispatch(args) -> int:
         if args.dry_run:  # every check that starts nothing, then the schedule (harness/run/dry.py)
             from harness.run.dry import dry_run
             return dry_run(cfg)
+        if args.explore:  # harness/drive/explore.py
+            from harness.drive.explore_run import run_explored
+            return run_explored(cfg, args, progress=progress)
         if args.repeat or args.until_fail or args.shrink_attempts is not None:  # harness/drive/repeat.py
             from harness.drive.repeat import run_repeated
             return run_repeated(cfg, args, progress=progress)
         progress(f"scenario {cfg.scenario}{f' (file {cfg.scenario_file})' if cfg.scenario_file else ''}, "
                  f"protocol {cfg.protocol}, seed {seed}")
     else:
-        cfg = replay_config(args.run_dir, runs_root=args.runs_root,
-                            **({"backend": args.backend} if args.backend else {}),
-                            **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
-                            **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}),
-                            **({"revoke_delay_ms": args.revoke_delay_ms} if args.revoke_delay_ms is not None else {}))
+        overrides = {**({"backend": args.backend} if args.backend else {}),
+                     **({"commit_mode": args.commit_mode} if args.commit_mode else {}),
+                     **({"processing_ms": args.processing_ms} if args.processing_ms is not None else {}),
+                     **({"revoke_delay_ms": args.revoke_delay_ms} if args.revoke_delay_ms is not None else {})}
+        if args.exact:  # harness/drive/exact.py
+            from harness.drive.exact import replay_exact
+            return _finish(_logged(lambda: replay_exact(args.run_dir, runs_root=args.runs_root, progress=progress,
+                                                        **overrides)))
+        cfg = replay_config(args.run_dir, runs_root=args.runs_root, **overrides)
         progress(f"replaying {args.run_dir}: scenario {cfg.scenario}, seed {cfg.seed}, {len(cfg.schedule)} actions")
     return _finish(_logged(lambda: run_scenario(cfg, progress=progress)))
 

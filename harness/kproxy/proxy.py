@@ -20,6 +20,7 @@ from typing import Callable
 from harness.kproxy import answers
 from harness.kproxy.conn import Conn
 from harness.kproxy.identity import member_of as _member_of
+from harness.kproxy.order import OrderRecorder
 from harness.kproxy.rules import LiveRule, Rule, Seen
 from harness.kproxy.wire import FrameError, parse_request_head, read_frame, response_correlation
 from harness.base.steps import Step
@@ -59,6 +60,7 @@ class KafkaProxy:
         self._conn_ids = itertools.count(1)
         self._faults = itertools.count(1)
         self._lock = threading.Lock()
+        self.order = OrderRecorder(self._emit)  # the order of members' requests (harness/kproxy/order.py)
 
     # -- lifecycle
     def __enter__(self) -> "KafkaProxy":
@@ -219,6 +221,7 @@ class KafkaProxy:
             return
         conn.close()
         self._conns.discard(conn)
+        self.order.closed(conn)
         for fid in list(conn.open_faults):
             self._end(fid, "closed")
         conn.open_faults.clear()
@@ -233,11 +236,13 @@ class KafkaProxy:
                     if conn.lost is not None:  # behind a disconnect: lost with the connection
                         conn.lost.append({"api": head.api, "correlation_id": head.correlation_id})
                     continue
+                await self.order.request(conn, head, member)  # recorded; a controller may hold it
                 live = self._match(head.api_key, member, conn.broker)
                 if live is None:
                     conn.send_on(payload, head.correlation_id)
                 else:
                     await self._apply(live, conn, head, member, payload)
+                self.order.passed(conn, head, member, action=live and live.rule.action)
                 await conn.upstream_writer.drain()
         except (FrameError, ConnectionError) as e:
             _log.debug("kproxy: client connection %s to broker %s: %s", conn.peer, conn.broker, e)
@@ -245,7 +250,10 @@ class KafkaProxy:
     async def _responses(self, conn: Conn, reader: asyncio.StreamReader) -> None:
         try:
             while (payload := await read_frame(reader)) is not None:
-                answered = conn.broker_answered(response_correlation(payload), payload)
+                corr = response_correlation(payload)
+                await self.order.answer(conn, corr)  # a controller may hold it
+                answered = conn.broker_answered(corr, payload)
+                self.order.answered(conn, corr)
                 if answered is not None and answered.drop is not None and answered.then == "pass":
                     conn.open_faults.pop(answered.drop, None)
                     self._end(answered.drop, "dropped")

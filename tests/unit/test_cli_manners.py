@@ -147,14 +147,15 @@ def test_run_help_groups_its_options_by_what_they_set():
             "--connect-set", "--commit-mode", "--processing-ms", "--revoke-delay-ms",
             "--members-per-process"} == set(g["members and settings"])
     assert g["faults and self-tests"] == ["--misbehave"]
-    assert g["repeat and output"] == ["--repeat", "--until-fail", "--shrink-attempts", "--runs-root", "--quiet"]
+    assert g["repeat and output"] == ["--repeat", "--until-fail", "--shrink-attempts", "--explore", "--explore-depth",
+                                      "--runs-root", "--quiet"]
 
 
 def test_nightly_and_replay_share_the_groups_of_the_options_they_share():
     n, r = _grouped(_sub("nightly")), _grouped(_sub("replay"))
     assert "--protocols" in n["what to run"] and n["cluster"] == ["--backend"] and "--client-set" in n["members and settings"]
     assert n["repeat and output"][-2:] == ["--runs-root", "--quiet"]
-    assert r["what to run"] == ["run_dir"] and r["cluster"] == ["--backend"]
+    assert r["what to run"] == ["run_dir", "--exact"] and r["cluster"] == ["--backend"]
     assert r["output"] == ["--runs-root", "--quiet"] and "repeat and output" not in r
 
 
