@@ -7,7 +7,8 @@ settings (recorded when the run starts) leave them out; `topic_changes` judges t
 Each step is bracketed as a fault (a disturbance the invariants count) and ends only once the cluster's metadata
 says it is done: a created topic listed with its partitions, a deleted one no longer listed (so a `create_topic`
 after it creates the topic anew, never finds the old one on its way out). The run's topic list (`ctx.topics`, what
-the stable wait and the lag read) gains the created topic and loses the deleted one.
+the stable wait and the lag read) gains the created topic and loses the deleted one; the runner's observer follows the
+created topic's partitions from then on (and a deleted one's until its members release them).
 """
 from __future__ import annotations
 
@@ -82,6 +83,9 @@ class TopicActions:
         cfg, n = self.ctx.plan.cfg, partitions or t.partitions
         r = cfg.replication or min(3, cfg.brokers)
         isr = getattr(getattr(self.cluster, "settings", None), "min_insync_replicas", r)
+        observer = getattr(self.ctx, "observer", None)  # the stable wait counts its partitions from now on
+        if observer is not None:
+            observer.topics = observer.topics | {t.real}
         with self.fault(fault_of(Step.CREATE_TOPIC), targets=[t.real]):
             self.cluster.create_topic(t.real, partitions=n, replication=r,
                                       config={"min.insync.replicas": str(r)} if r < isr else None)

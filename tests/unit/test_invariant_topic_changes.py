@@ -131,3 +131,17 @@ def test_records_of_a_dropped_topic_after_the_change_are_invalid():
 def test_no_topic_step_and_no_subscription_change_is_skipped():
     v = judge(run_start(0.0), group(["t"]), run_end(30.0))
     assert v.status == "skipped"
+
+
+# -- the shared layout: a topic created later exists only between its create_topic and its delete_topic
+
+
+def test_a_topic_created_later_is_required_only_while_it_exists():
+    from harness.invariants import timeline
+    h = history(run_start(0.0), group(["t", LATE]), step("create_topic", 5.0, 6.0, "a1", partitions=2, records=0),
+                assigned("a", 7.0, [0, 1], topic=LATE), step("delete_topic", 10.0, 11.0, "a2", partitions=2),
+                revoked("a", 12.0, [0, 1], topic=LATE), run_end(30.0))
+    tl = timeline.build(h, settings(protocol="consumer", topics=(("t", 4), (LATE, 2))))
+    counts = [tl.counts_at(t)[LATE] for t in (3.0, 8.0, 20.0)]
+    assert counts == [0, 2, 0]
+    assert len(tl.required(3.0)) == 4 and len(tl.required(8.0)) == 6 and len(tl.required(20.0)) == 4
