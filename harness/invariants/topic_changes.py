@@ -131,7 +131,8 @@ def _next_same(steps: list[TopicStep], step: TopicStep) -> float:
 
 def _takes(tl, ms: _Members, steps, step: TopicStep, last: float) -> tuple[str, str | None, dict | None]:
     """('judged' | 'none' | 'unknown', why, witness event) for a created topic."""
-    takers = [m for m in ms.live_at(step.end) if (s := ms.subscription_at(m, step.end)) is None or subscribed(s, step.topic)]
+    takers = [m for m in ms.live_at(step.end)
+              if (s := ms.subscription_at(m, step.end)) is None or subscribed(s, step.topic)]
     if not takers:
         return "none", None, None
     bound, why = _bound(tl, ms, step, takers)
@@ -201,7 +202,8 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             m["deleted"] += 1
             status, late = _releases(tl, ms, steps, s, last)
             if status == "unknown":
-                unknown.append((f"{s.topic} deleted at {s.end - tl.start:.1f}s: the history ends before the bound", s.result))
+                unknown.append((f"{s.topic} deleted at {s.end - tl.start:.1f}s: the history ends before the bound",
+                                s.result))
             found += late
     m["records_judged"], stray = _stray_records(tl, ms)
     found += stray
