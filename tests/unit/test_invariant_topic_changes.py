@@ -145,3 +145,20 @@ def test_a_topic_created_later_is_required_only_while_it_exists():
     counts = [tl.counts_at(t)[LATE] for t in (3.0, 8.0, 20.0)]
     assert counts == [0, 2, 0]
     assert len(tl.required(3.0)) == 4 and len(tl.required(8.0)) == 6 and len(tl.required(20.0)) == 4
+
+
+def test_record_integrity_does_not_take_a_recreated_topics_offsets_for_duplicates():
+    from harness.invariants import integrity
+    from histbuild import acked, committed
+    made = [run_start(0.0), group(["t", LATE]), acked(1.0, 0, 0), processed("a", 1.5, 0, 0, 0),
+            step("create_topic", 5.0, 6.0, "a1", partitions=1, records=5), assigned("a", 7.0, [0], topic=LATE),
+            processed("a", 7.5, 0, 0, 4, topic=LATE), committed("a", 7.6, {0: 5}, topic=LATE)]
+    again = [revoked("a", 8.0, [0], topic=LATE), assigned("b", 12.0, [0], topic=LATE),
+             processed("b", 12.5, 0, 0, 4, topic=LATE), run_end(30.0)]
+    s = settings(protocol="consumer", topics=(("t", 4), (LATE, 1)))
+    kept = integrity.check(history(*made, *again), s)  # the same topic read again below its commit: a violation
+    assert kept.status == "invalid" and "below offset 5" in kept.message
+    recreated = history(*made, step("delete_topic", 9.0, 10.0, "a2", partitions=1),
+                        step("create_topic", 10.5, 11.0, "a3", partitions=1, records=5), *again)
+    v = integrity.check(recreated, s)
+    assert v.status == "valid", v.message
