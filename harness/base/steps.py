@@ -66,6 +66,8 @@ class Step(StrEnum):
     DISCONNECT = "disconnect"
     WAIT_REQUEST_FAULT = "wait_request_fault"
     CLEAR_REQUEST_FAULTS = "clear_request_faults"
+    CREATE_TOPIC = "create_topic"
+    DELETE_TOPIC = "delete_topic"
 
 
 class Ability(StrEnum):
@@ -316,6 +318,20 @@ _SPECS = (
                "total) and the producer writes to them from then on; the result has the topic, the count before and "
                "after, and when the producer saw them.", kinds=CONSUMER | {"share", "connect"},
                proof=Proof(fault="add_partitions", result="grew")),
+    # a topic that comes and goes while the group runs (issue 47): `[[topics]]` names it with `created = "later"`, so
+    # the members may subscribe to it (by name or regex) before it exists and the workload never writes to it; the
+    # plan checks that each create_topic names a later topic absent by then and each delete_topic one present by then
+    # (harness/plan/topics.py `schedule_refusal`); `topic_changes` judges the group's answer to both
+    ActionSpec(Step.CREATE_TOPIC, (_p("topic", str), _p("partitions", int | None, None, ONE_UP),
+                                   _p("records", int, 0, NONNEG)),
+               "Create the topic (a name of `[[topics]]` with `created = \"later\"`) with `partitions` (default: its "
+               "`[[topics]]` count) and write `records` records to it, spread over its partitions; the result has the "
+               "topic, its partitions and the records written per partition.", kinds=CONSUMER,
+               proof=Proof(fault="topic_create")),
+    ActionSpec(Step.DELETE_TOPIC, (_p("topic", str),),
+               "Delete the topic (one a `create_topic` made earlier) and wait until the cluster's metadata no longer "
+               "lists it; the result has the topic and the partitions it had.", kinds=CONSUMER,
+               proof=Proof(fault="topic_delete")),
     # KIP-848's session timeout, as a group config (no effect on classic groups); skipped before Kafka 4.0
     ActionSpec(Step.GROUP_CONFIG, (_p("settings", dict[str, Setting]), _p("if_supported", bool, False)),
                "Group configs set through the Admin API while the group runs (Kafka 4.0+).", kinds=CONSUMER,

@@ -31,6 +31,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness.base.errors import Indeterminate
+from harness.base.steps import Step
 from harness.cluster.base import BrokerSettings, EventSink
 from harness.cluster.fake_workload import PREFIX, FakeWorkload, topic_dir, write_atomic
 from harness.record.rundir import BROKER_LOG, broker_dir
@@ -203,7 +204,8 @@ class FakeCluster:
 
     def create_topic(self, topic: str, *, partitions: int, replication: int = 1, timeout_s: float = 30.0,
                      config: dict | None = None) -> None:
-        self._call("create_topic", topic=topic, partitions=partitions, replication=replication)
+        # the Admin call's name, the same word as the step's (spelled once: harness/base/steps.py)
+        self._call(Step.CREATE_TOPIC.value, topic=topic, partitions=partitions, replication=replication)
         self.topic_partitions[topic] = partitions
         d = topic_dir(self.root, topic)
         d.mkdir(parents=True, exist_ok=True)

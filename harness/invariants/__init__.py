@@ -18,7 +18,7 @@ from harness.base.vocabulary import GROUP_KINDS
 from harness.record.history import History
 from harness.invariants import (applies, assignor_shape, brokers, claims, commits, convergence, coordinator, coverage, durability,
                                 exclusive, integrity, migrations, performed, rebalance_cause, settled, static, stickiness, subscribed,
-                                timeline)
+                                timeline, topic_changes)
 from harness.invariants.core import STATUSES, CheckSettings, Verdict, has_member_events, run_checkers, verdict
 from harness.invariants.protocols import PROTOCOLS, ProtocolRules, rules_for
 from harness.invariants.connect import ConnectCheckSettings, judge_connect
@@ -36,6 +36,7 @@ CHECKERS: dict[str, Callable[[History, CheckSettings], Verdict]] = {
     "coverage_liveness": coverage.check,
     "bounded_migrations": migrations.check,
     subscribed.NAME: subscribed.check,
+    topic_changes.NAME: topic_changes.check,
     assignor_shape.NAME: assignor_shape.check,
     stickiness.NAME: stickiness.check,
     "convergence_balance": convergence.check,

@@ -131,6 +131,17 @@ def connect_commit_durability(facts: PlanFacts) -> Answer:
                  "(and after each step that acts on brokers), and the workers record each acknowledged commit"
 
 
+def topic_changes(facts: PlanFacts) -> Answer:
+    hit = next(((n, k) for n, (k, _) in enumerate(facts.schedule, 1) if k in TOPIC_CHANGES), None)
+    if hit:
+        return True, f"step {hit[0]} ({hit[1]}) changes the topics or a subscription"
+    return False, f"no step changes the topics or a subscription ({', '.join(sorted(TOPIC_CHANGES))})"
+
+
+#: the steps `topic_changes` judges the group's answer to
+TOPIC_CHANGES = frozenset({Step.CREATE_TOPIC, Step.DELETE_TOPIC, Step.CHANGE_SUBSCRIPTION})
+
+
 def _strategy_sticky(settings: dict | None) -> bool:
     first = str((settings or {}).get(STRATEGY) or "").split(",")[0].strip()
     return not first or first.rsplit(".", 1)[-1] in STICKY_ASSIGNORS
@@ -263,7 +274,8 @@ RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
                  "coordinator_survival": coordinator_survival, "assignor_shape": assignor_shape,
                  "strict_stickiness": strict_stickiness, "rebalance_cause": rebalance_cause,
-                 "coordinator_claims": coordinator_claims, "commit_durability": commit_durability},
+                 "coordinator_claims": coordinator_claims, "commit_durability": commit_durability,
+                 "topic_changes": topic_changes},
     "streams": {"warmup_before_active": warmup_before_active,
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
@@ -293,7 +305,7 @@ def recorded(history) -> dict | None:
 
 #: invariants whose facts the harness records only since a run's plan names them (`commit_durability`: the reads of
 #: the group's committed offsets): a recorded `applies` that does not name one is a run whose plan made no such facts
-FACTS_RECORDED_LATER = frozenset({"commit_durability"})
+FACTS_RECORDED_LATER = frozenset({"commit_durability", "topic_changes"})
 
 
 def decide(v: Verdict, applies: dict | None) -> Verdict:

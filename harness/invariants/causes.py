@@ -30,6 +30,9 @@ comes from (a checker's witness). The kinds (`KINDS`; docs/invariants.md, "Cause
 - **assignor**: a client-side setting change that names an assignor key (`partition.assignment.strategy`,
   `group.remote.assignor`); whether it changed the assignor *in force* is `assignor_change`'s question.
 - **broker**: a `broker_event` (an instant) or a fault of brokers (its window).
+- **topic**: a topic was created or deleted (`create_topic`, `delete_topic`: from the step's start, when the topic
+  may already exist or be gone, to its end); `detail` says which and the topic, `partitions` its partitions when the
+  run's topics include it.
 
 Any other fault that lists no member (the harness's own steps that bracket a group change) is kept as a cause of
 kind `faulted` with no members, so a checker that reads "a fault that lists no member" finds it (`listed` false).
@@ -45,7 +48,7 @@ from harness.invariants.core import MissingSetting
 from harness.invariants.terms import INF
 
 KINDS = ("join", "leave", "killed", "expire", "fenced", "stalled", "faulted", "request", "subscription", "partitions",
-         "setting", "assignor", "broker")
+         "setting", "assignor", "broker", "topic")
 #: the faults whose reach grows with the members that start inside their window: the network to brokers (every
 #: member's connections), a rack (every member of the rack)
 NETWORK_FAULTS = frozenset({fault_of(Step.NETWORK_LATENCY), fault_of(Step.NETWORK_BLACKHOLE)})
@@ -101,6 +104,7 @@ class Causes:
         got += _faults(tl)
         got += _controls(tl)
         got += _growth(tl)
+        got += _topic_steps(tl)
         got += [Cause("broker", frozenset(), e["mono"], e["mono"], e, detail=str(e.get("what") or ""))
                 for _, e in tl.control if e["type"] == "broker_event" and e["mono"] <= tl.end]
         got += [Cause("fenced", frozenset({e["member"]}), e["mono"], e["mono"], e,
@@ -313,4 +317,23 @@ def _growth(tl) -> list[Cause]:
             ev = next((e for _, e in tl.control if e["type"] == "action_end" and e["mono"] == when), {"mono": when})
             out.append(Cause("partitions", frozenset(), began, when, ev,
                              frozenset(base + p for p in range(before, after)), detail=tl.topics[i]))
+    return out
+
+
+def _topic_steps(tl) -> list[Cause]:
+    """Topics created or deleted: each `create_topic` or `delete_topic` step that ended well, from its start to its
+    end; `detail` is "created <topic>" or "deleted <topic>"."""
+    out: list[Cause] = []
+    starts: dict = {}
+    for _, e in tl.control:
+        if e.get("kind") not in (Step.CREATE_TOPIC, Step.DELETE_TOPIC) or e["mono"] > tl.end:
+            continue
+        if e["type"] == "action_start":
+            starts[e.get("action_id")] = e["mono"]
+        elif e["type"] == "action_end" and e.get("ok") and isinstance(e.get("topic"), str):
+            i = tl.layout.index.get(e["topic"])
+            parts = None if i is None else frozenset(tl.layout.base[i] + p for p in range(tl.layout.counts[i]))
+            verb = "created" if e["kind"] == Step.CREATE_TOPIC else "deleted"
+            out.append(Cause("topic", frozenset(), starts.get(e.get("action_id"), e["mono"]), e["mono"], e, parts,
+                             detail=f"{verb} {e['topic']}"))
     return out

@@ -17,7 +17,9 @@ An `acked_unplaced` record (acknowledged without an offset: the broker answered 
 retry as a duplicate of a write whose answer was lost) cannot be looked for: with nothing else wrong the verdict
 is `unknown`, naming it. Measurements: `acked`, `lost`, `lost_by_partition`, `duplicates`, `allowed_duplicates`,
 `bad_duplicates` (all in records), `unplaced`. `unknown` when the topics have no acknowledged record. Every topic of
-the run is judged; with several, partitions are named "topic-p" (see `topics`).
+the run is judged; with several, partitions are named "topic-p" (see `topics`). A topic a `delete_topic` step
+deleted (created later by a `create_topic`, so the workload never wrote to it) starts its offsets again when it is
+created anew, so its records are not judged for duplicates here (`topic_changes` judges the group's answer to it).
 """
 from __future__ import annotations
 
@@ -86,6 +88,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if not len(arows):
         return verdict(NAME, "unknown", f"no acknowledged record of {tl.layout.describe()}")
     prows, ppart = tl.layout.columns(proc)
+    prows = _without_deleted_topics(tl, prows, ppart)
     if tl.layout.multi:  # the partition columns as global partitions (see `topics`)
         ack, proc = _Global(ack, apart), _Global(proc, ppart)
     seen = _Disjoint.of(ack, arows, proc, prows)  # no batch overlaps another: no duplicate, no loop over batches
@@ -344,3 +347,18 @@ def _bytes_of(over: list[tuple[int, int]], lo: int, hi: int) -> bytes:
     for a, b in over:
         seg[a - lo:b - lo + 1] = b"\x01" * (b - a + 1)
     return bytes(seg)
+
+
+def _without_deleted_topics(tl, prows, ppart):
+    """The processed rows but those of a topic a `delete_topic` step deleted (its offsets begin again when it is
+    created anew: a record at an offset seen before is another record)."""
+    gone = [i for i, st in tl.growth.steps.items() if i in tl.growth.later and any(c == 0 for _, _, c in st)]
+    if not gone or not len(prows):
+        return prows
+    parts = ppart[prows]
+    keep = np.ones(len(prows), bool)
+    for i in gone:
+        lo = tl.layout.base[i]
+        hi = tl.layout.base[i + 1] if i + 1 < len(tl.layout.base) else np.iinfo(np.int64).max
+        keep &= ~((parts >= lo) & (parts < hi))
+    return prows[keep]

@@ -206,7 +206,8 @@ def _judge_restart(tl, settings: CheckSettings, row: tuple, own: set[int], probl
 
 #: the causes (`causes`) that make the group rebalance whatever a static member does: a restart with one of them, of
 #: a member not restarting, within its window is a transition of their union, in which its partitions may move
-REBALANCING = ("join", "leave", "killed", "expire", "fenced", "stalled", "subscription", "partitions", "assignor")
+REBALANCING = ("join", "leave", "killed", "expire", "fenced", "stalled", "subscription", "partitions", "assignor",
+               "topic")
 
 
 def _other_cause(tl, settings: CheckSettings, row: tuple, restarting: set[str]) -> str | None:
@@ -217,7 +218,7 @@ def _other_cause(tl, settings: CheckSettings, row: tuple, restarting: set[str]) 
     for c in causes.build(tl).within(sd, w_end, REBALANCING):
         if c.kind == "expire" and c.unknown:
             continue  # an expiry whose end the history does not tell excuses nothing
-        if (c.members and not c.members & restarting) or (c.kind == "partitions" and not c.members):
+        if (c.members and not c.members & restarting) or (c.kind in ("partitions", "topic") and not c.members):
             return f"{x.instance_id} ({x.member} -> {y.member}): {c.show(tl.start)}"
     return None
 

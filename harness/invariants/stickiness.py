@@ -84,7 +84,7 @@ NO_MEMBERSHIP_APIS = frozenset({"OffsetCommit", "OffsetFetch", "Fetch", "ListOff
 #: a fault beside a fenced member), `any` (a subscription or assignor change: judged alone, not beside another)
 DIRECTION = {"join": "give", "leave": "gain", "killed": "gain", "expire": "gain", "partitions": "gain",
              "stalled": "both", "subscription": "any", "faulted": "same", "request": "same", "broker": "same",
-             "setting": "same", "assignor": "any", "fenced": None}
+             "setting": "same", "assignor": "any", "fenced": None, "topic": "any"}
 
 
 def _is_late_only(c) -> bool:

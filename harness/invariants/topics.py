@@ -21,7 +21,9 @@ no `started` at all, subscribes it to every topic of the run.
 **Partitions added** while the run goes on (`Growth`): an `add_partitions` action's `action_end` (its `topic`,
 `before`, `count`) raises the topic's count from then on; its new partitions exist, and must be owned, only from
 then (`Timeline.required`, `Timeline.counts_at`), and their first unowned stretch begins there. The layout's counts
-are the final ones.
+are the final ones. A topic created while the run goes on (`create_topic`, its result's `partitions`) has
+no partition before its first such step and all of them from its end; a `delete_topic` takes its count back to 0
+(none of its partitions exists, or must be owned, until a later `create_topic`).
 """
 from __future__ import annotations
 
@@ -134,16 +136,27 @@ class Layout:
 
 
 class Growth:
-    """Each topic's partition count over the run, from the `add_partitions` actions' results (module docstring)."""
+    """Each topic's partition count over the run, from the `add_partitions` actions' results, and from the
+    `create_topic` (0 to its partitions) and `delete_topic` (its partitions to 0) steps' (module docstring)."""
 
     def __init__(self, control, names: list[str]) -> None:
         idx = {n: i for i, n in enumerate(names)}
         #: topic index -> [(when, count before, count after)] in time order
         self.steps: dict[int, list[tuple[float, int, int]]] = {}
+        #: the topics whose first step created them: none of their partitions exist before it
+        self.later: set[int] = set()
         for _, e in control:
-            if e["type"] == "action_end" and e.get("kind") == Step.ADD_PARTITIONS and e.get("topic") in idx \
-                    and isinstance(e.get("count"), int):
-                self.steps.setdefault(idx[e["topic"]], []).append((e["mono"], int(e.get("before") or 0), e["count"]))
+            if e["type"] != "action_end" or e.get("topic") not in idx or not e.get("ok", True):
+                continue
+            i = idx[e["topic"]]
+            if e.get("kind") == Step.ADD_PARTITIONS and isinstance(e.get("count"), int):
+                self.steps.setdefault(i, []).append((e["mono"], int(e.get("before") or 0), e["count"]))
+            elif e.get("kind") in (Step.CREATE_TOPIC, Step.DELETE_TOPIC) and isinstance(e.get("partitions"), int):
+                if i not in self.steps and e["kind"] == Step.CREATE_TOPIC:
+                    self.later.add(i)
+                made = e["kind"] == Step.CREATE_TOPIC
+                self.steps.setdefault(i, []).append((e["mono"], 0 if made else e["partitions"],
+                                                     e["partitions"] if made else 0))
         self.times = sorted(t for st in self.steps.values() for t, _, _ in st)
 
     def final(self, i: int, declared: int) -> int:
@@ -155,7 +168,7 @@ class Growth:
         st = self.steps.get(i)
         if not st:
             return final
-        cur = st[0][1] or final
+        cur = 0 if i in self.later else (st[0][1] or final)
         for when, _, c in st:
             if when < t or (when == t and not before):
                 cur = c

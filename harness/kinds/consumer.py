@@ -20,7 +20,7 @@ from harness.members import clients
 from harness.plan.kinds import java_clients
 from harness.plan.kinds.settings import client_settings
 from harness.cluster.topics import add_partitions as add_topic_partitions
-from harness.plan.topics import real_subscription
+from harness.plan.topics import declared, real_subscription
 from harness.base.steps import GROUP_CONFIG_EVENT, Step
 
 
@@ -89,7 +89,8 @@ class ConsumerGroup:
     def check_settings(self) -> dict:
         """The invariants' settings: the run_start event's `settings`."""
         cfg, ts = self.cfg, self.ctx.topics
-        named = {"topics": [[t.real, t.partitions] for t in ts]} if cfg.topics else {}
+        # every named topic, those a `create_topic` step makes later too (the checkers count their partitions from it)
+        named = {"topics": [[t.real, t.partitions] for t in declared(self.ctx.run_id, cfg.topics)]} if cfg.topics else {}
         return CheckSettings.from_dict({
             **named, "topic": self.ctx.topic, "partitions": sum(t.partitions for t in ts), "protocol": cfg.protocol,
             "session_timeout_s": cfg.session_timeout_s, "heartbeat_interval_s": cfg.heartbeat_interval_s,

@@ -20,10 +20,11 @@ from harness.nemesis.coordinator import CoordinatorActions
 from harness.nemesis.group import GroupActions
 from harness.nemesis.leaders import LeaderActions
 from harness.nemesis.requests import RequestActions
+from harness.nemesis.topics import TopicActions
 from harness.base.steps import Step, fault_of
 
 
-class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions):
+class Nemesis(GroupActions, CoordinatorActions, RequestActions, LeaderActions, TopicActions):
     """Actions on a run's cluster and member slots; `perform(action)` returns what the action did (the actions
     on how members run are in `harness.nemesis.group`, those on the group's coordinator in
     `harness.nemesis.coordinator`, the request faults in `harness.nemesis.requests`, those on partition leaders in

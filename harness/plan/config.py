@@ -23,7 +23,7 @@ from harness.plan import request_checks
 from harness.plan import scenario_file
 from harness.plan import scenarios
 from harness.plan.backends import ABILITIES, BACKENDS
-from harness.plan.topics import check as check_topics
+from harness.plan.topics import check as check_topics, schedule_refusal as topic_steps_refusal
 from harness.base import near
 from harness.base.errors import BadInput
 from harness.plan.kinds.checks import check_commit_mode, check_hosting, check_revoke_delay, checks_of
@@ -291,6 +291,8 @@ def plan(cfg: RunConfig, *, version: str, shared=None) -> RunPlan:
     _check_actions(cfg, sc, schedule, backend=getattr(shared, "backend", cfg.backend) if not own else cfg.backend,
                    brokers=ctx.brokers)
     request_checks.check(schedule, brokers=ctx.brokers, shared=None if own else shared)
+    if why := topic_steps_refusal(cfg.topics, schedule):
+        raise BadInput(f"scenario {cfg.scenario}: {why}")
     for i, a in enumerate(schedule):
         if a.kind == actions.Step.CHANGE_SUBSCRIPTION:
             if a.params.get("subscription"):  # an empty one is every topic of the run
@@ -374,7 +376,7 @@ def replay_config(run_dir: Path, **overrides) -> RunConfig:
     cfg["connect_settings"] = tuple(tuple(kv) for kv in cfg.get("connect_settings") or ())
     cfg["slot_commands"] = tuple((int(s), tuple(c)) for s, c in cfg.get("slot_commands") or ())
     cfg["slot_subscriptions"] = tuple((int(s), tuple(e)) for s, e in cfg.get("slot_subscriptions") or ())
-    cfg["topics"] = tuple((n, int(p)) for n, p in cfg.get("topics") or ())
+    cfg["topics"] = tuple((t[0], int(t[1]), *t[2:]) for t in cfg.get("topics") or ())
     cfg["subscription"] = tuple(cfg.get("subscription") or ())
     for key in ("client_settings", "broker_settings", "group_settings"):
         cfg[key] = tuple((k, v) for k, v in cfg.get(key) or ())

@@ -173,10 +173,15 @@ def parse(text: str, path) -> ScenarioFile:
     subs = {"members.subscription": model.members.subscription} if model.members.subscription else {}
     subs.update({f"members.slot_subscriptions.{n}": e for n, e in model.members.slot_subscriptions.items()})
     try:
-        check_topics(tuple((t.name, t.partitions) for t in model.topics), subs)
+        check_topics(_topics(model), subs)
     except BadInput as e:
         raise BadInput(f"{path}: {e}") from None
     return model
+
+
+def _topics(model: ScenarioFile) -> tuple[tuple, ...]:
+    """The file's `[[topics]]` as the plan holds them: (name, partitions), with `"later"` third when created later."""
+    return tuple((t.name, t.partitions) + ((t.created,) if t.created != "start" else ()) for t in model.topics)
 
 
 def read(path) -> tuple[str, ScenarioFile]:
@@ -257,7 +262,7 @@ def run_defaults(model: ScenarioFile) -> dict:
            "group_settings": tuple((k, _text(v)) for k, v in g.settings.items()),
            "session_timeout_s": g.session_timeout_s, "rate_per_s": w.rate_per_s, "partitions": w.partitions,
            "replication": w.replication,
-           "topics": tuple((t.name, t.partitions) for t in model.topics), "subscription": tuple(m.subscription),
+           "topics": _topics(model), "subscription": tuple(m.subscription),
            "slot_subscriptions": tuple(sorted((int(n), tuple(e)) for n, e in m.slot_subscriptions.items()))}
     return {k: v for k, v in out.items() if v}
 

@@ -62,6 +62,7 @@ class Members(_Strict):
 class Topic(_Strict):
     name: str
     partitions: int = Field(6, ge=1)
+    created: Literal["start", "later"] = "start"  # "later": by a create_topic step (harness/plan/topics.py)
 
 
 class Cluster(_Strict):

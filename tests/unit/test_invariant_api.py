@@ -20,7 +20,7 @@ NUMPY_IO = {"load", "save", "savez", "savez_compressed", "fromfile", "tofile", "
 
 def test_checker_names_in_order():
     assert list(CHECKERS) == ["exclusive_ownership", "coverage_liveness", "bounded_migrations", "subscribed_only",
-                              "assignor_shape", "strict_stickiness", "convergence_balance", "rebalance_cause", "group_settled", "static_membership", "record_integrity", "commit_progress",
+                              "topic_changes", "assignor_shape", "strict_stickiness", "convergence_balance", "rebalance_cause", "group_settled", "static_membership", "record_integrity", "commit_progress",
                               "commit_durability", "coordinator_survival", "coordinator_claims", "expected_refusal"]
 
 
@@ -36,6 +36,7 @@ def test_check_all_on_a_good_history():
         "expected_refusal": "skipped",  # no broker log
         "commit_durability": "skipped",  # no read of the committed offsets: the plan decides (judge, `applies`)
         "subscribed_only": "valid", "strict_stickiness": "skipped",  # one stable point
+        "topic_changes": "skipped",  # no topic step, no subscription change: the plan decides (judge, `applies`)
         "assignor_shape": "skipped",  # the members' starts recorded no settings: the plan decides (judge, `applies`)
         "rebalance_cause": "unknown",  # no broker log: the coordinator's rebalances are unseen
         "coordinator_claims": "unknown"}  # the coordinator's assignment was not recorded
