@@ -28,7 +28,8 @@ acknowledged by a (ok, its outcome recorded at or before a):
 
 Verdicts: `invalid` with witnesses (the acknowledged commit and the read, for the first read of each partition that
 lost it); `unknown` when a read the plan made certain (after each step `reads_after` names, and at the end, of each
-group read or committed to) is missing or had no answer, naming it, or when no read judged an acknowledged commit; `skipped` (the plan then decides,
+group read or committed to) is missing, or had no answer and no answered read of the group came after it (a later
+answer still reads after that step: a commit lost at it and not replaced shows there), naming it, or when no read judged an acknowledged commit; `skipped` (the plan then decides,
 `applies`) when the history holds no read or no acknowledged commit; else `valid`. Measurements: `reads`,
 `reads_unanswered`, `commits_acknowledged`, `judged` (partition and read pairs), `kept_in_flight` (kept by a commit in
 flight, not last), `markers_pending` (one transaction behind), `above_recorded` (kept above every recorded commit),
@@ -92,8 +93,10 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if not m["judged"]:
         return verdict(NAME, "unknown", f"no read of the group's offsets came after an acknowledged commit "
                                         f"({len(answered)} answered reads)", (), m)
+    later = (f"; {m['reads_unanswered']} read(s) had no answer, a later answered read of the group came after each"
+             if m["reads_unanswered"] else "")
     return verdict(NAME, "valid", f"{m['judged']} partition reads after acknowledged commits, from {len(answered)} "
-                                  f"reads of the coordinator: each returned the last acknowledged offset "
+                                  f"reads of the coordinator{later}: each returned the last acknowledged offset "
                                   f"({m['kept_in_flight']} a commit in flight, {m['markers_pending']} a transaction's markers "
                                   f"pending, {m['above_recorded']} one above every recorded commit)", (), m)
 
@@ -220,7 +223,9 @@ def _unread(history: History, reads: list[dict], commits: dict, t0: float) -> li
             got = by_after.get((after, g))
             if not got:
                 out.append(f"{what} of the group's committed offsets is missing (no offsets_read)")
-            elif all(r.get("error") is not None or r.get("offsets") is None for r in got):
+            elif all(r.get("error") is not None or r.get("offsets") is None for r in got) and not any(
+                    str(r.get("group_id")) == g and r.get("error") is None and isinstance(r.get("offsets"), list)
+                    and r["mono"] > got[-1]["mono"] for r in reads):  # a later answer still reads after that step
                 out.append(f"{what} had no answer from the coordinator at {got[-1]['mono'] - t0:.3f} s: "
                            f"{got[-1].get('error')}")
     return out

@@ -178,3 +178,15 @@ def test_a_run_recorded_before_the_reads_skips_but_one_that_planned_them_is_unkn
     assert "recorded before its plan made this invariant's facts" in decide(no_read, older).message
     assert decide(no_read, None).status == "unknown"  # no applies at all: never a pass by skipping
     assert decide(no_read, {**older, NAME: {"applies": True, "why": "x"}}).status == "unknown"
+
+
+def test_a_read_after_a_step_with_no_answer_is_judged_by_the_later_answered_read():
+    """The coordinator restarted and loading: the read after the step had no answer; the read at the end still comes
+    after the step, so what the step lost and nothing replaced shows there."""
+    no_answer = read(8.0, None, after="a1", coordinator=None, step_kind="kill_coordinator", error="Local: Timed out")
+    v = judge(base(KILL), committed("a", 2.0, {0: 10}), kill(4.0, 7.0), no_answer, read(12.0, {0: 10}), run_end(13.0))
+    assert v.status == "valid", v.message
+    assert "1 read(s) had no answer, a later answered read of the group came after each" in v.message
+    lost = judge(base(KILL), committed("a", 2.0, {0: 10}), kill(4.0, 7.0), no_answer, read(12.0, {0: 3}),
+                 run_end(13.0))
+    assert lost.status == "invalid"  # the twin: the later read shows the commit rolled back
