@@ -19,6 +19,7 @@ from typing import Callable
 
 from harness.kproxy import answers
 from harness.kproxy.conn import Conn
+from harness.kproxy.partition_errors import PartitionFaults
 from harness.kproxy.identity import member_of as _member_of
 from harness.kproxy.rules import LiveRule, Rule, Seen
 from harness.kproxy.wire import FrameError, parse_request_head, read_frame, response_correlation
@@ -59,6 +60,7 @@ class KafkaProxy:
         self._conn_ids = itertools.count(1)
         self._faults = itertools.count(1)
         self._lock = threading.Lock()
+        self.partition_faults = PartitionFaults(self)  # error_response rules with a partition (partition_errors.py)
 
     # -- lifecycle
     def __enter__(self) -> "KafkaProxy":
@@ -219,6 +221,7 @@ class KafkaProxy:
             return
         conn.close()
         self._conns.discard(conn)
+        self.partition_faults.forget(conn)
         for fid in list(conn.open_faults):
             self._end(fid, "closed")
         conn.open_faults.clear()
@@ -245,6 +248,7 @@ class KafkaProxy:
     async def _responses(self, conn: Conn, reader: asyncio.StreamReader) -> None:
         try:
             while (payload := await read_frame(reader)) is not None:
+                payload = self.partition_faults.answer(conn, payload)
                 answered = conn.broker_answered(response_correlation(payload), payload)
                 if answered is not None and answered.drop is not None and answered.then == "pass":
                     conn.open_faults.pop(answered.drop, None)
@@ -273,6 +277,9 @@ class KafkaProxy:
     # -- the actions
     async def _apply(self, live: LiveRule, conn: Conn, head, member: str | None, payload: bytes) -> None:
         rule = live.rule
+        if rule.partition is not None:  # the request goes on; its answer gets the error in one partition's entry
+            self.partition_faults.forward(live, conn, head, member, payload)
+            return
         if rule.action == Step.ERROR_RESPONSE:
             self._answer_error(live, conn, head, member, payload)
             return
