@@ -162,15 +162,13 @@ class RequestActions:
     def _partition_target(self, topic: str | None, partition: int) -> dict:
         """A per-partition error's topic on the cluster (the run's topic of that name, the first by default) and its
         id (the answers that name topics by id: Fetch v13+, OffsetFetch v10); BadInput for a topic the run does not
-        have or a partition it does not have."""
+        have. The partition may be one the topic does not have yet (an `add_partitions` step after it)."""
         ts = list(self.kind.input_topics())
         t = ts[0] if topic is None and ts else next(
             (t for t in ts if topic in (t[0],) or t[0].endswith(f"-{topic}")), None)
         if t is None:
             raise BadInput(f"error_response: no topic {topic!r} in this run "
                            f"({', '.join(n for n, _ in ts) or 'it has none'})")
-        if partition >= t[1]:
-            raise BadInput(f"error_response: topic {t[0]} has partitions 0 to {t[1] - 1}, not {partition}")
         return {"partition": partition, "topic": t[0], "topic_id": topic_id(self.cluster, t[0])}
 
     @performs(Step.WAIT_REQUEST_FAULT)
