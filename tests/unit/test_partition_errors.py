@@ -258,12 +258,54 @@ def test_a_connection_closed_before_the_answer_releases_the_rules_count(setup):
     assert live.inflight == 0 and live.live(time.monotonic())
 
 
+def _request(cls):
+    """A request of `cls` naming two topics (a, b) of three partitions each (entities or plain numbers)."""
+    hints = answers._hints(cls)
+    given = {}
+    for f in dataclasses.fields(cls):
+        inner = answers._entity_list(hints[f.name])
+        if inner is not None:
+            names = {g.name for g in dataclasses.fields(inner)}
+            if "topics" in names:  # OffsetFetch v8+'s groups: one group of two topics
+                given[f.name] = (_request(inner),)
+                continue
+            n = 2 if "partitions" in names or "partition_indexes" in names or "name" in names else 0
+            given[f.name] = tuple(_request_item(inner, t) for t in TOPICS[:n])
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            given[f.name] = answers._zero(f, hints[f.name])
+    return cls(**given)
+
+
+def _request_item(cls, topic):
+    hints = answers._hints(cls)
+    given = {}
+    for f in dataclasses.fields(cls):
+        inner = answers._entity_list(hints[f.name])
+        if inner is not None:
+            given[f.name] = tuple(_make(inner, number=n) for n in range(3))
+        elif f.name in ("name", "topic"):
+            given[f.name] = topic
+        elif f.name == "topic_id":
+            given[f.name] = IDS[topic]
+        elif f.name == "partition_indexes":
+            given[f.name] = (0, 1, 2)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            given[f.name] = answers._zero(f, hints[f.name])
+    return cls(**given)
+
+
 @pytest.mark.parametrize("api", FIVE)
-def test_every_other_fault_takes_the_five_apis(api):
+def test_every_other_fault_takes_the_five_apis_and_a_whole_answer_error_carries_it(api):
     for rule in (delay_request(api, delay_s=0.1), hold_request(api, timeout_s=1.0), drop_request(api),
                  drop_response(api, then="pass"), disconnect(api), error_response(api, error="NOT_LEADER_OR_FOLLOWER")):
         assert rule.api_key == API_KEYS[api]
     answers.check_answerable(API_KEYS[api], None)  # an error answer of its own builds at every version kio knows
+    key, newest = API_KEYS[api], answers.kio_versions(API_KEYS[api]).stop - 1
+    req_cls, _ = answers._classes(key, newest)
+    payload = answers.error_response(key, newest, _request(req_cls), 5, ErrorCode.not_leader_or_follower)
+    head, body = _decode(api, newest, payload)
+    errors = _errors(body)
+    assert head.correlation_id == 5 and errors and set(errors.values()) == {ErrorCode.not_leader_or_follower}, errors
 
 
 # -- the plan's checks (harness/plan/request_checks.py) and the performer (harness/nemesis/requests.py)
