@@ -31,7 +31,7 @@ import uuid
 from kio.schema.errors import ErrorCode
 from kio.serial import entity_reader, entity_writer
 
-from harness.kproxy.answers import _classes, _entity_list, _hints, error_code_of
+from harness.kproxy.answers import entity_list, error_code_of, field_types, payload_classes
 from harness.kproxy.wire import API_NAMES, response_correlation
 
 _log = logging.getLogger(__name__)
@@ -77,13 +77,13 @@ def check_rule(api: str, error: str | int, partition: int, topic: str | None) ->
 
 def schema_has_partition_errors(api_key: int, version: int) -> bool:
     """Whether the response schema of that API and version has per-partition entries with an error code."""
-    _, resp = _classes(api_key, version)
+    _, resp = payload_classes(api_key, version)
     return _topic_paths(resp) != []
 
 
 def _fields(cls) -> dict:
-    hints = _hints(cls)
-    return {f.name: _entity_list(hints[f.name]) for f in dataclasses.fields(cls)}
+    hints = field_types(cls)
+    return {f.name: entity_list(hints[f.name]) for f in dataclasses.fields(cls)}
 
 
 def _is_partition(cls) -> bool:
@@ -137,7 +137,7 @@ def _topic_name(entity) -> str:
 def rewrite(api_key: int, version: int, payload: bytes, target: Target) -> tuple[bytes, list[str]] | None:
     """The answer's payload with `target.error` in the entries of `target.partition`, and the topics rewritten;
     None when the answer holds no such entry (nothing changed)."""
-    _, resp_cls = _classes(api_key, version)
+    _, resp_cls = payload_classes(api_key, version)
     head_cls = resp_cls.__header_schema__
     header, n = entity_reader(head_cls)(payload, 0)
     body, _ = entity_reader(resp_cls)(payload, n)
