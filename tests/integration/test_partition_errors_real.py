@@ -4,7 +4,8 @@ on the local and the docker backend (issue 47, "Request faults on the fetch path
 Setup: `harness run FILE` in a subprocess, each on its own 3-broker cluster of the newest Kafka release with the
 request proxy in the client path, one Python member (confluent-kafka, consumer protocol, librdkafka's `topic,fetch,
 consumer` debug lines in its log), a topic of 3 partitions. The schedule:
-- an `error_response` with `partition = 1` on slot 0's OffsetForLeaderEpoch, then partition 1's leader restarted:
+- 10 s after the first assignment (the member has read partition 1: its position has a leader epoch), an
+  `error_response` with `partition = 1` on slot 0's OffsetForLeaderEpoch, then partition 1's leader restarted:
   the member validates its position on partition 1 with the new leader (KIP-320), the broker answers, and the proxy
   puts the error in partition 1's entry;
 - an `error_response` with `partition = 3` on slot 0's ListOffsets, then the topic grown to 4 partitions: the member
@@ -39,7 +40,7 @@ partitions = 3
 
 [[steps]]
 action = "error_response"
-after = 2.0
+after = 10.0
 api = "OffsetForLeaderEpoch"
 error = "{epoch_error}"
 partition = 1
