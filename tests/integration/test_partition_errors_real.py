@@ -66,7 +66,6 @@ slot = 0
 [[steps]]
 action = "add_partitions"
 count = 4
-wait_stable = false
 
 [[steps]]
 action = "wait_request_fault"
