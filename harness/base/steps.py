@@ -436,9 +436,11 @@ _REQUEST_SPECS = (
     ActionSpec(Step.DROP_RESPONSE, _TARGET + _COUNT + (_p("then", str, "stall"),) + _SPENT,
                "Requests of `api` reach the broker; their answers never reach the client (`then = \"stall\"`: nor "
                "do later ones of the connection).", needs=REQ, settles=False, proof=RULE),
-    ActionSpec(Step.ERROR_RESPONSE, _API + (_p("error", str | int),) + _WHO + _COUNT + _SPENT,
-               "The proxy answers requests of `api` with `error` (NOT_COORDINATOR, ...) in the broker's stead.",
-               needs=REQ, settles=False, proof=RULE),
+    ActionSpec(Step.ERROR_RESPONSE, _API + (_p("error", str | int),) + _WHO + _COUNT + _SPENT
+               + (_p("partition", int | None, None, NONNEG), _p("topic", str | None, None)),
+               "The proxy answers requests of `api` with `error` (NOT_COORDINATOR, ...) in the broker's stead; with "
+               "`partition`, the broker answers and the proxy puts `error` in that partition's entry of its answer "
+               "(of `topic`, the run's first by default).", needs=REQ, settles=False, proof=RULE),
     ActionSpec(Step.DISCONNECT, _TARGET + _COUNT + _SPENT,
                "Requests of `api` reach the broker; when the broker answers one the proxy discards the answer and closes "
                "the client's connection (the requests the client sent behind it on that connection are lost with it).",

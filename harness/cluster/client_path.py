@@ -1,5 +1,6 @@
-"""The local backend's client path: Toxiproxy in front of every broker and, when a run asks for request
-faults, the request proxy (harness.kproxy) in front of Toxiproxy.
+"""The client path: Toxiproxy in front of every broker and, when a run asks for request faults, the request proxy
+(harness.kproxy) in front of Toxiproxy; the local backend's, and the docker backend's (Toxiproxy in a container,
+its ports published on the host's loopback, the request proxy in the harness's process in front of them).
 
     client -> request proxy (node.proxy_port) -> Toxiproxy (node.toxi_port) -> broker (node.client_port)
 
@@ -31,6 +32,12 @@ class ClientPath:
         for node in self.nodes.values():
             self.toxiproxy.create(name=node.proxy_name, listen=f"127.0.0.1:{self._toxi_port(node)}",
                                   upstream=f"127.0.0.1:{node.client_port}")
+        self._start_request_proxy()
+
+    def _start_request_proxy(self) -> None:
+        """With request faults: the request proxy on each node's advertised port, in front of Toxiproxy's port on
+        the host's loopback (the local backend's Toxiproxy process, the docker backend's published container
+        ports alike)."""
         if self.request_faults:
             self.kproxy = KafkaProxy(upstreams={i: ("127.0.0.1", n.toxi_port) for i, n in self.nodes.items()},
                                      ports={i: n.proxy_port for i, n in self.nodes.items()},

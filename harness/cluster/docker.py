@@ -8,7 +8,9 @@ they run. Two networks per cluster, both labelled with the run:
     clients  Toxiproxy to each node's client listener; each node is `client-N` here
 
 Toxiproxy publishes one port per node on the host's loopback and the nodes advertise those ports, so
-members (host processes) reach brokers only through the proxy, as on the local backend. Cutting a node
+members (host processes) reach brokers only through the proxy, as on the local backend. With request faults
+(`request_faults`) the request proxy (harness/kproxy/, in the harness's process) takes the advertised ports and
+Toxiproxy publishes a second port per node behind it: client -> request proxy -> Toxiproxy's container -> node. Cutting a node
 off the cluster network partitions it from the other brokers and the controller quorum while its
 clients still reach it (`partition_broker`), which loopback processes cannot give.
 
@@ -189,7 +191,6 @@ class ContainerToxiproxy(ToxiproxyServer):
 class DockerCluster(LocalCluster):
     """N KRaft nodes in containers behind a Toxiproxy container. Use as a context manager."""
     backend = "docker"
-    request_proxy = None  # no request proxy in its client path: not RequestFaults (ABILITIES, backends.py)
 
     @classmethod
     def preflight(cls, *, progress=_log.info) -> None:
@@ -235,19 +236,23 @@ class DockerCluster(LocalCluster):
         self.images = docker_images.ensure_images(self.client, [dist.version], progress=self.progress)
         for role in ("cluster", "clients"):
             self._network(role)
-        ports = free_ports(self.n + 1)
-        self.toxiproxy = ContainerToxiproxy(self, port=ports.pop(), proxy_ports=ports)
-        self.toxiproxy.start()
+        # with request faults each node has a second host port: Toxiproxy's, behind the request proxy's
+        ports = free_ports((2 if self.request_faults else 1) * self.n + 1)
+        api = ports.pop()
+        toxi = ports[self.n:] if self.request_faults else [0] * self.n
         for i in range(self.n):
             nid = i + 1
             d = broker_dir(self.work_dir, nid)
             (d / "data").mkdir(parents=True, exist_ok=True)
             self.nodes[nid] = Node(nid, f"r{i % self.racks}", CLIENT, INTERNAL, CONTROLLER, ports[i], d / "data",
-                                   d / "server.properties", d / BROKER_LOG, dist.version)
+                                   d / "server.properties", d / BROKER_LOG, dist.version, toxi_port=toxi[i])
+        self.toxiproxy = ContainerToxiproxy(self, port=api, proxy_ports=[self._toxi_port(n) for n in self.nodes.values()])
+        self.toxiproxy.start()
         for node in self.nodes.values():
             self._write_config(node)
-            self.toxiproxy.create(name=node.proxy_name, listen=f"0.0.0.0:{node.proxy_port}",
+            self.toxiproxy.create(name=node.proxy_name, listen=f"0.0.0.0:{self._toxi_port(node)}",
                                   upstream=f"client-{node.node_id}:{CLIENT}")
+        self._start_request_proxy()
         for node in self.nodes.values():
             self._spawn(node)
         self.wait_for_brokers(set(self.nodes), timeout_s=timeout_s)
@@ -255,6 +260,7 @@ class DockerCluster(LocalCluster):
     def stop(self) -> None:
         """Remove every container and network of this cluster (the exit stack, last in first out); safe more
         than once and after a failed start. What cannot be removed is said; the next start reaps it."""
+        self._stop_request_proxy()
         if self.toxiproxy:
             self.toxiproxy.stop()
             self.toxiproxy = None

@@ -114,8 +114,9 @@ class LocalCluster(ClientPath, Leadership):
                  request_faults: bool = False) -> None:
         if brokers < 1:
             raise ValueError("brokers must be >= 1")
-        if request_faults and self.backend != "local":
-            raise BadInput(f"request faults (the request proxy) are wired into the local backend only, not {self.backend}")
+        if request_faults and self.backend not in ("local", "docker"):
+            raise BadInput(f"request faults (the request proxy) are wired into the local and docker backends only, "
+                           f"not {self.backend}")
         self.request_faults = request_faults
         self.work_dir = Path(work_dir)
         self.requested_version = version

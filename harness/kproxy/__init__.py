@@ -2,11 +2,13 @@
 
 `KafkaProxy` listens in front of each broker and forwards frames; rules (`delay_request`, `hold_request`,
 `drop_request`, `drop_response`, `error_response`, `disconnect`) act on the requests of one API from one member or
-all, to one broker or all, and every fault applied is recorded as `fault_start` / `fault_end`.
+all, to one broker or all, and every fault applied is recorded as `fault_start` / `fault_end`. An `error_response`
+with a `partition` puts its error in that partition's entry of the broker's own answer instead
+(`partition_errors`).
 The order of the members' group and fetch requests is recorded (`order`), and a controller may change it: the
 explorer's perturbations and an exact replay's recorded order (`perturb`).
 
-May import: `base`, `kafka` (kio's frames). Started by the local backend's client path (`harness.cluster`),
+May import: `base`, `kafka` (kio's frames). Started by the backends' client path (`harness.cluster`),
 its rules installed by the nemesis; the plan reads its rules and answers as data to check a schedule.
 """
 from harness.kproxy.answers import Unanswerable

@@ -71,6 +71,11 @@ def _classes(api_key: int, version: int):
     return _payload_class(req, EntityType.request), _payload_class(resp, EntityType.response)
 
 
+def payload_classes(api_key: int, version: int):
+    """(request class, response class) of an API version kio knows; Unanswerable otherwise."""
+    return _classes(api_key, version)
+
+
 def _payload_class(module, kind):
     return next(v for v in vars(module).values()
                 if isinstance(v, type) and dataclasses.is_dataclass(v) and getattr(v, "__type__", None) == kind)
@@ -123,6 +128,16 @@ def _strip_none(tp):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
         return args[0], True
     return tp, False
+
+
+def entity_list(tp):
+    """The entity class of a `tuple[Entity, ...]` field type (nullable or not), else None."""
+    return _entity_list(tp)
+
+
+def field_types(cls) -> dict:
+    """A kio entity class's fields' types, by name."""
+    return _hints(cls)
 
 
 def _entity_list(tp):

@@ -19,6 +19,7 @@ from typing import Callable
 
 from harness.kproxy import answers
 from harness.kproxy.conn import Conn
+from harness.kproxy.partition_errors import PartitionFaults
 from harness.kproxy.identity import member_of as _member_of
 from harness.kproxy.order import OrderRecorder
 from harness.kproxy.rules import LiveRule, Rule, Seen
@@ -61,6 +62,7 @@ class KafkaProxy:
         self._faults = itertools.count(1)
         self._lock = threading.Lock()
         self.order = OrderRecorder(self._emit)  # the order of members' requests (harness/kproxy/order.py)
+        self.partition_faults = PartitionFaults(self)  # error_response rules with a partition (partition_errors.py)
 
     # -- lifecycle
     def __enter__(self) -> "KafkaProxy":
@@ -222,6 +224,7 @@ class KafkaProxy:
         conn.close()
         self._conns.discard(conn)
         self.order.closed(conn)
+        self.partition_faults.forget(conn)
         for fid in list(conn.open_faults):
             self._end(fid, "closed")
         conn.open_faults.clear()
@@ -250,6 +253,7 @@ class KafkaProxy:
     async def _responses(self, conn: Conn, reader: asyncio.StreamReader) -> None:
         try:
             while (payload := await read_frame(reader)) is not None:
+                payload = self.partition_faults.answer(conn, payload)
                 corr = response_correlation(payload)
                 await self.order.answer(conn, corr)  # a controller may hold it
                 answered = conn.broker_answered(corr, payload)
@@ -281,6 +285,9 @@ class KafkaProxy:
     # -- the actions
     async def _apply(self, live: LiveRule, conn: Conn, head, member: str | None, payload: bytes) -> None:
         rule = live.rule
+        if rule.partition is not None:  # the request goes on; its answer gets the error in one partition's entry
+            self.partition_faults.forward(live, conn, head, member, payload)
+            return
         if rule.action == Step.ERROR_RESPONSE:
             self._answer_error(live, conn, head, member, payload)
             return

@@ -16,7 +16,10 @@ Actions:
 - `drop_request`: the request never reaches the broker.
 - `drop_response`: the request reaches the broker, its answer never reaches the client.
 - `error_response`: the request never reaches the broker; the proxy answers it with `error` (a name as the
-  protocol has it, NOT_COORDINATOR, or a number), a real response of its API and version.
+  protocol has it, NOT_COORDINATOR, or a number), a real response of its API and version. With a `partition`
+  (and a `topic`, else every topic of the answer) the request does reach the broker, and the proxy puts `error` in
+  that partition's entry of the broker's real answer only (`harness.kproxy.partition_errors`); such a rule counts
+  a request as applied only when its answer had that entry.
 - `disconnect`: the request reaches the broker; when its answer comes back the proxy discards it and closes the
   client's connection (both sides, after delivering the answers before it): the client sees its connection
   closed with the request in flight, not a timeout, and knows not whether the broker applied it. The requests
@@ -42,6 +45,7 @@ import threading
 from dataclasses import dataclass, field
 
 from harness.base.steps import REQUEST_STEPS
+from harness.kproxy import partition_errors
 from harness.kproxy.answers import error_code_of
 from harness.kproxy.wire import api_key_of
 from harness.base.steps import Step
@@ -85,6 +89,9 @@ class Rule:
     error: str | int | None = None
     then: str = "stall"
     seed: int = 0
+    partition: int | None = None     # error_response: the error goes in this partition's entry of the real answer
+    topic: str | None = None         # ... of this topic (None: of every topic the answer has)
+    topic_id: object = None          # ... the topic's id (a uuid.UUID), for answers that key topics by id
     api_key: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -109,6 +116,11 @@ class Rule:
             if self.error is None:
                 raise ValueError("error_response needs an error (a name such as NOT_COORDINATOR, or a number)")
             error_code_of(self.error)
+        if self.partition is not None or self.topic is not None:
+            if self.action != Step.ERROR_RESPONSE or self.partition is None:
+                raise ValueError(f"{self.action}: partition (and topic) are for error_response only, topic with a "
+                                 "partition")
+            partition_errors.check_rule(self.api, self.error, self.partition, self.topic)
         if self.then not in THEN:
             raise ValueError(f"{self.action}: then must be one of {', '.join(THEN)}, not {self.then!r}")
         if self.then != "stall" and self.action not in DROPS:
@@ -122,7 +134,7 @@ class Rule:
     def describe(self) -> dict:
         """The rule's parameters as plain data, for the history."""
         out = {"action": self.action, "api": self.api, "member": self.member, "broker": self.broker}
-        for k in ("count", "duration_s", "timeout_s", "error"):
+        for k in ("count", "duration_s", "timeout_s", "error", "partition", "topic"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if self.action == Step.DELAY_REQUEST:
@@ -167,9 +179,12 @@ def disconnect(api: str, *, member: str | None = None, broker: int | None = None
 
 
 def error_response(api: str, *, error: str | int, member: str | None = None, broker: int | None = None,
-                   count: int | None = 1, duration_s: float | None = None) -> Rule:
-    """Answer matching requests in the broker's stead with `error`."""
-    return Rule(Step.ERROR_RESPONSE, api, member, broker, count, duration_s, error=error)
+                   count: int | None = 1, duration_s: float | None = None, partition: int | None = None,
+                   topic: str | None = None, topic_id=None) -> Rule:
+    """Answer matching requests in the broker's stead with `error`; with a `partition`, put `error` in that
+    partition's entry (of `topic`, else of every topic) of the broker's own answer instead."""
+    return Rule(Step.ERROR_RESPONSE, api, member, broker, count, duration_s, error=error, partition=partition,
+                topic=topic, topic_id=topic_id)
 
 
 class LiveRule:
@@ -180,12 +195,13 @@ class LiveRule:
         self.rule_id = rule_id
         self.installed = now
         self.applied = 0
+        self.inflight = 0  # a per-partition rule's requests sent on whose answers have not come yet
         self.lifted = False
         self._rng = random.Random(rule.seed)
 
     def live(self, now: float) -> bool:
         r = self.rule
-        return not self.lifted and (r.count is None or self.applied < r.count) and \
+        return not self.lifted and (r.count is None or self.applied + self.inflight < r.count) and \
             (r.duration_s is None or now < self.installed + r.duration_s)
 
     def matches(self, api_key: int, member: str | None, broker: int, now: float) -> bool:
@@ -194,8 +210,17 @@ class LiveRule:
             (r.broker is None or r.broker == broker)
 
     def take(self) -> None:
-        """Count one request this rule applies to."""
-        self.applied += 1
+        """Count one request this rule applies to (a per-partition rule's: in flight until its answer came)."""
+        if self.rule.partition is not None:
+            self.inflight += 1
+        else:
+            self.applied += 1
+
+    def settle(self, *, hit: bool) -> None:
+        """A per-partition rule's answer came (`hit`: it had the partition's entry, now rewritten) or never will."""
+        self.inflight -= 1
+        if hit:
+            self.applied += 1
 
     def draw_delay(self) -> float:
         lo, hi = self.rule.delay_range

@@ -15,15 +15,28 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 from harness.plan.actions import performs
-from harness.base.errors import Indeterminate
+from harness.base.errors import BadInput, Indeterminate
 from harness.kproxy import rules
 from harness.kproxy.rules import Seen
 from harness.base.steps import Step
 
 #: how often a step waiting for its rule looks (the proxy counts in its own thread)
 WAIT_TICK_S = 0.05
+
+
+def topic_id(cluster, topic: str):
+    """A topic's id as a uuid.UUID, through the cluster's Admin API; None when the cluster cannot say (the fake
+    backend, a client without topic ids): then an answer keyed by topic id matches the partition in every topic."""
+    try:
+        from confluent_kafka import TopicCollection
+        d = cluster.admin().describe_topics(TopicCollection([topic]))[topic].result(timeout=30)
+        hi, lo = d.topic_id.get_most_significant_bits(), d.topic_id.get_least_significant_bits()
+        return uuid.UUID(int=((hi & (2**64 - 1)) << 64) | (lo & (2**64 - 1)))
+    except Exception:  # noqa: BLE001 - any failure leaves the id unknown, said by the rule's match
+        return None
 
 
 def _count(count: int | None, duration_s: float | None) -> int | None:
@@ -139,9 +152,24 @@ class RequestActions:
     @performs(Step.ERROR_RESPONSE)
     def _do_error_response(self, api: str, error: str | int, slot: int | str = "all", broker: int | str = "all",
                            count: int | None = None,
-                           duration_s: float | None = None, wait_s: float | None = None):
-        return self._install(rules.error_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
-                             wait_s=wait_s, error=error, count=_count(count, duration_s))
+                           duration_s: float | None = None, wait_s: float | None = None,
+                           partition: int | None = None, topic: str | None = None):
+        where = {} if partition is None else self._partition_target(topic, partition)
+        out = self._install(rules.error_response, api=api, slot=slot, broker=broker, duration_s=duration_s,
+                            wait_s=wait_s, error=error, count=_count(count, duration_s), **where)
+        return out if partition is None else {**out, "partition": partition, "topic": where["topic"]}
+
+    def _partition_target(self, topic: str | None, partition: int) -> dict:
+        """A per-partition error's topic on the cluster (the run's topic of that name, the first by default) and its
+        id (the answers that name topics by id: Fetch v13+, OffsetFetch v10); BadInput for a topic the run does not
+        have. The partition may be one the topic does not have yet (an `add_partitions` step after it)."""
+        ts = list(self.kind.input_topics())
+        t = ts[0] if topic is None and ts else next(
+            (t for t in ts if topic in (t[0],) or t[0].endswith(f"-{topic}")), None)
+        if t is None:
+            raise BadInput(f"error_response: no topic {topic!r} in this run "
+                           f"({', '.join(n for n, _ in ts) or 'it has none'})")
+        return {"partition": partition, "topic": t[0], "topic_id": topic_id(self.cluster, t[0])}
 
     @performs(Step.WAIT_REQUEST_FAULT)
     def _do_wait_request_fault(self, timeout_s: float = 30.0, applied: int = 1):

@@ -20,10 +20,9 @@ DEFAULT = "local"
 #: (harness/plan/actions.py NEEDS), so the plan can refuse an action without importing a backend; "fake" is the unit
 #: tests' in-process stand-in (harness/cluster/fake.py), which plans anything. tests/unit/test_actions.py holds
 #: the local and docker entries to the protocols their classes implement. "requests" (the request proxy,
-#: harness/kproxy/) is wired into the local backend only: a docker run whose schedule puts faults on requests is
-#: refused at plan time (one line, exit 2)
+#: harness/kproxy/) is in both backends' client path (harness/cluster/client_path.py)
 ABILITIES = {
     "local": frozenset(Ability) - {Ability.BROKER_PARTITION},
-    "docker": frozenset(Ability) - {Ability.REQUESTS},
+    "docker": frozenset(Ability),
     "fake": frozenset(Ability),
 }

@@ -1,7 +1,9 @@
 """The plan's checks of a schedule's request faults (harness/plan/actions.py, harness/nemesis/requests.py), before
 anything starts: every one a single BadInput line naming the step.
 
-An API by a name the protocol has, an error by a name Kafka has and an API the proxy can answer with it, a
+An API by a name the protocol has, an error by a name Kafka has and an API the proxy can answer with it (with a
+`partition`: one of the APIs whose answers have per-partition errors at every version kio knows, checked on the
+response schema, and an error a broker puts in such an entry: harness.kproxy.partition_errors), a
 `slot`/`until_slot` that is a member slot, a `broker` the cluster has, a rule the proxy would take (a positive
 count, duration and timeout, a delay range lo <= hi, `then` stall or pass), and a shared cluster that was
 started with the request proxy. Pure but for the cluster object it is given (its `kproxy` attribute).
@@ -15,7 +17,8 @@ from harness.plan.actions import ACTIONS, needs_requests
 from harness.plan.backends import ABILITIES
 from harness.base.errors import BadInput
 from harness.kproxy import rules
-from harness.kproxy.answers import Unanswerable, check_answerable
+from harness.kproxy.answers import Unanswerable, check_answerable, kio_versions
+from harness.kproxy.partition_errors import schema_has_partition_errors
 from harness.kproxy.wire import API_KEYS
 from harness.base.steps import Step
 
@@ -72,7 +75,17 @@ def _why(a, *, brokers: int) -> str | None:
         why = _rule_error(lambda: _BUILD[a.kind](**kw))
     if why is None and a.kind == Step.ERROR_RESPONSE:
         why = _rule_error(lambda: check_answerable(rules.api_key_of(p["api"]), None))
+    if why is None and a.kind == Step.ERROR_RESPONSE and p.get("partition") is not None:
+        why = _partition_entries(p["api"])
     return why
+
+
+def _partition_entries(api: str) -> str | None:
+    """Why `api`'s answers cannot carry an error in one partition's entry at some version kio knows, or None."""
+    key = rules.api_key_of(api)
+    lacking = [v for v in kio_versions(key) if not schema_has_partition_errors(key, v)]
+    return (f"error_response with a partition: {api}'s answer has no partition entry with an error code at "
+            f"v{', v'.join(map(str, lacking))}") if lacking else None
 
 
 def _rule_error(build) -> str | None:

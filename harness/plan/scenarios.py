@@ -100,7 +100,8 @@ LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added"
                "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart",
                "connect-partitions-added", "share-ack-answer-lost", "share-ack-held",
                "livelock-commit-starves-heartbeat", "share-poison-record", "share-partitions-added-latest",
-               "topic-created-late", "topic-deleted-recreated", "topic-regex-dropped")
+               "topic-created-late", "topic-deleted-recreated", "topic-regex-dropped",
+               "fetch-path-partition-errors")
 
 
 class _BuiltIns(MutableMapping):

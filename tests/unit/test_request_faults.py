@@ -68,9 +68,14 @@ def test_a_shared_cluster_without_the_proxy_is_refused_with_a_request_fault_only
     _check(("drop_request", {"api": "JoinGroup"}), shared=SimpleNamespace(backend="local", kproxy=object()))
 
 
-def test_the_docker_backend_cannot_start_with_request_faults(tmp_path):
-    with pytest.raises(BadInput, match="the docker backend cannot put faults on Kafka requests"):
-        new_backend("docker", work_dir=tmp_path, request_faults=True)
+def test_both_backends_are_made_with_the_request_proxy_when_asked(tmp_path):
+    """The docker backend has the proxy too (issue 47): the request proxy in the harness's process in front of the
+    Toxiproxy container's published ports (harness/cluster/docker.py); nothing starts here."""
+    for name in ("local", "docker"):
+        c = new_backend(name, work_dir=tmp_path / name, request_faults=True)
+        assert c.request_faults and c.request_proxy() is None  # made when the cluster starts
+    with pytest.raises(BadInput, match="unknown backend|not a backend|teleport"):
+        new_backend("teleport", work_dir=tmp_path, request_faults=True)
 
 
 def test_needs_requests_and_a_files_needs():
@@ -197,12 +202,15 @@ def test_a_cluster_without_the_proxy_makes_a_request_fault_indeterminate(nem):
         nem.perform(Action("drop_request", {"api": "JoinGroup"}))
 
 
-def test_a_race_scenario_on_the_docker_backend_is_refused_before_anything_starts():
-    from harness.plan.config import RunConfig
-    cfg = RunConfig(scenario="race-leave-lost", seed=1, protocol="classic-cooperative", backend="docker")
+def test_a_race_scenario_is_refused_only_on_a_backend_without_the_proxy(monkeypatch):
+    from harness.plan import backends
+    from harness.plan.scenarios import SCENARIOS
+    sc = SCENARIOS["race-leave-lost"]
+    request_checks.check_backend(sc, "docker")
+    monkeypatch.setitem(backends.ABILITIES, "docker", backends.ABILITIES["docker"] - {"requests"})
     with pytest.raises(BadInput, match="^scenario race-leave-lost puts faults on Kafka requests .* the docker backend "
                                        "cannot; run it with --backend local$"):
-        cfg.validate()
+        request_checks.check_backend(sc, "docker")
 
 
 def test_the_plugins_cluster_has_the_proxy_when_a_selected_scenario_needs_it():
@@ -257,8 +265,8 @@ def test_a_run_starts_its_own_cluster_with_the_proxy_only_when_its_schedule_need
         assert "applied rule r1 (m1) to 0 requests, not 1" in res.verdicts["schedule_performed"].message
 
 
-def test_nightly_draws_the_race_scenarios_after_the_mix_and_never_on_docker():
-    """The nightly draws race scenarios on the local backend (the proxy's), never on the docker one."""
+def test_nightly_draws_the_race_scenarios_after_the_mix_on_both_backends():
+    """The nightly draws race scenarios on every backend with the request proxy: both."""
     import random
     from harness.drive import nightly
     seen = {"local": set(), "docker": set()}
@@ -267,4 +275,4 @@ def test_nightly_draws_the_race_scenarios_after_the_mix_and_never_on_docker():
         for _ in range(300):
             seen[backend].add(nightly._pick(rng, ["4.4.0"], ["2.16.1"], ["classic-cooperative"], backend)[0].name)
     assert any(n.startswith("race-") for n in seen["local"])
-    assert not any(n.startswith("race-") for n in seen["docker"])
+    assert any(n.startswith("race-") for n in seen["docker"])
