@@ -156,7 +156,10 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
     "share": {
         "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",
         "process-expired": "(share-*) slot 0 waits past its records' locks once, then processes them without "
-                           "acquiring them again"},
+                           "acquiring them again",
+        "keep-dropped-share-topic": "(share-subscription-change) slot 0, told to change its subscription, records "
+                                    "the new one but its client keeps the old: the group goes on handing it records "
+                                    "of the topic it dropped (share_subscribed_only must fail the run)"},
 }
 #: --misbehave: every self-test and what it does
 MISBEHAVE_HELP = {name: text for kind in MISBEHAVIOURS.values() for name, text in kind.items()}
