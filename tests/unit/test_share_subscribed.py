@@ -53,7 +53,8 @@ def test_records_of_both_topics_then_of_the_kept_one_after_the_drop_hold():
     v = judge(acq("m1", 2.0, "o", 0), acq("m1", 3.0, "p", 0), acq("m2", 4.0, "p", 1),
               control("m1", 10.0, ["o"]), acq("m1", 11.0, "o", 1), acq("m2", 12.0, "p", 2))
     assert v.status == "valid", v.message
-    assert v.measurements == {"judged": 5, "after_change": 1, "changes": 1, "unjudged": 0}
+    assert v.measurements == {"judged": 5, "after_change": 1, "changes": 1, "unjudged": 0, "in_grace": 0,
+                              "longest_in_grace_s": 0.0}
     assert "1 after 1 subscription change" in v.message
 
 
@@ -65,6 +66,30 @@ def test_a_record_of_the_dropped_topic_after_the_change_returned_fails():
     hit, setter = v.witnesses
     assert (hit["type"], hit["topic"], hit["offset"]) == ("share_acquired", "p", 4)
     assert setter["type"] == "control" and setter["subscription"] == ["o"]
+
+
+def test_a_dropped_topics_records_within_a_heartbeat_interval_and_the_clock_slack_hold_past_it_fail():
+    # the group's share.heartbeat.interval.ms is 500 (test_invariant_share.GROUP), the clock slack 1 s: 1.5 s
+    v = judge(control("m1", 10.0, ["o"]), acq("m1", 10.37, "p", 6), acq("m1", 11.45, "p", 7))
+    assert v.status == "valid", v.message
+    assert v.measurements["in_grace"] == 2 and v.measurements["longest_in_grace_s"] == 1.45
+    assert "allowed for 1.5s after the change" in v.message and "share.heartbeat.interval.ms" in v.message
+    v = judge(control("m1", 10.0, ["o"]), acq("m1", 10.37, "p", 6), acq("m1", 11.6, "p", 7))
+    assert v.status == "invalid" and v.witnesses[0]["offset"] == 7 and "1 of 2 deliveries" in v.message
+
+
+def test_a_dropped_topics_record_with_no_heartbeat_interval_read_is_unknown():
+    group = {k: v for k, v in GROUP.items() if k != "share.heartbeat.interval.ms"}
+    h = history(run_start(0.0, kind="share", share_settings={"topics": ["o", "p"]}), group_settings(0.5, group=group),
+                member_start("m1", 1.0), started("m1", 1.05), control("m1", 10.0, ["o"]), acq("m1", 10.2, "p", 6),
+                run_end(60.0))
+    v = check_share(h, S, [NAME])[NAME]
+    assert v.status == "unknown" and "heartbeat interval unknown" in v.message
+
+
+def test_a_topic_added_to_the_subscription_has_no_grace_the_one_never_named_fails():
+    v = judge(control("m1", 10.0, ["o"]), acq("m1", 10.2, "q", 0))
+    assert v.status == "invalid"
 
 
 def test_a_record_of_a_topic_never_subscribed_fails_from_the_start():
