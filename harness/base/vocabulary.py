@@ -95,8 +95,8 @@ DEFAULT_SUBSCRIBE_BY = SUBSCRIBE_BY[0]
 # -- commits
 
 #: how a consumer-group member commits (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll's records
-#: synchronously (the default, and the Java member's only mode) or asynchronously, by the client's auto-commit,
-#: or never
+#: synchronously (the default) or asynchronously, by the client's auto-commit, or never; the Python and the Java
+#: member take each
 COMMIT_MODES = ("sync", "async", "auto", "never")
 DEFAULT_COMMIT_MODE = "sync"
 #: the commit modes that are self-tests: commit_progress must fail the run

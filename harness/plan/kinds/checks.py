@@ -168,9 +168,6 @@ def check_commit_mode(cfg, sc) -> None:
                        + {"share": "a share group, whose members acknowledge records (share.acknowledgement.mode)",
                           "connect": "Kafka Connect workers, which commit their own way"}.get(
                            sc.kind, "Kafka Streams, which commits by its own commit.interval.ms"))
-    if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
-        raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
-                       f"--member python or a member command")
 
 
 def check_misbehaviour(cfg) -> None:
