@@ -1,8 +1,9 @@
 """Invariants of share groups (KIP-932, design invariant 10): records held exclusively, redelivered by the
-rules, none lost; partitions served and within their record-lock limit.
+rules, none lost, each of a topic its member subscribes to; partitions served and within their record-lock limit.
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record), `skipped` (records never completed, by the reset policy and the start offsets),
-`partitions` (per partition), `poison` (a record that kills its holder), `subscribed` (records of subscribed topics only), `settled` (`group_settled`: the group settles within its bound, the rule of every
+`partitions` (per partition), `poison` (a record that kills its holder), `subscribed` (records of subscribed topics
+only), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
