@@ -99,7 +99,8 @@ LISTED_AFTER_THE_MIX = (
 LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added", "share-dead-letter",
                "share-rack-outage", "share-rolling-upgrade", "share-leader-move", "share-leader-restart",
                "connect-partitions-added", "share-ack-answer-lost", "share-ack-held",
-               "livelock-commit-starves-heartbeat", "share-poison-record", "share-partitions-added-latest")
+               "livelock-commit-starves-heartbeat", "share-poison-record", "share-partitions-added-latest",
+               "share-subscription-change")
 
 
 class _BuiltIns(MutableMapping):
