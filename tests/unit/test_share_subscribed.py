@@ -12,7 +12,7 @@ from histbuild import drained, ev, group_settings, history, member_exit, member_
 from test_invariant_share import EXPLICIT, GROUP, S
 
 from harness.base.errors import BadInput
-from harness.invariants.share import SHARE_CHECKERS, check_share
+from harness.invariants.share import SHARE_CHECKERS, ShareCheckSettings, check_share
 from harness.base.steps import Step
 from harness.base.steps import kind_refusal as kind_refusal_of_step
 from harness.plan.kinds.share import check_subscriptions
@@ -103,9 +103,17 @@ def test_a_restart_takes_the_subscription_its_started_event_says():
     assert v.status == "valid", v.message
 
 
-def test_members_that_record_no_subscription_leave_it_unknown_never_valid():
-    v = judge(acq("m1", 2.0, "o", 0), subscription=None)
-    assert v.status == "unknown" and "no member recorded its subscription" in v.message
+def test_a_member_that_records_no_subscription_is_on_every_topic_of_the_run():
+    h = history(frame(subscription=None), acq("m1", 2.0, "o", 0), acq("m2", 2.5, "p", 0))
+    v = check_share(h, ShareCheckSettings(topics=("o", "p")), [NAME])[NAME]
+    assert v.status == "valid" and v.measurements["judged"] == 2, v.message
+    h = history(frame(subscription=None), acq("m1", 2.0, "q", 0))
+    assert check_share(h, ShareCheckSettings(topics=("o", "p")), [NAME])[NAME].status == "invalid"
+
+
+def test_with_neither_its_subscription_nor_the_runs_topics_known_it_is_unknown_never_valid():
+    v = judge(acq("m1", 2.0, "o", 0), subscription=None)  # S: no topics recorded
+    assert v.status == "unknown" and "no member's subscription is known" in v.message
     assert v.measurements["unjudged"] == 1
     assert judge().status == "unknown"  # nothing delivered: nothing judged
 

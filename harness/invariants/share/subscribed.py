@@ -22,8 +22,9 @@ confluent-kafka 2.16.1, seed 1) saw m1 handed 94 records of the topic it dropped
 `in_grace`, `longest_in_grace_s`. A record of a topic the member never named, or of a dropped one past that bound, is
 a violation; without the heartbeat interval a dropped topic's record after the change is `unknown`.
 
-A member whose `started` event names no subscription (a program of the team's own that does not say it) is not
-judged until a `control` event says one; a run in which no delivery could be judged is `unknown`, never valid.
+A member whose `started` event names no subscription subscribes to every topic of the run (docs/history.md: the
+run's `share_settings` topics); with those unknown too (a run recorded before they were) it is not judged until a
+`control` event says one. A run in which no delivery could be judged is `unknown`, never valid.
 Measured besides: `judged` (deliveries judged), `after_change` (of them, after a subscription change),
 `changes`, `unjudged` (deliveries to members of no recorded subscription).
 """
@@ -47,16 +48,18 @@ class _Sub(NamedTuple):
     dropped: frozenset = frozenset()  # the topics that event's change dropped (a `control`'s)
 
 
-def _deliveries(history: History):
+def _deliveries(history: History, every: tuple):
     """Yield ("change", event, None) for each subscription change (a member's `control` event with one), and
-    ("delivery", event, its member's _Sub then, or None) for each `share_acquired`, in history order."""
+    ("delivery", event, its member's _Sub then, or None) for each `share_acquired`, in history order; `every`: the
+    run's topics, the subscription of a member whose `started` names none (none known: empty)."""
     subs: dict[str, _Sub] = {}
     for _, e in history.control():
         ty, m = e.get("type"), e.get("member")
-        if ty == "started" and m is not None:  # a member's (re)start: the subscription it says, or none known
+        if ty == "started" and m is not None:  # a member's (re)start: the subscription it says, else every topic
             subs.pop(m, None)
-            if e.get("subscription") is not None:
-                subs[m] = _Sub(frozenset(map(str, e["subscription"])), e)
+            given = e.get("subscription") if e.get("subscription") is not None else every or None
+            if given is not None:
+                subs[m] = _Sub(frozenset(map(str, given)), e)
         elif ty == "control" and e.get("subscription") is not None:
             new = frozenset(map(str, e["subscription"]))
             subs[m] = _Sub(new, e, subs[m].topics - new if m in subs else frozenset())
@@ -92,7 +95,7 @@ def check_subscribed_only(history: History, s: ShareCheckSettings) -> Verdict:
     ms = {"judged": 0, "after_change": 0, "changes": 0, "unjudged": 0, "in_grace": 0, "longest_in_grace_s": 0.0}
     changed: set = set()
     bad, unsure = [], []
-    for what, e, sub in _deliveries(history):
+    for what, e, sub in _deliveries(history, s.topics):
         if what == "change":
             ms["changes"] += 1
             changed.add(e.get("member"))
@@ -118,8 +121,8 @@ def check_subscribed_only(history: History, s: ShareCheckSettings) -> Verdict:
         return verdict(NAME, "unknown", f"{len(unsure)} deliveries of a topic dropped by a subscription change, and "
                                         f"the bound for them is unknown: {grace}", measurements=ms)
     if not ms["judged"]:
-        why = (f"no member recorded its subscription ({ms['unjudged']} deliveries to members whose `started` event "
-               f"names none)" if ms["unjudged"] else "no record was delivered")
+        why = (f"no member's subscription is known ({ms['unjudged']} deliveries to members whose `started` event "
+               f"names none, in a run whose topics are not recorded)" if ms["unjudged"] else "no record was delivered")
         return verdict(NAME, "unknown", why, measurements=ms)
     n = ms["changes"]
     return verdict(NAME, "valid", f"all {ms['judged']} deliveries were of topics the member's recorded subscription "
