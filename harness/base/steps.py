@@ -304,10 +304,11 @@ _SPECS = (
     # a run of the mix has one topic: the member resubscribes to it (librdkafka leaves and rejoins)
     ActionSpec(Step.CHANGE_SUBSCRIPTION, (SLOT, _p("subscription", list[str]),
                                           _p("subscribe_by", SubscribeBy, DEFAULT_SUBSCRIBE_BY)),
-               "The member resubscribes without a restart (names of `[[topics]]`, `^regexes`; empty: every topic); "
+               "The member resubscribes without a restart (names of `[[topics]]`, `^regexes` but for a share member; "
+               "empty: every topic); "
                "the slot keeps it across later restarts. `subscribe_by`: one `subscribe()` with the new list, or "
                "`\"unsubscribe-subscribe\"`: `unsubscribe()` first (the member leaves the group), then `subscribe()`.",
-               kinds=CONSUMER, mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []},
+               kinds=CONSUMER | {"share"}, mix=lambda rng, ctx, slot: {"slot": slot, "subscription": []},
                proof=Proof(fault="subscription_change", control="subscription")),
     # the partitions exist from the CreatePartitions answer on; the members learn of them from their metadata (the
     # classic protocol's leader on its refresh, topic.metadata.refresh.interval.ms; the consumer protocol's and a

@@ -95,8 +95,8 @@ DEFAULT_SUBSCRIBE_BY = SUBSCRIBE_BY[0]
 # -- commits
 
 #: how a consumer-group member commits (HARNESS_COMMIT_MODE, docs/member-contract.md): after each poll's records
-#: synchronously (the default, and the Java member's only mode) or asynchronously, by the client's auto-commit,
-#: or never
+#: synchronously (the default) or asynchronously, by the client's auto-commit, or never; the Python and the Java
+#: member take each
 COMMIT_MODES = ("sync", "async", "auto", "never")
 DEFAULT_COMMIT_MODE = "sync"
 #: the commit modes that are self-tests: commit_progress must fail the run
@@ -159,7 +159,10 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
     "share": {
         "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",
         "process-expired": "(share-*) slot 0 waits past its records' locks once, then processes them without "
-                           "acquiring them again"},
+                           "acquiring them again",
+        "keep-dropped-share-topic": "(share-subscription-change) slot 0, told to change its subscription, records "
+                                    "the new one but its client keeps the old: the group goes on handing it records "
+                                    "of the topic it dropped (share_subscribed_only must fail the run)"},
 }
 #: --misbehave: every self-test and what it does
 MISBEHAVE_HELP = {name: text for kind in MISBEHAVIOURS.values() for name, text in kind.items()}

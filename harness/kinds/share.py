@@ -72,7 +72,8 @@ class ShareGroup(ConsumerGroup):
                           client_path=self.client_path,
                           command=cfg.slot_command(slot) or self.builtin or (sys.executable, str(SHARE_MEMBER)),
                           misbehave=cfg.misbehave if slot == 0 else None, client_config=dict(cfg.client_settings),
-                          processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)})
+                          processing_ms=cfg.processing_ms, env={"HARNESS_SHARE_LOCK_MS": str(lock_ms)},
+                          topics=self.real_subscription(cfg.slot_subscription(slot)))
 
     def create_topics(self) -> dict:
         """The run's topics, and the group's dead-letter topic when it has one (harness/kinds/share_dlq.py)."""

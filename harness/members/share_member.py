@@ -28,11 +28,18 @@ acknowledgements, writes a fatal `error` naming the record (`poison`: topic, par
 exits with code 3 without acknowledging it and without leaving the group; the harness starts it again
 (`restart_crashed`), and the record comes back to some member with its delivery count one higher.
 
-`HARNESS_MISBEHAVE` breaks the rules on purpose, once (the third poll that returns records), to prove the
-checkers catch it:
+Controls (docs/member-contract.md): on SIGUSR1 it reads HARNESS_CONTROL and, when it holds a `subscription` (the
+run's real topic names), subscribes to those topics from then on (`subscribe_by` `unsubscribe-subscribe`:
+`unsubscribe()` first, leaving the group), the acknowledgements it owes committed first; then it writes a `control`
+event with the file's seq and the new subscription, which `share_subscribed_only` judges its later records by.
+
+`HARNESS_MISBEHAVE` breaks the rules on purpose, to prove the checkers catch it (the first two once, on the third
+poll that returns records):
   - `ack-unheld`: waits past the batch's locks, then accepts the records it no longer holds;
   - `process-expired`: waits past the batch's locks, then processes the records (writes `share_processed`)
-    without acquiring them again, and releases them.
+    without acquiring them again, and releases them;
+  - `keep-dropped-share-topic`: told to change its subscription, it records the new one (its `control` event) but its
+    client keeps the one it had, so the group goes on handing it records of the topics it dropped.
 """
 from __future__ import annotations
 
@@ -48,12 +55,15 @@ if __package__ in (None, ""):  # run as a plain script under an isolated client 
 import confluent_kafka  # noqa: E402
 from confluent_kafka import KafkaException  # noqa: E402
 
-from harness.base.vocabulary import (SHARE_CRASH_EXIT, SHARE_CRASH_RECORDS, SHARE_MISBEHAVE_ON_POLL,  # noqa: E402
-                                     SHARE_POISON, misbehaviours)
+from harness.base.vocabulary import (DEFAULT_SUBSCRIBE_BY, SHARE_CRASH_EXIT, SHARE_CRASH_RECORDS,  # noqa: E402
+                                     SHARE_MISBEHAVE_ON_POLL, SHARE_POISON, SUBSCRIBE_BY, misbehaviours)
 from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import client_version, librdkafka_version  # noqa: E402
 
 ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
+#: the self-tests that break the acknowledgement rules on the SHARE_MISBEHAVE_ON_POLL'th poll (the other: a control's)
+LOCK_MISBEHAVIOURS = ("ack-unheld", "process-expired")
+KEEP_DROPPED = "keep-dropped-share-topic"
 
 
 def poison(env: dict) -> dict:
@@ -134,6 +144,8 @@ class ShareMember:
         self.polls_with_records = 0
         self.last_poll_at: float | None = None  # when the previous poll began: the client may fetch from then on
         self.running = True
+        self.control_path = env.get("HARNESS_CONTROL") or None
+        self.control_seq, self.control_pending = 0, False
         self.sc = confluent_kafka.ShareConsumer(self.conf)
         self.sc.set_acknowledgement_commit_callback(self.on_acks)
 
@@ -192,7 +204,8 @@ class ShareMember:
     def _work(self, batch: list) -> None:
         """Process a poll's records (acquired at `t`), acknowledging each as the mode and the locks allow."""
         self.polls_with_records += 1
-        bad = self.misbehave if self.polls_with_records == SHARE_MISBEHAVE_ON_POLL and self.lock_s else None
+        bad = self.misbehave if (self.polls_with_records == SHARE_MISBEHAVE_ON_POLL and self.lock_s
+                                 and self.misbehave in LOCK_MISBEHAVIOURS) else None
         if bad:
             time.sleep(self.lock_s + self.margin_s + 0.5)
         for r, t, key, count in batch:
@@ -226,6 +239,7 @@ class ShareMember:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, lambda *_: setattr(self, "running", False))
         signal.signal(signal.SIGINT, lambda *_: setattr(self, "running", False))
+        signal.signal(signal.SIGUSR1, lambda *_: setattr(self, "control_pending", True))
         self.sc.subscribe(self.topics)
         effective = {"share.acknowledgement.mode": self.mode, "processing_ms": self.processing_s * 1000,
                      **({"poison": self.poison} if self.poison else {}),
@@ -234,9 +248,12 @@ class ShareMember:
         self.hist.event("started", member=self.member_id, pid=os.getpid(), protocol="share",
                         group_id=self.conf["group.id"], topic=self.topics[0], subscription=self.topics,
                         instance_id=None, rack=self.conf.get("client.rack"), client=effective["client"],
-                        client_config=self.given, effective=effective)
+                        client_config=self.given, effective=effective,
+                        controls=["subscription"] if self.control_path else [])
         try:
             while self.running:
+                if self.control_pending:
+                    self._control()
                 self._implicit_asked()
                 began = time.monotonic()
                 msgs = self.sc.poll(0.2)
@@ -272,6 +289,35 @@ class ShareMember:
         finally:
             self.hist.close()
         return 0
+
+    def _control(self) -> None:
+        """Apply the harness's control file (docs/member-contract.md, "Controls"): a new subscription, after the
+        acknowledgements it owes are committed; then say so in a `control` event with the file's seq."""
+        self.control_pending = False
+        try:
+            with open(self.control_path) as f:
+                c = json.load(f)
+        except (OSError, ValueError) as e:
+            self.hist.event("error", member=self.member_id, fatal=False, error=f"control file: {e}")
+            return
+        if c.get("seq", 0) <= self.control_seq:
+            return
+        self.control_seq = c["seq"]
+        by = c.get("subscribe_by", DEFAULT_SUBSCRIBE_BY)
+        if "subscription" not in c or by not in SUBSCRIBE_BY:
+            self.hist.event("error", member=self.member_id, fatal=False,
+                            error=f"control file: a share member takes a subscription, by one of "
+                                  f"{', '.join(SUBSCRIBE_BY)} (got {sorted(c)}, subscribe_by {by!r})")
+            return
+        new = list(c["subscription"])
+        if self.misbehave != KEEP_DROPPED:  # that one records the change; its client keeps the old subscription
+            self._implicit_asked()
+            self._commit()
+            if by != DEFAULT_SUBSCRIBE_BY:  # leave the group first, then join afresh
+                self.sc.unsubscribe()
+            self.sc.subscribe(new)
+        self.topics = new
+        self.hist.event("control", member=self.member_id, seq=self.control_seq, subscription=new, subscribe_by=by)
 
 
 def main() -> int:

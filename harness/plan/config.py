@@ -174,8 +174,9 @@ class RunConfig:
         subs = {f"slot {s}": e for s, e in self.slot_subscriptions}
         if self.subscription:
             subs["every member"] = self.subscription
-        if (self.topics or subs) and sc.kind != "consumer":
-            raise BadInput(f"scenario {self.scenario}: topics and subscriptions are for consumer-group members")
+        if (self.topics or subs) and sc.kind not in ("consumer", "share"):
+            raise BadInput(f"scenario {self.scenario}: topics and subscriptions are for consumer-group and share-group "
+                           f"members")
         check_topics(self.topics, subs)
         check_hosting(self, sc)
         reserved = sorted(k for k, _ in self.client_settings if k in RESERVED_CLIENT_KEYS)

@@ -176,7 +176,7 @@ _NOT_FOR = {
                 "members.slot_commands": "", "members.command": "", "members.member": "", "members.commit_mode": "",
                 "members.client_settings": "use [connect] settings", "members.processing_ms": "", "streams": "",
                 "members.members_per_process": "", "members.revoke_delay_ms": ""},
-    "share": {"topics": "", "members.subscription": "", "members.slot_subscriptions": "", "members.commit_mode":
+    "share": {"members.commit_mode":
               "share members acknowledge records (share.acknowledgement.mode in members.client_settings)",
               "streams": "", "connect": "", "members.members_per_process": "",
               "members.revoke_delay_ms": "a share member has no revoke handler"},

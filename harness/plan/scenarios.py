@@ -101,7 +101,8 @@ LISTED_LAST = ("scale-group", "scale-partitions-added", "share-partitions-added"
                "connect-partitions-added", "share-ack-answer-lost", "share-ack-held",
                "livelock-commit-starves-heartbeat", "share-poison-record", "share-partitions-added-latest",
                "topic-created-late", "topic-deleted-recreated", "topic-regex-dropped",
-               "fetch-path-partition-errors")
+               "fetch-path-partition-errors",
+               "share-subscription-change")
 
 
 class _BuiltIns(MutableMapping):

@@ -34,7 +34,7 @@ def of(name, seed, kind, ctx=CTX):
 def test_every_built_in_but_random_mix_is_a_file():
     assert set(FILES) == set(SCENARIOS) - PYTHON_ONLY
     kinds = Counter(SCENARIOS[n].kind for n in FILES)
-    assert kinds == {"consumer": 46, "streams": 9, "connect": 11, "share": 15}, kinds
+    assert kinds == {"consumer": 46, "streams": 9, "connect": 11, "share": 16}, kinds
 
 
 @pytest.mark.parametrize("name", sorted(FILES))

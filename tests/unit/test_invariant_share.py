@@ -33,12 +33,13 @@ EXPLICIT = {"share.acknowledgement.mode": "explicit", "processing_ms": 0.0, "cli
 
 
 def base(group=None, end=60.0, members=("m1", "m2"), effective=EXPLICIT):
-    """A share run's frame: its settings, members m1 and m2 from 1.0 (each writing its `started` with `effective`),
-    drained 5 s before the end."""
+    """A share run's frame: its settings, members m1 and m2 from 1.0 (each writing its `started` with `effective`, on
+    topic t), drained 5 s before the end."""
     return [run_start(0.0, kind="share", share_settings={"topics": ["t"]}),
             group_settings(0.5, group=GROUP if group is None else group),
             *[member_start(m, 1.0) for m in members],
-            *[ev("started", 1.05, "member", member=m, protocol="share", effective=effective) for m in members],
+            *[ev("started", 1.05, "member", member=m, protocol="share", effective=effective, subscription=["t"])
+              for m in members],
             drained(end - 5), run_end(end)]
 
 
@@ -63,7 +64,7 @@ def verdicts(*items, names=None):
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
                                     "share_completion", "share_inflight", "share_served", "group_settled",
-                                    "share_dead_letter", "share_poison"]
+                                    "share_dead_letter", "share_poison", "share_subscribed_only"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
@@ -77,10 +78,11 @@ def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
     assert "share.record.lock.duration.ms" in vs["share_exclusive"].message
 
 
-def test_without_a_lock_duration_every_checker_is_unknown():
+def test_without_a_lock_duration_every_checker_that_needs_it_is_unknown():
     vs = verdicts(base(group={}), consumed("m1", 2.0, 0))
     assert vs.pop("share_dead_letter").status == "skipped"  # no dead-letter topic either
     assert vs.pop("share_poison").status == "skipped"  # nor a poison record
+    assert vs.pop("share_subscribed_only").status == "valid"  # judged by the subscriptions alone: no lock in it
     assert {v.status for v in vs.values()} == {"unknown"}
     assert "lock duration is unknown" in vs["share_exclusive"].message
 

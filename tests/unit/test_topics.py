@@ -111,7 +111,7 @@ def test_the_run_config_checks_topics_and_refuses_them_where_they_cannot_work():
     replace(cfg, member="java", slot_commands=((1, ("prog",)),)).validate()  # slot 1 runs its own program
     with pytest.raises(BadInput, match="names topic 'refunds'"):
         replace(cfg, subscription=("refunds",)).validate()
-    with pytest.raises(BadInput, match="consumer-group members"):
+    with pytest.raises(BadInput, match="for consumer-group and share-group members"):
         RunConfig(scenario="streams-scale-out", seed=1, protocol="classic", topics=(("a", 1),)).validate()
 
 

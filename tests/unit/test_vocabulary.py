@@ -300,7 +300,8 @@ public class PrintVocabulary {
     public static void main(String[] args) {
         System.out.println(new TreeMap<>(Vocabulary.GROUP_PROTOCOL));
         System.out.println(new TreeMap<>(Vocabulary.JAVA_ASSIGNOR));
-        System.out.println(Vocabulary.CONSUMER_PROTOCOLS + " " + Vocabulary.COMMIT_MODE + " " + Vocabulary.CLASSIC);
+        System.out.println(Vocabulary.CONSUMER_PROTOCOLS + " " + Vocabulary.COMMIT_MODES + " "
+                + Vocabulary.DEFAULT_COMMIT_MODE + " " + Vocabulary.CLASSIC);
         System.out.println(new TreeMap<>(Vocabulary.SHARE_POISON) + " " + Vocabulary.MISBEHAVE_PROCESS_EXPIRED);
     }
 }
@@ -323,7 +324,8 @@ def test_the_java_side_reads_the_same_table(tmp_path, monkeypatch):
     a = vocab.ASSIGNMENT
     assert out == [java_map({p: x.group_protocol for p, x in a.items()}),
                    java_map({p: x.java_class for p, x in a.items() if x.java_class}),
-                   f"[{', '.join(vocab.CONSUMER_PROTOCOLS)}] {vocab.DEFAULT_COMMIT_MODE} {vocab.CLASSIC}",
+                   f"[{', '.join(vocab.CONSUMER_PROTOCOLS)}] [{', '.join(vocab.COMMIT_MODES)}] "
+                   f"{vocab.DEFAULT_COMMIT_MODE} {vocab.CLASSIC}",
                    f"{java_map(vocab.SHARE_POISON)} process-expired"]
 
 

@@ -1,8 +1,9 @@
 """Invariants of share groups (KIP-932, design invariant 10): records held exclusively, redelivered by the
-rules, none lost; partitions served and within their record-lock limit.
+rules, none lost, each of a topic its member subscribes to; partitions served and within their record-lock limit.
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record), `skipped` (records never completed, by the reset policy and the start offsets),
-`partitions` (per partition), `poison` (a record that kills its holder), `settled` (`group_settled`: the group settles within its bound, the rule of every
+`partitions` (per partition), `poison` (a record that kills its holder), `subscribed` (records of subscribed topics
+only), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
@@ -18,6 +19,7 @@ from harness.invariants.share.poison import check_poison
 from harness.invariants.share.records import (check_completion, check_exclusive, check_held_when_acting,
                                               check_redelivery)
 from harness.invariants.share.settled import check_group_settled
+from harness.invariants.share.subscribed import check_subscribed_only
 from harness.invariants.share.view import SHARE_EVENT_TYPES, ShareCheckSettings, has_share_events
 
 __all__ = ["SHARE_CHECKERS", "SHARE_EVENT_TYPES", "ShareCheckSettings", "check_share", "has_share_events",
@@ -33,6 +35,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "group_settled": check_group_settled,
     "share_dead_letter": check_dead_letter,
     "share_poison": check_poison,
+    "share_subscribed_only": check_subscribed_only,
 }
 
 

@@ -14,6 +14,10 @@
  * A poison record that kills the member (harness.share.crash.records, partition:offset of the first topic): the member
  * works the poll's other records, commits their acknowledgements, writes a fatal `error` naming the record and
  * halts with Vocabulary.SHARE_CRASH_EXIT, the record unacknowledged, no close, no leave.
+ * Controls (docs/member-contract.md): on SIGUSR1 it reads HARNESS_CONTROL and subscribes to the `subscription` it
+ * names (subscribe_by unsubscribe-subscribe: unsubscribe() first), the acknowledgements it owes committed first,
+ * then writes a `control` event with the new subscription (share_subscribed_only judges its later records by it);
+ * --misbehave keep-dropped-share-topic records the change and keeps the old subscription.
  */
 
 import java.io.File;
@@ -63,6 +67,13 @@ public final class ShareMember {
     private int pollsWithRecords = 0;
     private String firstTopic = "";
     private double lastPollAt = -1; // when the previous poll began: the client fetches ahead from then on
+    /** HARNESS_CONTROL: the control file the harness writes before sending SIGUSR1 (null: none) */
+    private final String controlPath = env("HARNESS_CONTROL", null);
+    /** set by SIGUSR1; the main loop reads the control file */
+    private volatile boolean controlPending;
+    private long controlSeq;
+    /** the topics the member subscribes to, as it recorded them (a control changes them) */
+    private List<String> topics = List.of();
 
     static double mono() {
         return System.nanoTime() / 1e9;
@@ -259,7 +270,9 @@ public final class ShareMember {
 
     void work(List<ConsumerRecord<byte[], byte[]>> batch, double acquired) {
         pollsWithRecords++;
-        String bad = pollsWithRecords == Vocabulary.SHARE_MISBEHAVE_ON_POLL && lockS != null ? misbehave : null;
+        boolean locks = Vocabulary.MISBEHAVE_ACK_UNHELD.equals(misbehave)
+                || Vocabulary.MISBEHAVE_PROCESS_EXPIRED.equals(misbehave);
+        String bad = pollsWithRecords == Vocabulary.SHARE_MISBEHAVE_ON_POLL && lockS != null && locks ? misbehave : null;
         if (bad != null) {
             sleep(lockS + marginS + 0.5);
         }
@@ -337,18 +350,25 @@ public final class ShareMember {
             // the JVM would exit 143 after a SIGTERM; the contract wants 0 (a failure of the member's: 1)
             Runtime.getRuntime().halt(exitCode == null ? 0 : exitCode);
         }, "share-member-shutdown"));
-        List<String> topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
+        topics = Arrays.asList(env("HARNESS_TOPICS", System.getenv("HARNESS_TOPIC")).split(","));
         firstTopic = topics.get(0);
         consumer.subscribe(topics);
+        if (controlPath != null) {
+            sun.misc.Signal.handle(new sun.misc.Signal("USR1"), sig -> controlPending = true);
+        }
         String client = q("apache-kafka-java " + KafkaVersion.get());
         event("started", "pid", Long.toString(ProcessHandle.current().pid()), "protocol", q(Vocabulary.SHARE_PROTOCOL), "group_id",
-                q(System.getenv("HARNESS_GROUP_ID")), "topic", q(topics.get(0)), "instance_id", "null", "rack",
+                q(System.getenv("HARNESS_GROUP_ID")), "topic", q(topics.get(0)), "subscription", jsonList(topics),
+                "controls", controlPath == null ? "[]" : "[\"subscription\"]", "instance_id", "null", "rack",
                 env("HARNESS_RACK", "").isEmpty() ? "null" : q(System.getenv("HARNESS_RACK")), "client", client,
                 "effective", "{\"share.acknowledgement.mode\":" + q(mode) + ",\"processing_ms\":"
                         + String.format(Locale.ROOT, "%.3f", processingS * 1000) + crashRecords() + ",\"client\":"
                         + client + "}");
         try {
             while (running) {
+                if (controlPending) {
+                    control();
+                }
                 implicitAsked();
                 ConsumerRecords<byte[], byte[]> recs;
                 double began = mono();
@@ -402,6 +422,61 @@ public final class ShareMember {
             throw e;
         }
         return 0;
+    }
+
+    static String jsonList(List<String> xs) {
+        List<String> quoted = new ArrayList<>();
+        for (String x : xs) {
+            quoted.add(q(x));
+        }
+        return "[" + String.join(",", quoted) + "]";
+    }
+
+    /**
+     * The harness's control file (docs/member-contract.md, Controls: the JSON object the harness writes, of seq,
+     * subscription and subscribe_by): subscribe to the new topics, the acknowledgements owed committed first; then
+     * say so in a `control` event with the file's seq.
+     */
+    void control() {
+        controlPending = false;
+        String text;
+        try {
+            text = java.nio.file.Files.readString(java.nio.file.Path.of(controlPath));
+        } catch (IOException e) {
+            event("error", "fatal", "false", "error", q("control file: " + e));
+            return;
+        }
+        java.util.regex.Matcher seqM = java.util.regex.Pattern.compile("\"seq\"\\s*:\\s*(\\d+)").matcher(text);
+        java.util.regex.Matcher subM = java.util.regex.Pattern.compile("\"subscription\"\\s*:\\s*\\[([^\\]]*)\\]")
+                .matcher(text);
+        java.util.regex.Matcher byM = java.util.regex.Pattern.compile("\"subscribe_by\"\\s*:\\s*\"([^\"]*)\"")
+                .matcher(text);
+        long seq = seqM.find() ? Long.parseLong(seqM.group(1)) : 0;
+        if (seq <= controlSeq) {
+            return;
+        }
+        controlSeq = seq;
+        String by = byM.find() ? byM.group(1) : Vocabulary.DEFAULT_SUBSCRIBE_BY;
+        if (!subM.find() || !Vocabulary.SUBSCRIBE_BY.contains(by)) {
+            event("error", "fatal", "false", "error", q("control file: a share member takes a subscription, by one of "
+                    + Vocabulary.SUBSCRIBE_BY + " (got " + text + ")"));
+            return;
+        }
+        List<String> next = new ArrayList<>();
+        java.util.regex.Matcher item = java.util.regex.Pattern.compile("\"([^\"]*)\"").matcher(subM.group(1));
+        while (item.find()) {
+            next.add(item.group(1));
+        }
+        if (!Vocabulary.MISBEHAVE_KEEP_DROPPED_SHARE_TOPIC.equals(misbehave)) { // that one keeps the old subscription
+            implicitAsked();
+            commit();
+            if (!by.equals(Vocabulary.DEFAULT_SUBSCRIBE_BY)) { // leave the group first, then join afresh
+                consumer.unsubscribe();
+            }
+            consumer.subscribe(next);
+        }
+        topics = next;
+        event("control", "seq", Long.toString(seq), "subscription", jsonList(next), "subscribe_by", q(by));
     }
 
     public static void main(String[] args) throws Exception {

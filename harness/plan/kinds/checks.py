@@ -11,8 +11,8 @@ from __future__ import annotations
 from harness.base.errors import BadInput
 from harness.plan.kinds import java_clients
 from harness.plan.kinds.connect import check_worker_version, connect_settings
-from harness.plan.kinds.share import (ack_mode, at_brokers, check_dlq, crash_records, poison_keys,
-                                      share_group_configs)
+from harness.plan.kinds.share import (ack_mode, at_brokers, check_dlq, check_subscriptions, crash_records,
+                                      poison_keys, share_group_configs)
 from harness.plan.kinds.streams import streams_settings
 from harness.base.vocabulary import (ASSIGNMENT, ASSIGNOR_MISBEHAVIOURS, COMMIT_MODES, DEFAULT_COMMIT_MODE,
                                      MEMBER_SETTING_PREFIX, misbehaving_member)
@@ -142,6 +142,7 @@ class ShareChecks:
         brokers from 4.1 take (the brokers' release: PROTOCOL_SINCE); a dead-letter topic only on brokers that have
         it."""
         check_dlq(sc.name, share_group_configs(cfg), broker_version, dict(cfg.broker_settings))
+        check_subscriptions(cfg, schedule)
         java_clients.check(cfg, sc, schedule)  # the Java share member's kafka-clients
         v = None if java_clients.runs_java(cfg, sc) else cfg.client_version or sc.initial_client
         if v and is_release(v) and version_key(v) < SHARE_CLIENT_SINCE:
@@ -167,9 +168,6 @@ def check_commit_mode(cfg, sc) -> None:
                        + {"share": "a share group, whose members acknowledge records (share.acknowledgement.mode)",
                           "connect": "Kafka Connect workers, which commit their own way"}.get(
                            sc.kind, "Kafka Streams, which commits by its own commit.interval.ms"))
-    if cfg.commit_mode != DEFAULT_COMMIT_MODE and cfg.member == "java" and cfg.member_command is None:
-        raise BadInput(f"the Java member commits synchronously only: commit mode {cfg.commit_mode} needs "
-                       f"--member python or a member command")
 
 
 def check_misbehaviour(cfg) -> None:

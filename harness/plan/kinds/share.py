@@ -11,6 +11,7 @@ mode is a client setting, `share.acknowledgement.mode` (`--client-set`, `[member
 from __future__ import annotations
 
 from harness.base.errors import BadInput
+from harness.base.steps import Step
 from harness.base.versions import DLQ_SINCE, SHARE_GROUP_CONFIG_SINCE, dotted, major_minor
 from harness.base.vocabulary import SHARE_CRASH_RECORDS, SHARE_POISON
 from harness.plan.kinds.settings import merge, whole
@@ -124,3 +125,17 @@ def ack_mode(cfg) -> str:
     if mode not in ACK_MODES:
         raise BadInput(f"share.acknowledgement.mode={mode!r}: one of {', '.join(ACK_MODES)}")
     return mode
+
+
+def check_subscriptions(cfg, schedule) -> None:
+    """A share member subscribes to topics by name (KIP-932's share consumers take no regex): BadInput in one line for
+    a `^regex` entry of `[members] subscription`, `slot_subscriptions` or a `change_subscription` step."""
+    given = {"members.subscription": tuple(cfg.subscription or ()),
+             **{f"members.slot_subscriptions.{slot}": tuple(e) for slot, e in cfg.slot_subscriptions}}
+    given.update({f"step {i} (change_subscription)": tuple(a.params.get("subscription") or ())
+                  for i, a in enumerate(schedule) if a.kind == Step.CHANGE_SUBSCRIPTION})
+    for who, entries in given.items():
+        regex = next((e for e in entries if e.startswith("^")), None)
+        if regex:
+            raise BadInput(f"{who}: {regex!r} is a regex; a share-group member subscribes to topics by name "
+                           f"(KIP-932: the share consumer's subscribe takes a list of topic names)")
