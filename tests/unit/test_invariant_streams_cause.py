@@ -134,3 +134,11 @@ def test_it_is_registered_for_streams_runs_and_applies_off_the_fake_backend():
     on = applies.applicability(applies.PlanFacts(kind="streams", protocol="classic", members=2))
     off = applies.applicability(applies.PlanFacts(kind="streams", protocol="streams", members=2, backend="fake"))
     assert on[NAME]["applies"] is True and off[NAME]["applies"] is False
+
+
+def test_the_first_violation_in_time_leads_the_message():
+    """A storm at the start and a generation past every reach later: the storm is named first, the other counted."""
+    v = judged(group(end=400.0), *[preparing(3.0 + i, i) for i in range(20)], preparing(300.0, 20))
+    assert v.status == "invalid" and v.message.startswith("a storm of rebalances"), v.message
+    assert v.message.endswith("(and 1 more)") and v.measurements == {**v.measurements, "uncaused": 1, "storms": 1}
+    assert [w["mono"] for w in v.witnesses] == sorted(w["mono"] for w in v.witnesses)

@@ -126,18 +126,16 @@ class _Judge:
     def judge(self, seen: list[Rebalance]) -> Verdict:
         seen = [r for r in seen if r.mono <= self.tl.end]
         budget, source = self.budget()
-        bad, wits, used = [], [], Counter()
+        found, used = [], Counter()
         for r in seen:
             cs = self.in_effect(r.mono)
             used.update(c.kind for c in cs)
             if not cs:
-                text = f"{self.at(r.mono)} the coordinator started {r.what()} ({_quote(r.event)}): {self.nothing(r)}"
-                bad.append(text)
-                wits.append(witness(r.event, text))
+                found.append((f"{self.at(r.mono)} the coordinator started {r.what()} ({_quote(r.event)}): "
+                              f"{self.nothing(r)}", r.event))
         storms = self.storms(seen, budget, source)
-        for text, ev in storms:
-            bad.append(text)
-            wits.append(witness(ev, text))
+        found = sorted(found + storms, key=lambda x: x[1]["mono"])  # the first in time first
+        bad, wits = [t for t, _ in found], [witness(e, t) for t, e in found]
         m = {"rebalances": dict(Counter(r.protocol for r in seen)), "uncaused": len(bad) - len(storms),
              "storms": len(storms), "budget": budget, "causes": dict(used)}
         if bad:
