@@ -142,3 +142,8 @@ def test_the_first_violation_in_time_leads_the_message():
     assert v.status == "invalid" and v.message.startswith("a storm of rebalances"), v.message
     assert v.message.endswith("(and 1 more)") and v.measurements == {**v.measurements, "uncaused": 1, "storms": 1}
     assert [w["mono"] for w in v.witnesses] == sorted(w["mono"] for w in v.witnesses)
+
+
+def test_a_rebalance_after_the_end_is_not_read():
+    v = judged(group(end=30.0), preparing(40.0, 0))
+    assert v.status == "skipped" and "by the end of the run (30.0s)" in v.message, v.message

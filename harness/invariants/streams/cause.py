@@ -125,7 +125,10 @@ class _Judge:
 
     def judge(self, seen: list[Rebalance]) -> Verdict:
         seen = [r for r in seen if r.mono <= self.tl.end]
-        budget, source = self.budget()
+        if not seen:
+            return verdict(NAME, "skipped", f"the coordinator's lines hold no rebalance of the group by the end of "
+                                            f"the run ({self.at(self.tl.end)})")
+        budget, source = self.budget(seen)
         found, used = [], Counter()
         for r in seen:
             cs = self.in_effect(r.mono)
@@ -155,16 +158,16 @@ class _Judge:
         return (f"no cause reaches it: the one that reached furthest, {last.show(self.t0)}, reached until "
                 f"{self.at(until)} ({how}), and none began since")
 
-    def budget(self) -> tuple[int, str]:
+    def budget(self, seen: list[Rebalance]) -> tuple[int, str]:
         """The rebalances one cause may set off (module docstring), and where its inputs were read."""
         threads = [int(e["threads"]) for e in self.vw.events if e["type"] == "started" and
                    isinstance(e.get("threads"), int) and e["threads"] > 0]
         if not threads:
             raise MissingSetting("no instance's start recorded its stream threads (started.threads)")
-        seen = {k for ss in self.vw.snaps.values() for s in ss for k in s.active}
-        n = self.settings.tasks or len(seen)
+        active = {k for ss in self.vw.snaps.values() for s in ss for k in s.active}
+        n = self.settings.tasks or len(active)
         worst, how = 0, ""
-        for t in sorted({c.start for c in self.causes}) or [self.tl.start]:
+        for t in sorted({r.mono for r in seen}):  # the assignor's settings as the instances rebalancing then ran
             for a in assignors_at(self.vw, self.settings, t):
                 rounds = math.ceil(n / max(1, a.max_warmup_replicas)) + 1
                 if rounds > worst:
