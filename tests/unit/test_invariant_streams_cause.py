@@ -147,3 +147,31 @@ def test_the_first_violation_in_time_leads_the_message():
 def test_a_rebalance_after_the_end_is_not_read():
     v = judged(group(end=30.0), preparing(40.0, 0))
     assert v.status == "skipped" and "by the end of the run (30.0s)" in v.message, v.message
+
+
+def kept(name: str):
+    """The verdict of the kept real run fixtures/histories/<name> (its history trimmed of the `processed` events,
+    the output read back and the producer's, which this checker does not read)."""
+    from pathlib import Path
+
+    from harness.invariants import run_settings
+    from harness.record.history import History
+    h = History.load(Path(__file__).resolve().parents[2] / "fixtures" / "histories" / name / "history")
+    return check_streams_rebalance_cause(h, run_settings(h)[2])
+
+
+def test_the_kept_clean_streams_run_has_a_cause_for_each_generation():
+    # a real run (Kafka 4.4.0, classic, two instances on two tasks left alone for 130 s): the instances' starts made
+    # generations 1 and 2, their final stops 3
+    v = kept("streams-quiet-classic-clean")
+    assert v.status == "valid", v.message
+    assert v.measurements["rebalances"] == {"classic": 3} and v.measurements["budget"] == 4, v.measurements
+
+
+def test_the_kept_thread_churn_run_is_a_storm_and_past_its_reach_uncaused():
+    # the same scenario with --misbehave thread-churn (Kafka 4.4.0): m1 added and removed a stream thread every second
+    # once it ran, 144 generations no step of the scenario caused
+    v = kept("streams-thread-churn-storm")
+    assert v.status == "invalid" and v.message.startswith("a storm of rebalances: 144 from 43.4s"), v.message
+    assert "at most 4 each (1 stream thread(s)" in v.message and "ceil(2 tasks / max.warmup.replicas=2" in v.message
+    assert v.measurements["storms"] == 1 and v.measurements["uncaused"] > 50, v.measurements

@@ -196,7 +196,7 @@ class _Judge:
             out.append((f"a storm of rebalances: {len(inside)} from {self.at(inside[0].mono)} to "
                         f"{self.at(inside[-1].mono)} ({inside[0].what()} to {inside[-1].what()}) with no new cause, "
                         f"while {len(effect)} cause(s) were in effect ({named}), which may set off at most "
-                        f"{budget} each ({source}): {allowed} in all, the {allowed + 1}th at {self.at(over.mono)}",
+                        f"{budget} each ({source}): {allowed} in all, exceeded by {over.what()} at {self.at(over.mono)}",
                         over.event))
         return out
 
