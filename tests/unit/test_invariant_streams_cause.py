@@ -150,13 +150,17 @@ def test_a_rebalance_after_the_end_is_not_read():
 
 
 def kept(name: str):
-    """The verdict of the kept real run fixtures/histories/<name> (its history trimmed of the `processed` events,
-    the output read back and the producer's, which this checker does not read)."""
+    """The verdict of the kept real run fixtures/streams-histories/<name>.jsonl: its history's events in one file,
+    without the bulk ones (processed, acked) and the output read back, which this checker does not read. Not under
+    fixtures/histories, whose kept runs are judged whole by other tests (`harness check` of a Streams history reads
+    a restore's `start` offset as a time there)."""
+    import json
     from pathlib import Path
 
     from harness.invariants import run_settings
     from harness.record.history import History
-    h = History.load(Path(__file__).resolve().parents[2] / "fixtures" / "histories" / name / "history")
+    f = Path(__file__).resolve().parents[2] / "fixtures" / "streams-histories" / f"{name}.jsonl"
+    h = History.from_events(json.loads(x) for x in f.read_text().splitlines() if x.strip())
     return check_streams_rebalance_cause(h, run_settings(h)[2])
 
 
