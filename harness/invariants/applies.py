@@ -179,6 +179,12 @@ def rebalance_cause(facts: PlanFacts) -> Answer:
     return True, "the group's coordinator logs each rebalance with its reason and the member it names"
 
 
+def streams_rebalance_cause(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator whose lines could be read"
+    return True, "the group's coordinator logs each new generation or streams group epoch"
+
+
 def coordinator_claims(facts: PlanFacts) -> Answer:
     if facts.backend == "fake":
         return False, "the fake backend's cluster has no group coordinator to ask for the assignment"
@@ -280,7 +286,8 @@ RULES = {
                 "probing_convergence": lambda f: _changes_members(f, "an instance"),
                 "bounded_task_moves": lambda f: _changes_members(f, "an instance"),
                 "standby_placement": standby_placement, "state_kept": state_kept,
-                "commit_durability": streams_commit_durability},
+                "commit_durability": streams_commit_durability,
+                "streams_rebalance_cause": streams_rebalance_cause},
     "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence,
                 "commit_durability": connect_commit_durability},
     "share": {"share_dead_letter": share_dead_letter, "share_poison": share_poison},
@@ -305,7 +312,7 @@ def recorded(history) -> dict | None:
 
 #: invariants whose facts the harness records only since a run's plan names them (`commit_durability`: the reads of
 #: the group's committed offsets): a recorded `applies` that does not name one is a run whose plan made no such facts
-FACTS_RECORDED_LATER = frozenset({"commit_durability", "topic_changes"})
+FACTS_RECORDED_LATER = frozenset({"commit_durability", "topic_changes", "streams_rebalance_cause"})
 
 
 def decide(v: Verdict, applies: dict | None) -> Verdict:

@@ -28,7 +28,7 @@ def scale_out(end=100.0, lag_at_join=20000, restore_records=100, probe_at=70.0, 
 def test_checker_names_in_order():
     assert list(STREAMS_CHECKERS) == ["task_exclusive_active", "warmup_before_active", "probing_convergence",
                                       "bounded_task_moves", "standby_placement", "task_balance", "group_settled",
-                                      "output_integrity", "state_kept"]
+                                      "output_integrity", "state_kept", "streams_rebalance_cause"]
 
 
 def test_check_streams_on_a_good_history():
@@ -38,7 +38,7 @@ def test_check_streams_on_a_good_history():
         "bounded_task_moves": "skipped",
         "standby_placement": "skipped", "task_balance": "valid", "group_settled": "unknown",  # never drained
         "output_integrity": "unknown",
-        "state_kept": "skipped"}
+        "state_kept": "skipped", "streams_rebalance_cause": "skipped"}  # no brokers' logs
     json.dumps({n: v.to_dict() for n, v in vs.items()})
 
 

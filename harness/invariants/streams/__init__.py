@@ -2,7 +2,7 @@
 
 A package, a module per concern: `view` (settings and the derived views every checker reads), `tasks` (1, 2),
 `topology` (3, 3b), `bounds` (the zombie tolerance of 1 and 3, per instance), `placement` (4, 5), `output` (6),
-`state` (7), `settled` (`group_settled`: the group settles within its bound, the rule of every kind,
+`state` (7), `cause` (8), `settled` (`group_settled`: the group settles within its bound, the rule of every kind,
 harness/invariants/settled.py). The public face is this module's.
 
 Times are `mono` seconds on the shared clock; E, the end of the history, is the last `run_end` (else the
@@ -83,6 +83,10 @@ member's active or standby task set (lags may change); it is judged at the stret
    earlier start, on whichever instance, protocol or restart: a restart, a move or a protocol migration
    keeps a task's state. `skipped` when no start reports `store_keys` (an application of the team's own).
    Measurements: `starts`, `tasks`, `short_starts`, `seeded_keys`, `fewest_keys`.
+8. `streams_rebalance_cause` (`cause`): every generation (classic) or streams group epoch the coordinator logged has a
+   cause of the run's one model (`causes`) within its reach (its window and `group_settled`'s bound after it), and
+   between two cause starts no more rebalances than the causes in effect may set off: threads x 2 x
+   (ceil(tasks / max.warmup.replicas) + 1) each. Measurements: `rebalances`, `uncaused`, `storms`, `budget`, `causes`.
 """
 from __future__ import annotations
 
@@ -90,6 +94,7 @@ from typing import Callable, Iterable
 
 from harness.record.history import History
 from harness.invariants.core import CheckSettings, Verdict, run_checkers, verdict
+from harness.invariants.streams.cause import check_streams_rebalance_cause
 from harness.invariants.streams.output import check_output_integrity
 from harness.invariants.streams.placement import check_standby_placement, check_task_balance
 from harness.invariants.streams.settled import check_group_settled
@@ -101,6 +106,7 @@ from harness.invariants.streams.view import DOWN_STATES, STREAMS_EVENT_TYPES, St
 
 __all__ = ["DOWN_STATES", "STREAMS_CHECKERS", "STREAMS_EVENT_TYPES", "StreamsCheckSettings", "check_bounded_task_moves",
            "check_output_integrity", "check_probing_convergence", "check_state_kept", "check_standby_placement", "check_streams",
+           "check_streams_rebalance_cause",
            "check_task_balance", "check_task_exclusive_active", "check_warmup_before_active", "has_streams_events",
            "judge_streams"]
 
@@ -114,6 +120,7 @@ STREAMS_CHECKERS: dict[str, Callable[[History, StreamsCheckSettings], Verdict]] 
     "group_settled": check_group_settled,
     "output_integrity": check_output_integrity,
     "state_kept": check_state_kept,
+    "streams_rebalance_cause": check_streams_rebalance_cause,
 }
 
 
