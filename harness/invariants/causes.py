@@ -268,3 +268,69 @@ def _growth(tl) -> list[Cause]:
             out.append(Cause("partitions", frozenset(), began, when, ev,
                              frozenset(base + p for p in range(before, after)), detail=tl.topics[i]))
     return out
+
+
+# -- explaining a kind's own bumps (Connect generations, share-group epochs) with the causes of the run
+
+
+@dataclass(frozen=True)
+class Bumped:
+    """One new generation or group epoch seen in [lo, hi] (what recorded it may see it late), with the event that
+    recorded it; several bumps seen in one answer share their window."""
+
+    number: int
+    lo: float
+    hi: float
+    event: dict = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A cause offered as the start of up to `budget` bumps in [cause.start, until]."""
+
+    cause: Cause
+    budget: int
+    until: float
+
+
+def spend(bumps: list[Bumped], offers: list[Offer]) -> list[tuple[Bumped, Offer | None, list[Offer]]]:
+    """For each bump (by its window's end), the offer it is charged to and the offers whose window meets its own: each
+    bump takes one unit of the budget of the offer in reach that closes first (the one no later bump can use), so
+    that as many bumps as the budgets allow are explained. The offer is None when none in reach has budget left (a
+    storm when some was in reach, a bump without a cause when none was)."""
+    left = [o.budget for o in offers]
+    out = []
+    for b in sorted(bumps, key=lambda x: (x.hi, x.lo, x.number)):
+        reach = [i for i, o in enumerate(offers) if o.cause.start <= b.hi and o.until >= b.lo]
+        able = sorted((i for i in reach if left[i] > 0), key=lambda i: (offers[i].until, offers[i].cause.start))
+        if able:
+            left[able[0]] -= 1
+        out.append((b, offers[able[0]] if able else None, [offers[i] for i in reach]))
+    return out
+
+
+def storm_runs(charged: list) -> list[tuple[list[Bumped], list[Offer]]]:
+    """The bumps `spend` charged to nothing though causes were in reach, as runs of consecutive numbers, each with
+    the offers in reach of any of its bumps (by start)."""
+    out: list[tuple[list[Bumped], list[Offer]]] = []
+    for b, o, reach in charged:
+        if o is not None or not reach:
+            continue
+        if out and out[-1][0][-1].number + 1 == b.number:
+            out[-1][0].append(b)
+            out[-1][1].extend(x for x in reach if all(x is not y for y in out[-1][1]))
+        else:
+            out.append(([b], list(reach)))
+    return [(run, sorted(within, key=lambda x: x.cause.start)) for run, within in out]
+
+
+#: the events that say a Connect connector's configuration was written (the harness's REST PUT of it)
+CONFIG_EVENTS = frozenset({"connect_connector_created"})
+
+
+def configs(tl) -> list[Cause]:
+    """A connector's configuration written (`connect_connector_created`: the harness's PUT of it through the REST
+    API), as a cause of kind `config` (an instant, concerning no member; `detail` the connector): the workers' group
+    rebalances to run it, and again once it has written its tasks' configurations (KIP-415)."""
+    return [Cause("config", frozenset(), e["mono"], e["mono"], e, detail=str(e.get("connector") or ""))
+            for _, e in tl.control if e["type"] in CONFIG_EVENTS and e["mono"] <= tl.end]

@@ -2,7 +2,7 @@
 rules, none lost; partitions served and within their record-lock limit.
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record), `skipped` (records never completed, by the reset policy and the start offsets),
-`partitions` (per partition), `poison` (a record that kills its holder), `settled` (`group_settled`: the group settles within its bound, the rule of every
+`partitions` (per partition), `poison` (a record that kills its holder), `cause` (a cause for each epoch bump), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
@@ -12,6 +12,7 @@ from typing import Callable, Iterable
 
 from harness.record.history import History
 from harness.invariants.core import Verdict, run_checkers, verdict
+from harness.invariants.share import cause
 from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served
 from harness.invariants.share.poison import check_poison
@@ -33,6 +34,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "group_settled": check_group_settled,
     "share_dead_letter": check_dead_letter,
     "share_poison": check_poison,
+    cause.NAME: cause.check,
 }
 
 
