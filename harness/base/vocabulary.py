@@ -156,7 +156,10 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
     "share": {
         "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",
         "process-expired": "(share-*) slot 0 waits past its records' locks once, then processes them without "
-                           "acquiring them again"},
+                           "acquiring them again",
+        "share-rejoin-storm": "(share-*, the Python member) slot 0, from its first records, makes its client anew (a "
+                              "new member id) every second for 20 s: a leave and a join its history does not show "
+                              "(share_rebalance_cause must fail the run)"},
 }
 #: --misbehave: every self-test and what it does
 MISBEHAVE_HELP = {name: text for kind in MISBEHAVIOURS.values() for name, text in kind.items()}

@@ -33,6 +33,9 @@ checkers catch it:
   - `ack-unheld`: waits past the batch's locks, then accepts the records it no longer holds;
   - `process-expired`: waits past the batch's locks, then processes the records (writes `share_processed`)
     without acquiring them again, and releases them.
+`share-rejoin-storm` (not once): from its first records, every STORM_EVERY_S for STORM_FOR_S, it commits its
+acknowledgements, closes its client and makes a new one (a fresh member id): a leave and a join that no event of its
+history shows, which `share_rebalance_cause` must find without a cause.
 """
 from __future__ import annotations
 
@@ -54,6 +57,8 @@ from harness.record.history import HistoryWriter  # noqa: E402
 from harness.members.python_settings import client_version, librdkafka_version  # noqa: E402
 
 ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
+#: share-rejoin-storm: how long it lasts from the member's first records, and how often its client is made anew
+STORM_FOR_S, STORM_EVERY_S = 20.0, 1.0
 
 
 def poison(env: dict) -> dict:
@@ -134,8 +139,27 @@ class ShareMember:
         self.polls_with_records = 0
         self.last_poll_at: float | None = None  # when the previous poll began: the client may fetch from then on
         self.running = True
-        self.sc = confluent_kafka.ShareConsumer(self.conf)
-        self.sc.set_acknowledgement_commit_callback(self.on_acks)
+        self.storm: tuple[float, float] | None = None  # share-rejoin-storm: (its start, the next rejoin)
+        self.sc = self._client()
+
+    def _client(self):
+        sc = confluent_kafka.ShareConsumer(self.conf)
+        sc.set_acknowledgement_commit_callback(self.on_acks)
+        return sc
+
+    def _storm(self) -> None:
+        """Misbehaviour (share-rejoin-storm, module docstring): its client closed and made anew when one is due."""
+        now = time.monotonic()
+        began, due = self.storm or (now, now)
+        self.storm = (began, due)
+        if now < due or now - began > STORM_FOR_S:
+            return
+        self.storm = (began, now + STORM_EVERY_S)
+        self._implicit_asked()
+        self._commit()
+        self.sc.close()
+        self.sc = self._client()
+        self.sc.subscribe(self.topics)
 
     def on_acks(self, offsets, exc) -> None:
         """The broker answered acknowledgements: one `share_acked` per record."""
@@ -255,6 +279,8 @@ class ShareMember:
                                     delivery_count=count, since_mono=since)
                     key = m.key().decode(errors="replace") if m.key() is not None else None
                     batch.append((r, since, key, count))  # its lock: from the earliest the client may have taken it
+                if self.misbehave == "share-rejoin-storm" and self.polls_with_records:
+                    self._storm()
                 if batch:
                     self._work(batch)
                     if self.mode == "explicit":
