@@ -334,3 +334,26 @@ def configs(tl) -> list[Cause]:
     rebalances to run it, and again once it has written its tasks' configurations (KIP-415)."""
     return [Cause("config", frozenset(), e["mono"], e["mono"], e, detail=str(e.get("connector") or ""))
             for _, e in tl.control if e["type"] in CONFIG_EVENTS and e["mono"] <= tl.end]
+
+
+def initialized(tl) -> list[Cause]:
+    """A share group's partitions first assigned (KIP-932): each answer of the group watch (`share_assignment`) that
+    assigns a partition no earlier answer assigned, as a cause of kind `initialized` (no member; `partitions` the
+    new ones): the coordinator assigns a share-partition only once its share-group state is initialized, and bumps
+    the group epoch when it is, however long after the member that brought the topic joined. Its window runs from
+    the asking of the last answer before the group epoch last rose to this answer."""
+    out: list[Cause] = []
+    ever: set = set()
+    top, since, lo = 0, tl.start, tl.start
+    for _, e in tl.control:
+        if e["type"] != "share_assignment" or e.get("error") or not isinstance(e.get("group_epoch"), int):
+            continue
+        if e["group_epoch"] > top:
+            top, since = e["group_epoch"], lo
+        given = {tuple(p) for m in e.get("members") or () for p in m.get("partitions") or ()}
+        if given - ever:
+            out.append(Cause("initialized", frozenset(), since, e["mono"], e, frozenset(given - ever),
+                             detail=f"{len(given - ever)} partitions first assigned"))
+            ever |= given
+        lo = float(e.get("asked_mono") or e["mono"])
+    return out

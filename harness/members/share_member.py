@@ -261,6 +261,8 @@ class ShareMember:
                         client_config=self.given, effective=effective)
         try:
             while self.running:
+                if self.misbehave == "share-rejoin-storm" and self.polls_with_records:
+                    self._storm()  # between polls: no record of the old client is left to acknowledge
                 self._implicit_asked()
                 began = time.monotonic()
                 msgs = self.sc.poll(0.2)
@@ -279,8 +281,6 @@ class ShareMember:
                                     delivery_count=count, since_mono=since)
                     key = m.key().decode(errors="replace") if m.key() is not None else None
                     batch.append((r, since, key, count))  # its lock: from the earliest the client may have taken it
-                if self.misbehave == "share-rejoin-storm" and self.polls_with_records:
-                    self._storm()
                 if batch:
                     self._work(batch)
                     if self.mode == "explicit":

@@ -8,6 +8,7 @@ asking of the last answer that still said E' (the run's first event for the firs
 
 | cause | epochs it may bump | why |
 |---|---|---|
+| initialized (`causes.initialized`: an answer assigns partitions no earlier answer assigned) | 1, from the asking of the last answer before the epoch last rose to that answer | the coordinator bumps the epoch once a topic's share-group state is initialized, however long after the join that brought it (the share coordinator may be creating `__share_group_state`) |
 | join (a member life began) | 2 | its own heartbeat joins the group; the coordinator bumps again once it has initialized the share-group state of the topics it brought (KIP-932: partitions are assigned only once their state is initialized) |
 | leave (a graceful stop), killed | 1 | the member left, or its session expired |
 | fenced, stalled | 2 | its session ended and it joined again |
@@ -42,7 +43,7 @@ from harness.invariants.share.view import ShareCheckSettings, group_setting
 
 NAME = "share_rebalance_cause"
 #: how many epoch bumps one cause may start (the module docstring's table)
-BUDGET = {"join": 2, "leave": 1, "killed": 1, "fenced": 2, "stalled": 2, "faulted": 2, "request": 2,
+BUDGET = {"initialized": 1, "join": 2, "leave": 1, "killed": 1, "fenced": 2, "stalled": 2, "faulted": 2, "request": 2,
           "subscription": 2, "partitions": 2, "setting": 1, "assignor": 1, "broker": 2}
 #: causes whose allowance counts per member they reached (per member running, for one that lists none)
 PER_MEMBER = frozenset({"faulted", "request", "broker"})
@@ -62,7 +63,7 @@ def check(history: History, settings: ShareCheckSettings) -> Verdict:
     bound = (f"{session.says('share.session.timeout.ms', ' ms')} + {hb.says('share.heartbeat.interval.ms', ' ms')} "
              f"+ clock slack {settings.clock_slack_s:g}s")
     tl = timeline.build(history, CheckSettings.from_dict((history.run_start() or {}).get("settings") or {}))
-    offers = _offers(tl, causes.build(tl), reach)
+    offers = _offers(tl, [*causes.build(tl).all, *causes.initialized(tl)], reach)
     return judged(history, causes.spend(bumps, offers), bumps, offers,
                   {"reach_s": round(reach, 3)}, bound, hb)
 
@@ -83,9 +84,9 @@ def epoch_bumps(history: History) -> list[causes.Bumped]:
     return out
 
 
-def _offers(tl, cs, reach: float) -> list[causes.Offer]:
+def _offers(tl, all_causes: list, reach: float) -> list[causes.Offer]:
     out = []
-    for c in cs.all:
+    for c in all_causes:
         if c.kind not in BUDGET:
             continue
         end = c.end
@@ -94,7 +95,7 @@ def _offers(tl, cs, reach: float) -> list[causes.Offer]:
             end = next((e["mono"] for _, e in tl.member_events(m, ("started",)) if e["mono"] >= c.start), end)
         n = (len(c.members) or len(tl.alive_members(c.start))) if c.kind in PER_MEMBER else 1
         if n:  # a broker event while no member ran bumps no epoch of the group
-            out.append(causes.Offer(c, BUDGET[c.kind] * n, end + reach))
+            out.append(causes.Offer(c, BUDGET[c.kind] * n, end if c.kind == "initialized" else end + reach))
     return out
 
 
