@@ -18,11 +18,12 @@ GROUP = {"share.session.timeout.ms": "6000", "share.heartbeat.interval.ms": "500
          "share.record.lock.duration.ms": "15000"}
 
 
-def answer(t: float, epoch: int, members=("m1", "m2")) -> dict:
-    """The watch's answer at t (asked 0.01 s before) with the group's epoch."""
+def answer(t: float, epoch: int, members=("m1", "m2"), parts=()) -> dict:
+    """The watch's answer at t (asked 0.01 s before) with the group's epoch; `parts` the first member's partitions."""
     return ev("share_assignment", t, "harness", asked_mono=t - 0.01, interval_s=0.5, error=None, group_epoch=epoch,
               assignment_epoch=epoch, state="Stable",
-              members=[{"member": m, "consumer_id": f"id-{m}", "epoch": epoch, "partitions": []} for m in members])
+              members=[{"member": m, "consumer_id": f"id-{m}", "epoch": epoch,
+                        "partitions": [["t", p] for p in parts] if i == 0 else []} for i, m in enumerate(members)])
 
 
 def started(m: str, t: float) -> dict:
@@ -66,6 +67,21 @@ def test_a_broker_event_while_members_run_explains_two_bumps_a_member():
 def test_a_fault_on_a_member_explains_its_fence_and_rejoin():
     v = judged(fault_start(25.0, "f1", ["m1"]), fault_end(30.0, "f1"), answer(33.0, 4))
     assert v.status == "valid", v.message
+
+
+def test_partitions_first_assigned_explain_one_late_bump_their_state_initialized():
+    """The coordinator assigns share-partitions once their state is initialized, and bumps the epoch then, however
+    long after the join (seen at 20 s on a loaded host): one bump, once per partitions never assigned before."""
+    v = judged(answer(40.0, 3, parts=(0, 1)))
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2, "initialized": 1}
+    again = judged(answer(40.0, 3, parts=(0, 1)), answer(41.0, 4, parts=(0, 1)))
+    assert again.status == "invalid" and again.message.startswith("a storm: group epochs 4-4 (1 bumps past the "
+                                                                  "allowance of every cause in reach) were bumped "
+                                                                  "between 40.0s and 41.0s")
+    two = judged(answer(40.0, 4, parts=(0, 1)))
+    assert two.status == "invalid" and "a storm: group epochs 4-4" in two.message
+    assert "initialized (2 partitions first assigned) at 20.0-40.0s (1)" in two.message
 
 
 def test_a_bump_with_nothing_in_reach_is_a_violation_naming_epoch_and_times():
@@ -120,3 +136,20 @@ def test_the_kept_share_runs_are_caused(kept):
     v = judge(h)[NAME]
     assert v.status == "valid", v.message
     assert v.measurements["uncaused"] == 0 and v.measurements["storm"] == 0 and v.measurements["bumps"] >= 7
+
+
+def test_the_real_rejoin_storm_fails_as_a_storm_past_the_joins_allowance():
+    """`harness run share-member-kill --seed 2 --misbehave share-rejoin-storm` (Kafka 4.4.0, confluent-kafka 2.16.1,
+    local backend, the first version of the self-test, whose member then crashed acknowledging a record of a client
+    it had closed): m1 (slot 0) was killed while working its first poll; its replacement m4 made its client anew
+    every second from its first records, a leave and a join each that its history does not show. Trimmed to the
+    harness's events, the members' starts, stops and errors, the coordinator's lines of the group and the record
+    events of offsets 0-2. The epoch bump at 34.4 s (the partitions' share state initialized, 20 s after the
+    members started on a loaded host) is explained by the partitions first assigned."""
+    evs = [__import__("json").loads(x) for x in (KEPT / "share-rejoin-storm.jsonl").read_text().splitlines() if x]
+    v = judge(History.from_events(evs))[NAME]
+    assert v.status == "invalid"
+    assert v.message.startswith("a storm: group epochs 9-19 (11 bumps past the allowance of every cause in reach) "
+                                "were bumped between 56.7s and 61.5s, one per 0.43s")
+    assert "explain at most 2 bumps: join on m4 at 53.0s (2)" in v.message
+    assert v.measurements["uncaused"] == 0 and v.measurements["causes"]["initialized"] == 1
