@@ -128,7 +128,8 @@ def test_an_unknown_session_timeout_is_unknown_naming_it():
 
 
 @pytest.mark.parametrize("kept", ["share-member-kill-assignment.jsonl", "share-leader-move-kept-count.jsonl",
-                                  "share-count-kept-after-reconnect", "share-poison-chain"])
+                                  "share-count-kept-after-reconnect", "share-poison-chain",
+                                  "share-rejoin-storm-clean.jsonl"])
 def test_the_kept_share_runs_are_caused(kept):
     path = KEPT / kept
     h = History.load(path / "history") if path.is_dir() else History.from_events(
@@ -153,3 +154,12 @@ def test_the_real_rejoin_storm_fails_as_a_storm_past_the_joins_allowance():
                                 "were bumped between 56.7s and 61.5s, one per 0.43s")
     assert "explain at most 2 bumps: join on m4 at 53.0s (2)" in v.message
     assert v.measurements["uncaused"] == 0 and v.measurements["causes"]["initialized"] == 1
+
+
+def test_the_clean_twin_of_the_storm_is_caused_its_late_initialization_too():
+    """The same run without the self-test (`harness run share-member-kill --seed 2`), trimmed the same way: valid."""
+    evs = [__import__("json").loads(x) for x in (KEPT / "share-rejoin-storm-clean.jsonl").read_text().splitlines()
+           if x]
+    v = judge(History.from_events(evs))[NAME]
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"initialized": 1, "join": 6, "killed": 1, "leave": 2}
