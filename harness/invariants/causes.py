@@ -330,10 +330,18 @@ CONFIG_EVENTS = frozenset({"connect_connector_created"})
 
 def configs(tl) -> list[Cause]:
     """A connector's configuration written (`connect_connector_created`: the harness's PUT of it through the REST
-    API), as a cause of kind `config` (an instant, concerning no member; `detail` the connector): the workers' group
-    rebalances to run it, and again once it has written its tasks' configurations (KIP-415)."""
-    return [Cause("config", frozenset(), e["mono"], e["mono"], e, detail=str(e.get("connector") or ""))
-            for _, e in tl.control if e["type"] in CONFIG_EVENTS and e["mono"] <= tl.end]
+    API), as a cause of kind `config` (concerning no member; `detail` the connector): the workers' group rebalances to
+    run it, and again once it has written its tasks' configurations (KIP-415). Its window runs from the harness's
+    first asking (`asked_mono`; a run before it recorded that: the first worker's `started`, before which no REST API
+    answered) to the event, written once the PUT was answered: the workers may rebalance before it."""
+    out = []
+    first = min((e["mono"] for _, e in tl.control if e["type"] == "started" and e.get("rest_url")), default=None)
+    for _, e in tl.control:
+        if e["type"] in CONFIG_EVENTS and e["mono"] <= tl.end:
+            asked = e.get("asked_mono")
+            start = float(asked) if isinstance(asked, (int, float)) else min(first or e["mono"], e["mono"])
+            out.append(Cause("config", frozenset(), start, e["mono"], e, detail=str(e.get("connector") or "")))
+    return out
 
 
 def initialized(tl) -> list[Cause]:

@@ -80,7 +80,7 @@ def test_generations_past_every_allowance_are_a_storm():
     assert v.status == "invalid"
     assert v.message.startswith("a storm: generations 10-15 (6 past the allowance of every cause in reach, "
                                 "sessioned protocol)")
-    assert "explain at most 9" in v.message and "config (src) at 3.0s (3)" in v.message
+    assert "explain at most 9" in v.message and "config (src) at 1.5-3.0s (3)" in v.message
     assert v.measurements["storm"] == 6
 
 
@@ -122,3 +122,31 @@ def test_applies_to_connect_runs_but_on_the_fake_backend():
     assert applies.applicability(fake)[NAME]["applies"] is False
     share = applies.applicability(applies.PlanFacts(kind="share", protocol="share", members=3))
     assert share["share_rebalance_cause"]["applies"] is True
+
+
+def test_a_workers_join_reaches_from_its_started_and_a_config_from_its_asking():
+    """On a busy host a worker joins (its herder starting) up to a minute after its process began, before it writes
+    `started`; the workers may rebalance for a connector's configuration before the harness's PUT is answered."""
+    late = [run_start(0.0, kind="connect"), member_start("m1", 1.0),
+            ev("started", 60.0, "member", member="m1", pid=1, rest_url="http://127.0.0.1:1", settings=CONFIG),
+            gen("m1", 70.0, 1),
+            ev("connect_connector_created", 80.0, "harness", connector="src", config={}, asked_mono=75.0),
+            gen("m1", 76.0, 2), gen("m1", 77.0, 3), run_end(100.0)]
+    v = check(history(*late), settings())
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2, "config": 1}
+    unasked = [e for e in late if e["type"] != "connect_connector_created"]
+    assert check(history(*unasked), settings()).status == "invalid"
+
+
+def test_the_real_worker_kill_is_caused():
+    """`harness run connect-worker-kill --seed 1` (Kafka 4.4.0, connect-runtime 4.4.0, a host at load 100: workers
+    took 55 s to start and joined before writing `started`; the connectors' configs rebalanced the group before the
+    harness's PUT was answered), trimmed to the harness's events, the workers' own and the coordinator's rebalance
+    lines: every one of its 12 generations had a cause."""
+    import json
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / "connect-worker-kill-generations.jsonl"
+    v = judge(history(*[json.loads(x) for x in path.read_text().splitlines() if x]))[NAME]
+    assert v.status == "valid", v.message
+    assert v.measurements["bumps"] == 12 and v.measurements["causes"] == {"config": 4, "join": 7, "killed": 1}

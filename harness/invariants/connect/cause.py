@@ -19,7 +19,9 @@ this report less one round (the workers' longest `rebalance.timeout.ms`, the joi
 | setting, assignor | 1; 1 | a setting changed |
 | broker (an event, a fault of brokers) | 2; 2 per worker running then (none while none runs) | a worker cut off from the coordinator may be expired and join again |
 
-Partitions added to the sink's topic rebalance the sink tasks' consumer group, not the workers' group: not a cause
+A join reaches from the worker's `started` (its JVM may take a minute to start on a busy host, and the worker joins
+the group as its herder starts, before it writes `started`); a connector's configuration from the harness's first
+PUT of it (`causes.configs`). Partitions added to the sink's topic rebalance the sink tasks' consumer group, not the workers' group: not a cause
 here. A cause may start a generation from its start until its end plus the workers' `session.timeout.ms`,
 `scheduled.rebalance.max.delay.ms` and `rebalance.timeout.ms` (the longest any worker's start recorded: a departure
 is detected within the session timeout, its units are held for the delay, and a round lasts up to the rebalance
@@ -57,6 +59,7 @@ KEYS = ("session.timeout.ms", "scheduled.rebalance.max.delay.ms", "rebalance.tim
 
 
 def check(history: History, settings: ConnectCheckSettings) -> Verdict:
+    """The verdict on every generation the workers reported (module docstring)."""
     if not generation_bumps(history, INF):
         return verdict(NAME, "skipped", "no worker reported its generation (connect_rebalance with an epoch): the "
                                         "group's generations are not in the history")
@@ -110,9 +113,13 @@ def _offers(tl, all_causes: list, reach: float, eager: bool) -> list[causes.Offe
     for c in all_causes:
         if c.kind not in BUDGET:
             continue
+        end = c.end
+        if c.kind == "join":  # from its `started`: a worker joins the group as its herder starts, before it says so
+            m = next(iter(c.members))
+            end = next((e["mono"] for _, e in tl.member_events(m, ("started",)) if e["mono"] >= c.start), end)
         n = (len(c.members) or len(tl.alive_members(c.start))) if c.kind in PER_MEMBER else 1
         if n:  # a broker event while no worker ran starts no generation of the group
-            out.append(causes.Offer(c, BUDGET[c.kind][eager] * n, c.end + reach))
+            out.append(causes.Offer(c, BUDGET[c.kind][eager] * n, end + reach))
     return out
 
 

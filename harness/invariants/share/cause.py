@@ -50,6 +50,7 @@ PER_MEMBER = frozenset({"faulted", "request", "broker"})
 
 
 def check(history: History, settings: ShareCheckSettings) -> Verdict:
+    """The verdict on every epoch bump the group watch saw (module docstring)."""
     bumps = epoch_bumps(history)
     if not bumps:
         return verdict(NAME, "skipped", "no answer of the group watch (share_assignment) gave the group's epoch: its "
