@@ -275,6 +275,18 @@ def share_poison(facts: PlanFacts) -> Answer:
     return False, f"no poison record kills a member ({SHARE_CRASH_RECORDS} unset)"
 
 
+def connect_rebalance_cause(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator to give the workers generations"
+    return True, "each worker records the generation of every rebalance it completes (connect_rebalance)"
+
+
+def share_rebalance_cause(facts: PlanFacts) -> Answer:
+    if facts.backend == "fake":
+        return False, "the fake backend's cluster has no group coordinator for the group watch to ask"
+    return True, "the group watch records the group's epoch from the coordinator's answers (share_assignment)"
+
+
 #: kind -> invariant -> its rule (the checkers that can say `skipped`; every other one applies to every run)
 RULES = {
     "consumer": {"bounded_migrations": bounded_migrations, "static_membership": static_membership,
@@ -289,8 +301,10 @@ RULES = {
                 "commit_durability": streams_commit_durability,
                 "streams_rebalance_cause": streams_rebalance_cause},
     "connect": {"connect_scheduled_delay": connect_scheduled_delay, "connect_source_sequence": connect_source_sequence,
-                "commit_durability": connect_commit_durability},
-    "share": {"share_dead_letter": share_dead_letter, "share_poison": share_poison},
+                "commit_durability": connect_commit_durability,
+                "connect_rebalance_cause": connect_rebalance_cause},
+    "share": {"share_dead_letter": share_dead_letter, "share_poison": share_poison,
+              "share_rebalance_cause": share_rebalance_cause},
 }
 
 
@@ -311,8 +325,10 @@ def recorded(history) -> dict | None:
 
 
 #: invariants whose facts the harness records only since a run's plan names them (`commit_durability`: the reads of
-#: the group's committed offsets): a recorded `applies` that does not name one is a run whose plan made no such facts
-FACTS_RECORDED_LATER = frozenset({"commit_durability", "topic_changes", "streams_rebalance_cause"})
+#: the group's committed offsets; the Connect and share cause checks' generations and epochs): a recorded `applies`
+#: that does not name one is a run whose plan made no such facts
+FACTS_RECORDED_LATER = frozenset({"commit_durability", "topic_changes", "streams_rebalance_cause",
+                                  "connect_rebalance_cause", "share_rebalance_cause"})
 
 
 def decide(v: Verdict, applies: dict | None) -> Verdict:

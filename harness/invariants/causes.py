@@ -337,3 +337,100 @@ def _topic_steps(tl) -> list[Cause]:
             out.append(Cause("topic", frozenset(), starts.get(e.get("action_id"), e["mono"]), e["mono"], e, parts,
                              detail=f"{verb} {e['topic']}"))
     return out
+
+
+# -- explaining a kind's own bumps (Connect generations, share-group epochs) with the causes of the run
+
+
+@dataclass(frozen=True)
+class Bumped:
+    """One new generation or group epoch seen in [lo, hi] (what recorded it may see it late), with the event that
+    recorded it; several bumps seen in one answer share their window."""
+
+    number: int
+    lo: float
+    hi: float
+    event: dict = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A cause offered as the start of up to `budget` bumps in [cause.start, until]."""
+
+    cause: Cause
+    budget: int
+    until: float
+
+
+def spend(bumps: list[Bumped], offers: list[Offer]) -> list[tuple[Bumped, Offer | None, list[Offer]]]:
+    """For each bump (by its window's end), the offer it is charged to and the offers whose window meets its own: each
+    bump takes one unit of the budget of the offer in reach that closes first (the one no later bump can use), so
+    that as many bumps as the budgets allow are explained. The offer is None when none in reach has budget left (a
+    storm when some was in reach, a bump without a cause when none was)."""
+    left = [o.budget for o in offers]
+    out = []
+    for b in sorted(bumps, key=lambda x: (x.hi, x.lo, x.number)):
+        reach = [i for i, o in enumerate(offers) if o.cause.start <= b.hi and o.until >= b.lo]
+        able = sorted((i for i in reach if left[i] > 0), key=lambda i: (offers[i].until, offers[i].cause.start))
+        if able:
+            left[able[0]] -= 1
+        out.append((b, offers[able[0]] if able else None, [offers[i] for i in reach]))
+    return out
+
+
+def storm_runs(charged: list) -> list[tuple[list[Bumped], list[Offer]]]:
+    """The bumps `spend` charged to nothing though causes were in reach, as runs of consecutive numbers, each with
+    the offers in reach of any of its bumps (by start)."""
+    out: list[tuple[list[Bumped], list[Offer]]] = []
+    for b, o, reach in charged:
+        if o is not None or not reach:
+            continue
+        if out and out[-1][0][-1].number + 1 == b.number:
+            out[-1][0].append(b)
+            out[-1][1].extend(x for x in reach if all(x is not y for y in out[-1][1]))
+        else:
+            out.append(([b], list(reach)))
+    return [(run, sorted(within, key=lambda x: x.cause.start)) for run, within in out]
+
+
+#: the events that say a Connect connector's configuration was written (the harness's REST PUT of it)
+CONFIG_EVENTS = frozenset({"connect_connector_created"})
+
+
+def configs(tl) -> list[Cause]:
+    """A connector's configuration written (`connect_connector_created`: the harness's PUT of it through the REST
+    API), as a cause of kind `config` (concerning no member; `detail` the connector): the workers' group rebalances to
+    run it, and again once it has written its tasks' configurations (KIP-415). Its window runs from the harness's
+    first asking (`asked_mono`; a run before it recorded that: the first worker's `started`, before which no REST API
+    answered) to the event, written once the PUT was answered: the workers may rebalance before it."""
+    out = []
+    first = min((e["mono"] for _, e in tl.control if e["type"] == "started" and e.get("rest_url")), default=None)
+    for _, e in tl.control:
+        if e["type"] in CONFIG_EVENTS and e["mono"] <= tl.end:
+            asked = e.get("asked_mono")
+            start = float(asked) if isinstance(asked, (int, float)) else min(first or e["mono"], e["mono"])
+            out.append(Cause("config", frozenset(), start, e["mono"], e, detail=str(e.get("connector") or "")))
+    return out
+
+
+def initialized(tl) -> list[Cause]:
+    """A share group's partitions first assigned (KIP-932): each answer of the group watch (`share_assignment`) that
+    assigns a partition no earlier answer assigned, as a cause of kind `initialized` (no member; `partitions` the
+    new ones): the coordinator assigns a share-partition only once its share-group state is initialized, and bumps
+    the group epoch when it is, however long after the member that brought the topic joined. Its window runs from
+    the asking of the last answer before the group epoch last rose to this answer."""
+    out: list[Cause] = []
+    ever: set = set()
+    top, since, lo = 0, tl.start, tl.start
+    for _, e in tl.control:
+        if e["type"] != "share_assignment" or e.get("error") or not isinstance(e.get("group_epoch"), int):
+            continue
+        if e["group_epoch"] > top:
+            top, since = e["group_epoch"], lo
+        given = {tuple(p) for m in e.get("members") or () for p in m.get("partitions") or ()}
+        if given - ever:
+            out.append(Cause("initialized", frozenset(), since, e["mono"], e, frozenset(given - ever),
+                             detail=f"{len(given - ever)} partitions first assigned"))
+            ever |= given
+        lo = float(e.get("asked_mono") or e["mono"])
+    return out

@@ -214,6 +214,7 @@ class ConnectCluster:
                              "topics": ctx.topic, "consumer.override.auto.offset.reset": "earliest"}
         deadline = ctx.clock() + 60
         for name, conf in configs.items():
+            asked = ctx.clock()  # a PUT that timed out may still have been written: from the first one
             while True:
                 try:
                     self._rest("PUT", f"/connectors/{name}/config", conf)
@@ -222,7 +223,7 @@ class ConnectCluster:
                     if ctx.clock() > deadline:
                         raise
                     ctx.waits.sleep(1.0)
-            ctx.event("connect_connector_created", connector=name, config=conf)
+            ctx.event("connect_connector_created", connector=name, config=conf, asked_mono=asked)
         self.connectors_created = True
 
     def _record_status(self) -> None:

@@ -40,6 +40,9 @@ poll that returns records):
     without acquiring them again, and releases them;
   - `keep-dropped-share-topic`: told to change its subscription, it records the new one (its `control` event) but its
     client keeps the one it had, so the group goes on handing it records of the topics it dropped.
+`share-rejoin-storm` (not once): from its first records, every STORM_EVERY_S for STORM_FOR_S, it commits its
+acknowledgements, closes its client and makes a new one (a fresh member id): a leave and a join that no event of its
+history shows, which `share_rebalance_cause` must find without a cause.
 """
 from __future__ import annotations
 
@@ -64,6 +67,8 @@ ACK_NAMES = {"accept": "ACCEPT", "release": "RELEASE", "reject": "REJECT"}
 #: the self-tests that break the acknowledgement rules on the SHARE_MISBEHAVE_ON_POLL'th poll (the other: a control's)
 LOCK_MISBEHAVIOURS = ("ack-unheld", "process-expired")
 KEEP_DROPPED = "keep-dropped-share-topic"
+#: share-rejoin-storm: how long it lasts from the member's first records, and how often its client is made anew
+STORM_FOR_S, STORM_EVERY_S = 20.0, 1.0
 
 
 def poison(env: dict) -> dict:
@@ -146,8 +151,27 @@ class ShareMember:
         self.running = True
         self.control_path = env.get("HARNESS_CONTROL") or None
         self.control_seq, self.control_pending = 0, False
-        self.sc = confluent_kafka.ShareConsumer(self.conf)
-        self.sc.set_acknowledgement_commit_callback(self.on_acks)
+        self.storm: tuple[float, float] | None = None  # share-rejoin-storm: (its start, the next rejoin)
+        self.sc = self._client()
+
+    def _client(self):
+        sc = confluent_kafka.ShareConsumer(self.conf)
+        sc.set_acknowledgement_commit_callback(self.on_acks)
+        return sc
+
+    def _storm(self) -> None:
+        """Misbehaviour (share-rejoin-storm, module docstring): its client closed and made anew when one is due."""
+        now = time.monotonic()
+        began, due = self.storm or (now, now)
+        self.storm = (began, due)
+        if now < due or now - began > STORM_FOR_S:
+            return
+        self.storm = (began, now + STORM_EVERY_S)
+        self._implicit_asked()
+        self._commit()
+        self.sc.close()
+        self.sc = self._client()
+        self.sc.subscribe(self.topics)
 
     def on_acks(self, offsets, exc) -> None:
         """The broker answered acknowledgements: one `share_acked` per record."""
@@ -254,6 +278,8 @@ class ShareMember:
             while self.running:
                 if self.control_pending:
                     self._control()
+                if self.misbehave == "share-rejoin-storm" and self.polls_with_records:
+                    self._storm()  # between polls: no record of the old client is left to acknowledge
                 self._implicit_asked()
                 began = time.monotonic()
                 msgs = self.sc.poll(0.2)

@@ -168,7 +168,7 @@ def test_the_connect_and_share_rules():
     assert says(facts("connect", "sessioned"), "connect_source_sequence")[0] is False
     assert says(facts("share", "share", dead_letter_topic="dlq"), "share_dead_letter")[0] is True
     assert says(facts("share", "share"), "share_dead_letter")[0] is False
-    assert set(applicability(facts("share", "share"))) == {"share_dead_letter", "share_poison"}
+    assert set(applicability(facts("share", "share"))) == {"share_dead_letter", "share_poison", "share_rebalance_cause"}
     poisoned = facts("share", "share", client_settings={"harness.share.crash.records": "0:60"})
     assert says(poisoned, "share_poison")[0] is True and says(facts("share", "share"), "share_poison")[0] is False
 

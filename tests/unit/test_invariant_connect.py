@@ -12,7 +12,7 @@ from harness.invariants.connect import (CONNECT_CHECKERS, check_balance, check_c
 
 def test_checker_names_in_order():
     assert list(CONNECT_CHECKERS) == ["connect_task_exclusive", "connect_scheduled_delay", "connect_balance",
-                                      "group_settled", "connect_source_sequence"]
+                                      "group_settled", "connect_source_sequence", "connect_rebalance_cause"]
 
 
 # -- 9a: no task on two workers at once

@@ -64,7 +64,8 @@ def verdicts(*items, names=None):
 def test_checker_names():
     assert list(SHARE_CHECKERS) == ["share_exclusive", "share_held_when_acting", "share_redelivery",
                                     "share_completion", "share_inflight", "share_served", "group_settled",
-                                    "share_dead_letter", "share_poison", "share_subscribed_only"]
+                                    "share_dead_letter", "share_poison", "share_subscribed_only",
+                                    "share_rebalance_cause"]
 
 
 def test_a_clean_run_is_valid_and_judge_picks_the_share_checkers():
@@ -83,6 +84,7 @@ def test_without_a_lock_duration_every_checker_that_needs_it_is_unknown():
     assert vs.pop("share_dead_letter").status == "skipped"  # no dead-letter topic either
     assert vs.pop("share_poison").status == "skipped"  # nor a poison record
     assert vs.pop("share_subscribed_only").status == "valid"  # judged by the subscriptions alone: no lock in it
+    assert vs.pop("share_rebalance_cause").status == "skipped"  # nor an answer of the group watch
     assert {v.status for v in vs.values()} == {"unknown"}
     assert "lock duration is unknown" in vs["share_exclusive"].message
 

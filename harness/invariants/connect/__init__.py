@@ -1,7 +1,7 @@
 """Invariants of Kafka Connect runs (design invariant 9): tasks exclusive, the scheduled delay, balance, records.
 
 A package, a module per concern: `view` (settings and the derived view every checker reads), `tasks` (9a),
-`delay` (9b), `balance` (9c), `records` (9d), `added` (the sink's records in added partitions), `settled`
+`delay` (9b), `balance` (9c), `records` (9d), `added` (the sink's records in added partitions), `cause` (a cause for each generation), `settled`
 (`group_settled`: the cluster settles within its bound, the rule of every kind, harness/invariants/settled.py). The public face is this module's. Definitions, tolerances and
 their reasons are in each module's docstring and docs/connect.md.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from harness.record.history import History
+from harness.invariants.connect import cause
 from harness.invariants.connect.added import with_added_partitions
 from harness.invariants.connect.balance import check_balance
 from harness.invariants.connect.delay import check_scheduled_delay
@@ -29,6 +30,7 @@ CONNECT_CHECKERS: dict[str, Callable[[History, ConnectCheckSettings], Verdict]] 
     "connect_balance": check_balance,
     "group_settled": check_group_settled,
     "connect_source_sequence": check_source_sequence,
+    cause.NAME: cause.check,
 }
 
 

@@ -3,7 +3,7 @@ rules, none lost, each of a topic its member subscribes to; partitions served an
 
 A package, a module per concern: `view` (the settings and the derived view), `records` (per record), `skipped` (records never completed, by the reset policy and the start offsets),
 `partitions` (per partition), `poison` (a record that kills its holder), `subscribed` (records of subscribed topics
-only), `settled` (`group_settled`: the group settles within its bound, the rule of every
+only), `cause` (a cause for each epoch bump), `settled` (`group_settled`: the group settles within its bound, the rule of every
 kind, harness/invariants/settled.py). Definitions, tolerances and their reasons are in each module's docstring and
 docs/share.md.
 """
@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 from harness.record.history import History
 from harness.invariants.core import Verdict, run_checkers, verdict
+from harness.invariants.share import cause
 from harness.invariants.share.dead_letter import check_dead_letter
 from harness.invariants.share.partitions import check_inflight, check_served
 from harness.invariants.share.poison import check_poison
@@ -36,6 +37,7 @@ SHARE_CHECKERS: dict[str, Callable[[History, ShareCheckSettings], Verdict]] = {
     "share_dead_letter": check_dead_letter,
     "share_poison": check_poison,
     "share_subscribed_only": check_subscribed_only,
+    cause.NAME: cause.check,
 }
 
 
