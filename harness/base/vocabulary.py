@@ -162,7 +162,7 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
                            "acquiring them again",
         "keep-dropped-share-topic": "(share-subscription-change) slot 0, told to change its subscription, records "
                                     "the new one but its client keeps the old: the group goes on handing it records "
-                                    "of the topic it dropped (share_subscribed_only must fail the run)"},,
+                                    "of the topic it dropped (share_subscribed_only must fail the run)",
         "share-rejoin-storm": "(share-*, the Python member) slot 0, from its first records, makes its client anew (a "
                               "new member id) every second for 20 s: a leave and a join its history does not show "
                               "(share_rebalance_cause must fail the run)"},
