@@ -296,6 +296,8 @@ def run_cell_process(argv: list[str], *, timeout_s: float = CELL_TIMEOUT_S, log_
     try:
         p = subprocess.Popen([*program, *argv], stdout=log, stderr=subprocess.PIPE,
                              text=True, start_new_session=True)
+        with _RUNNING_LOCK:
+            _RUNNING.add(p)
         try:
             _, err = p.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -304,11 +306,41 @@ def run_cell_process(argv: list[str], *, timeout_s: float = CELL_TIMEOUT_S, log_
         except KeyboardInterrupt:  # the matrix interrupted: its cell's run (a session of its own) stops too
             _stop(p)
             raise
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(p)
     finally:
         if log_path:
             log.close()
     lines = [ln for ln in (err or "").splitlines() if ln.strip()]
     return Finished(p.returncode, lines[-1] if lines else "")
+
+
+#: the cells' processes running now (each a session of its own): Ctrl-C in the matrix stops every one of them
+_RUNNING: set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_running(*, grace_s: float = 60.0) -> None:
+    """Stop every cell's run still going, as Ctrl-C would (SIGINT to its process group: its run directory marked
+    incomplete), then by SIGKILL after `grace_s`; the threads that wait for them see them end."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for p in running:
+        _signal(p, signal.SIGINT)
+    deadline = time.monotonic() + grace_s
+    while any(p.poll() is None for p in running) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for p in running:
+        if p.poll() is None:
+            _signal(p, signal.SIGKILL)
+
+
+def _signal(p: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(p.pid, sig)
+    except ProcessLookupError:
+        pass  # it ended meanwhile
 
 
 def _stop(p: subprocess.Popen) -> None:
@@ -386,9 +418,15 @@ def run_matrix(cells: list[Cell], *, runs_root: Path, seed: int, command: str, r
         if got is None or (rerun and not got.explained and got.run_dir and not got.earlier):
             todo.append((i, cell, got))
     save()
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
         for f in [pool.submit(one, *t) for t in todo]:
             f.result()
+    except KeyboardInterrupt:  # Ctrl-C reaches this thread only: no cell starts any more, the running ones stop
+        pool.shutdown(wait=False, cancel_futures=True)
+        stop_running()
+        raise
+    pool.shutdown()
     return [o for o in slots if o is not None]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -322,3 +323,26 @@ def test_a_failed_cell_is_matched_again_on_its_history_judged_by_todays_checkers
     outcome, status, reason, invalid, unknown = matrix.judge_run(run)
     assert (outcome, status, reason) == ("known", "fail", "librdkafka-848-first-assignment-not-reconciled")
     assert (invalid, unknown) == (["rebalance_cause"], ["coordinator_claims"])  # what the run recorded
+
+
+def test_ctrl_c_with_jobs_stops_every_running_cell_and_starts_no_other(tmp_path):
+    """Two cells run (real child processes, each a session of its own, sleeping); Ctrl-C in the matrix's thread
+    stops both by their process groups, and the third cell never starts."""
+    import os
+    import signal
+    import sys as _sys
+    cells = [CELL, Cell("kafka", "member-kill", "consumer", "4.4"), Cell("kafka", "member-kill", "consumer", "4.3")]
+    started = []
+
+    def run(argv, *, log_path=None):
+        started.append(argv)
+        if len(started) == 2:
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()  # Ctrl-C once both are running
+        return matrix.run_cell_process(["-c", "import time; time.sleep(60)"], program=(_sys.executable,),
+                                       log_path=log_path)
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        matrix.run_matrix(cells, runs_root=tmp_path, seed=3, command="c", run=run, jobs=2, known=_no_finding,
+                          progress=lambda *_: None)
+    assert len(started) == 2 and time.monotonic() - t0 < 30  # stopped, not waited for (60 s each)
+    assert not matrix._RUNNING
