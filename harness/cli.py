@@ -262,7 +262,7 @@ def _add_matrix(sub):
     m.add_argument("--seed", type=int, default=None,
                    help="seed of every cell's run seed (default: the runs root's earlier matrix's, else random)")
     m.add_argument("--list", action="store_true", help="print the cells (as `harness run` lines) and exit")
-    m.add_argument("--stop-at", default=None, metavar="HH:MM", help="start no cell after this UTC time of day")
+    m.add_argument("--stop-at", default=None, metavar="HH:MM", help="start no cell after this UTC time of day (its next coming)")
     m.add_argument("--rerun-unexplained", action="store_true",
                    help="run once more each recorded cell that failed or ended unknown with no known finding (one "
                         "suspected of failing under the machine's load); its first run is kept as `earlier`")

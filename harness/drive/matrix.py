@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from harness.base.errors import BadInput
@@ -520,15 +520,16 @@ def parse_parts(text: str | None) -> list[str]:
     return [p for p in PARTS if p in asked]
 
 
-def parse_stop_at(text: str | None) -> float | None:
-    """'HH:MM' (UTC, today) -> a time.time(); None: no stop time."""
+def parse_stop_at(text: str | None, *, now: datetime | None = None) -> float | None:
+    """'HH:MM' (UTC) -> a time.time(): its next coming (tomorrow's when today's has passed); None: no stop time."""
     if not text:
         return None
     m = re.fullmatch(r"(\d{1,2}):(\d{2})", text.strip())
     if not m or int(m.group(1)) > 23 or int(m.group(2)) > 59:
         raise BadInput(f"--stop-at {text!r}: use HH:MM, a UTC time of day")
-    now = datetime.now(timezone.utc)
-    return now.replace(hour=int(m.group(1)), minute=int(m.group(2)), second=0, microsecond=0).timestamp()
+    now = now or datetime.now(timezone.utc)
+    at = now.replace(hour=int(m.group(1)), minute=int(m.group(2)), second=0, microsecond=0)
+    return (at + timedelta(days=1) if at <= now else at).timestamp()
 
 
 def command_line(args) -> str:

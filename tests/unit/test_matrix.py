@@ -252,6 +252,13 @@ def test_parts_run_in_matrix_order():
     assert matrix.parse_parts(None) == matrix.parse_parts("all") == list(matrix.PARTS)
 
 
+def test_a_stop_time_past_today_is_tomorrows():
+    from datetime import datetime, timezone
+    now = datetime(2026, 12, 7, 23, 15, tzinfo=timezone.utc)
+    assert matrix.parse_stop_at("00:08", now=now) == datetime(2026, 12, 8, 0, 8, tzinfo=timezone.utc).timestamp()
+    assert matrix.parse_stop_at("23:45", now=now) == datetime(2026, 12, 7, 23, 45, tzinfo=timezone.utc).timestamp()
+
+
 @pytest.mark.parametrize("text", ["25:00", "8pm", "20:61"])
 def test_a_bad_stop_time_is_refused(text):
     with pytest.raises(BadInput, match="--stop-at"):
