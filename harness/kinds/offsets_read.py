@@ -87,7 +87,17 @@ class OffsetsReader:
 
     def read(self, *, after: str, step_kind: str | None = None) -> dict:
         """One read, recorded (module docstring)."""
-        return read(self.ask, self.event, self.group_id, after=after, step_kind=step_kind)
+        return read(self._ask_afresh_after_a_failure, self.event, self.group_id, after=after, step_kind=step_kind)
+
+    def _ask_afresh_after_a_failure(self) -> dict:
+        """One ask; after a failure the admin process is ended, so the next try is a new client's: in the matrix
+        (coordinator-restart-compacted, Kafka 4.4.0) every try of a read after a restarted or killed coordinator timed
+        out for its 30 s, the end's read too, on the one client that had asked before the move."""
+        try:
+            return self.ask()
+        except Exception:
+            self.ask.close()
+            raise
 
     def close(self) -> None:
         self.ask.close()

@@ -127,3 +127,28 @@ def test_the_consumer_kind_reads_at_the_end_on_real_brokers_only():
         mod.OffsetsReader = real
     assert events == [{"after": "end", "step_kind": None}, "closed"]
     assert said == ["reading the group's committed offsets (ListConsumerGroupOffsets)"]
+
+
+def test_after_a_failed_ask_the_next_try_is_a_new_clients():
+    """A read whose first ask fails: the asker's process is ended before the next try (a fresh admin client), and
+    the read's answer is the second try's."""
+    from harness.kinds import offsets_read as mod
+
+    class Asker:
+        def __init__(self):
+            self.calls, self.closed = 0, 0
+
+        def __call__(self):
+            self.calls += 1
+            if self.calls == 1:
+                raise RuntimeError("ListConsumerGroupOffsets: Local: Timed out")
+            return {"coordinator": 2, "offsets": [["t", 0, 5]], "partition_errors": []}
+
+        def close(self):
+            self.closed += 1
+    r = mod.OffsetsReader.__new__(mod.OffsetsReader)
+    events = []
+    r.ask, r.group_id, r.event = Asker(), "g", lambda t, **f: events.append(f)
+    got = mod.read(r._ask_afresh_after_a_failure, r.event, "g", after="end", sleep=lambda s: None)
+    assert r.ask.closed == 1 and r.ask.calls == 2
+    assert got["offsets"] == [["t", 0, 5]] and got["tries"] == 2 and events[0]["error"] is None
