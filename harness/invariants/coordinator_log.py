@@ -51,6 +51,9 @@ CLASSIC_REASONS = (
     ("leave", re.compile(r"explicit `LeaveGroup` request for \((?P<c>.*)")),
     # Kafka 3.x's GroupCoordinator (Scala): one member per line
     ("leave", re.compile(r"Removing member (?P<m>\S+) on LeaveGroup; client reason: (?P<c>.*)")),
+    # a consumer group whose last consumer-protocol member departs converted to a classic one (KIP-848's online
+    # downgrade, GroupMetadataManager): the member is not named
+    ("downgrade", re.compile(r"Downgrade group \S+ from consumer to classic for member (?P<c>.*)")),
 )
 #: the consumer protocol's epoch bump, and the lines that give its cause
 BUMPED = re.compile(r"\[GroupId (?P<group>[^\]]+)\] (Bumped group epoch to (?P<epoch>\d+) |"

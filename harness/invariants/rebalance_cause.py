@@ -34,6 +34,9 @@ causes"):
   any member's subscription change or a topic's growth since the last assignment the member led in its life (the
   client keeps the metadata it assigned with, through an unsubscribe and subscribe too, and rejoins once its
   metadata no longer matches it).
+- **downgrade** (classic: a consumer group converted to a classic one when its last consumer-protocol member
+  departed; the line names no member): some member left, stopped, was killed, expired or was fenced since the
+  previous generation.
 - **fence** (consumer protocol: it did not revoke within its rebalance timeout): the member had died, was stalled or
   faulted, or told to wait in its revoke handler as long as its max.poll.interval.ms, or a broker event or fault
   happened within that timeout before the line; a request fault on the member only when it ended within the group's
@@ -93,6 +96,8 @@ LEADER_ASSIGNED = re.compile(r"Assignment received from leader (?P<m>\S+) for gr
 #: the consumer protocol's coordinator resolving the group's regexes anew (KIP-848 regex subscriptions)
 REGEX_REFRESH = "to refresh regular expressions"
 SCANNED = re.compile(r"\] Scanned (\d+) topics to refresh regular expressions")
+#: the causes by which a member departs the group (a downgrade's: the last consumer-protocol member's)
+DEPARTURES = ("leave", "killed", "expire", "fenced")
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
@@ -254,6 +259,12 @@ class _Judge:
                     f"and no broker event or fault happened since {_at(self.tl, prev)}")
         if c.kind == "join":
             return self._join(c, t)
+        if c.kind == "downgrade":
+            if self.causes.within(prev, t, kinds=DEPARTURES):
+                return None
+            return (f"the coordinator converted the group to the classic protocol for a member departing "
+                    f"({c.client_reason.rstrip('.')}), but no member left, stopped, was killed, expired or was fenced "
+                    f"since {_at(self.tl, prev)}")
         xs = self.ids.who(c)
         if c.kind in ("expire", "fence") or (c.kind == "leave" and not c.instance_id):
             self.ids.forget(c.member_id)  # a static member that left temporarily keeps its place (and its id)

@@ -489,3 +489,17 @@ def test_the_kept_run_whose_former_leader_rejoined_for_its_cached_metadata_holds
     # CPU hog): m2 led generations 1-2, unsubscribed and subscribed to payments (16.9 s), joined generation 3 as a
     # follower, then rejoined with `cached metadata has changed` (18.0 s); once judged a rebalance without a cause
     assert kept_run_holds("former-leader-cached-metadata")["rejoin"] == 1
+
+
+def test_a_downgrade_to_classic_needs_a_member_departing():
+    """Kafka 4.4.0's line when the last consumer-protocol member of a consumer group departs and the group becomes a
+    classic one (seen in `harness matrix`, protocol-downgrade): the member is not named; a departure since the
+    previous generation is its cause."""
+    down = preparing(10.0, 2, "Downgrade group g from consumer to classic for member leaving.")
+    v = judged([*classic_pair(), down, run_end(20.0)])
+    assert v.status == "invalid", v.message
+    assert "converted the group to the classic protocol for a member departing (leaving)" in v.message
+    stop = ev("member_stop", 9.9, "harness", member="a")
+    v = judged([*classic_pair(), stop, stopped("a", 10.0), down, member_exit("a", 10.2), run_end(20.0)])
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"] == {"join": 2, "downgrade": 1}
