@@ -285,6 +285,12 @@ class _Judge:
         x = self.ids.direct(c)
         known = c.member_id in self.ids.live
         xs = self.ids.who(c)
+        if not xs and x is None and not known and (anew := self._lost_their_ids(t)):
+            # a client that lost its membership joins again with no id; the coordinator names a new one (a classic
+            # member of a consumer group: not its client's), its old id still in the group until it expires
+            self.ids.live[c.member_id] = frozenset(anew)
+            self.ids.first.setdefault(c.member_id, c.event["mono"])
+            return None
         if not xs:
             return (f"member id {c.member_id} joined while every running member held an id in the group and none had "
                     f"lost it")
@@ -299,6 +305,17 @@ class _Judge:
             return None
         return (f"{x} joined again (member id {c.member_id}) while its member id {old} was still in the group, and "
                 f"nothing since made it lose its membership (no lost, error, leave, expiry, stall or fault)")
+    def _lost_their_ids(self, t: float) -> set[str]:
+        """The members running at t that hold an id alone in the group and lost their membership since it was first
+        named (a `lost`, an error, a leave, an expiry, a stall or a fault)."""
+        out = set()
+        for i, s in self.ids.live.items():
+            life = _life(self.tl, next(iter(s)), t) if len(s) == 1 else None
+            if life is not None and self._lost_membership(life.member, max(life.start, self.ids.first.get(
+                    i, life.start)), t):
+                out.add(life.member)
+        return out
+
     def _leave(self, x, life, c: Cause, prev: float, t: float) -> str | None:
         if life.end <= t or self.tl.shutdown_start(life) <= t or self._stalled(x, life.start, t) or \
                 self._resubscribed(x, life.start, t):

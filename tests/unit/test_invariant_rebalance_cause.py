@@ -503,3 +503,16 @@ def test_a_downgrade_to_classic_needs_a_member_departing():
     v = judged([*classic_pair(), stop, stopped("a", 10.0), down, member_exit("a", 10.2), run_end(20.0)])
     assert v.status == "valid", v.message
     assert v.measurements["causes"] == {"join": 2, "downgrade": 1}
+
+
+def test_a_member_that_lost_its_membership_may_join_again_with_a_new_id_while_its_old_one_lingers():
+    """A classic member in a consumer group whose coordinator moved lost its partitions, then joined with no id: the
+    coordinator named a new one (not its client's) while its old id was still in the group until it expired (seen in
+    `harness matrix`, protocol-migration-coordinator, Kafka 4.4.0). Its `lost` is the cause; without it the new id
+    is still a join with no cause (the twin above)."""
+    again = [consumer_line(10.0, f"Member {B_ID} joins the consumer group using the classic protocol."),
+             consumer_line(10.0, "Bumped group epoch to 2 with metadata hash 5.")]
+    v = judged([*consumer_run(), lost("a", 9.0, [0, 1, 2, 3]), *again, run_end(20.0)])
+    assert v.status == "valid", v.message
+    v = judged([*consumer_run(), *again, run_end(20.0)])
+    assert v.status == "invalid" and f"member id {B_ID} joined while every running member held an id" in v.message
