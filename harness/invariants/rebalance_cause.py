@@ -16,7 +16,10 @@ causes"):
 - **join**: a member that held no id in the group (its first join in its life, or its old id left, expired or was
   removed); a classic member known by its client.id that joins with a new id while its old one is still in the group
   needs to have lost its membership since (its `lost` event, an `error`, a stall or fault, the coordinator expiring,
-  removing or fencing it). A new id while every running member holds one is a rebalance without a cause.
+  removing or fencing it). A new id that is no member's client id, while every running member holds one, is one
+  of those that lost their membership since their id was first named (a `lost`, an error, a leave, an expiry, a
+  stall or a fault: such a client joins again with no id, its old one lingering until it expires); with none
+  such it is a rebalance without a cause.
 - **leave**: the member was stopping or had stopped (`member_stop`, its exit), was stalled (a poll past
   max.poll.interval.ms makes a client leave) or applied a subscription control (an unsubscribe: `subscribe_by`
   `unsubscribe-subscribe`, or a client that leaves on any new subscription). A subscription control counts from
