@@ -291,3 +291,19 @@ def test_unchanged_answers_after_the_coordinator_moved_are_blind_until_the_watch
     assert v.status == "invalid" and "for b" in v.witnesses[0]["why"], v.message
     v = check(_moved(epoch=0))
     assert v.status == "invalid", v.message
+
+
+def test_a_holding_taken_up_in_its_members_own_stop_is_counted_not_unknown():
+    """A step stops b (no drain yet): b is given a's partitions after its stop began and hands them back at once,
+    between two answers. Counted and named, not judged; the same holding taken up by b before its stop is unknown."""
+    def evs(b_stop_at: float):
+        return [start(), *join("a", 0.1, [0, 1]), *join("b", 0.2, [2, 3]), answer(1.0, {"a": [0, 1], "b": [2, 3]}),
+                ev("member_stop", 5.0, "harness", member="a"), revoked("a", 5.0, [0, 1]), member_exit("a", 5.1),
+                ev("member_stop", b_stop_at, "harness", member="b"), assigned("b", 5.2, [0, 1]),
+                revoked("b", 5.3, [0, 1, 2, 3]), member_exit("b", 5.35), answer(6.0, {}, state="empty"),
+                answer(19.5, None, stopped=True), run_end(20.0)]
+    v = check(history(evs(5.15)))
+    assert v.status == "valid" and v.measurements["between_samples_at_stop"] == 2, v.message
+    assert "2 taken up in a member's own stop" in v.message
+    v = check(history(evs(5.28)))
+    assert v.status == "unknown" and v.measurements["between_samples"] == 2, v.message
