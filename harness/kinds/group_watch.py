@@ -46,7 +46,8 @@ def describe(admin, group_id: str, *, timeout_s: float = TIMEOUT_S) -> dict:
     members = [{"member": m.client_id, "consumer_id": m.member_id, "instance_id": m.group_instance_id or None,
                 "partitions": _pairs(m.assignment), "target": _target(m)} for m in g.members or ()]
     return {"members": sorted(members, key=lambda m: (m["member"], m["consumer_id"])),
-            "group_type": _name(getattr(g, "type", None)), "state": _name(getattr(g, "state", None))}
+            "group_type": _name(getattr(g, "type", None)), "state": _name(getattr(g, "state", None)),
+            "coordinator": getattr(getattr(g, "coordinator", None), "id", None)}
 
 
 def _pairs(assignment) -> list:

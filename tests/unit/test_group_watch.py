@@ -32,8 +32,9 @@ def member(name, parts, instance=None):
 
 
 def test_describe_reads_members_partitions_type_and_state():
+    from confluent_kafka import Node
     g = ConsumerGroupDescription("g", False, [member("m2", [3, 1], "g-s1"), member("m1", [0])], "", ConsumerGroupState.STABLE,
-                                 None, type=ConsumerGroupType.CLASSIC)
+                                 Node(3, "127.0.0.1", 9092), type=ConsumerGroupType.CLASSIC)
     admin = Admin(g)
     got = describe(admin, "g", timeout_s=1.5)
     assert admin.asked == [(["g"], 1.5)]
@@ -41,7 +42,7 @@ def test_describe_reads_members_partitions_type_and_state():
                                 "target": None},
                                {"member": "m2", "consumer_id": "id-m2", "instance_id": "g-s1",
                                 "partitions": [["t", 1], ["t", 3]], "target": None}],
-                   "group_type": "classic", "state": "stable"}
+                   "group_type": "classic", "state": "stable", "coordinator": 3}  # the broker that answered
 
 
 def test_describe_reads_a_consumer_protocol_members_target_assignment():

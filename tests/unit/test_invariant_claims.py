@@ -307,3 +307,22 @@ def test_a_holding_taken_up_in_its_members_own_stop_is_counted_not_unknown():
     assert "2 taken up in a member's own stop" in v.message
     v = check(history(evs(5.28)))
     assert v.status == "unknown" and v.measurements["between_samples"] == 2, v.message
+
+
+def test_an_answer_of_a_deposed_coordinator_is_blind_even_when_written_after_the_move():
+    """The watch's admin client kept asking the broker cut off from the others after another loaded the group (in
+    `harness matrix`, rack-partition on Kafka 4.4.0, broker 3 answered `empty` for 20 s while broker 1 ran the group):
+    an answer naming a broker whose last load is older than another's is blind, however it was written. The same
+    answer from the broker that loaded the group last is the coordinator's: the claim fails."""
+    from histbuild import broker_said
+    first = broker_said(0.5, "[GroupCoordinator id=1] Finished loading of metadata from __consumer_offsets-0 with "
+                             "epoch 0 in 10ms where 2ms was spent in the scheduler.")
+
+    def stale(broker: int) -> dict:
+        e = answer(13.5, {"a": [0], "b": [2], "c": [1, 3]})
+        e["coordinator"] = broker
+        return e
+    v = check(_moved(first, stale(1)))
+    assert v.status == "valid", v.message
+    v = check(_moved(first, stale(2)))
+    assert v.status == "invalid" and "for b" in v.witnesses[0]["why"], v.message
