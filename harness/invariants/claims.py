@@ -306,7 +306,7 @@ def _in_own_stop(tl, o) -> bool:
     """Whether a holding was taken up after its member's graceful stop began (a step's stop of it: its client hands
     back what a rebalance gave it as it closes)."""
     life = next((x for x in tl.lives.get(o.member, ()) if x.start <= o.start <= x.end), None)
-    return life is not None and tl.shutdown_start(life) <= o.start + CLOCK_SLACK_S
+    return life is not None and life.how == "graceful" and tl.shutdown_start(life) <= o.start + CLOCK_SLACK_S
 
 
 def _unjudgeable(history: History, tl, ans: list[Answer]) -> Verdict | None:
