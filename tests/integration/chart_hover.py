@@ -51,17 +51,36 @@ def hover_a_red_mark(profile: Path, url: str, *, screenshot: Path | None = None)
                 break
             time.sleep(0.2)
         assert where, f"no red mark inside the chart's preview on {url}"
-        session, context, (x, y, tip) = where
+        session, context, (_, _, tip) = where
         before = b.evaluate(TIP, session=session, context=context)
-        fx, fy = b.evaluate(OPEN)[:2]  # the frame may have moved while it was sized to its chart
-        b.mouse_move(fx + x, fy + y)
-        after = b.evaluate(TIP, session=session, context=context)
+        after = _hovered(b, session, context)
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             b.screenshot(screenshot.resolve())
         return tip, before, after
     finally:
         b.close()
+
+
+def _hovered(b: Chromium, session: str, context: int, *, within_s: float = 20.0) -> dict:
+    """The tooltip box once the mouse is on the first red mark: the mark and the frame measured again and the mouse
+    moved there until the box shows (a loaded machine may still be laying the frame out, or not yet have run the
+    chart's handler, when the first move comes), at most `within_s`; the last box read otherwise."""
+    deadline, after = time.monotonic() + within_s, {}
+    while True:
+        mark = _value(b, MARK, session, context)
+        frame = b.evaluate(OPEN)  # the frame may have moved while it was sized to its chart
+        if mark and frame:
+            b.mouse_move(frame[0] + mark[0], frame[1] + mark[1])
+            for _ in range(10):
+                after = b.evaluate(TIP, session=session, context=context)
+                if after.get("display") != "none":
+                    return after
+                time.sleep(0.1)
+        if time.monotonic() > deadline:
+            return after
+        b.mouse_move(1, 1)  # off the chart, so the next move onto the mark is a new one
+        time.sleep(0.3)
 
 
 def _value(b: Chromium, expression: str, session: str, context: int):
