@@ -73,7 +73,8 @@ def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
     """The same for the pytest suites: Ctrl-C while a scenario runs, then nothing of it remains."""
     rc, out, names, pids, ports, mark = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k", "member-kill",
-         "-o", "log_cli=true", "--log-cli-level=INFO", "--harness-protocol", "consumer", "--harness-runs-root", str(tmp_path)])
+         "-o", "log_cli=true", "--log-cli-level=INFO", "--harness-protocol", "classic-cooperative",
+         "--harness-runs-root", str(tmp_path)])  # not the consumer protocol's known first-assignment bug (below)
     assert "kafka.Kafka" in names and "member.py" in names, names
     assert rc != 0, out
     _assert_nothing_left(pids, ports, mark, next(tmp_path.glob("*member-kill*")))
@@ -81,16 +82,19 @@ def test_ctrl_c_during_the_suite_leaves_nothing_behind(tmp_path):
 
 def test_ctrl_c_during_concurrent_runs_of_the_suite_leaves_nothing_behind(tmp_path):
     """The same with two runs at once on the session cluster (--harness-concurrency 2): both stop, both say
-    incomplete."""
+    incomplete. On the classic cooperative protocol: both runs must reach their initial assignment before the
+    Ctrl-C, and librdkafka's consumer-protocol first assignment given away (docs/findings.md) once left a clean
+    clone's member-kill run without one for 60 s, so the test never saw two runs ready."""
     rc, out, names, pids, ports, mark = _interrupt_when_ready(
         [sys.executable, "-m", "pytest", "suites/test_chaos.py", "-p", "no:cacheprovider", "-s", "-k",
          "member-kill or scale-out-in", "-m", "smoke", "-o", "log_cli=true", "--log-cli-level=INFO",
-         "--harness-protocol", "consumer", "--harness-concurrency", "2", "--harness-runs-root", str(tmp_path)], runs=2)
+         "--harness-protocol", "classic-cooperative", "--harness-concurrency", "2", "--harness-runs-root",
+         str(tmp_path)], runs=2)
     assert "kafka.Kafka" in names and "member.py" in names, names
-    assert "[consumer-member-kill]" in out and "[consumer-scale-out-in]" in out, out
+    assert "[classic-cooperative-member-kill]" in out and "[classic-cooperative-scale-out-in]" in out, out
     assert rc != 0, out
     assert_gone(pids, ports, mark)
-    dirs = sorted(tmp_path.glob("*-consumer-*"))
+    dirs = sorted(tmp_path.glob("*-classic-cooperative-*"))
     assert len(dirs) == 2, dirs
     for d in dirs:
         assert (d / "STATUS").read_text().startswith("incomplete"), d
