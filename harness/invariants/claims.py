@@ -63,7 +63,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from harness.invariants import brokers, causes, timeline
-from harness.invariants.coordinator_log import LOADING
+from harness.invariants.coordinator_log import deposed_at, offsets_loads
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, secs, verdict, witness
 from harness.invariants.rebalance_cause import CLOCK_SLACK_S
 from harness.invariants.settings import member_settings
@@ -127,13 +127,11 @@ def _blind_after_moves(tl, ans: list[Answer]) -> list[Answer]:
     coordinator stays: once another broker loads the group's partition of __consumer_offsets at a newer epoch, the
     broker the watch asked may be a deposed one answering its stale record (a broker cut off from the others goes on
     answering), so the stretch is blind from that load to the next written answer."""
-    part = next((h.get("offsets_partition") for h in tl.history.headers if h.get("source") == "broker-log"), None)
-    if part is None:
+    loads = offsets_loads(tl.history)
+    if not loads:
         return ans
-    loads = sorted((e["mono"], int(m["b"]), int(m["e"])) for e in brokers.said(tl.history) if "mono" in e and
-                   (m := LOADING.search(str(e.get("message")))) and "Finished" in m[0] and int(m["p"]) == part)
     moves = [t for t, _, epoch in loads if epoch > 0]
-    ans = [replace(a, held=None) if a.held is not None and _deposed(loads, a.event.get("coordinator"), a.asked) else a
+    ans = [replace(a, held=None) if a.held is not None and deposed_at(loads, a.event.get("coordinator"), a.asked) else a
            for a in ans]
     out = []
     for a in ans:
@@ -143,18 +141,6 @@ def _blind_after_moves(tl, ans: list[Answer]) -> list[Answer]:
             continue
         out += [replace(a, until=cut), replace(a, asked=cut, mono=cut, held=None, before=0.0)]
     return out
-
-
-def _deposed(loads: list[tuple[float, int, int]], broker, t: float) -> bool:
-    """Whether the broker that answered (the answer's `coordinator`, recorded since the watch names it) had been
-    deposed when asked: another broker had loaded the group's partition of __consumer_offsets at a newer leader epoch
-    than its own last load (a broker cut off from the others goes on answering its stale record: in `harness matrix`,
-    rack-partition on Kafka 4.4.0, broker 3 answered the group empty for 20 s while broker 1, which had loaded it, ran
-    its generation 2)."""
-    if not isinstance(broker, int):
-        return False
-    mine = max((e for at, b, e in loads if b == broker and at <= t), default=None)
-    return mine is not None and any(b != broker and e > mine for at, b, e in loads if at <= t)
 
 
 def _whose(tl, m: dict, t: float) -> str:

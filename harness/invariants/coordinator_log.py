@@ -38,6 +38,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from harness.invariants import brokers
+
 #: the classic coordinator starting a new generation, and its reason
 PREPARING = re.compile(r"Preparing to rebalance group (?P<group>\S+) in state \w+ with old generation (?P<gen>\d+) "
                        r"(\(__consumer_offsets-\d+\) )?\(reason: (?P<reason>.*)\)\.?\s*$")
@@ -208,6 +210,33 @@ class _Loads:
             return None
         epoch, other = max(newer)
         return f"broker {broker} loaded __consumer_offsets-{m['p']} at leader epoch {mine}, broker {other} at {epoch}"
+
+
+def offsets_loads(history) -> list[tuple[float, int, int]]:
+    """(mono, broker, leader epoch) of each broker's finished load of the run's group's partition of
+    __consumer_offsets (the broker-log header's `offsets_partition`), in time order; empty when the history does not
+    name that partition."""
+    part = next((h.get("offsets_partition") for h in history.headers if h.get("source") == "broker-log"), None)
+    if part is None:
+        return []
+    return sorted((e["mono"], int(m["b"]), int(m["e"])) for e in brokers.said(history) if "mono" in e and
+                  (m := LOADING.search(str(e.get("message")))) and "Finished" in m[0] and int(m["p"]) == part)
+
+
+def deposed_at(loads: list[tuple[float, int, int]], broker, t: float) -> str | None:
+    """Why the broker that answered at t (an answer's `coordinator`) had been deposed by then, else None: another
+    broker had loaded the group's partition of __consumer_offsets at a newer leader epoch than its own last load (a
+    broker cut off from the others goes on answering its stale record: in `harness matrix`, rack-partition on Kafka
+    4.4.0, broker 3 answered the group empty for 20 s while broker 1, which had loaded it, ran its generation 2)."""
+    if not isinstance(broker, int):
+        return None
+    mine = max((e for at, b, e in loads if b == broker and at <= t), default=None)
+    newer = [(e, b, at) for at, b, e in loads if b != broker and mine is not None and e > mine and at <= t]
+    if not newer:
+        return None
+    epoch, other, at = max(newer)
+    return f"broker {broker} had loaded the group's partition of __consumer_offsets at leader epoch {mine}, broker " \
+           f"{other} at {epoch}"
 
 
 def client_of(member_id: str | None) -> str | None:

@@ -29,15 +29,21 @@ acknowledged by a (ok, its outcome recorded at or before a):
 Verdicts: `invalid` with witnesses (the acknowledged commit and the read, for the first read of each partition that
 lost it); `unknown` when a read the plan made certain (after each step `reads_after` names, and at the end, of each
 group read or committed to) is missing, or had no answer and no answered read of the group came after it (a later
-answer still reads after that step: a commit lost at it and not replaced shows there), naming it, or when no read judged an acknowledged commit; `skipped` (the plan then decides,
-`applies`) when the history holds no read or no acknowledged commit; else `valid`. Measurements: `reads`,
-`reads_unanswered`, `commits_acknowledged`, `judged` (partition and read pairs), `kept_in_flight` (kept by a commit in
-flight, not last), `markers_pending` (one transaction behind), `above_recorded` (kept above every recorded commit),
+answer still reads after that step: a commit lost at it and not replaced shows there), naming it, or when no read
+judged an acknowledged commit; `skipped` (the plan then decides, `applies`) when the history holds no read or no
+acknowledged commit; else `valid`. A read of the run's group answered by a coordinator already deposed when asked
+(`deposed_at`: another broker had loaded the group's partition of __consumer_offsets at a newer leader epoch; a
+broker cut off from the others answers its stale record) counts as unanswered. Measurements: `reads`,
+`reads_unanswered`, `reads_deposed` (answered by a deposed coordinator, counted unanswered), `commits_acknowledged`,
+`judged` (partition and read pairs), `kept_in_flight` (kept by a commit in flight, not last), `markers_pending` (one
+transaction behind), `above_recorded` (kept above every recorded commit),
 `refused` (a partition the read's answer refused, `partition_errors`: not judged by it), `lost`, `lost_partitions`.
 """
 from __future__ import annotations
 
 from harness.base.steps import Step, spec
+from harness.invariants import brokers
+from harness.invariants.coordinator_log import deposed_at, offsets_loads
 from harness.invariants.core import MAX_WITNESSES, CheckSettings, Verdict, empty, verdict, witness
 from harness.record.history import History
 
@@ -75,8 +81,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     start = history.run_start()
     t0 = float(start["mono"]) if start else min((e["mono"] for e in ctl), default=0.0)
     commits = _commits(history)
+    reads, deposed = _from_deposed(history, reads)
     answered = [r for r in reads if r.get("error") is None and isinstance(r.get("offsets"), list)]
-    m = {"reads": len(reads), "reads_unanswered": len(reads) - len(answered),
+    m = {"reads": len(reads), "reads_unanswered": len(reads) - len(answered), "reads_deposed": deposed,
          "commits_acknowledged": sum(1 for es in commits.values() for e in es if e[3]), "judged": 0,
          "kept_in_flight": 0, "markers_pending": 0, "above_recorded": 0, "refused": 0, "lost": 0, "lost_partitions": []}
     if not reads:
@@ -93,8 +100,9 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if not m["judged"]:
         return verdict(NAME, "unknown", f"no read of the group's offsets came after an acknowledged commit "
                                         f"({len(answered)} answered reads)", (), m)
-    later = (f"; {m['reads_unanswered']} read(s) had no answer, a later answered read of the group came after each"
-             if m["reads_unanswered"] else "")
+    deposed = f" ({m['reads_deposed']} from a deposed coordinator)" if m["reads_deposed"] else ""
+    later = (f"; {m['reads_unanswered']} read(s) had no answer{deposed}, a later answered read of the group came after "
+             f"each" if m["reads_unanswered"] else "")
     return verdict(NAME, "valid", f"{m['judged']} partition reads after acknowledged commits, from {len(answered)} "
                                   f"reads of the coordinator{later}: each returned the last acknowledged offset "
                                   f"({m['kept_in_flight']} a commit in flight, {m['markers_pending']} a transaction's markers "
@@ -132,6 +140,20 @@ def _commits(history: History) -> dict[tuple[str | None, str, int], list[tuple]]
     for es in out.values():
         es.sort(key=lambda e: (e[0], e[5]))
     return out
+
+
+def _from_deposed(history: History, reads: list[dict]) -> tuple[list[dict], int]:
+    """The reads, each of the run's group answered by a coordinator already deposed when asked (`deposed_at`: a
+    broker cut off from the others answers its stale record) taken as unanswered, its reason as its error; and how
+    many."""
+    loads, group = offsets_loads(history), brokers.group_of(history)
+    out, n = [], 0
+    for r in reads:
+        why = deposed_at(loads, r.get("coordinator"), float(r.get("asked_mono", r["mono"]))) \
+            if r.get("error") is None and r.get("group_id") in (group, None) else None
+        n += why is not None
+        out.append(r if why is None else {**r, "offsets": None, "error": f"answered by a deposed coordinator: {why}"})
+    return out, n
 
 
 def _name(key: tuple) -> str:

@@ -190,3 +190,36 @@ def test_a_read_after_a_step_with_no_answer_is_judged_by_the_later_answered_read
     lost = judge(base(KILL), committed("a", 2.0, {0: 10}), kill(4.0, 7.0), no_answer, read(12.0, {0: 3}),
                  run_end(13.0))
     assert lost.status == "invalid"  # the twin: the later read shows the commit rolled back
+
+
+def _loads(h, *loads: tuple[float, int, int]):
+    """The history with the brokers' finished loads of the group's partition of __consumer_offsets (t, broker, leader
+    epoch) and the broker-log header naming that partition."""
+    from histbuild import broker_said
+    h2 = history(*h, *[broker_said(t, f"[GroupCoordinator id={b}] Finished loading of metadata from "
+                                      f"__consumer_offsets-0 with epoch {e} in 10ms where 2ms was spent in the "
+                                      f"scheduler.", broker=b) for t, b, e in loads])
+    h2.headers = [{"source": "broker-log", "group_id": "g", "offsets_partition": 0}]
+    return h2
+
+
+def test_a_read_answered_by_a_deposed_coordinator_is_unanswered_and_the_later_read_judges():
+    """A clean clone's docker broker-partition run: broker 3, cut off from the others, answered the read after the
+    step with its stale record (offset 51) after broker 1 had loaded the group at a newer leader epoch; the end read
+    from broker 1 showed the acknowledged commit. The deposed broker's answer says nothing; the later read judges."""
+    plan = [{"action_id": "a1", "kind": "broker_partition", "params": {"broker": "coordinator", "duration_s": 5}}]
+    cut = [ev("action_start", 3.0, "harness", action_id="a1", kind="broker_partition", params=plan[0]["params"]),
+           ev("action_end", 9.0, "harness", action_id="a1", kind="broker_partition", ok=True, error=None, broker=3)]
+    stale = read(9.5, {0: 51}, after="a1", coordinator=3, step_kind="broker_partition")
+    evs = [base(plan), committed("a", 2.0, {0: 51}), cut, committed("a", 7.0, {0: 195}), stale]
+    loads = [(0.2, 3, 0), (5.0, 1, 1)]
+    v = check(_loads([evs, read(12.0, {0: 195}, coordinator=1), run_end(13.0)], *loads), settings())
+    assert v.status == "valid", v.message
+    assert v.measurements["reads_deposed"] == 1 and "1 read(s) had no answer (1 from a deposed coordinator)" in v.message
+    lost = check(_loads([evs, read(12.0, {0: 51}, coordinator=1), run_end(13.0)], *loads), settings())
+    assert lost.status == "invalid", lost.message  # the twin: the coordinator itself shows the commit rolled back
+    alone = check(_loads([evs, run_end(13.0)], *loads), settings())
+    assert alone.status == "unknown" and "answered by a deposed coordinator: broker 3 had loaded" in alone.message
+    same = check(_loads([evs, read(12.0, {0: 195}, coordinator=1), run_end(13.0)], (0.2, 3, 0), (5.0, 3, 1)),
+                 settings())
+    assert same.status == "invalid", same.message  # broker 3 loaded it again itself: its answer is the coordinator's
