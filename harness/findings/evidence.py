@@ -79,6 +79,11 @@ def _control(run_dir: str | Path) -> list[dict] | None:
         return None
 
 
+def program_starts(run_dir: str | Path) -> list[dict]:
+    """The `member_start` events of members that ran a team's own program (their `program`)."""
+    return [e for e in _control(run_dir) or () if e.get("type") == "member_start" and e.get("program")]
+
+
 def run_seconds(run_dir: str | Path):
     """How a time of the history reads in a mark's words: seconds from the run's start (its `run_start`), as the
     verdicts say them; a history without one keeps the monotonic clock, said so."""

@@ -12,8 +12,9 @@ with it (harness/suite/known.py). A finding matches a failed run only when all o
   byte for byte (its digest, from the text run.json recorded); a file that only shares its name is another one;
 - its protocol, member kind and client version are the finding's, and it is no self-test (`--misbehave`: a member
   breaking the rules on purpose fails the run by design, and no client bug excuses that);
-- no member ran a team's own program (`member_command`, `slot_commands`): a client's bug never excuses a program the
-  finding is not about (the near miss says so);
+- no witness names a member that ran a team's own program (`member_command`, `slot_commands`; the members whose
+  `member_start` names their `program`, every member when the history predates that field): a client's bug never
+  excuses a program the finding is not about (the near miss says so); the harness's members beside one are judged;
 - the finding has an evidence function (harness/findings/evidence.py) and the marks it finds in the history cover
   every witness of every failing or undecided verdict (harness/findings/match.py): the same members, partitions (records) and
   time window. A finding without evidence never matches.
@@ -32,10 +33,11 @@ from harness.findings.evidence import (Mark, run_seconds, batch_skipped_at_rebal
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, full_assignment_unrevoked,
                                        illegal_generation_lost,
-                                       left_before_revoking, member_ids, records_before_assigned,
+                                       left_before_revoking, member_ids, program_starts,
+                                       records_before_assigned,
                                        share_count_kept_after_reconnect)
 from harness.base.versions import is_release, version_key
-from harness.findings.match import holding, outside, status
+from harness.findings.match import compared, holding, outside, status
 from harness.record.rundir import RUN_JSON, VERDICTS_JSON
 
 #: how an excused test's reason begins, before the finding's id (JUnit's xfail message, Allure's categories)
@@ -228,7 +230,8 @@ def _judged(run_dir, verdicts):
     for f in KNOWN:
         if not _in_scope(f, meta, set(failed) | set(undecided)):
             continue
-        if (team := team_program(meta.get("config") or {})) is not None:
+        if (team := team_program(meta.get("config") or {})) is not None and \
+                _names_a_program(run_dir, [*failed.values(), *undecided.values()]):
             yield f"not {f.id}: {team}, not the client the finding is about"
             continue
         if f.evidence is None:
@@ -275,6 +278,15 @@ def team_program(cfg: dict) -> str | None:
             if isinstance(cfg["slot_commands"], (list, tuple)) else []
         return f"a member ran a team's own program (slot_commands: slot {', '.join(slots) or '?'})"
     return None
+
+
+def _names_a_program(run_dir: Path, verdicts: list) -> bool:
+    """Whether a witness of the verdicts names a member that ran a team's own program (its `member_start` names its
+    `program`), or the history cannot tell (no `member_start` names one: a run recorded before the field)."""
+    programs = {e.get("member") for e in program_starts(run_dir)}
+    if not programs:
+        return True
+    return any(w.get("member") in programs for v in verdicts for w in compared(v))
 
 
 def same_scenario(cfg: dict, name: str) -> bool:

@@ -129,7 +129,8 @@ class MemberPool:
         ms = []
         for member_id, spec in zip(ids, specs):
             self.on_event("member_start", member=member_id, pid=proc.pid, instance_id=spec.instance_id,
-                          rack=spec.rack, misbehave=spec.misbehave)
+                          rack=spec.rack, misbehave=spec.misbehave,
+                          **({"program": list(spec.command)} if spec.command else {}))
             m = MemberProcess(member_id, spec, proc, member_history(self.history_dir, member_id))
             self.members[member_id] = m
             ms.append(m)

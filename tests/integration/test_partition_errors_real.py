@@ -9,7 +9,10 @@ consumer` debug lines in its log), a topic of 3 partitions. The schedule:
   the member validates its position on partition 1 with the new leader (KIP-320), the broker answers, and the proxy
   puts the error in partition 1's entry;
 - an `error_response` with `partition = 3` on slot 0's ListOffsets, then the topic grown to 4 partitions: the member
-  looks up the new partition's first offset (no committed offset), and gets the error in partition 3's entry.
+  looks up the new partition's first offset (no committed offset), and gets the error in partition 3's entry;
+- a wait for the group to settle after it (a clean clone's `./dev test` at load 20 ended the run right after the
+  second fault was reached, with the group's answer to the new partition not yet settled: `bounded_migrations`
+  undecided, one stable point).
 Then: each fault is one `fault_start`/`fault_end` (`answered`) window naming the API, partition, error and member;
 the member's log has librdkafka's line of that error, and every line of it names that partition and no other; the
 run passes (the member validates again, looks the offset up again, and reads every partition on).
@@ -70,6 +73,9 @@ count = 4
 [[steps]]
 action = "wait_request_fault"
 timeout_s = 60.0
+
+[[steps]]
+action = "wait_stable"
 """
 #: librdkafka's text of each error (rd_kafka_err2str), as its debug lines say it
 TEXT = {"UNKNOWN_LEADER_EPOCH": "Leader epoch is newer than broker epoch",

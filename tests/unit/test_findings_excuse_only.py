@@ -106,6 +106,19 @@ def test_a_teams_own_program_is_never_excused_as_a_clients_bug(tmp_path):
     assert "slot 1" in why[0]
 
 
+def test_a_teams_program_beside_the_struck_members_leaves_their_failure_excused(tmp_path):
+    """A clean clone's two-topics test (slot 2 runs the team's program, m3): the client's members m1 and m2 met the
+    finding; no witness names the program's member, so the finding holds for them. A witness naming the program's
+    member (its `member_start` names its `program`) keeps the run unexcused."""
+    for member, excused in (("m1", True), ("m2", False)):
+        start = {"type": "member_start", "mono": 1.0, "member": member, "pid": 7, "instance_id": None, "rack": None,
+                 "program": ["./my-consumer"]}
+        run = write_run(tmp_path / member, refused_s=8.0, control=(start,))
+        _team(run, slot_commands=[[int(member[1:]) - 1, ["./my-consumer"]]])
+        assert (known(run, livelock_verdicts(run)) is not None) is excused, near_misses(run, livelock_verdicts(run))
+    assert any("team's own program (slot_commands: slot 1)" in m for m in near_misses(run, livelock_verdicts(run)))
+
+
 def test_a_member_whose_history_names_no_client_is_not_read_for_the_marks(tmp_path):
     # a team's program (or a start never written) says nothing of its client: no librdkafka bug is read into it
     for drop, marked in ((None, 1), ("client", 0)):  # the same file rewritten: with its client, then without
