@@ -19,16 +19,17 @@ this report less one round (the workers' longest `rebalance.timeout.ms`, the joi
 | setting, assignor | 1; 1 | a setting changed |
 | broker (an event, a fault of brokers) | 2; 2 per worker running then (none while none runs) | a worker cut off from the coordinator may be expired and join again |
 
-A connector's tasks' configurations are written once per start of the connector that finds them changed (DistributedHerder: each start of a
-connector reconfigures its tasks; a worker whose snapshot of the config topic lacks them writes them, when the leader, or
-forwards them to the leader, `POST /connectors/<name>/tasks`, whose `putTaskConfigs` writes them without comparing), and each write
-starts a round (its `onTaskConfigUpdate` sets `needsReconfigRebalance` on every worker, whatever the protocol). Under
-eager every round stops and restarts every connector, so a connector started in several rounds before its tasks' first
-configurations were read may write them several times (a follower's forward still in flight when the next round restarts
-it). So w = the connector's runs (`connect_connector_started` to its `connect_connector_stopped` or its worker's exit)
-that began after the configuration was asked for and ended before the first start of one of its tasks after that, at
-least 1 (a run ended before its tasks ran cannot have found them written by an earlier run of the same
-configuration; the run in force when they first ran found them).
+A connector's tasks' configurations are written at most once per start of the connector (DistributedHerder: each
+start reconfigures its tasks; a worker whose snapshot of the config topic lacks the configurations it generated writes
+them, the leader, or forwards them to the leader, `POST /connectors/<name>/tasks`, whose `putTaskConfigs` writes them
+without comparing), and each write starts a round (`onTaskConfigUpdate` sets `needsReconfigRebalance` on every
+worker, whatever the protocol). Under eager every round stops and restarts every connector, so a connector started in
+several rounds before its tasks' configurations were read may write them once per start (a follower's forward still
+in flight when the next round restarts it). So w = the connector's runs (`connect_connector_started` to its
+`connect_connector_stopped` or its worker's exit) that began after the configuration was asked for and ended before
+the first start of one of its tasks after that, at least 1: the history does not say which of those runs wrote (one
+stopped by the next round before its reconfiguration ran wrote nothing), and the run in force when the tasks first
+ran found them written (the round's assignment carried them).
 
 A join reaches from the worker's `started` (its JVM may take a minute to start on a busy host, and the worker joins
 the group as its herder starts, before it writes `started`); a connector's configuration from the harness's first
