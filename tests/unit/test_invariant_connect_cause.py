@@ -3,8 +3,11 @@ cause starts more generations than its allowance (a storm: tasks restarted with 
 change); judged by hand-made histories."""
 from __future__ import annotations
 
-from connectbuild import fault_end, fault_start, history, member_exit, member_start, run_end, run_start, settings, \
-    worker
+import json
+from pathlib import Path
+
+from connectbuild import conn_started, conn_stopped, fault_end, fault_start, history, member_exit, member_start, \
+    run_end, run_start, settings, task_started, worker
 from histbuild import broker_event, ev
 
 from harness.invariants import applies, judge
@@ -80,7 +83,7 @@ def test_generations_past_every_allowance_are_a_storm():
     assert v.status == "invalid"
     assert v.message.startswith("a storm: generations 10-15 (6 past the allowance of every cause in reach, "
                                 "sessioned protocol)")
-    assert "explain at most 9" in v.message and "config (src) at 1.5-3.0s (3)" in v.message
+    assert "explain at most 9" in v.message and "config (src) at 1.5-3.0s (3: 2 + 1 write(s)" in v.message
     assert v.measurements["storm"] == 6
 
 
@@ -88,6 +91,43 @@ def test_the_eager_protocol_allows_fewer_rounds():
     assert judged(protocol="eager").status == "valid"
     v = judged(gen("m1", 9.0, 6), protocol="eager")
     assert v.status == "invalid" and "a storm: generations 6-6" in v.message and "explain at most 5" in v.message
+
+
+def restarts(*runs: tuple, tasks_at: float = 9.1) -> list:
+    """The connector run on each (worker, start, stop) before its first task started at `tasks_at` on m3."""
+    out = [e for m, a, b in runs for e in (conn_started(m, a), conn_stopped(m, b))]
+    return [*out, conn_started("m2", tasks_at - 0.1), task_started("m3", tasks_at, 0)]
+
+
+def test_under_eager_each_run_of_a_connector_before_its_tasks_ran_may_write_their_configurations_once():
+    """Eager restarts every connector each round; a run that finds its tasks' configurations missing writes them (a
+    follower forwards them to the leader, which writes them without comparing), and each write is a round: two runs
+    ended before the tasks ran allow 1 + 2 generations to the configuration."""
+    two = restarts(("m1", 4.1, 7.9), ("m2", 8.1, 8.9))
+    v = judged(*two, gen("m1", 9.0, 6), protocol="eager")
+    assert v.status == "valid", v.message
+    assert v.measurements["causes"]["config"] == 3
+    assert "connectors' configurations (eager): src 3: 1 + 2 write(s) of its tasks' configurations: 2 run(s) of " \
+           "it ended before its tasks first ran" in v.message
+    extra = judged(*two, gen("m1", 9.0, 6), gen("m1", 10.0, 7), protocol="eager")
+    assert extra.status == "invalid" and "a storm: generations 7-7" in extra.message, extra.message
+    assert "explain at most 6" in extra.message and "config (src) at 1.5-3.0s (3: 1 + 2 write(s)" in extra.message
+
+
+def test_under_eager_a_round_past_the_connectors_runs_is_still_a_storm():
+    """The buggy-side twin: the same generations with one run of the connector before its tasks ran (one write of
+    their configurations at most)."""
+    v = judged(*restarts(("m1", 4.1, 7.9)), gen("m1", 9.0, 6), protocol="eager")
+    assert v.status == "invalid" and "a storm: generations 6-6" in v.message, v.message
+    assert "config (src) at 1.5-3.0s (2: 1 + 1 write(s) of its tasks' configurations: 1 run(s)" in v.message
+
+
+def test_cooperative_protocols_keep_their_connector_and_revocation_rounds_beside_the_writes():
+    v = judged(*restarts(("m1", 4.1, 7.9), ("m2", 8.1, 8.9)), gen("m1", 9.0, 7))
+    assert v.status == "valid", v.message
+    assert "src 4: 2 + 2 write(s)" in v.message
+    none = judged()  # no run of the connector recorded: one write of its tasks' configurations at least
+    assert none.status == "valid" and "src 3: 2 + 1 write(s) of its tasks' configurations: 0 run(s)" in none.message
 
 
 def test_a_broker_event_before_any_worker_runs_explains_nothing():
@@ -150,3 +190,38 @@ def test_the_real_worker_kill_is_caused():
     v = judge(history(*[json.loads(x) for x in path.read_text().splitlines() if x]))[NAME]
     assert v.status == "valid", v.message
     assert v.measurements["bumps"] == 12 and v.measurements["causes"] == {"config": 4, "join": 7, "killed": 1}
+
+
+EAGER_RUN = Path(__file__).resolve().parents[2] / "fixtures" / "histories" / \
+    "connect-worker-kill-eager-task-configs-twice.jsonl"
+
+
+def _eager_run(keep=lambda e: True) -> list:
+    return [e for e in map(json.loads, EAGER_RUN.read_text().splitlines()) if keep(e)]
+
+
+def test_the_real_eager_worker_kill_whose_source_wrote_its_tasks_configurations_twice_is_caused():
+    """The matrix's `connect-worker-kill` on eager (Kafka 4.4.0, connect-runtime 4.4.0, seed 808765773), trimmed to the
+    harness's events, the workers' own and the coordinator's rebalance lines: harness-source ran on m1 in generation 4
+    and on m2 in 5 and 6 before its tasks first ran in 7; m2's runs each forwarded its tasks' configurations to the
+    leader (two `POST /connectors/harness-source/tasks` in m1's log, config offset 11 then 16), each write a round:
+    generations 7 and 8. Judged a storm at generation 8 before the allowance counted the runs."""
+    v = judge(history(*_eager_run()))[NAME]
+    assert v.status == "valid", v.message
+    assert v.measurements["bumps"] == 12 and sum(v.measurements["causes"].values()) == 12
+    assert "harness-source 4: 1 + 3 write(s) of its tasks' configurations: 3 run(s) of it ended before its tasks " \
+           "first ran; harness-sink 2: 1 + 1" in v.message
+
+
+def test_the_real_eager_run_without_the_connectors_restarts_is_a_storm():
+    """Its buggy-side twin: the same generations, harness-source run once before its tasks ran (m2's runs in
+    generations 5 and 6 absent): one write of their configurations at most, and a generation is left a storm."""
+    m2_early = {("connect_connector_started", 26755.68), ("connect_connector_stopped", 26756.10),
+                ("connect_connector_started", 26756.63), ("connect_connector_stopped", 26759.08)}
+    twin = _eager_run(lambda e: not (e.get("member") == "m2" and e.get("connector") == "harness-source"
+                                     and (e["type"], round(e["mono"], 2)) in m2_early))
+    assert len(twin) == len(_eager_run()) - 4
+    v = judge(history(*twin))[NAME]
+    assert v.status == "invalid" and v.message.startswith("a storm: generations "), v.message
+    assert "config (harness-source) at 44.7-46.2s (2: 1 + 1 write(s) of its tasks' configurations: 1 run(s)" \
+           in v.message
