@@ -118,6 +118,18 @@ def test_an_answer_hold_runs_out_at_its_bound():
     assert events[0]["side"] == "answer" and events[1]["outcome"] == "timeout"
 
 
+def test_a_hold_whose_connection_closed_meanwhile_ends_closed():
+    """The checkers take a hold that ended `seen` or `timeout` as a request only made late (causes.Cause.late); one
+    whose connection closed under it never went on, and says so."""
+    events = []
+    p = Perturbation("x1", "m1", "JoinGroup", 1, action="hold", until=("m9",), bound_s=0.05)
+    ctl = Explorer([p], emit=lambda t, **f: events.append({"type": t, **f}))
+    conn = SimpleNamespace(conn_id=1, broker=1, closed=True)
+    asyncio.run(ctl.request(conn, _head("JoinGroup", 1, "m1"), "m1"))
+    assert events[-1]["type"] == "fault_end" and events[-1]["outcome"] == "closed"
+    assert ctl.applied[0]["outcome"] == "closed"
+
+
 RECORDED = [("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m1", "SyncGroup"), ("m2", "SyncGroup"),
             ("m2", "OffsetCommit"), ("m1", "OffsetCommit")]
 
