@@ -187,8 +187,9 @@ def test_a_join_sent_again_after_member_id_required_is_one_step_of_the_order():
     out = _run(ctl, [("m1", ["JoinGroup", "SyncGroup", "OffsetCommit"], 0.0),
                      ("m2", ["JoinGroup", "JoinGroup", "SyncGroup", "OffsetCommit"], 0.1)])
     assert ctl.divergence is None, ctl.divergence
-    assert out == [("m2", "JoinGroup"), ("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m2", "SyncGroup"),
-                   ("m1", "SyncGroup"), ("m1", "OffsetCommit"), ("m2", "OffsetCommit")]
+    resend = [i for i, x in enumerate(out) if x == ("m2", "JoinGroup")][1]  # it may go on before m1's or after
+    assert out[:resend] + out[resend + 1:] == [("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m2", "SyncGroup"),
+                                               ("m1", "SyncGroup"), ("m1", "OffsetCommit"), ("m2", "OffsetCommit")]
     assert ctl.imposed.keys == [("m2", "JoinGroup", 1), ("m1", "JoinGroup", 1), ("m2", "SyncGroup", 1),
                                 ("m1", "SyncGroup", 1), ("m1", "OffsetCommit", 1), ("m2", "OffsetCommit", 1)]
     assert ctl.held >= 1 and {e["outcome"] for e in events if e["type"] == "fault_end"} == {"seen"}
@@ -198,7 +199,7 @@ def test_a_second_join_where_the_record_has_a_resend_diverges():
     """The twin: live, m2 joins, syncs and joins again (a rebalance the record has not: the SyncGroup between makes
     the second JoinGroup a join of its own, not a resend), so the order diverged, and the replay says where."""
     events = []
-    ctl = Imposer(Imposed(RETRIED), apis=IMPOSED, bound_s=0.3,
+    ctl = Imposer(Imposed(RETRIED), apis=IMPOSED, bound_s=2.0,
                   emit=lambda t, **f: events.append({"type": t, "mono": time.monotonic(), "wall": 1.0, **f}))
     _run(ctl, [("m1", ["JoinGroup", "SyncGroup", "OffsetCommit"], 0.0),
                ("m2", ["JoinGroup", "SyncGroup", "JoinGroup"], 0.1)])
