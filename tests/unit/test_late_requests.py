@@ -134,3 +134,18 @@ def test_the_kept_explored_run_with_its_delay_ending_in_a_closed_connection_is_u
     v = judge(History.from_events(events))
     assert v["strict_stickiness"].status == "unknown", v["strict_stickiness"].message
     assert "one stable point" in v["strict_stickiness"].message
+
+
+def test_the_kept_explored_failure_on_the_buggy_client_still_fails():
+    """The must-fail side: fixtures/histories/explore-race-commit-2.8.0-fail (`harness run
+    race-commit-across-revocation --client-version 2.8.0 --explore 4 --until-fail --shrink-attempts 0 --seed 1`, run 2,
+    2026-12-07; m3's OffsetCommit answer delayed 0.44 s before the scale-out, m4's LeaveGroup held at the end). Its
+    perturbations only made requests late, and excuse none of the failures the race's bug made."""
+    kept = KEPT.parent / "explore-race-commit-2.8.0-fail"
+    explored = json.loads((kept / "explore.json").read_text())
+    assert {p["outcome"] for p in explored["applied"]} <= causes.LATE_OUTCOMES
+    v = judge(History.load(kept / "history"))
+    failed = sorted(n for n, x in v.items() if x.status == "invalid")
+    assert failed == ["bounded_migrations", "commit_progress", "convergence_balance"], {
+        n: x.message for n, x in v.items() if x.status != "valid"}
+    assert v["bounded_migrations"].message.startswith("at 20.1s 1 partitions moved where 0 would reach balance")
