@@ -4,8 +4,9 @@
 The order is the run's `order` events (harness/kproxy/order.py): the requests of the imposed APIs (`IMPOSED`) in the
 order they went on to the brokers. On a fresh cluster with the request proxy, each member's requests are matched by
 API and position in that member's stream, and each is held until the other members' requests recorded before it
-went on (harness/kproxy/perturb.py, `Imposer`), for at most the hold bound the explorer uses (half the smaller of
-the session and rebalance timeouts, harness/drive/explore.py `bounds`). Past it, or when a member sends more of an
+went on (harness/kproxy/perturb.py, `Imposer`; a JoinGroup's position counts joins: a JoinGroup answered
+MEMBER_ID_REQUIRED and its resend with the member id are one step, `Imposed`), for at most the hold bound the
+explorer uses (half the smaller of the session and rebalance timeouts, harness/drive/explore.py `bounds`). Past it, or when a member sends more of an
 API than was recorded, the replay says where it diverged (`order_diverged` in the history, `exact.json` in the new
 run's directory, a progress line) and holds nothing more. Its cluster's directory is
 `<runs-root>/exact-<time>-<run>/cluster`, a new one for each replay. An explored run's perturbations (its explore.json) are

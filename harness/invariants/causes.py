@@ -21,7 +21,14 @@ comes from (a checker's witness). The kinds (`KINDS`; docs/invariants.md, "Cause
   member it lists, and, for a fault of the network or of a rack, every member (of that rack) that started inside its
   window too.
 - **request**: a request fault (`REQUEST_STEPS`: one request held, delayed, dropped, answered with an error, its
-  connection cut), its window and the member whose request it was; `detail` is the API.
+  connection cut), its window and the member whose request it was; `detail` is the API. It is `late` when it only
+  made its request (or the broker's answer to it) late: held or delayed at the request proxy, then sent on (its
+  `fault_end`'s outcome one of `LATE_OUTCOMES`; a hold the connection's close ended, or one never lifted, is not).
+  Such a fault changes when the group hears of a step, not what the protocol makes of it: the coordinator answers the
+  request as it would have, and no answer is an error or a lost connection. A checker of timing takes it as a cause
+  (a commit held is late by the hold); a checker of what the group settles on (`stable_points`, `strict_stickiness`)
+  does not count it as a change of its own: what it leads to (a member's session expiring behind it, a member
+  fenced) is in the history as its own cause.
 - **subscription**: a member applied a subscription control, from the harness's asking (its `subscription_change`
   fault's start) to the member's `control` event.
 - **partitions**: partitions were added to a topic (`add_partitions`: from its start, when they exist, to its end).
@@ -55,6 +62,12 @@ NETWORK_FAULTS = frozenset({fault_of(Step.NETWORK_LATENCY), fault_of(Step.NETWOR
 RACK_FAULTS = frozenset({fault_of(Step.RACK_OUTAGE), fault_of(Step.RACK_PARTITION)})
 #: the client settings that choose an assignor
 ASSIGNOR_KEYS = frozenset({assignors.STRATEGY, assignors.REMOTE_ASSIGNOR})
+#: a request fault's `fault_end` outcomes after which its request (or answer) went on as it was: a delay ran out, or
+#: a hold was released (docs/history.md, "Request faults"); the others dropped, answered in the broker's stead or
+#: closed the connection
+LATE_OUTCOMES = frozenset({"forwarded", "seen", "event", "timeout", "lifted"})
+#: the request faults that only hold or delay (a request fault's `fault_start` kind is its step's name)
+LATE_STEPS = frozenset({Step.HOLD_REQUEST, Step.DELAY_REQUEST})
 #: faults that are the bracket of another cause, not causes of their own kind
 BRACKETS = {fault_of(Step.CHANGE_SUBSCRIPTION): "subscription", fault_of(Step.ADD_PARTITIONS): "partitions",
             fault_of(Step.GROUP_CONFIG): "setting"}
@@ -77,6 +90,8 @@ class Cause:
     unknown: str = ""
     #: the event that closed its window, when one did (a fault's `fault_end`, a stall's control false)
     end_event: dict | None = field(default=None, hash=False, compare=False)
+    #: a request fault that only made its request or answer late (module docstring, **request**)
+    late: bool = False
 
     def overlaps(self, a: float, b: float) -> bool:
         """Whether the cause's window meets [a, b]."""
@@ -138,18 +153,22 @@ class Causes:
         fault, those started inside its window (of the rack)."""
         return fault.members | _reached_later(self.tl, fault) if fault.members else frozenset()
 
-    def moments(self, until: float, before: bool = False, changes: bool = False) -> list[tuple[float, dict]]:
+    def moments(self, until: float, before: bool = False, changes: bool = False,
+                late: bool = True) -> list[tuple[float, dict]]:
         """(time, event) of every disturbance up to `until` (before it, when `before`), by time: the moments at which a
         cause began or ended that the group answers: a life's start and its exit, a fault's start and its lift (a
         fault still active then counts at `until`, with its start event), a broker event. With `changes`, also the
         changes the members make on their own (each also bracketed by the harness's fault of its step, when the
         harness asked for it): a graceful stop's start, a stall's start and end, a subscription applied, partitions
         added. The other kinds come at no moment of their own: an expiry or a fence follows a departure or a fault,
-        a setting or assignor change its life's start."""
+        a setting or assignor change its life's start. Without `late`, a request fault that only made a request late
+        (`Cause.late`) has no moment: the group has nothing new to answer."""
         out: list[tuple[float, dict]] = []
         for c in self.all:
             if not _upto(c.start, until, before):
                 break  # by start
+            if c.late and not late:
+                continue
             for t, ev in _moments_of(c, changes):
                 if _upto(t, until, before):
                     out.append((t, ev))
@@ -256,7 +275,7 @@ def _faults(tl) -> list[Cause]:
         e = f.start_event
         if f.kind in REQUEST_STEPS:
             out.append(Cause("request", f.members, f.start, f.end, e, detail=str(e.get("api") or ""),
-                             listed=bool(f.members), end_event=f.end_event))
+                             listed=bool(f.members), end_event=f.end_event, late=_late(f)))
             continue
         if not f.members:
             kind = "broker" if e.get("brokers_affected") else BRACKETS.get(f.kind, "faulted")
@@ -266,6 +285,11 @@ def _faults(tl) -> list[Cause]:
         out.append(Cause("faulted", f.members | _reached_later(tl, f), f.start, f.end, e, detail=f.kind,
                          end_event=f.end_event))
     return out
+
+
+def _late(f) -> bool:
+    """Whether a request fault only held or delayed its request or answer, which then went on (`LATE_OUTCOMES`)."""
+    return f.kind in LATE_STEPS and f.end_event is not None and f.end_event.get("outcome") in LATE_OUTCOMES
 
 
 def _reached_later(tl, f) -> frozenset:

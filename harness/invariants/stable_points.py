@@ -6,10 +6,15 @@ that is balanced or has its assignor's shape: those are what the checkers ask of
 unowned is no settled assignment, and `coverage_liveness` judges that). The history is cut by *causes*, the moments of the one
 model of causes (`causes.Causes.moments`, with the changes members make on their own): a member starting, stopping
 (its graceful stop's start, `Timeline.shutdown_start`) or exiting, a member applying a control (a subscription change,
-a stall and its end), a topic growing, a fault starting or ending, a broker event. Between two causes the group answers the first one with
-one or more rebalances; the assignment it settles on is the last stretch before the next cause (or the workload end
-W): the stretch over which nothing changes (ownership, live members, subscriptions, partition counts) that the next
-cause ends. That stretch is a **stable point** when besides:
+a stall and its end), a topic growing, a fault starting or ending, a broker event. A request fault that only made a
+request late (`causes.Cause.late`: held or delayed at the request proxy, then sent on, as the explorer's perturbations
+are) is no cause here: the coordinator answers the request as it would have, so the group has nothing new to answer;
+what it leads to (a member fenced behind it) is in the history as its own change. Its start ends a window's last
+stretch only when it was still on at the next cause (`late_cuts`: the group's last stretch before it, as before any
+fault); one over before the next cause leaves the stretch it came and went in whole. Between two causes the group
+answers the first one with one or more rebalances; the assignment it settles on is the last stretch before the next
+cause (or the workload end W): the stretch over which nothing changes (ownership, live members, subscriptions,
+partition counts) that the next cause ends. That stretch is a **stable point** when besides:
 
 - the group is known to have settled on it: the runner's own wait found the group stable within it (a `wait_stable`
   step that ended `stable`: its observer saw the group settled by the kind's rule and unchanged for its stable time);
@@ -24,7 +29,8 @@ cause ends. That stretch is a **stable point** when besides:
   and the group is not settled meanwhile (the harness's members poll continually unless stalled, which no stable
   point allows, or told to wait in their revoke handler, which the rule adds);
 - some member was alive; no fault was active during it (a fault of brokers alone too: members lose their partitions
-  while the coordinator is down and get them back once it is up again) and no live member was stalled (its last
+  while the coordinator is down and get them back once it is up again; a request only made late counts when it was
+  still on at the stretch's end, not when it was sent on inside it) and no live member was stalled (its last
   `stall` control true): the group may be kept apart, or a member may hold what the coordinator already gave away;
 - no member was stopping (between its graceful stop's start and its exit: it revokes what it holds);
 - it began after the session timeout (as that member ran with: `settings.member_settings`) of every member that
@@ -41,6 +47,7 @@ member's session timeout the history cannot tell (`MissingSetting`) leaves the w
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from harness.record.history import History
@@ -118,15 +125,30 @@ def failing(name: str, bad: list[str], wits: list[dict], unread: list[str], m: d
 
 def cut_times(tl, until: float) -> list[float]:
     """The times of every cause up to `until`, sorted: the moments of the one model of causes, with the changes the
-    members make on their own (`causes.Causes.moments`)."""
-    return sorted({t for t, _ in causes.build(tl).moments(until, changes=True)})
+    members make on their own (`causes.Causes.moments`), but for a request fault that only made a request late
+    (`causes.Cause.late`): the group has nothing new to answer."""
+    return sorted({t for t, _ in causes.build(tl).moments(until, changes=True, late=False)})
+
+
+def late_cuts(tl, cause: list[float], W: float) -> set[float]:
+    """The starts of the request faults that only made a request late (`causes.Cause.late`) and were still on when
+    the next cause came (of `cause`, sorted; else W): a window's last stretch ends there, before the fault, as it
+    ends at any cause. One over before the next cause cuts nothing: the stretch goes on across it."""
+    out = set()
+    for c in causes.build(tl).of("request"):
+        if c.late and tl.start <= c.start < W:
+            i = bisect_right(cause, c.start)
+            if c.end >= (cause[i] if i < len(cause) else W):
+                out.add(c.start)
+    return out
 
 
 def _build(tl) -> Points:
     W = tl.workload_end if tl.workload_end is not None else tl.end
     cause = [t for t in cut_times(tl, W) if t >= tl.start]
-    cause_set = set(cause) | {W}
-    times = sorted({t for t in cause if t < W} | {o.start for o in tl.ownerships if tl.start <= o.start < W}
+    lates = late_cuts(tl, cause, W)
+    cause_set = set(cause) | lates | {W}
+    times = sorted({t for t in cause if t < W} | lates | {o.start for o in tl.ownerships if tl.start <= o.start < W}
                    | {o.end for o in tl.ownerships if tl.start <= o.end < W} | {tl.start})
     got = Points(windows=len([t for t in cause if t < W]) or (1 if times else 0))
     seen = _Confirmation(tl, W)
@@ -199,8 +221,8 @@ def _unsettled(tl, a: float, b: float, owners: dict) -> str | None:
         return "had no live member"
     cs = causes.build(tl)
     during = [c for c in cs.within(a, b) if c.start < b and c.end > a]
-    if any(c.event.get("type") == "fault_start" for c in during):
-        return "had a fault active"
+    if any(c.event.get("type") == "fault_start" and not (c.late and c.end < b) for c in during):
+        return "had a fault active"  # a request only made late and sent on inside it changed nothing
     if any(len(xs) > 1 for xs in owners.values()):
         return "had a partition held twice"
     if any(c.kind == "leave" and c.event.get("type") == "member_exit" for c in during):

@@ -17,7 +17,10 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
   member killed and its replacement started). Faults, request faults and broker events beside them that reached
   members which kept their membership (none wrote `lost` meanwhile) change no membership and count for nothing; a
   request only held or delayed on an API no membership rides on (an OffsetCommit, say: `NO_MEMBERSHIP_APIS`) is not
-  even a rebalance. A stall, or a fault or broker event beside a member fenced (its `lost`), is a member away and
+  even a rebalance. A request only made late on a membership API (`causes.Cause.late`: an explored run's held
+  SyncGroup, say) is such a fault: it changes when the coordinator hears of a step, not what the assignor must
+  produce, so it counts for nothing unless a member was fenced meanwhile, and the stable points are not cut at it
+  (`stable_points`): the transition across it is judged, and a survivor that swapped partitions across it fails. A stall, or a fault or broker event beside a member fenced (its `lost`), is a member away and
   back, a departure and a join: nothing is promised. A subscription change or a change of assignor, beside any other
   change, promises nothing (the group passes through differing subscriptions). A member fenced alone is no survivor
   and no cause here of its own (a consumer-protocol member fenced by its client is given its partitions back).
@@ -36,7 +39,6 @@ plan decides, `applies`); `unknown` when the history has no stable point, or a t
 """
 from __future__ import annotations
 
-from harness.base.steps import Step
 from harness.base.vocabulary import STRICTLY_STICKY_ASSIGNORS
 from harness.record.history import History
 from harness.invariants.assignor_shape import racks_at
@@ -70,7 +72,7 @@ def member_breaks(tl, s1, s2) -> list[tuple[str, list, list]]:
 
 
 #: request faults that only make a request late (held or delayed at the proxy, then answered by the broker) ...
-LATE_ONLY = frozenset({Step.HOLD_REQUEST, Step.DELAY_REQUEST})  # a request fault's `fault_start` kind is its step's name
+LATE_ONLY = causes.LATE_STEPS
 #: ... on an API no group membership rides on: such a window starts no rebalance of its own. Its effects on the group,
 #: if any, are causes themselves: a member whose late commit kept it from rejoining past its rebalance timeout, or
 #: whose heartbeats queued behind it on the connection past its session, is fenced (`lost`, no survivor) or leaves

@@ -7,7 +7,13 @@ replay's imposed order, each a request fault in the history (`hold_request` / `d
 - `Imposer` re-imposes a recorded order (`Imposed`): each member's requests of the imposed APIs are matched by API and
   position in that member's stream, and each is held until the requests of the other members recorded before it
   went on; when one waits past the bound, or a member sends more of an API than was recorded, the order diverged:
-  it says where (`order_diverged`) and holds nothing more.
+  it says where (`order_diverged`) and holds nothing more. A JoinGroup's position counts joins, not JoinGroup
+  requests: a member's first JoinGroup is answered MEMBER_ID_REQUIRED (KIP-394) and sent again at once with the
+  member id the answer gave, and a join answered with another error is sent again too, so how many JoinGroups a join
+  takes follows the timing. A JoinGroup that follows the member's JoinGroup with no SyncGroup or LeaveGroup of it
+  between (`JOIN_ENDS`: a JoinGroup answered without error is followed by the member's SyncGroup) is a resend of the
+  same join, in the record and live alike: it is no step of the order, is not held, and is not counted. The proxy
+  reads no answer's body, so it tells a resend by its place, not by its answer's error.
 - `Chain` asks several in turn (an explored run replayed exactly: its perturbations again, then the order).
 """
 from __future__ import annotations
@@ -27,6 +33,8 @@ TICK_S = 0.01
 #: nor the fetch path, which come every fraction of a second whatever the group does)
 STEPS = frozenset({"JoinGroup", "SyncGroup", "LeaveGroup", "OffsetCommit", "ConsumerGroupHeartbeat",
                    "StreamsGroupHeartbeat", "ShareGroupHeartbeat"})
+#: the requests that end a member's join (its JoinGroups until then are one join: the module's docstring)
+JOIN_ENDS = frozenset({"SyncGroup", "LeaveGroup"})
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,8 @@ class Explorer(_Counting):
             outcome = "forwarded"
         else:
             outcome = await self._hold(p, t0)
+        if getattr(conn, "closed", False):
+            outcome = "closed"  # the connection closed meanwhile: what was held never went on (docs/history.md)
         self.emit("fault_end", fault_id=fid, outcome=outcome)
         self.applied.append({**p.to_dict(), "fault_id": fid, "correlation_id": head.correlation_id,
                              "broker": conn.broker, "start": round(t0, 4), "held_s": round(self.clock() - t0, 4),
@@ -116,10 +126,28 @@ class Explorer(_Counting):
         return "timeout"
 
 
+class _Joins:
+    """Which members are inside a join: from a JoinGroup to their next SyncGroup or LeaveGroup (`JOIN_ENDS`)."""
+
+    def __init__(self) -> None:
+        self.joining: set = set()
+
+    def resend(self, member: str, api: str) -> bool:
+        """Whether this request of `member` is a resend of the join it is in (a JoinGroup inside a join); notes it."""
+        if api in JOIN_ENDS:
+            self.joining.discard(member)
+        elif api == "JoinGroup":
+            if member in self.joining:
+                return True
+            self.joining.add(member)
+        return False
+
+
 @dataclass
 class Imposed:
     """A recorded order of (member, api) requests, matched to a live one by API and position in each member's
-    stream: `arrive` names a live request's key (member, api, position), `waiting_for` the recorded requests of
+    stream (a JoinGroup's position counts joins: a resend of a join is no step, the module's docstring): `arrive`
+    names a live request's key (member, api, position), or None for a resend, `waiting_for` the recorded requests of
     other members before it not yet sent on, `sent` marks one sent on."""
 
     recorded: list[tuple[str, str]]
@@ -129,7 +157,10 @@ class Imposed:
     def __post_init__(self) -> None:
         count: Counter = Counter()
         self.keys, self.need = [], {}
+        joins = _Joins()
         for member, api in self.recorded:
+            if joins.resend(member, api):
+                continue
             count[(member, api)] += 1
             key = (member, api, count[(member, api)])
             self.keys.append(key)
@@ -137,9 +168,13 @@ class Imposed:
         self.total = dict(count)
         self.arrived: Counter = Counter()
         self.done: Counter = Counter()
+        self._live = _Joins()
 
-    def arrive(self, member: str, api: str) -> tuple[str, str, int]:
-        """The key of a member's next live request of `api`: its position counts from 1."""
+    def arrive(self, member: str, api: str) -> tuple[str, str, int] | None:
+        """The key of a member's next live request of `api` (its position counts from 1), None when it is a resend
+        of the join the member is in; a request of an API not imposed is passed too (a SyncGroup ends a join)."""
+        if self._live.resend(member, api):
+            return None
         self.arrived[(member, api)] += 1
         return member, api, self.arrived[(member, api)]
 
@@ -165,11 +200,15 @@ class Imposer:
         self.divergence: dict | None = None
         self.held = 0
         self._ids = itertools.count(1)
+        self._resends: set = set()  # (connection, correlation id) of the resends of a join: not counted as sent
 
     async def request(self, conn, head, member: str) -> None:
+        key = self.imposed.arrive(member, head.api)
         if head.api not in self.apis:
             return
-        key = self.imposed.arrive(member, head.api)
+        if key is None:
+            self._resends.add((conn.conn_id, head.correlation_id))
+            return
         if self.divergence is not None:
             return
         if not self.imposed.recorded_has(key):
@@ -188,13 +227,16 @@ class Imposer:
                                + ", ".join(f"{m}'s {a} #{n}" for m, a, n in waiting) + ", recorded before it")
                 break
             await asyncio.sleep(TICK_S)
-        self.emit("fault_end", fault_id=fid, outcome="seen" if not waiting else "timeout")
+        self.emit("fault_end", fault_id=fid, outcome="closed" if getattr(conn, "closed", False) else
+                  "seen" if not waiting else "timeout")
 
     async def answer(self, conn, head, member: str) -> None:
         return None
 
     def passed(self, conn, head, member: str) -> None:
-        if head.api in self.apis:
+        if (conn.conn_id, head.correlation_id) in self._resends:
+            self._resends.discard((conn.conn_id, head.correlation_id))
+        elif head.api in self.apis:
             self.imposed.sent(member, head.api)
 
     def _diverged(self, key, waited: float, waiting, why: str) -> None:

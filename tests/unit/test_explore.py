@@ -118,6 +118,18 @@ def test_an_answer_hold_runs_out_at_its_bound():
     assert events[0]["side"] == "answer" and events[1]["outcome"] == "timeout"
 
 
+def test_a_hold_whose_connection_closed_meanwhile_ends_closed():
+    """The checkers take a hold that ended `seen` or `timeout` as a request only made late (causes.Cause.late); one
+    whose connection closed under it never went on, and says so."""
+    events = []
+    p = Perturbation("x1", "m1", "JoinGroup", 1, action="hold", until=("m9",), bound_s=0.05)
+    ctl = Explorer([p], emit=lambda t, **f: events.append({"type": t, **f}))
+    conn = SimpleNamespace(conn_id=1, broker=1, closed=True)
+    asyncio.run(ctl.request(conn, _head("JoinGroup", 1, "m1"), "m1"))
+    assert events[-1]["type"] == "fault_end" and events[-1]["outcome"] == "closed"
+    assert ctl.applied[0]["outcome"] == "closed"
+
+
 RECORDED = [("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m1", "SyncGroup"), ("m2", "SyncGroup"),
             ("m2", "OffsetCommit"), ("m1", "OffsetCommit")]
 
@@ -150,11 +162,50 @@ def test_a_divergence_is_reported_where_the_stream_differs():
 
 
 def test_a_request_beyond_the_record_diverges_at_once():
+    """m1 joins twice (a SyncGroup between: a second join, not a resend) where the record has one join of it."""
     ctl = Imposer(Imposed(RECORDED), apis=("JoinGroup",), bound_s=5.0, emit=lambda *a, **f: None)
     t0 = time.monotonic()
-    _run(ctl, [("m1", ["JoinGroup", "JoinGroup"], 0.0), ("m2", ["JoinGroup"], 0.0)])
+    _run(ctl, [("m1", ["JoinGroup", "SyncGroup", "JoinGroup"], 0.0), ("m2", ["JoinGroup"], 0.0)])
     assert time.monotonic() - t0 < 2.0
     assert ctl.divergence["why"] == "m1 sent JoinGroup #2; the recorded order has 1"
+
+
+# m1 and m2 join, sync and commit, m2 first; m1's join took two JoinGroups in the record (its first answered
+# MEMBER_ID_REQUIRED, sent again with the member id the answer gave), m2's one (its one was answered at once)
+RETRIED = [("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m1", "JoinGroup"), ("m2", "SyncGroup"), ("m1", "SyncGroup"),
+           ("m1", "OffsetCommit"), ("m2", "OffsetCommit")]
+IMPOSED = ("JoinGroup", "SyncGroup", "LeaveGroup", "OffsetCommit")
+
+
+def test_a_join_sent_again_after_member_id_required_is_one_step_of_the_order():
+    """Live, the retry falls the other way: m1's join takes one JoinGroup, m2's two, and m1 comes first. Counted by
+    JoinGroup request, m2's resend would be its JoinGroup #2, which the record has not (a divergence at once), and m1's
+    SyncGroup would wait for m1's own second JoinGroup forever; counted by join, the recorded order is re-imposed:
+    m2's join first, then the syncs and commits as recorded. The resend is not held and not counted."""
+    events = []
+    ctl = Imposer(Imposed(RETRIED), apis=IMPOSED, bound_s=2.0, emit=lambda t, **f: events.append({"type": t, **f}))
+    out = _run(ctl, [("m1", ["JoinGroup", "SyncGroup", "OffsetCommit"], 0.0),
+                     ("m2", ["JoinGroup", "JoinGroup", "SyncGroup", "OffsetCommit"], 0.1)])
+    assert ctl.divergence is None, ctl.divergence
+    resend = [i for i, x in enumerate(out) if x == ("m2", "JoinGroup")][1]  # it may go on before m1's or after
+    assert out[:resend] + out[resend + 1:] == [("m2", "JoinGroup"), ("m1", "JoinGroup"), ("m2", "SyncGroup"),
+                                               ("m1", "SyncGroup"), ("m1", "OffsetCommit"), ("m2", "OffsetCommit")]
+    assert ctl.imposed.keys == [("m2", "JoinGroup", 1), ("m1", "JoinGroup", 1), ("m2", "SyncGroup", 1),
+                                ("m1", "SyncGroup", 1), ("m1", "OffsetCommit", 1), ("m2", "OffsetCommit", 1)]
+    assert ctl.held >= 1 and {e["outcome"] for e in events if e["type"] == "fault_end"} == {"seen"}
+
+
+def test_a_second_join_where_the_record_has_a_resend_diverges():
+    """The twin: live, m2 joins, syncs and joins again (a rebalance the record has not: the SyncGroup between makes
+    the second JoinGroup a join of its own, not a resend), so the order diverged, and the replay says where."""
+    events = []
+    ctl = Imposer(Imposed(RETRIED), apis=IMPOSED, bound_s=2.0,
+                  emit=lambda t, **f: events.append({"type": t, "mono": time.monotonic(), "wall": 1.0, **f}))
+    _run(ctl, [("m1", ["JoinGroup", "SyncGroup", "OffsetCommit"], 0.0),
+               ("m2", ["JoinGroup", "SyncGroup", "JoinGroup"], 0.1)])
+    assert ctl.divergence is not None
+    assert ctl.divergence["why"] == "m2 sent JoinGroup #2; the recorded order has 1", ctl.divergence
+    assert [e["member"] for e in events if e["type"] == "order_diverged"] == ["m2"]
 
 
 def test_a_chain_applies_the_perturbations_and_the_order():
