@@ -33,12 +33,16 @@
   because the broker took the accept) is done when the brokers say so: it lies below its partition's start
   offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
   acknowledged or archived); `done_by_start_offset` counts them. A record never delivered is never settled so. An accept
-  or reject whose answer was lost (`view.answer_lost`: a client-side error, not the broker's refusal) on a
+  or reject whose answer was lost (`no_broker_answer`: `view.answer_lost`, a client-side error, not the broker's
+  refusal; or an error the client made up itself, CLIENT_MADE, whatever `answer` the member wrote) on a
   record that never came back counts as taken only when its lock surely ran out (acquisition + the lock
   duration) before the members' final stop (`serving_end`): had the broker not taken it, the lock's expiry would
   then have brought the record back (measured: `answer_lost`); or when the start offset after the run passes it.
-  Otherwise the history cannot tell whether the broker took it: `unknown`, naming the records
-  (`answer_lost_unsettled`).
+  A start offset after the run that is the record's own offset says the brokers hold it not done: lost, as any
+  other record not done. Otherwise the history cannot tell whether the broker took it: `unknown`, naming the
+  records (`answer_lost_unsettled`). `share-subscription-change --member java` (seed 1, Kafka 4.4.0) had 8
+  accepts the broker took (acknowledged in `__share_group_state`) reported by the client as refused with
+  CLIENT_MADE, after its new subscription dropped their topic; the start offset after the run passed them.
 """
 from __future__ import annotations
 
