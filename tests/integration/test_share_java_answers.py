@@ -2,9 +2,11 @@
 
 Setup: the Java share member built against the newest Kafka client (as a run builds it), and a small Java
 program that hands it the exceptions KafkaShareConsumer's AcknowledgementCommitCallback documents.
-Then: a disconnect, a network error, a timeout, a wakeup, an interrupt, a plain client error and an unknown server
-error (what the client makes of a request that timed out: docs/findings.md) are `lost` (the broker may have taken
-the acknowledgement); the broker's own error answers (invalid record state, not leader,
+Then: a disconnect, a network error, a timeout, a wakeup, an interrupt, a plain client error, an unknown server
+error (what the client makes of a request that timed out: docs/findings.md) and the invalid record state the client
+makes up itself when it read no answer for the partition ("Acknowledgement not successful due to invalid response
+from broker": docs/findings.md) are `lost` (the broker may have taken the acknowledgement); the broker's own error
+answers (invalid record state, not leader,
 no share session, not authorized) are `given`. The checkers read that field (`share_acked.answer`), so that a
 lost answer of the Java member is no longer judged as a refusal.
 """
@@ -29,11 +31,13 @@ public class Probe {
             new TimeoutException("no answer in 10000 ms"), new WakeupException(),
             new InterruptException(new InterruptedException()), new KafkaException("closing"),
             new InvalidRecordStateException("The record state is invalid."),
+            new InvalidRecordStateException("Acknowledgement not successful due to invalid response from broker"),
             new NotLeaderOrFollowerException("moved"), new ShareSessionNotFoundException("no session"),
             new UnknownServerException("The server experienced an unexpected error"),
             new TopicAuthorizationException("no")};
         for (Exception e : cases) {
-            System.out.println(e.getClass().getSimpleName() + " " + ShareMember.answerOf(e));
+            String made = String.valueOf(e.getMessage()).startsWith("Acknowledgement not successful") ? "(client)" : "";
+            System.out.println(e.getClass().getSimpleName() + made + " " + ShareMember.answerOf(e));
         }
         System.out.println("null " + ShareMember.answerOf(null));
     }
@@ -53,6 +57,7 @@ def test_the_java_share_member_says_which_answers_were_lost(tmp_path):
     assert said == {"DisconnectException": "lost", "NetworkException": "lost", "TimeoutException": "lost",
                     "WakeupException": "lost", "InterruptException": "lost", "KafkaException": "lost",
                     "UnknownServerException": "lost",
-                    "InvalidRecordStateException": "given", "NotLeaderOrFollowerException": "given",
+                    "InvalidRecordStateException": "given", "InvalidRecordStateException(client)": "lost",
+                    "NotLeaderOrFollowerException": "given",
                     "ShareSessionNotFoundException": "given", "TopicAuthorizationException": "given",
                     "null": "given"}, r.stdout

@@ -33,12 +33,16 @@
   because the broker took the accept) is done when the brokers say so: it lies below its partition's start
   offset after the run (the `share_start_offsets` event, ListShareGroupOffsets: every record below it is
   acknowledged or archived); `done_by_start_offset` counts them. A record never delivered is never settled so. An accept
-  or reject whose answer was lost (`view.answer_lost`: a client-side error, not the broker's refusal) on a
+  or reject whose answer was lost (`no_broker_answer`: `view.answer_lost`, a client-side error, not the broker's
+  refusal; or an error the client made up itself, CLIENT_MADE, whatever `answer` the member wrote) on a
   record that never came back counts as taken only when its lock surely ran out (acquisition + the lock
   duration) before the members' final stop (`serving_end`): had the broker not taken it, the lock's expiry would
   then have brought the record back (measured: `answer_lost`); or when the start offset after the run passes it.
-  Otherwise the history cannot tell whether the broker took it: `unknown`, naming the records
-  (`answer_lost_unsettled`).
+  A start offset after the run that is the record's own offset says the brokers hold it not done: lost, as any
+  other record not done. Otherwise the history cannot tell whether the broker took it: `unknown`, naming the
+  records (`answer_lost_unsettled`). `share-subscription-change --member java` (seed 1, Kafka 4.4.0) had 8
+  accepts the broker took (acknowledged in `__share_group_state`) reported by the client as refused with
+  CLIENT_MADE, after its new subscription dropped their topic; the start offset after the run passed them.
 """
 from __future__ import annotations
 
@@ -49,6 +53,20 @@ from harness.invariants.share.view import ShareCheckSettings, answer_lost, build
 from harness.invariants.terms import faults_of
 from harness.base.steps import Step
 from harness.invariants.clock import run_s, run_t0
+
+#: acknowledgement errors a client makes up itself, having read no answer of the broker's for the partition,
+#: whatever the member's `answer` says: kafka-clients' INVALID_RESPONSE (4.4.0, ShareConsumeRequestManager), given
+#: when the broker's answer lacks the partition or names a topic id the client can no longer name (its metadata
+#: dropped the topic after a subscription change), though the broker may have taken the acknowledgement
+#: (docs/findings.md, "Kafka's Java share consumer (4.4.0): accepts the broker took reported as INVALID_RECORD_STATE")
+CLIENT_MADE = ("Acknowledgement not successful due to invalid response from broker",)
+
+
+def no_broker_answer(ack: dict | None) -> bool:
+    """Whether the broker's answer to an acknowledgement is unknown: `view.answer_lost` (the member says so), or an
+    error the client made up itself (CLIENT_MADE), which a Java member before the fix recorded as `given`."""
+    return answer_lost(ack) or bool(ack and not ack.get("ok")
+                                    and any(mark in str(ack.get("error") or "") for mark in CLIENT_MADE))
 
 
 def _view(name: str, history: History, s: ShareCheckSettings):
@@ -120,8 +138,9 @@ def check_held_when_acting(history: History, s: ShareCheckSettings) -> Verdict:
             why = (f"{m} never acquired {r}" if d is None else
                    f"{what} of {r} {t - d.acq:.3f}s after {m} acquired it, {t - d.latest_end:.3f}s after its hold "
                    f"surely ended (lock {v.lock_s:g}s, its exit or the next delivery)")
-            if what == "share_acked" and not e.get("ok"):  # the broker's own answer to it
-                why += f"; the broker refused it: {e.get('error') or 'no reason given'}"
+            if what == "share_acked" and not e.get("ok"):  # the broker's own answer to it, or none
+                why += (f"; its answer was lost: {e.get('error')}" if no_broker_answer(e) else
+                        f"; the broker refused it: {e.get('error') or 'no reason given'}")
             ws.append(witness(e, why))
     meas = {"actions": len(v.actions), "outside_hold": n}
     said = v.lock.says("record lock", " ms")
@@ -183,6 +202,15 @@ def check_redelivery(history: History, s: ShareCheckSettings) -> Verdict:
                                   f"counts rising by one{kept_said} ({said})", measurements=meas)
 
 
+def lost_answer(last, starts: dict | None, topic: str, p: int, o: int) -> bool:
+    """Whether `last` (a record's last delivery) ended in an accept or reject the broker's answer to which is unknown
+    (`no_broker_answer`), so that the broker may have taken it; not when the start offset after the run is the
+    record's own offset: the brokers hold it not done (every record below that offset is acknowledged or archived,
+    and the one at it is not, or the offset would have moved past it)."""
+    return bool(last and no_broker_answer(last.ack) and last.ack.get("ack") in ("accept", "reject")
+                and not (starts and starts.get((topic, p)) == o))
+
+
 def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving: float, *, t0: float = 0.0) -> tuple:
     """How each produced record ended: (counts of accepted, rejected, archived and done by the start offset, the
     records ended otherwise by their class (`Skips.classify`: policy, policy_unknown, sure, lost), the times to
@@ -199,7 +227,7 @@ def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving
         if last and last.ended_by in ("accept", "reject"):
             counts[last.ended_by] += 1
             ttas.append(last.ack["requested_mono"] - t)
-        elif last and answer_lost(last.ack) and last.ack.get("ack") in ("accept", "reject"):
+        elif lost_answer(last, starts, topic, p, o):
             if starts and o < starts.get((topic, p), -1):
                 counts["start_offset"] += 1  # the brokers say it is done
             elif last.acq + v.lock_s <= serving:
@@ -223,6 +251,8 @@ def _settle(produced: list, v, limit, skips: Skips, starts: dict | None, serving
             how, said = skips.classify(topic, p, o, t, ds)
             why = ("never delivered" if not ds else
                    f"its last delivery (count {last.count}, {last.member}) ended by {last.ended_by}")
+            if last and no_broker_answer(last.ack):
+                why += f" ({last.ack.get('ack')} got no answer of the broker's: {last.ack.get('error')})"
             ended[how].append({"topic": topic, "partition": p, "offset": o, "acked_mono": t, "why": why + said})
             continue
         in_added[1] += new
@@ -290,8 +320,8 @@ def _completion_verdict(name, produced, counts, ended, unanswered, open_, meas, 
                                         f"({lock.says('record lock', ' ms')}), nor does the start offset after the "
                                         f"run pass them: whether the broker took them the history cannot tell",
                        open_, meas)
-    settled = (f"; {counts['start_offset']} whose holder left before the answer, below the start offsets the "
-               f"brokers gave after the run" if counts["start_offset"] else "")
+    settled = (f"; {counts['start_offset']} whose answer never came (the holder left, or the answer was lost), below "
+               f"the start offsets the brokers gave after the run" if counts["start_offset"] else "")
     settled += f"; {unanswered} of them whose answer was lost, never back" if unanswered else ""
     if ended["policy"]:
         skipped = [(r["topic"], r["partition"], r["offset"]) for r in ended["policy"]]

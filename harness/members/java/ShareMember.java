@@ -43,6 +43,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.DisconnectException;
+import org.apache.kafka.common.errors.InvalidRecordStateException;
 import org.apache.kafka.common.errors.NetworkException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnknownServerException;
@@ -184,7 +185,10 @@ public final class ShareMember {
      * may have taken it (history.md, share_acked). UnknownServerException is lost too: the client hands the callback
      * Errors.forException of a failed request, and a DisconnectException (a request timeout) is no error Kafka's
      * table knows, so it arrives as UNKNOWN_SERVER_ERROR (docs/findings.md); from a broker it leaves the outcome
-     * unknown all the same.
+     * unknown all the same. An InvalidRecordStateException with the client's own message (CLIENT_MADE) is lost too:
+     * the client read no answer of the broker's for the partition (the broker's answer lacked it, or named a topic
+     * id the client could no longer name after a subscription change dropped the topic from its metadata), and
+     * the broker may have taken the acknowledgement (docs/findings.md).
      */
     public static String answerOf(Exception exc) {
         if (exc == null) {
@@ -192,9 +196,14 @@ public final class ShareMember {
         }
         boolean noAnswer = !(exc instanceof ApiException) || exc instanceof DisconnectException
                 || exc instanceof NetworkException || exc instanceof TimeoutException
-                || exc instanceof UnknownServerException;
+                || exc instanceof UnknownServerException
+                || (exc instanceof InvalidRecordStateException
+                        && String.valueOf(exc.getMessage()).contains(CLIENT_MADE));
         return noAnswer ? "lost" : "given";
     }
+
+    /** kafka-clients' ShareConsumeRequestManager.INVALID_RESPONSE: an error the client gives, not the broker. */
+    static final String CLIENT_MADE = "Acknowledgement not successful due to invalid response from broker";
 
     void onAcks(Map<TopicIdPartition, Set<Long>> offsets, Exception exc) {
         String err = exc == null ? "null" : q(exc.getClass().getSimpleName() + ": " + exc.getMessage());
