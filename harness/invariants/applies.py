@@ -200,7 +200,8 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
     by the members sticky too, and a step whose changes of membership go one way: it starts members and stops none,
     or the reverse (the checker judges the union of a transition's causes, `causes`: joins alone, or departures
     alone, compose; after a kill and its replacement the group may answer each with its own rebalance, which it does
-    not judge)."""
+    not judge), and no change the other way before the schedule waits for the group to settle
+    (`_mixed_before_settling`)."""
     applies, why = bounded_migrations(facts)
     if not applies:
         return applies, why
@@ -214,14 +215,34 @@ def strict_stickiness(facts: PlanFacts) -> Answer:
         return False, f"the brokers' {BROKER_ASSIGNORS} puts {brokers[0]} first, not a strictly sticky assignor"
     if facts.racks:
         return False, f"members are on racks ({', '.join(facts.racks)}): the sticky assignors match racks too"
-    hit = _first(facts, lambda k, p, eff, live: len(eff.departures) + len(eff.starts) == 1 and not eff.uncertain)
+    mixed = _mixed_before_settling(facts)
+    hit = _first(facts, lambda k, p, eff, live: len(eff.departures) + len(eff.starts) == 1 and not eff.uncertain
+                 and (k, p) not in mixed)
     if hit:
         return True, f"step {hit[0]} ({hit[1]}) starts or stops a member, one cause between two stable assignments"
-    many = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain)
+    many = _first(facts, lambda k, p, eff, live: bool(eff.departures) != bool(eff.starts) and not eff.uncertain
+                  and (k, p) not in mixed)
     if many:  # several starts, or several stops: one-way changes of membership, judged together
         return True, (f"step {many[0]} ({many[1]}) starts or stops several members at once, changes of membership "
                       f"that go one way, judged together between two stable assignments")
     return False, "no step certainly only starts or only stops members (changes of membership that go one way)"
+
+
+def _mixed_before_settling(facts: PlanFacts) -> list:
+    """(kind, params) of the steps that change membership between two waits of the schedule for the group to settle
+    (`wait_stable` steps; a step with `wait_stable = false` adds none) when the changes there go both ways:
+    race-close-between-join-and-sync's scale-out left unsettled, then a scale-in. They fall between the same two
+    stable assignments, a union that promises no stickiness."""
+    out, window = [], []
+    for _, k, p, eff, _ in [*facts.effects(), (0, Step.WAIT_STABLE, {}, None, 0)]:
+        if k != Step.WAIT_STABLE:
+            window.append((k, p, eff))
+            continue
+        changes = [(k2, p2, e) for k2, p2, e in window if e.starts or e.departures]
+        if any(e.starts for _, _, e in changes) and any(e.departures for _, _, e in changes):
+            out += [(k2, p2) for k2, p2, _ in changes]
+        window = []
+    return out
 
 
 def warmup_before_active(facts: PlanFacts) -> Answer:
