@@ -155,7 +155,10 @@ MISBEHAVIOURS: dict[str, dict[str, str]] = {
                                   "sending it (commit_durability must fail the run)"},
     "connect": {
         "zombie-task": "(connect-*) a source task goes on producing after it was stopped",
-        "wrong-delay": "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran"},
+        "wrong-delay": "(connect-*) judged with another scheduled.rebalance.max.delay.ms than the workers ran",
+        "connect-rejoin-storm": "(connect-*) slot 0's worker, from 20 s after it started, leaves the group every 2 s "
+                                "for 40 s and rejoins it at its herder's next poll: rounds of the group no event of "
+                                "the history gives a cause (connect_rebalance_cause must fail the run)"},
     "share": {
         "ack-unheld": "(share-*) slot 0 waits past its records' locks once, then accepts records it no longer holds",
         "process-expired": "(share-*) slot 0 waits past its records' locks once, then processes them without "

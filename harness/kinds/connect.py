@@ -153,8 +153,15 @@ class ConnectCluster:
         from harness.base.properties import properties_text  # no line of its own in a setting
         path.write_text(properties_text(dict(sorted(conf.items())), what=path.name))
         return MemberSpec(protocol=self.cfg.protocol, rack=rack, command=(*self.command, str(path)),
-                          start_wait_s=START_WAIT_S,
-                          misbehave=self.cfg.misbehave if self.cfg.misbehave == "zombie-task" else None)
+                          start_wait_s=START_WAIT_S, misbehave=self._misbehave(slot))
+
+    def _misbehave(self, slot: int) -> str | None:
+        """The self-test the slot's worker carries out (HARNESS_MISBEHAVE): zombie-task every worker's source tasks,
+        connect-rejoin-storm slot 0's worker (HarnessWorker.java); wrong-delay is in the worker config."""
+        bad = self.cfg.misbehave
+        if bad == "zombie-task" or (bad == "connect-rejoin-storm" and slot == 0):
+            return bad
+        return None
 
     def with_version(self, spec: MemberSpec, version: str) -> MemberSpec:
         """The slot's spec with its worker on connect-runtime `version` (`brokers`: the brokers' own), its worker

@@ -1,6 +1,8 @@
 import java.io.FileInputStream;
 import java.lang.management.ManagementFactory;
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -18,10 +20,19 @@ import sun.misc.Signal;
  * worker properties (args[0]); this wrapper only writes the history's header, `started` once the worker runs
  * (its REST server and herder started), and on SIGTERM stops the worker (tasks stopped, the group left) and
  * writes `stopped` before it exits 0.
+ *
+ * HARNESS_MISBEHAVE=connect-rejoin-storm (a self-test, slot 0's worker): from STORM_AFTER_MS after it started, every
+ * STORM_EVERY_MS for STORM_FOR_MS, the worker's group member leaves the group (WorkerGroupMember.maybeLeaveGroup:
+ * the LeaveGroup its heartbeat thread sends when the herder's poll is late) and its herder rejoins at its next poll,
+ * as a new member: rounds of the group that no event of its history shows, which connect_rebalance_cause must find
+ * without a cause or past every allowance. A correct worker leaves only as it stops or when it cannot read the config
+ * topic within worker.sync.timeout.ms.
  */
 public final class HarnessWorker {
     /** Worker config keys with this prefix are recorded under the rest of the key, and not given to Connect. */
     private static final String MISREPORT = "harness.misreport.";
+    /** connect-rejoin-storm: when the storm begins after `started`, how often the worker leaves, how long it lasts. */
+    private static final long STORM_AFTER_MS = 20_000, STORM_EVERY_MS = 2_000, STORM_FOR_MS = 40_000;
 
     public static void main(String[] args) throws IOException {
         Properties p = new Properties();
@@ -66,7 +77,36 @@ public final class HarnessWorker {
         Thread metrics = new Thread(HarnessWorker::watchRebalances, "harness-rebalance-metrics");
         metrics.setDaemon(true);
         metrics.start();
+        if (Vocabulary.MISBEHAVE_CONNECT_REJOIN_STORM.equals(HarnessHistory.MISBEHAVE)) {
+            Thread storm = new Thread(() -> rejoinStorm(connect.herder()), "harness-rejoin-storm");
+            storm.setDaemon(true);
+            storm.start();
+        }
         connect.awaitStop();
+    }
+
+    /**
+     * The connect-rejoin-storm self-test (the class comment): the herder's group member (DistributedHerder's
+     * `member`, reached by reflection, as no API hands it out) leaves the group again and again. Nothing is written
+     * to the history but, should the member not be found, a non-fatal `error`.
+     */
+    private static void rejoinStorm(Object herder) {
+        try {
+            Field field = herder.getClass().getDeclaredField("member");
+            field.setAccessible(true);
+            Object member = field.get(herder);
+            Method leave = member.getClass().getMethod("maybeLeaveGroup", String.class);
+            Thread.sleep(STORM_AFTER_MS);
+            long end = System.nanoTime() + STORM_FOR_MS * 1_000_000L;
+            while (System.nanoTime() < end) {
+                leave.invoke(member, "the harness's connect-rejoin-storm self-test");
+                Thread.sleep(STORM_EVERY_MS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            HarnessHistory.event("error", "fatal", false, "error", "connect-rejoin-storm cannot leave the group: " + e);
+        }
     }
 
     /**
