@@ -175,17 +175,18 @@ KNOWN = (
                           "six clean clones' ./dev test before it",
             doc="docs/findings.md#librdkafka-classic-cooperative-a-consumer-closed-mid-rebalance-leaves-before-it-revokes"),
     Finding("kafka-848-heartbeat-behind-stalled-commit",
-            "Kafka 4.x consumer protocol with librdkafka: a broker cut off while it held an in-sync replica of the "
-            "group's offsets partition stalls the coordinator's writes (and again after the heal, while the unfenced "
-            "broker has not fetched yet); each member's OffsetCommit then holds its coordinator connection, the "
-            "broker reads no heartbeat behind it, a commit keeps no consumer-protocol session (a classic one's does), "
-            "and the coordinator expires live members and gives their partitions away",
+            "Kafka 4.x consumer protocol (by design): a broker cut off while it held an in-sync replica of the "
+            "group's offsets partition stalls the coordinator's writes (and again after the heal, until the unfenced "
+            "broker fetches); each member's OffsetCommit holds its coordinator connection, the broker reads no "
+            "heartbeat behind it, and the coordinator expires live members and gives their partitions away while "
+            "they hold them (a consumer-protocol client keeps no session timer of its own)",
             invariants=("exclusive_ownership", "rebalance_cause", "convergence_balance", "group_settled"),
             protocols=("consumer",), client_below=None, scenarios=("rack-partition",),
             evidence=expired_behind_stalled_commit,
             expected_rate="rack-partition --protocol consumer --seed 1170108724 (docker, Kafka 4.4.0, confluent-kafka "
-                          "2.16.1, commit_mode sync): 2 of 2 runs of the matrix (2026-12-07, 2026-12-08); the classic "
-                          "protocols' cells of the same scenario: 0 of 3",
+                          "2.16.1, commit_mode sync): 2 of 2 runs of the matrix (2026-12-07, 2026-12-08); the "
+                          "classic-cooperative cell's members lapsed in the same stall but gave their partitions up "
+                          "first",
             doc="docs/findings.md#kafka-4x-consumer-protocol-heartbeats-held-behind-a-commit-the-cut-broker-stalled"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
