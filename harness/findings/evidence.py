@@ -508,3 +508,93 @@ def records_before_assigned(run_dir: str | Path) -> list[Mark]:
 
 def _names(parts) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(parts))
+
+
+#: librdkafka's notice that a ConsumerGroupHeartbeat timed out behind the OffsetCommit ahead of it on the coordinator's
+#: connection (librdkafka spells it "preceeding"): the broker reads one request of a connection at a time
+HEARTBEAT_HELD_BACK = re.compile(r"^%\d\|(?P<wall>\d+(\.\d+)?)\|REQTMOUT\|.*Timed out ConsumerGroupHeartbeatRequest"
+                                 r".*possibly held back by preceed?ing OffsetCommitRequest")
+#: the consumer-protocol coordinator's line for a member it expired (`Member <id> fenced ... session expired.`)
+SESSION_EXPIRED = re.compile(r"Member (?P<id>\S+) fenced from the group because the member session expired")
+
+
+def heartbeats_held_back(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
+    """When the member's own log says a ConsumerGroupHeartbeat of its timed out held back by the OffsetCommit ahead of
+    it, on the history's monotonic clock; none without the log."""
+    ref = next((e for e in events if "wall" in e and "mono" in e), None)
+    try:
+        text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
+    except OSError:
+        return []
+    shift = ref["mono"] - ref["wall"] if ref else 0.0
+    return [float(m["wall"]) + shift for line in text.splitlines() if (m := HEARTBEAT_HELD_BACK.match(line))]
+
+
+def expired_behind_stalled_commit(run_dir: str | Path) -> list[Mark]:
+    """kafka-848-heartbeat-behind-stalled-commit's mark: a consumer-protocol member the coordinator expired ("fenced
+    from the group because the member session expired", naming its member id) after a fault on a broker (its start
+    names brokers and no member) began, whose own log says a heartbeat of its timed out held back by a preceding
+    OffsetCommit between the fault's start and the expiry, and that heard nothing from the group (no assigned,
+    revoked or lost) from that timeout to the expiry: the coordinator's writes waited on the cut broker's replica of
+    its offsets partition, the commit held the connection and the heartbeat behind it was never read
+    (docs/findings.md). Each such member's mark: it and the partitions it held at the expiry (`held_from`: since it
+    was given them), from its first held-back heartbeat after the fault's start to HANDOVER_S after its next `lost`
+    (else its last event): the coordinator's line, the member's holding and the group giving its partitions away.
+    Marks whose windows overlap are one mark (the same stall expired those members one after another, and the group
+    passed their partitions among them: an `assigned` of one names its own partitions given back and another's)."""
+    at, control = run_seconds(run_dir), _control(run_dir) or []
+    try:
+        lines = read_file(Path(run_dir) / HISTORY / BROKERS_HISTORY)[1]
+    except (OSError, HistoryFormatError):
+        return []
+    ids = member_ids(run_dir)
+    expiries = [(ids.get(m["id"]), e["mono"]) for e in lines if isinstance(e.get("mono"), (int, float))
+                and (m := SESSION_EXPIRED.search(str(e.get("message") or "")))]
+    cuts = [e["mono"] for e in control if e.get("type") == "fault_start" and e.get("brokers_affected")
+            and not e.get("members_affected") and not e.get("member") and isinstance(e.get("mono"), (int, float))]
+    marks = []
+    for member, events in _members(run_dir):
+        held_back = heartbeats_held_back(run_dir, member, events)
+        for expired in [t for m, t in expiries if m == member]:
+            after = [t for t in held_back if any(c <= t for c in cuts) and t < expired]
+            heard = [e["mono"] for e in events if e.get("type") in HEARD - {"started", "stopped"}
+                     and isinstance(e.get("mono"), (int, float))]
+            if not after or any(after[-1] < t < expired for t in heard):
+                continue
+            held = _held_at(events, expired)
+            lost = next((e["mono"] for e in events if e.get("type") == "lost" and e.get("mono", 0) > expired),
+                        events[-1].get("mono", expired))
+            marks.append(Mark(frozenset({member}), frozenset(held), after[0], lost + HANDOVER_S,
+                              f"{member}'s heartbeats timed out held back by its OffsetCommit from {at(after[0])} "
+                              f"({len(after)} time(s), the last at {at(after[-1])}); the coordinator expired it at "
+                              f"{at(expired)} holding {_names(held) or 'nothing'}",
+                              held_from=min(held.values()) if held else None))
+    return _merged(marks)
+
+
+def _merged(marks: list[Mark]) -> list[Mark]:
+    """The marks with those whose windows overlap made one (members, partitions, window and accounts joined)."""
+    out: list[Mark] = []
+    for k in sorted(marks, key=lambda k: k.start):
+        if out and k.start <= out[-1].end:
+            j = out[-1]
+            froms = [t for t in (j.held_from, k.held_from) if t is not None]
+            out[-1] = Mark(j.members | k.members, j.partitions | k.partitions, j.start, max(j.end, k.end),
+                           f"{j.says}; {k.says}", held_from=min(froms) if froms else None)
+        else:
+            out.append(k)
+    return out
+
+
+def _held_at(events: list[dict], t: float) -> dict[tuple[str, int], float]:
+    """The partitions a member held at time t, each with when it was given them."""
+    held: dict[tuple[str, int], float] = {}
+    for e in events:
+        if not isinstance(e.get("mono"), (int, float)) or e["mono"] > t:
+            break
+        if e.get("type") == "assigned":
+            held.update({tp: e["mono"] for tp in _tps(e) if tp not in held})
+        elif e.get("type") in ("revoked", "lost"):
+            for tp in _tps(e):
+                held.pop(tp, None)
+    return held

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.findings.evidence import (Mark, run_seconds, batch_skipped_at_rebalance, commits_refused_unheard,
+                                       expired_behind_stalled_commit,
                                        first_assignment_never_reconciled,
                                        first_assignment_given_away, full_assignment_unrevoked,
                                        illegal_generation_lost,
@@ -173,6 +174,20 @@ KNOWN = (
                           "run in the integration tests two files at a time beside a CPU hog (2026-11-28); 0 in the "
                           "six clean clones' ./dev test before it",
             doc="docs/findings.md#librdkafka-classic-cooperative-a-consumer-closed-mid-rebalance-leaves-before-it-revokes"),
+    Finding("kafka-848-heartbeat-behind-stalled-commit",
+            "Kafka 4.x consumer protocol (by design): a broker cut off while it held an in-sync replica of the "
+            "group's offsets partition stalls the coordinator's writes (and again after the heal, until the unfenced "
+            "broker fetches); each member's OffsetCommit holds its coordinator connection, the broker reads no "
+            "heartbeat behind it, and the coordinator expires live members and gives their partitions away while "
+            "they hold them (a consumer-protocol client keeps no session timer of its own)",
+            invariants=("exclusive_ownership", "rebalance_cause", "convergence_balance", "group_settled"),
+            protocols=("consumer",), client_below=None, scenarios=("rack-partition",),
+            evidence=expired_behind_stalled_commit,
+            expected_rate="rack-partition --protocol consumer --seed 1170108724 (docker, Kafka 4.4.0, confluent-kafka "
+                          "2.16.1, commit_mode sync): 2 of 2 runs of the matrix (2026-12-07, 2026-12-08); the "
+                          "classic-cooperative cell's members lapsed in the same stall but gave their partitions up "
+                          "first",
+            doc="docs/findings.md#kafka-4x-consumer-protocol-heartbeats-held-behind-a-commit-the-cut-broker-stalled"),
     Finding("share-count-kept-after-reconnect",
             "Kafka 4.4.0 with librdkafka 2.16 (share groups): after a share consumer's connection to the "
             "share-partition leader is closed at its request timeout, a record is handed to it twice with the same "
