@@ -113,7 +113,7 @@ KNOWN = (
             "while its commits are refused (each UNKNOWN_MEMBER_ID commit pushes the expedited heartbeat a backoff "
             "away), so it never hears it was fenced and keeps its partitions",
             invariants=("exclusive_ownership", "coverage_liveness", "convergence_balance", "group_settled",
-                        "commit_progress"), protocols=("consumer",),
+                        "commit_progress", "coordinator_claims"), protocols=("consumer",),
             client_below=None, scenarios=("broker-partition", "livelock-commit-starves-heartbeat"),
             evidence=commits_refused_unheard,
             expected_rate="livelock-commit-starves-heartbeat --protocol consumer (local, Kafka 4.4.0, "

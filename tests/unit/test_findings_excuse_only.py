@@ -146,3 +146,17 @@ def test_a_checker_that_counts_more_problems_than_it_shows_is_not_excused(tmp_pa
         grouped = {**batch, "stalls": 2, "until_mono": until}
         v = verdict("commit_progress", "invalid", "m2 did not commit", [grouped], {"stalls": 2})
         assert (known(run, _with(run, commit_progress=v)) is not None) is excused, until
+
+
+def test_the_coordinators_answers_showing_the_zombies_holding_are_the_livelock_too(tmp_path):
+    """The matrix's livelock-commit-starves-heartbeat (consumer protocol, Kafka 4.4.0, confluent-kafka 2.16.1) failed
+    coordinator_claims besides the finding's invariants: the coordinator's answers no longer listed the partition for
+    the zombie while it held it. Its witness, the zombie's holding inside the mark, is the finding's; one on another
+    member outside the mark keeps the run unexcused."""
+    run = write_run(tmp_path / "run", refused_s=8.0)
+    held = next(e for e in events(run, "m2") if e["type"] == "assigned")
+    claims = verdict("coordinator_claims", "invalid", "m2 held partition 0 past the coordinator's revocation",
+                     [{**held, "why": "m2 held partition 0"}, _inside(run)])
+    assert known(run, _with(run, coordinator_claims=claims)).finding.id == LIVELOCK
+    other = verdict("coordinator_claims", "invalid", "m1 held partition 1", [_elsewhere()])
+    assert known(run, _with(run, coordinator_claims=other)) is None
