@@ -3,10 +3,12 @@ newest-connect-rack-outage-sessioned (Kafka 4.4.0, run 20261208T014254-connect-r
 its task harness-source-1 by hand with the run's own numbers (times shifted by -34194 s).
 
 The rack outage (broker 1 and worker m1 down at 11.4 s) stalls the source topic's acknowledgements: task 1 on m2
-commits offset 300 at 11.45 s, polls 300..389 until 13.2 s, none acknowledged; its stop at 17.6 s (a rebalance)
-outlasts task.shutdown.graceful.timeout.ms (m2's log: "Graceful stop of task harness-source-1 failed."), Connect
-cancels it and its final commit (22.6 s) is still 300; restarted on m2 from 300, it writes 300..309 again, which
-had landed. At-least-once allows that redo; the twin where the stop's commit covered all it polled does not.
+commits offset 300 at 11.45 s and polls 300..389 until 13.2 s, none of them acknowledged. A rebalance asks it to
+stop at 13.1 s (m2's log, 01:43:55.664 "Stopping task harness-source-1"); the stop outlasts
+task.shutdown.graceful.timeout.ms (01:44:00.666 "Graceful stop of task harness-source-1 failed."), Connect cancels
+it and its final commit covers "0 acknowledged messages" (01:44:00.764), so its commit() (22.57 s, after the stalled
+offsets flush) still says 300. Restarted on m2 from 300, it writes 300..309 again: they had landed. At-least-once
+allows that redo; the twin where the stop's commit covered all it polled does not.
 """
 from __future__ import annotations
 
