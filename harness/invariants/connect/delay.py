@@ -8,7 +8,8 @@ earliest moment the leader can start the delay: connect-runtime's IncrementalCoo
 units lost, at the rebalance the departure causes, and reassigns them at the first rebalance at or after it. A
 graceful worker leaves the group (its LeaveGroup) during its stop, after its `member_stop` and before its exit is
 seen (its `member_exit` comes after the JVM's shutdown, possibly after the leader's rebalance), so s is its
-`member_stop`; a killed worker is noticed a session timeout after its death at the earliest, so s is its exit.
+`member_stop`; a killed worker is noticed a session timeout after its last heartbeat at the earliest (seconds
+after its exit is seen: the session timeout exceeds the heartbeat interval by seconds), so s is its exit.
 `CLOCK_SLACK_S` (rebalance_cause's, 0.05 s) covers the leader's millisecond clock against the recorded
 monotonic times. A worker that joined after t may take them at once: the
 incremental cooperative assignor gives lost work to new workers (a worker that returns in time gets its work
