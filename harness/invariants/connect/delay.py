@@ -2,8 +2,16 @@
 `scheduled.rebalance.max.delay.ms` has passed, and are once it has.
 
 For each departure at t (its `member_exit`) of a worker that held units, before W: a held unit that starts on
-another worker that was alive at t, before t + `scheduled_delay_s`, is reassigned too early (the delay starts
-when the leader notices the loss, at t or later). A worker that joined after t may take them at once: the
+another worker that was alive at t, before s + the delay - `CLOCK_SLACK_S`, is reassigned too early. s is the
+earliest moment the leader can start the delay: connect-runtime's IncrementalCooperativeAssignor starts it (its
+`scheduledRebalance`, the leader's clock then + the delay) when the leader computes an assignment that finds the
+units lost, at the rebalance the departure causes, and reassigns them at the first rebalance at or after it. A
+graceful worker leaves the group (its LeaveGroup) during its stop, after its `member_stop` and before its exit is
+seen (its `member_exit` comes after the JVM's shutdown, possibly after the leader's rebalance), so s is its
+`member_stop`; a killed worker is noticed a session timeout after its last heartbeat at the earliest (seconds
+after its exit is seen: the session timeout exceeds the heartbeat interval by seconds), so s is its exit.
+`CLOCK_SLACK_S` (rebalance_cause's, 0.05 s) covers the leader's millisecond clock against the recorded
+monotonic times. A worker that joined after t may take them at once: the
 incremental cooperative assignor gives lost work to new workers (a worker that returns in time gets its work
 back). A held unit that has not started anywhere by t + detection + `scheduled_delay_s` + `reassign_slack_s`
 (detection: after a kill or crash the worker's own session timeout just before it, `bounds.detection`, else the
@@ -28,6 +36,7 @@ from harness.record.history import History
 from harness.invariants.connect.bounds import detection, scheduled_delay
 from harness.invariants.connect.view import INF, ConnectCheckSettings, unit_name, view_of
 from harness.invariants.core import Verdict, secs, verdict
+from harness.invariants.rebalance_cause import CLOCK_SLACK_S
 
 NAME = "connect_scheduled_delay"
 
@@ -62,10 +71,15 @@ def check_scheduled_delay(history: History, settings: ConnectCheckSettings) -> V
             new_only &= joined_after
             after = nxt.start - d.at
             restarts.append(after)
-            if not joined_after and not was_leader and nxt.start < d.at + early:
+            if not joined_after and not was_leader and nxt.start < d.stop_at + early - CLOCK_SLACK_S:
+                since = nxt.start - d.stop_at
+                began = "its stop began (member_stop: it leaves the group no earlier)" if d.how == "graceful" \
+                    else "it left"
                 bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at, "to": nxt.member,
-                            "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
-                            f"{nxt.member} {after:.2f}s after it left, before the {early:g}s delay ({delay_src})"})
+                            "restart_s": secs(after), "since_stop_s": secs(since),
+                            "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on {nxt.member} {since:.2f}s "
+                            f"after {began}, before the {early:g}s delay ({delay_src}) less {CLOCK_SLACK_S:g}s of "
+                            "clock slack"})
             elif nxt.start > deadline:
                 bad.append({"unit": unit_name(key), "departed": d.member, "how": d.how, "at": d.at, "to": nxt.member,
                             "restart_s": secs(after), "why": f"{unit_name(key)} of {d.member} ({d.how}) restarted on "
