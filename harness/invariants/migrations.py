@@ -50,7 +50,9 @@ them (one rebalance or several).
 A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
 their own recorded settings: a rolled `group.remote.assignor` or `partition.assignment.strategy` tipping the group's
 choice; an `assignor` cause of `causes.Causes.assignor_change`) is not judged either (counted `assignor_changed`): the new assignor's assignment is a cause of its moves,
-and `assignor_shape` judges that it has the new assignor's shape.
+and `assignor_shape` judges that it has the new assignor's shape. Nor is a transition that members may have seen a
+topic created or deleted across (`topics_noticed.not_judged`, counted `topic_changed`): their subscriptions differed
+at a join, and the sticky assignors' general algorithm promises no fewest moves.
 
 A transition in which an owner of either snapshot runs an assignor that is not sticky is not judged
 (counted as `not_sticky`): range (classic-eager) reassigns freely, and the group's assignor changes with
@@ -74,6 +76,7 @@ from harness.invariants import causes, protocols, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
+from harness.invariants import topics_noticed
 
 NAME = "bounded_migrations"
 
@@ -112,7 +115,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     stopped = [e for _, e in tl.control if e["type"] == "stopped"]
     lost = [e for _, e in tl.control if e["type"] == "lost" and tl.event_partitions(e)]
     rows, problems, wits, unjudged, loose = [], [], [], 0, {}
-    skip = {"not_sticky": 0, "assignor_changed": 0}
+    skip = {"not_sticky": 0, "assignor_changed": 0, "topic_changed": 0}
     for s1, s2 in zip(snaps, snaps[1:]):
         if (why := _not_judged(tl, assignors, s1, s2)) is not None:
             skip[why[0]] += 1
@@ -162,13 +165,16 @@ def check(history: History, settings: CheckSettings) -> Verdict:
             why.append(f"{unjudged} with a partition no member subscribes to")
         if changed:
             why.append(f"{changed} across a change of the assignor in force")
+        if skip["topic_changed"]:
+            why.append(f"{skip['topic_changed']} across a topic change ({next(iter(loose), '')})")
         return verdict(NAME, "skipped", f"no transition to judge among sticky assignors: {', '.join(why)}",
                        measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged,
-                                     "assignor_changed": changed})
+                                     "assignor_changed": changed, "topic_changed": skip["topic_changed"]})
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
          "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows,
-         "not_sticky": not_sticky, "unjudged": unjudged, "assignor_changed": changed}
+         "not_sticky": not_sticky, "unjudged": unjudged, "assignor_changed": changed,
+         "topic_changed": skip["topic_changed"]}
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
@@ -185,7 +191,7 @@ def _not_judged(tl, assignors, s1, s2) -> tuple[str, list[str]] | None:
         return "not_sticky", [what for sticky, what in runs if not sticky]
     if (c := causes.build(tl).assignor_change(set(s1.owners.values()), s1.start, set(s2.owners.values()), s2.start)):
         return "assignor_changed", [f"the assignor in force changed ({c.detail})"]
-    return None
+    return topics_noticed.not_judged(tl, s1.start, s2.start)
 
 
 def _starting_points(tl, assignors) -> list | Verdict:

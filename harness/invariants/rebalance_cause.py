@@ -33,7 +33,9 @@ causes"):
 - **rejoin** (classic, a member rejoining a Stable group): the cooperative protocol's second round (client reason
   `need to revoke partitions and re-join`, or the member revoked partitions since the previous generation), a
   Streams follow-up (`triggered followup rebalance`), the member's subscription changed, a topic grew, or the member
-  is static and restarted since the previous generation; for the Java client's `cached metadata has changed`, also
+  is static and restarted since the previous generation; or, within the member's own metadata refresh before the
+  line, a topic grew or a topic its subscription matches (by name or regex) was created or deleted (`topics_noticed`:
+  librdkafka's "Updating metadata" rejoin when its subscribed topic set changed, each member at its own refresh); for the Java client's `cached metadata has changed`, also
   any member's subscription change or a topic's growth since the last assignment the member led in its life (the
   client keeps the metadata it assigned with, through an unsubscribe and subscribe too, and rejoins once its
   metadata no longer matches it).
@@ -81,7 +83,7 @@ from bisect import bisect_left
 from collections import Counter
 
 from harness.record.history import History
-from harness.invariants import brokers, causes, timeline
+from harness.invariants import brokers, causes, timeline, topics_noticed
 from harness.invariants.coordinator_log import REMOVED, Bump, Cause, bumps, client_of, metadata_hash
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, verdict, witness
 from harness.invariants.settings import growth_times, member_refresh_s, member_settings, revoke_wait_s
@@ -385,15 +387,16 @@ class _Judge:
             return None
         # each member's client notices added partitions at its own next metadata refresh, which may come after a
         # generation another member's rejoin for them started: growth within one refresh of the member's before t
-        if self._topic_or_broker(t - member_refresh_s(self.tl, x, t)[0], t, brokers_too=False):
-            return None
+        if self._topic_or_broker(t - member_refresh_s(self.tl, x, t)[0], t, brokers_too=False) or \
+                topics_noticed.rejoin_cause(self.tl, x, t) is not None:
+            return None  # a topic its subscription matches created or deleted, noticed at its own refresh too
         if any(prev <= e["mono"] <= t for _, e in self.tl.member_events(x, {"revoked", "lost"})):
             return None  # the cooperative second round, as librdkafka asks for it without a reason
         if life.instance_id and prev <= life.start <= t:
             return None
         return (f"{x} rejoined a stable group ({c.client_reason or 'no client reason'}) with no subscription change, "
-                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}, and no topic growth "
-                f"within its metadata refresh ({member_refresh_s(self.tl, x, t)[0]:g}s) before")
+                f"topic growth, revocation or restart of its own since {_at(self.tl, prev)}, and no topic growth, "
+                f"nor topic it subscribes to created or deleted, within its metadata refresh ({member_refresh_s(self.tl, x, t)[0]:g}s) before")
 
     def _metadata_moved(self, x: str, life, t: float) -> bool:
         """Whether the metadata the Java client x took when it last performed an assignment (in this life) may have

@@ -9,6 +9,12 @@ Stable points are `stable_points`'. A transition S1 -> S2 is judged when:
   differing subscriptions the sticky assignors run their general algorithm, which puts balance first and does not
   promise this (`differing_subscriptions`);
 - no member of either point recorded a rack (`client.rack`: the sticky assignors match racks too, KIP-881) (`racks`);
+- no topic that a member's subscription matches was created or deleted so that the members may have noticed it
+  between the points (`topics_noticed`: from the step's start to its end plus the matching members' longest metadata
+  refresh, as recorded): each member notices it at its own refresh, so for a while the members' JoinGroup
+  subscriptions name different topic sets and the assignor runs its general algorithm, which promises no
+  stickiness; the history records what each member asked for, not the set its client sent at each join, so it
+  cannot show them the same (`topic_changed`, the step named);
 - the causes between them (`causes`: the one model every checker reads), together, promise it (`several_causes`
   when not). A change of membership is a rebalance the sticky assignor answers keeping each survivor's partitions up
   to its quota; several that all go one way compose (members only join: each round a survivor keeps a part of what
@@ -32,10 +38,10 @@ it holds at S2: it then gave up one of them while holding another it did not hav
 at S2, is one `assignor_shape` judges).
 
 `invalid` with the first such member; `skipped` when no transition is judged and none was left out for want of facts
-(every one not sticky, or there was one stable point), or a member recorded no settings at all (a team's program: the
+(every one not sticky, or across a topic change, or there was one stable point), or a member recorded no settings at all (a team's program: the
 plan decides, `applies`); `unknown` when the history has no stable point, or a transition's assignor cannot be told
 (`unread`, naming it). Measurements: `transitions`, `judged`, `not_sticky`, `differing_subscriptions`, `racks`,
-`several_causes`, `unread`, `unrecorded`.
+`several_causes`, `topic_changed`, `unread`, `unrecorded`.
 """
 from __future__ import annotations
 
@@ -44,7 +50,7 @@ from harness.record.history import History
 from harness.invariants.assignor_shape import racks_at
 from harness.invariants.assignors import Unrecorded, in_force
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, verdict, witness
-from harness.invariants import causes
+from harness.invariants import causes, topics_noticed
 from harness.invariants.stable_points import failing, points_to_judge
 
 NAME = "strict_stickiness"
@@ -128,13 +134,15 @@ def _why_not(tl, cs, s1, s2) -> str | None:
         return "differing_subscriptions:"
     if racks_at(tl, s1) or racks_at(tl, s2):
         return "racks:"
+    if (n := topics_noticed.unsettled(tl, s1.start, s2.start)) is not None:
+        return f"topic_changed:{n.show(tl.start)}"
     return _union(tl, cs, s1, s2)
 
 
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge every transition between consecutive stable points under a strictly sticky assignor."""
-    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0, "unread": 0,
-         "unrecorded": 0}
+    m = {"judged": 0, "not_sticky": 0, "differing_subscriptions": 0, "racks": 0, "several_causes": 0,
+         "topic_changed": 0, "unread": 0, "unrecorded": 0}
     got = points_to_judge(NAME, history, settings, m)
     if isinstance(got, Verdict):
         return got
@@ -184,7 +192,9 @@ def _verdict(m: dict, bad: list, wits: list, unread: list, loose: dict) -> Verdi
            if m["not_sticky"] else "", f"{m['differing_subscriptions']} with differing subscriptions"
            if m["differing_subscriptions"] else "", f"{m['racks']} with members on racks" if m["racks"] else "",
            f"{m['several_causes']} after causes whose union promises no stickiness ({'; '.join(list(loose)[:1])})"
-           if m["several_causes"] else ""]
+           if m["several_causes"] else "", f"{m['topic_changed']} while members may have noticed a topic created or "
+           f"deleted at different times (their subscriptions differing at a join): "
+           f"{next((w for w in loose if ' matched by ' in w), '')}" if m["topic_changed"] else ""]
     said = ", ".join(w for w in why if w) or "one stable point"
     return verdict(NAME, "skipped", f"no transition to judge under a strictly sticky assignor: {said}",
                    measurements=m)
