@@ -45,7 +45,8 @@ def targets(history, lo: float, hi: float) -> list[tuple[int, int]] | None:
     """(epoch of the target, joins it took in) for each target the coordinator computed for epochs bumped in (lo, hi],
     or None when some bump there had a cause other than a join, or no lines say."""
     lines = brokers.said(history)
-    group = brokers.group_of(history)
+    group = brokers.group_of(history) or next((e.get("group_id") for _, e in history.control()
+                                                if e.get("type") == "started" and e.get("group_id")), None)
     if not group or not lines:
         return None
     seen = [b for b in bumps(lines, group) if b.deposed is None and b.protocol == "consumer" and lo < b.mono <= hi]
