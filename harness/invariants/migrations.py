@@ -45,6 +45,9 @@ them (one rebalance or several).
   not be the target (the coordinator may already have given that member partitions the snapshot shows on
   another; seen: m2's target [2, 3] computed while m1 held all four, then m3's join computed from that target): it
   is no starting point of a transition (the transition runs from the snapshot before it).
+- Members joining one after another under the consumer protocol: each join's epoch gets a target computed from the
+  previous target, so the bound is the larger of the net fewest and the fewest summed over the coordinator's targets
+  read from its lines (`epoch_steps`; only for joins alone, moves to joiners alone, one subscription, no phantom).
 - Violation: moves > fewest + `migration_slack`.
 
 A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
