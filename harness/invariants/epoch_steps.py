@@ -37,8 +37,9 @@ class Chain:
 
     def show(self) -> str:
         """How the bound was read, for a verdict's message."""
-        return (f"{self.bound} summed over {len(self.members) - 1} targets of the coordinator ({' -> '.join(map(str, self.members))} "
-                f"members, epochs {self.epochs[0]}..{self.epochs[-1]} joined one after another, brokers.jsonl)")
+        sizes = " -> ".join(map(str, self.members))
+        return (f"{self.bound} summed over {len(self.members) - 1} targets of the coordinator ({sizes} members, "
+                f"epochs {self.epochs[0]}..{self.epochs[-1]} joined one after another, the coordinator's lines)")
 
 
 def targets(history, lo: float, hi: float) -> list[tuple[int, int]] | None:
@@ -52,7 +53,8 @@ def targets(history, lo: float, hi: float) -> list[tuple[int, int]] | None:
     seen = [b for b in bumps(lines, group) if b.deposed is None and b.protocol == "consumer" and lo < b.mono <= hi]
     if not seen or any(c.kind != "join" for b in seen for c in b.causes):
         return None
-    computed = {int(m["epoch"]) for e in lines if (m := COMPUTED.search(e.get("message") or "")) and m["group"] == group}
+    computed = {int(m["epoch"]) for e in lines
+                if (m := COMPUTED.search(e.get("message") or "")) and m["group"] == group}
     out: list[tuple[int, int]] = []
     pending = 0
     for b in seen:

@@ -179,7 +179,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     chained = sum(1 for r in rows if "targets" in r)
     return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the fewest plus "
                                   f"{settings.migration_slack}" + (f" ({chained} judged by the fewest summed over the "
-                                  "coordinator's targets, its epochs in brokers.jsonl)" if chained else ""), (), m)
+                                  "coordinator's targets, its epochs in the brokers' lines)" if chained else ""), (), m)
 
 
 def _chained(history, assignors, snaps, moved, members2, kept, row) -> epoch_steps.Chain | None:
