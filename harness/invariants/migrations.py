@@ -45,6 +45,9 @@ them (one rebalance or several).
   not be the target (the coordinator may already have given that member partitions the snapshot shows on
   another; seen: m2's target [2, 3] computed while m1 held all four, then m3's join computed from that target): it
   is no starting point of a transition (the transition runs from the snapshot before it).
+- Members joining one after another under the consumer protocol: each join's epoch gets a target computed from the
+  previous target, so the bound is the larger of the net fewest and the fewest summed over the coordinator's targets
+  read from its lines (`epoch_steps`; only for joins alone, moves to joiners alone, one subscription, no phantom).
 - Violation: moves > fewest + `migration_slack`.
 
 A transition across which the assignor in force changed (`assignors.in_force` of the owners of each snapshot, from
@@ -72,7 +75,7 @@ from __future__ import annotations
 
 from harness.base.vocabulary import CLASSIC, LIBRDKAFKA_DEFAULT_STRATEGY, STICKY_ASSIGNORS
 from harness.record.history import History
-from harness.invariants import causes, protocols, timeline
+from harness.invariants import causes, epoch_steps, protocols, timeline
 from harness.invariants.core import CheckSettings, MissingSetting, Verdict, empty, secs, verdict, witness
 from harness.invariants.fewest_moves import fewest_moves
 from harness.invariants.settings import member_settings
@@ -148,9 +151,10 @@ def check(history: History, settings: CheckSettings) -> Verdict:
         if len(set(subs.values())) > 1:
             row["subscriptions"] = len(set(subs.values()))
         rows.append(row)
-        if len(moved) > least + settings.migration_slack:
+        c = _chained(history, assignors, (s1, s2), moved, members2, kept, row) if len(moved) > least else None
+        if len(moved) > max(least, c.bound if c else 0) + settings.migration_slack:
             problems.append(f"at {s2.start - tl.start:.1f}s {len(moved)} partitions moved where {least} would reach "
-                            f"balance (slack {settings.migration_slack})")
+                            f"balance{f' and at most {c.show()}' if c else ''} (slack {settings.migration_slack})")
             for p in moved:
                 o = next(o for o in tl.by_partition[p] if o.member == s2.owners[p] and o.start <= s2.start < o.end)
                 wits.append(witness(o.start_event, f"partition {tl.name(p)} moved from {s1.owners[p]} to "
@@ -178,8 +182,28 @@ def check(history: History, settings: CheckSettings) -> Verdict:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return verdict(NAME, "invalid", problems[0] + more, wits, m)
-    return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the "
-                                  f"fewest plus {settings.migration_slack}", (), m)
+    chained = sum(1 for r in rows if "targets" in r)
+    return verdict(NAME, "valid", f"{len(rows)} transitions, {m['total_moves']} moves, never more than the fewest plus "
+                                  f"{settings.migration_slack}" + (f" ({chained} judged by the fewest summed over the "
+                                  "coordinator's targets, its epochs in the brokers' lines)" if chained else ""), (), m)
+
+
+def _chained(history, assignors, snaps, moved, members2, kept, row) -> epoch_steps.Chain | None:
+    """The fewest moves summed over the consumer-protocol coordinator's targets across the transition (joins one after
+    another, each target sticky to the one before: `epoch_steps`), noted in `row`; None when it does not apply: a
+    member of either snapshot not on the consumer protocol, partitions that changed, phantoms, differing
+    subscriptions, or a move to a member that held partitions at the start (joins only take partitions to joiners)."""
+    s1, s2 = snaps
+    if row["phantoms"] or "subscriptions" in row or set(s1.owners) != set(s2.owners):
+        return None
+    if not all(assignors.consumer(x, s.start) for s in snaps for x in set(s.owners.values())):
+        return None
+    if any(s2.owners[p] in set(s1.owners.values()) for p in moved):
+        return None
+    c = epoch_steps.chain(history, s1.start, s2.start, partitions=len(s2.owners), members=len(members2), kept=kept)
+    if c is not None:
+        row["targets"], row["targets_min_moves"] = len(c.members) - 1, c.bound
+    return c
 
 
 def _not_judged(tl, assignors, s1, s2) -> tuple[str, list[str]] | None:
