@@ -103,6 +103,23 @@ def min_moves(partitions: int, members: set[str] | list[str], kept: dict[str, in
     return sum(max(0, n - quota.get(x, 0)) for x, n in kept.items())
 
 
+def _none_judged(skip: dict, loose: dict, unjudged: int) -> Verdict:
+    """`skipped`, naming why each transition was not judged."""
+    not_sticky, changed = skip["not_sticky"], skip["assignor_changed"]
+    why = []
+    if not_sticky:
+        why.append(f"{not_sticky} with a member on a non-sticky one ({'; '.join(list(loose)[:3])})")
+    if unjudged:
+        why.append(f"{unjudged} with a partition no member subscribes to")
+    if changed:
+        why.append(f"{changed} across a change of the assignor in force")
+    if skip["topic_changed"]:
+        why.append(f"{skip['topic_changed']} across a topic change ({next(iter(loose), '')})")
+    return verdict(NAME, "skipped", f"no transition to judge among sticky assignors: {', '.join(why)}",
+                   measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged,
+                                 "assignor_changed": changed, "topic_changed": skip["topic_changed"]})
+
+
 def check(history: History, settings: CheckSettings) -> Verdict:
     """Judge the moves of every transition between stable assignments against the fewest possible."""
     if (v := empty(NAME, history)) is not None:
@@ -162,18 +179,7 @@ def check(history: History, settings: CheckSettings) -> Verdict:
                                                    f"although {s1.owners[p]} stayed in the group"))
     not_sticky, changed = skip["not_sticky"], skip["assignor_changed"]
     if not rows:
-        why = []
-        if not_sticky:
-            why.append(f"{not_sticky} with a member on a non-sticky one ({'; '.join(list(loose)[:3])})")
-        if unjudged:
-            why.append(f"{unjudged} with a partition no member subscribes to")
-        if changed:
-            why.append(f"{changed} across a change of the assignor in force")
-        if skip["topic_changed"]:
-            why.append(f"{skip['topic_changed']} across a topic change ({next(iter(loose), '')})")
-        return verdict(NAME, "skipped", f"no transition to judge among sticky assignors: {', '.join(why)}",
-                       measurements={"transitions": 0, "not_sticky": not_sticky, "unjudged": unjudged,
-                                     "assignor_changed": changed, "topic_changed": skip["topic_changed"]})
+        return _none_judged(skip, loose, unjudged)
     m = {"transitions": len(rows), "total_moves": sum(r["moves"] for r in rows),
          "total_min_moves": sum(r["min_moves"] for r in rows),
          "max_excess": max(r["moves"] - r["min_moves"] for r in rows), "per_transition": rows,
