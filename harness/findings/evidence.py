@@ -287,14 +287,19 @@ HEARTBEAT_TIMED_OUT = re.compile(r"^%\d\|(?P<wall>\d+(\.\d+)?)\|REQTMOUT\|.*Time
 def heartbeats_timed_out(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
     """When the member's own log (`logs/member-<id>.log`) says a ConsumerGroupHeartbeat of its timed out at the
     client, on the history's monotonic clock (its events pair the wall clock with it); none without the log."""
-    at = run_seconds(run_dir)
+    return _log_times(run_dir, member, events, HEARTBEAT_TIMED_OUT)
+
+
+def _log_times(run_dir: str | Path, member: str, events: list[dict], pattern: re.Pattern) -> list[float]:
+    """When the member's own log (`logs/member-<id>.log`) has a line `pattern` matches (its `wall` group), on the
+    history's monotonic clock (its events pair the wall clock with it); none without the log."""
     ref = next((e for e in events if "wall" in e and "mono" in e), None)
     try:
         text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
     except OSError:
         return []
     shift = ref["mono"] - ref["wall"] if ref else 0.0
-    return [float(m["wall"]) + shift for line in text.splitlines() if (m := HEARTBEAT_TIMED_OUT.match(line))]
+    return [float(m["wall"]) + shift for line in text.splitlines() if (m := pattern.match(line))]
 
 
 def first_assignment_never_reconciled(run_dir: str | Path) -> list[Mark]:
@@ -521,13 +526,7 @@ SESSION_EXPIRED = re.compile(r"Member (?P<id>\S+) fenced from the group because 
 def heartbeats_held_back(run_dir: str | Path, member: str, events: list[dict]) -> list[float]:
     """When the member's own log says a ConsumerGroupHeartbeat of its timed out held back by the OffsetCommit ahead of
     it, on the history's monotonic clock; none without the log."""
-    ref = next((e for e in events if "wall" in e and "mono" in e), None)
-    try:
-        text = member_log(Path(run_dir) / LOGS, member).read_text(errors="replace") if ref else ""
-    except OSError:
-        return []
-    shift = ref["mono"] - ref["wall"] if ref else 0.0
-    return [float(m["wall"]) + shift for line in text.splitlines() if (m := HEARTBEAT_HELD_BACK.match(line))]
+    return _log_times(run_dir, member, events, HEARTBEAT_HELD_BACK)
 
 
 def expired_behind_stalled_commit(run_dir: str | Path) -> list[Mark]:
